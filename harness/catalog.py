@@ -1,0 +1,140 @@
+"""The model catalog: ``templates/catalog.toml`` read into :class:`ModelEntry` rows.
+
+Each row maps a model name (e.g. ``gemma-4-e2b``) to its tool-call format family, the Hugging Face
+repository and file holding its own chat template, the offline stand-in template from the pinned
+llama-cpp-python sdist (``harness/sdist.py``) with a plain note on how faithful it is, and an optional
+vocab-only GGUF for tokenization. The field list is documented at the top of the TOML file.
+
+``$TOOLCALL_HARNESS_CATALOG`` names another catalog file (tests, private models).
+
+Errors: :class:`~harness.errors.UnknownModelError` (lists the known names) and
+:class:`~harness.errors.CatalogError` (names the file, the row and the field).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import CatalogError, UnknownModelError
+
+__all__ = ["ModelEntry", "catalog_path", "load_catalog", "get_model", "known_models",
+           "CatalogError", "UnknownModelError"]
+
+DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "templates" / "catalog.toml"
+
+_REQUIRED = ("format", "hf_repo", "hf_file", "offline_template", "offline_template_model", "offline_note")
+_OPTIONAL = {"hf_revision": "main", "gguf_vocab": None}
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One catalog row.
+
+    - ``name``: catalog key, e.g. ``gemma-4-e2b``; ``format``: format family (``harness/formats/NAME.py``).
+    - ``hf_repo``/``hf_file``/``hf_revision``: where the model's own template lives on the hub.
+    - ``offline_template``: file name in the sdist's ``models/templates/``; ``offline_template_model``: the
+      catalog model whose template that file is; ``offline_note``: how faithful it is, in plain words.
+    - ``gguf_vocab``: optional file name in the sdist's ``models/`` (vocab-only GGUF) for tokenization.
+    """
+
+    name: str
+    format: str
+    hf_repo: str
+    hf_file: str
+    offline_template: str
+    offline_template_model: str
+    offline_note: str
+    hf_revision: str = "main"
+    gguf_vocab: str | None = None
+
+    @property
+    def offline_stands_in(self) -> bool:
+        """True when the offline template is another model's, standing in for this model's own."""
+        return self.offline_template_model != self.name
+
+    @property
+    def offline_template_relpath(self) -> str:
+        """Path of the offline template inside the sdist's ``vendor/llama.cpp`` (for ``sdist_file``)."""
+        return f"models/templates/{self.offline_template}"
+
+
+def catalog_path() -> Path:
+    """The catalog file in use: ``$TOOLCALL_HARNESS_CATALOG`` or ``templates/catalog.toml`` of the repo."""
+    override = os.environ.get("TOOLCALL_HARNESS_CATALOG")
+    return Path(override) if override else DEFAULT_CATALOG
+
+
+def _row(path: Path, name: str, row: object, known_formats: list[str] | None) -> ModelEntry:
+    where = f"{path}: [models.{name}]"
+    if not isinstance(row, dict):
+        raise CatalogError(f"{where} must be a table, got {type(row).__name__}")
+    unknown = sorted(set(row) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        raise CatalogError(f"{where}: unknown field {unknown[0]!r}; fields are "
+                           f"{', '.join(_REQUIRED + tuple(_OPTIONAL))}")
+    values: dict[str, object] = {}
+    for key in _REQUIRED:
+        if key not in row:
+            raise CatalogError(f"{where}: missing required field {key!r}")
+    for key in (*_REQUIRED, *_OPTIONAL):
+        if key not in row:
+            continue
+        value = row[key]
+        if not isinstance(value, str) or not value.strip():
+            raise CatalogError(f"{where}: field {key!r} must be a non-empty string, got {value!r}")
+        values[key] = value
+    if known_formats is not None and values["format"] not in known_formats:
+        raise CatalogError(f"{where}: field 'format' is {values['format']!r}, not a known format "
+                           f"({', '.join(known_formats)})")
+    if "/" not in values["hf_repo"]:
+        raise CatalogError(f"{where}: field 'hf_repo' must be 'owner/name', got {values['hf_repo']!r}")
+    return ModelEntry(name=name, **values)
+
+
+def load_catalog(path: str | Path | None = None) -> dict[str, ModelEntry]:
+    """Read and validate the catalog; returns ``{name: ModelEntry}`` in file order.
+
+    Raises :class:`CatalogError` naming the file (and row, field) when the file is missing, is not valid
+    TOML, has no ``[models.*]`` tables, or a row has a missing, unknown, mistyped or dangling field
+    (``format`` must name a module of ``harness/formats``; ``offline_template_model`` a catalog row).
+    """
+    from harness.formats import known_formats
+
+    path = Path(path) if path is not None else catalog_path()
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise CatalogError(f"{path}: catalog file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(f"{path}: not valid TOML: {exc}") from None
+    models = data.get("models")
+    if not isinstance(models, dict) or not models:
+        raise CatalogError(f"{path}: no [models.NAME] tables")
+    formats = known_formats()
+    entries = {name: _row(path, name, row, formats) for name, row in models.items()}
+    for entry in entries.values():
+        if entry.offline_template_model not in entries:
+            raise CatalogError(f"{path}: [models.{entry.name}]: field 'offline_template_model' is "
+                               f"{entry.offline_template_model!r}, not a model of this catalog")
+    return entries
+
+
+def known_models(path: str | Path | None = None) -> list[str]:
+    """Model names of the catalog, in file order."""
+    return list(load_catalog(path))
+
+
+def get_model(name: str, path: str | Path | None = None) -> ModelEntry:
+    """The catalog row of model ``name``.
+
+    Raises :class:`UnknownModelError` (message lists the known models) or :class:`CatalogError`.
+    """
+    entries = load_catalog(path)
+    try:
+        return entries[name]
+    except KeyError:
+        raise UnknownModelError(f"unknown model {name!r}; known models: {', '.join(entries)}") from None

@@ -1,0 +1,163 @@
+"""``toolcall-harness`` command line: ``eval``, ``check``, ``parsers``, ``models``, ``template``, ``corpus``.
+
+Bad input (unknown model or parser, malformed case file, a template that fails to render) prints one
+``error:`` line and exits with status 2; no traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from harness.errors import HarnessError
+from harness.model import SLICES
+from harness.runner import DEFAULT_MODES, DEFAULT_TIMEOUT_S
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    console = Console(stderr=False)
+    try:
+        return args.func(args, console) or 0
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: results written so far are kept in results.jsonl", file=sys.stderr)
+        return 130
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="toolcall-harness", description=__doc__.splitlines()[0])
+    sub = top.add_subparsers(dest="command", required=True)
+
+    ev = sub.add_parser("eval", help="render the model's corpus, run every parser, print the pass-rate table")
+    _template_args(ev)
+    ev.add_argument("--parsers", type=_csv, default=None,
+                    help="comma-separated parser names or aliases (default: all available for the format)")
+    ev.add_argument("--modes", type=_csv, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
+    ev.add_argument("--slices", type=_csv, default=list(SLICES), help=f"default: {','.join(SLICES)}")
+    ev.add_argument("--seed", type=int, default=0, help="seed for generated cases and random chunkings")
+    ev.add_argument("--cases", type=int, default=300, help="number of generated (property-based) cases")
+    ev.add_argument("--out", type=Path, default=None, help="run directory (default reports/<model>/<run-id>)")
+    ev.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")
+    ev.add_argument("--no-shrink", action="store_true", help="skip hypothesis shrinking of generated failures")
+    ev.set_defaults(func=_cmd_eval)
+
+    ck = sub.add_parser("check", help="score an external case file (JSON Lines) with one parser")
+    ck.add_argument("file", type=Path)
+    ck.add_argument("--parser", required=True)
+    ck.add_argument("--mode", type=_csv, default=["oneshot"], help="modes, comma-separated (default oneshot)")
+    ck.add_argument("--format", default=None, help="only cases of this format")
+    ck.add_argument("--seed", type=int, default=0)
+    ck.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S)
+    ck.add_argument("--out", type=Path, default=None, help="write per-case records here (JSON Lines)")
+    ck.set_defaults(func=_cmd_check)
+
+    ps = sub.add_parser("parsers", help="list parser names, and why any is unavailable")
+    ps.add_argument("--format", default=None)
+    ps.set_defaults(func=_cmd_parsers)
+
+    ms = sub.add_parser("models", help="list the model catalog")
+    ms.set_defaults(func=_cmd_models)
+
+    tp = sub.add_parser("template", help="resolve a model's chat template and print its provenance")
+    _template_args(tp)
+    tp.add_argument("--print", action="store_true", help="print the template text too")
+    tp.set_defaults(func=_cmd_template)
+
+    cp = sub.add_parser("corpus", help="write the model's rendered corpus as a case file")
+    _template_args(cp)
+    cp.add_argument("--seed", type=int, default=0)
+    cp.add_argument("--cases", type=int, default=300)
+    cp.add_argument("--slices", type=_csv, default=list(SLICES))
+    cp.add_argument("--out", type=Path, required=True)
+    cp.set_defaults(func=_cmd_corpus)
+    return top
+
+
+def _template_args(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--model", default="gemma-4-e2b", help="catalog name (see `toolcall-harness models`)")
+    cmd.add_argument("--model-dir", default=None, help="local model directory holding the chat template")
+    cmd.add_argument("--gguf", default=None, help="GGUF file whose tokenizer.chat_template to use")
+
+
+def _cmd_eval(args, console: Console) -> int:
+    from harness.evaluate import EvalConfig, run_eval
+
+    _check_choices("mode", args.modes, DEFAULT_MODES)
+    _check_choices("slice", args.slices, SLICES)
+    run_eval(EvalConfig(model=args.model, parsers=args.parsers, modes=tuple(args.modes), slices=tuple(args.slices),
+                        seed=args.seed, n_generated=args.cases, model_dir=args.model_dir, gguf=args.gguf,
+                        out_dir=args.out, timeout_s=args.timeout, shrink=not args.no_shrink, console=console))
+    return 0
+
+
+def _cmd_check(args, console: Console) -> int:
+    from harness.check import check_file
+
+    _check_choices("mode", args.mode, DEFAULT_MODES)
+    counts = check_file(args.file, args.parser, modes=tuple(args.mode), fmt=args.format, seed=args.seed,
+                        timeout_s=args.timeout, out=args.out)
+    console.print(", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0
+
+
+def _cmd_parsers(args, console: Console) -> int:
+    from parsers import describe_parsers
+
+    for name, status in describe_parsers(args.format):
+        console.print(f"{name:45s} {status}", markup=False, highlight=False)
+    return 0
+
+
+def _cmd_models(args, console: Console) -> int:
+    from harness.catalog import list_models
+
+    for entry in list_models():
+        console.print(f"{entry.name:16s} {entry.format:10s} {entry.hf_repo}", markup=False, highlight=False)
+    return 0
+
+
+def _cmd_template(args, console: Console) -> int:
+    from harness.templates import load_template
+
+    template = load_template(args.model, model_dir=args.model_dir, gguf=args.gguf)
+    for key, value in template.provenance.items():
+        console.print(f"{key}: {value}", markup=False, highlight=False)
+    if args.print:
+        print(template.text)
+    return 0
+
+
+def _cmd_corpus(args, console: Console) -> int:
+    from harness.cases import write_cases
+    from harness.catalog import get_model
+    from harness.corpus import build_corpus
+    from harness.formats import get_format
+    from harness.templates import load_template
+
+    _check_choices("slice", args.slices, SLICES)
+    fmt = get_format(get_model(args.model).format)
+    template = load_template(args.model, model_dir=args.model_dir, gguf=args.gguf)
+    corpus = build_corpus(template, fmt, seed=args.seed, n_generated=args.cases, slices=tuple(args.slices))
+    count = write_cases(args.out, corpus.cases)
+    console.print(f"wrote {count} cases to {args.out} ({len(corpus.skipped)} skipped)")
+    return 0
+
+
+def _check_choices(what: str, given: list[str], known) -> None:
+    unknown = [g for g in given if g not in known]
+    if unknown:
+        raise HarnessError(f"unknown {what} {', '.join(unknown)}; known: {', '.join(known)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Building a model's corpus: curated edge cases and generated cases rendered through its real chat
+template, plus the observed field outputs shipped in ``corpora/observed/``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.cases import load_cases
+from harness.edge_catalog import curated_scenarios
+from harness.formats import FormatSpec
+from harness.generate import generate_scenarios
+from harness.model import SLICES, Case
+from harness.errors import UnrepresentableError
+from harness.render import render_scenario
+from harness.templates import ChatTemplate
+
+CORPORA_DIR = Path(__file__).resolve().parent.parent / "corpora"
+OBSERVED_FILE = CORPORA_DIR / "observed" / "observed_public.jsonl"
+
+
+@dataclass
+class Corpus:
+    """The cases of one run, by slice, and what was skipped and why (``skipped``: ``[(id, reason)]``)."""
+
+    cases: list[Case]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def count(self, slice_name: str) -> int:
+        return sum(1 for c in self.cases if c.slice == slice_name)
+
+
+def build_corpus(template: ChatTemplate, fmt: FormatSpec, *, seed: int, n_generated: int,
+                 slices: tuple[str, ...] = SLICES, observed_file: Path = OBSERVED_FILE) -> Corpus:
+    """Render the curated and ``n_generated`` generated scenarios (seeded) and load the observed cases.
+
+    Scenarios the format cannot represent (e.g. a Gemma 4 string containing ``<|"|>``) are skipped and
+    listed in ``Corpus.skipped``. Raises :class:`harness.errors.HarnessError` subclasses for a template that
+    fails to render or a malformed observed file.
+    """
+    corpus = Corpus(cases=[])
+    if "curated" in slices:
+        _render_all(corpus, template, fmt, curated_scenarios(), "curated")
+    if "generated" in slices and n_generated > 0:
+        scenarios = generate_scenarios(n_generated, seed, forbid=fmt.unrepresentable)
+        _render_all(corpus, template, fmt, scenarios, "generated")
+    if "observed" in slices:
+        corpus.cases.extend(load_cases(observed_file, fmt=fmt.name, default_slice="observed"))
+    return corpus
+
+
+def _render_all(corpus: Corpus, template: ChatTemplate, fmt: FormatSpec, scenarios, slice_name: str) -> None:
+    for scenario in scenarios:
+        try:
+            corpus.cases.append(render_scenario(template, scenario, fmt, slice=slice_name))
+        except UnrepresentableError as exc:
+            corpus.skipped.append((scenario.id, str(exc)))

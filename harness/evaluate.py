@@ -1,0 +1,178 @@
+"""The main job: real template → rendered corpus → every parser, one-shot and streaming → reports.
+
+``run_eval(EvalConfig(...))`` writes ``reports/<model>/<run-id>/`` with ``corpus.jsonl`` (the cases, to
+re-check with ``toolcall-harness check``), ``results.jsonl`` (one line per case × parser × mode, written as
+produced), ``summary.csv`` and ``report.md``, and prints the pass-rate table.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from harness import report
+from harness.cases import write_cases
+from harness.catalog import get_model
+from harness.corpus import build_corpus
+from harness.formats import get_format
+from harness.model import SLICES, Case
+from harness.protocol import Parser
+from harness.runner import DEFAULT_MODES, DEFAULT_TIMEOUT_S, ONESHOT, ResultsWriter, evaluate_case, guarded, modes_for
+from harness.scoring import score
+from harness.templates import load_template
+
+LIBRARIES = ("toolcall-harness", "transformers", "mlx-lm", "mlx", "jinja2", "hypothesis", "tokenizers",
+             "huggingface_hub", "gguf")
+REPORTS_DIR = Path("reports")
+
+
+@dataclass
+class EvalConfig:
+    """Settings of one evaluation run (CLI flags of ``toolcall-harness eval``)."""
+
+    model: str = "gemma-4-e2b"
+    parsers: list[str] | None = None          # None: every available parser for the model's format
+    modes: tuple[str, ...] = DEFAULT_MODES
+    slices: tuple[str, ...] = SLICES
+    seed: int = 0
+    n_generated: int = 300
+    model_dir: str | None = None
+    gguf: str | None = None
+    out_dir: Path | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    shrink: bool = True
+    console: Console = field(default_factory=Console)
+
+
+def library_versions() -> dict[str, str]:
+    """Installed versions of the libraries a report depends on (``missing`` when not installed)."""
+    versions = {"python": platform.python_version()}
+    for name in LIBRARIES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "missing"
+    return versions
+
+
+def run_eval(config: EvalConfig) -> Path:
+    """Run the main job; returns the run directory. Raises ``HarnessError`` subclasses for bad input."""
+    from parsers import create_parsers
+
+    console = config.console
+    started = time.perf_counter()
+    entry = get_model(config.model)
+    fmt = get_format(entry.format)
+    template = load_template(config.model, model_dir=config.model_dir, gguf=config.gguf)
+    console.print(f"template: {template.provenance['source']} {template.provenance['file']} "
+                  f"sha256 {template.provenance['sha256'][:12]}…"
+                  + (f"  [yellow]fallback: {template.provenance.get('fallback_note', '')}[/yellow]"
+                     if template.provenance.get("fallback") else ""))
+    corpus = build_corpus(template, fmt, seed=config.seed, n_generated=config.n_generated, slices=config.slices)
+    parsers, unavailable = create_parsers(config.parsers, fmt.name)
+    for name, reason in unavailable.items():
+        console.print(f"[yellow]parser {name} unavailable: {reason}[/yellow]")
+
+    run_id = dt.datetime.now().strftime("%Y%m%d-%H%M%S") + f"-s{config.seed}"
+    run_dir = config.out_dir or REPORTS_DIR / config.model / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_cases(run_dir / "corpus.jsonl", corpus.cases)
+    console.print(f"corpus: " + ", ".join(f"{s} {corpus.count(s)}" for s in config.slices)
+                  + f" cases; parsers: {', '.join(p.name for p in parsers)}; writing {run_dir}")
+
+    records = _run_all(corpus.cases, parsers, fmt, config, run_dir / "results.jsonl")
+    shrunk = _shrink_generated(records, parsers, template, fmt, config) if config.shrink else {}
+
+    info = {
+        "model": config.model, "format": fmt.name, "run_id": run_id,
+        "started": dt.datetime.now().isoformat(timespec="seconds"),
+        "duration_s": time.perf_counter() - started, "template": template.provenance,
+        "tokenizer": _tokenizer_provenance(fmt.name), "versions": library_versions(),
+        "seeds": {"run_seed": config.seed, "hypothesis_seed": config.seed, "random_split_seed": config.seed},
+        "corpus": {s: corpus.count(s) for s in config.slices}, "skipped": corpus.skipped,
+    }
+    _write_reports(run_dir, info, records, corpus.cases, shrunk, [p.name for p in parsers], config)
+    return run_dir
+
+
+def _run_all(cases: list[Case], parsers: list[Parser], fmt, config: EvalConfig, results_path: Path) -> list[dict]:
+    records: list[dict] = []
+    plan = [(parser, modes_for(parser, config.modes, fmt)) for parser in parsers]
+    total = len(cases) * sum(len(m) for _, m in plan)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.speed} /s"),
+               TimeRemainingColumn())
+    with ResultsWriter(results_path) as writer, Progress(*columns, console=config.console, transient=True,
+                                                           disable=not config.console.is_terminal) as progress:
+        task = progress.add_task("parsing", total=total)
+        for case in cases:
+            for parser, modes in plan:
+                for record in evaluate_case(case, parser, fmt, modes, config.seed, config.timeout_s):
+                    writer.write(record)
+                    records.append(record.to_json())
+                    progress.advance(task)
+    return records
+
+
+def _shrink_generated(records, parsers, template, fmt, config) -> dict:
+    """For each (parser, error type) failing one-shot on generated cases, hypothesis' shrunk minimal example."""
+    from harness.generate import minimal_failing
+    from harness.errors import UnrepresentableError
+    from harness.render import render_scenario
+
+    targets = dict.fromkeys((r["parser"], r["error_type"]) for r in records
+                            if r["slice"] == "generated" and r["mode"] == ONESHOT and r["verdict"] in ("fail", "error"))
+    by_name = {p.name: p for p in parsers}
+    shrunk = {}
+    for parser_name, error_type in targets:
+        parser = by_name[parser_name]
+
+        def fails(scenario, parser=parser, error_type=error_type):
+            try:
+                case = render_scenario(template, scenario, fmt, slice="generated")
+            except UnrepresentableError:
+                return False
+            got, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), config.timeout_s)
+            result = error or score(case, got, fmt)
+            if result.error_type == error_type:
+                fails.last = (case, got)
+            return result.error_type == error_type
+
+        found = minimal_failing(fails, seed=config.seed, forbid=fmt.unrepresentable)
+        if found is not None and fails(found):
+            case, got = fails.last
+            shrunk[(parser_name, error_type)] = {"text": case.text, "seed": config.seed,
+                                                 "expected": case.expected.to_json(),
+                                                 "got": got.to_json() if got else None}
+    return shrunk
+
+
+def _tokenizer_provenance(fmt_name: str) -> dict | None:
+    from harness import chunking
+
+    if not chunking.has_tokenizer(fmt_name):
+        return None
+    from harness.tokens import tokenizer_provenance
+
+    return tokenizer_provenance()
+
+
+def _write_reports(run_dir: Path, info: dict, records: list[dict], cases: list[Case], shrunk: dict,
+                   parser_names: list[str], config: EvalConfig) -> None:
+    console = config.console
+    summary = report.summarize(records)
+    slices = [s for s in config.slices]
+    modes = list(config.modes)
+    console.print(report.pass_table(summary, parser_names, slices, modes,
+                                    title=f"{info['model']}: passed/total per slice × mode"))
+    failures = report.top_failures(records, {c.id: c.text for c in cases})
+    report.print_failures(console, failures, shrunk)
+    report.write_summary_csv(summary, run_dir / "summary.csv")
+    report.write_report_md(run_dir / "report.md", info, summary, failures, shrunk, parser_names, slices, modes)
+    console.print(f"wrote {run_dir}/report.md, summary.csv, results.jsonl")

@@ -1,0 +1,157 @@
+"""Tables and report files from run records: the terminal pass-rate table, ``summary.csv`` and
+``report.md`` (with the provenance block: template source and sha256, library versions, seeds)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+COUNT_COLUMNS = ("passed", "failed", "surfaced", "errors", "total")
+
+
+def summarize(records: list[dict]) -> pd.DataFrame:
+    """Counts per (parser, slice, mode): columns ``parser, slice, mode, passed, failed, surfaced, errors, total``."""
+    frame = pd.DataFrame(records, columns=["parser", "slice", "mode", "verdict"])
+    if frame.empty:
+        return pd.DataFrame(columns=["parser", "slice", "mode", *COUNT_COLUMNS])
+    counts = pd.crosstab([frame.parser, frame.slice, frame["mode"]], frame.verdict)
+    for verdict in ("pass", "fail", "surfaced", "error"):
+        if verdict not in counts:
+            counts[verdict] = 0
+    out = counts.rename(columns={"pass": "passed", "fail": "failed", "error": "errors"})
+    out["total"] = out[["passed", "failed", "surfaced", "errors"]].sum(axis=1)
+    return out[list(COUNT_COLUMNS)].reset_index()
+
+
+def cell(row) -> str:
+    """``passed/total``, with surfaced drift cases noted as ``+N surfaced``."""
+    text = f"{int(row.passed)}/{int(row.total)}"
+    if row.surfaced:
+        text += f" +{int(row.surfaced)}s"
+    return text
+
+
+def pass_table(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str],
+               title: str = "") -> Table:
+    """Rich table: rows = parsers, columns = slice × mode, cells ``passed/total`` ("-" where not run)."""
+    table = Table(title=title, show_lines=False)
+    table.add_column("parser", no_wrap=True)
+    columns = [(s, m) for s in slices for m in modes
+               if ((summary.slice == s) & (summary["mode"] == m)).any()]
+    for s, m in columns:
+        table.add_column(f"{s}\n{m}", justify="right")
+    for parser in parsers:
+        cells = []
+        for s, m in columns:
+            hit = summary[(summary.parser == parser) & (summary.slice == s) & (summary["mode"] == m)]
+            cells.append(cell(hit.iloc[0]) if len(hit) else "-")
+        table.add_row(parser, *cells)
+    return table
+
+
+def markdown_table(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str]) -> str:
+    """The same table as :func:`pass_table`, as GitHub Markdown."""
+    columns = [(s, m) for s in slices for m in modes
+               if ((summary.slice == s) & (summary["mode"] == m)).any()]
+    lines = ["| parser | " + " | ".join(f"{s} {m}" for s, m in columns) + " |",
+             "|---|" + "---:|" * len(columns)]
+    for parser in parsers:
+        cells = []
+        for s, m in columns:
+            hit = summary[(summary.parser == parser) & (summary.slice == s) & (summary["mode"] == m)]
+            cells.append(cell(hit.iloc[0]) if len(hit) else "-")
+        lines.append(f"| `{parser}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def top_failures(records: list[dict], texts: dict[str, str], limit: int = 5) -> dict[str, list[dict]]:
+    """Per parser: the ``limit`` most frequent error types, each with its count and the shortest example.
+
+    Returns ``{parser: [{"error_type", "count", "example": record, "text": case text}]}``.
+    """
+    out: dict[str, list[dict]] = {}
+    failing = [r for r in records if r["verdict"] in ("fail", "error")]
+    for parser in dict.fromkeys(r["parser"] for r in records):
+        mine = [r for r in failing if r["parser"] == parser]
+        counts = Counter(r["error_type"] for r in mine)
+        rows = []
+        for error_type, count in counts.most_common(limit):
+            example = min((r for r in mine if r["error_type"] == error_type),
+                          key=lambda r: (r["text_len"], r["case_id"], r["mode"]))
+            rows.append({"error_type": error_type, "count": count, "example": example,
+                         "text": texts.get(example["case_id"], "")})
+        out[parser] = rows
+    return out
+
+
+def print_failures(console: Console, failures: dict[str, list[dict]], shrunk: dict) -> None:
+    """Print the top failure types per parser with one shortest example each."""
+    for parser, rows in failures.items():
+        if not rows:
+            console.print(f"[bold]{parser}[/bold]: no failures")
+            continue
+        console.print(f"[bold]{parser}[/bold]: top failure types")
+        for row in rows:
+            ex = row["example"]
+            console.print(f"  {row['error_type']} × {row['count']}  e.g. {ex['case_id']} [{ex['mode']}]: {ex['detail']}",
+                          markup=False, highlight=False)
+            console.print(f"      text: {row['text']!r}"[:400], markup=False, highlight=False)
+        for (p, error_type), example in shrunk.items():
+            if p == parser:
+                console.print(f"  minimal generated example for {error_type} (hypothesis-shrunk): {example['text']!r}"[:400],
+                              markup=False, highlight=False)
+
+
+def write_summary_csv(summary: pd.DataFrame, path: Path) -> None:
+    summary.to_csv(path, index=False)
+
+
+def write_report_md(path: Path, info: dict, summary: pd.DataFrame, failures: dict, shrunk: dict,
+                    parsers: list[str], slices: list[str], modes: list[str]) -> None:
+    """Write ``report.md``: table, top failures with shortest examples, minimal generated examples,
+    provenance (template source/file/sha256 and fallback note, tokenizer, library versions, seeds)."""
+    t = info["template"]
+    lines = [f"# Tool-call parser evaluation: {info['model']} ({info['format']})", "",
+             f"Run `{info['run_id']}`, {info['started']}, {info['duration_s']:.1f} s.", "",
+             "Cells are passed/total; `+Ns` counts drift cases surfaced (no call, raw text kept in content).", "",
+             markdown_table(summary, parsers, slices, modes), "", "## Top failure types", ""]
+    for parser, rows in failures.items():
+        lines.append(f"### `{parser}`")
+        lines.append("")
+        if not rows:
+            lines += ["No failures.", ""]
+        for row in rows:
+            ex = row["example"]
+            lines += [f"- **{row['error_type']}** × {row['count']} — shortest: `{ex['case_id']}` ({ex['mode']}): {ex['detail']}",
+                      "", "  ```text", "  " + row["text"].replace("\n", "\n  "), "  ```",
+                      f"  got: `{_one_line(ex['got'])}`", ""]
+        for (p, error_type), example in shrunk.items():
+            if p == parser:
+                lines += [f"- minimal generated example for **{error_type}** (hypothesis-shrunk, seed {example['seed']}):",
+                          "", "  ```text", "  " + example["text"].replace("\n", "\n  "), "  ```",
+                          f"  expected: `{_one_line(example['expected'])}`", f"  got: `{_one_line(example['got'])}`", ""]
+    lines += ["## Provenance", "",
+              f"- template: source **{t['source']}**, file `{t['file']}`, location `{t['location']}`, sha256 `{t['sha256']}`"]
+    if t.get("fallback"):
+        lines.append(f"- **fallback template used**: {t.get('fallback_note', '')}")
+    for attempt in t.get("attempts", []):
+        lines.append(f"  - tried {attempt['source']}: {attempt['error']}")
+    if info.get("tokenizer"):
+        lines.append(f"- tokenizer: {_one_line(info['tokenizer'])}")
+    lines.append("- libraries: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()))
+    lines.append(f"- parsers: " + ", ".join(f"`{p}`" for p in parsers))
+    lines.append(f"- seeds: {_one_line(info['seeds'])}")
+    lines.append(f"- corpus: {_one_line(info['corpus'])}")
+    for case_id, reason in info.get("skipped", []):
+        lines.append(f"  - skipped `{case_id}`: {reason}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _one_line(value) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False).replace("`", "'")

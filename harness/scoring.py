@@ -1,0 +1,204 @@
+"""Scoring one parser output against a case: a verdict and, on failure, an error type.
+
+Verdicts: ``pass``; ``fail`` (wrong output, typed by :data:`ERROR_TYPES`); ``surfaced`` (drift cases only:
+no call, the raw text kept in content — the parser declined safely; counted apart from passes and
+failures); ``error`` (the parser raised or timed out).
+
+Conventions (from ``corpora/observed/FORMAT.md``): content ``None`` equals ``""`` and content is compared
+after stripping surrounding whitespace; arguments compare as JSON values with free key order.
+
+Numeric equality policy: numbers compare by exact mathematical value (Python semantics), so ``1 == 1.0``,
+while a large integer that lost precision through a float (``10**30`` vs ``1e30``) does not match; a number
+never equals its string form (``42`` vs ``"42"`` is a wrong argument type) and booleans never equal numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.formats import FormatSpec
+from harness.model import Case, Message
+
+VERDICTS = ("pass", "fail", "surfaced", "error")
+
+ERROR_TYPES = {
+    "wrong_call_count": "number of tool calls differs from the expected calls",
+    "wrong_name": "a call has the wrong function name",
+    "wrong_argument_value": "an argument has the wrong value, or a key is missing or extra",
+    "wrong_argument_type": "an argument has the wrong JSON type (e.g. an object returned as a string)",
+    "invalid_arguments": "a call's arguments are not a JSON object (undecodable text, list, ...)",
+    "marker_leak": "a protocol marker appears in content or reasoning (final message or any streamed delta)",
+    "content_lost": "expected content (prose) is missing from the output",
+    "wrong_content": "content differs from the expected content (extra or altered text)",
+    "wrong_reasoning": "reasoning differs from the expected reasoning",
+    "stream_diverges": "a streaming result differs from the same parser's one-shot result",
+    "exception": "the parser raised an exception",
+    "timeout": "the parser did not return within the time limit",
+}
+
+
+@dataclass
+class Score:
+    """Verdict for one (case, parser, mode); ``detail`` is a one-line human explanation."""
+
+    verdict: str
+    error_type: str | None = None
+    detail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+
+def score(case: Case, got: Message, fmt: FormatSpec, oneshot: Message | None = None,
+          leaked_delta: str | None = None) -> Score:
+    """Score ``got`` for ``case``.
+
+    ``oneshot`` is the same parser's one-shot result when ``got`` comes from streaming: a failing stream
+    whose result differs from it is typed ``stream_diverges``. ``leaked_delta`` is the first streamed delta
+    text that contained a marker, if any.
+    """
+    result = _score_message(case, got, fmt, leaked_delta)
+    if result.verdict == "fail" and oneshot is not None and not messages_equal(got, oneshot):
+        return Score("fail", "stream_diverges", f"{result.error_type}: {result.detail}")
+    return result
+
+
+def _score_message(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | None) -> Score:
+    expected = case.expected
+    if case.kind == "drift" and not got.tool_calls and _surfaces(case, got, fmt):
+        return Score("surfaced", None, "no call; raw text kept in content")
+    if len(got.tool_calls) != len(expected.tool_calls):
+        return Score("fail", "wrong_call_count", f"expected {len(expected.tool_calls)} call(s), got {len(got.tool_calls)}")
+    for i, (want, have) in enumerate(zip(expected.tool_calls, got.tool_calls)):
+        if want.name != have.name:
+            return Score("fail", "wrong_name", f"call {i}: expected name {want.name!r}, got {have.name!r}")
+        problem = _argument_problem(want.arguments, have.arguments, f"call {i}")
+        if problem:
+            return problem
+    leak = _leak(got, expected, fmt) or (f"delta {leaked_delta!r}" if leaked_delta else None)
+    if leak:
+        return Score("fail", "marker_leak", leak)
+    want_content, have_content = _norm(expected.content), _norm(got.content)
+    if want_content != have_content:
+        if want_content and not have_content:
+            return Score("fail", "content_lost", f"expected content {_short(want_content)}, got none")
+        return Score("fail", "wrong_content", f"expected content {_short(want_content)}, got {_short(have_content)}")
+    if _norm(expected.reasoning) != _norm(got.reasoning):
+        return Score("fail", "wrong_reasoning",
+                     f"expected reasoning {_short(_norm(expected.reasoning))}, got {_short(_norm(got.reasoning))}")
+    return Score("pass")
+
+
+def _argument_problem(want: Any, have: Any, where: str) -> Score | None:
+    if not isinstance(have, dict):
+        kind = "wrong_argument_type" if isinstance(have, str) else "invalid_arguments"
+        return Score("fail", kind, f"{where}: arguments are {type(have).__name__} {_short(have)}, not an object")
+    diff = json_difference(want, have)
+    if diff is None:
+        return None
+    kind, path, detail = diff
+    return Score("fail", kind, f"{where}: {path or 'arguments'}: {detail}")
+
+
+def json_difference(want: Any, have: Any, path: str = "") -> tuple[str, str, str] | None:
+    """First difference between two JSON values as ``(error_type, json_path, detail)``, or ``None``.
+
+    Objects compare with free key order; arrays element-wise; numbers by exact value (module policy).
+    """
+    if _json_kind(want) != _json_kind(have):
+        return ("wrong_argument_type", path,
+                f"expected {_json_kind(want)} {_short(want)}, got {_json_kind(have)} {_short(have)}")
+    if isinstance(want, dict):
+        for key in want:
+            if key not in have:
+                return ("wrong_argument_value", path, f"missing key {key!r}")
+        for key in have:
+            if key not in want:
+                return ("wrong_argument_value", path, f"unexpected key {key!r}")
+        for key in want:
+            diff = json_difference(want[key], have[key], f"{path}.{key}" if path else str(key))
+            if diff:
+                return diff
+        return None
+    if isinstance(want, list):
+        if len(want) != len(have):
+            return ("wrong_argument_value", path, f"expected {len(want)} items, got {len(have)}")
+        for i, (a, b) in enumerate(zip(want, have)):
+            diff = json_difference(a, b, f"{path}[{i}]")
+            if diff:
+                return diff
+        return None
+    if want != have:
+        return ("wrong_argument_value", path, f"expected {_short(want)}, got {_short(have)}")
+    return None
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
+def _leak(got: Message, expected: Message, fmt: FormatSpec) -> str | None:
+    """Name the first marker found in content/reasoning that the expected text does not itself contain."""
+    for field in ("content", "reasoning"):
+        text = getattr(got, field) or ""
+        allowed = getattr(expected, field) or ""
+        for marker in fmt.markers:
+            if marker in text and marker not in allowed:
+                return f"{field} contains {marker!r}"
+        stripped = text.rstrip()
+        for marker in fmt.markers:
+            for cut in range(2, len(marker)):
+                if stripped.endswith(marker[:cut]) and not allowed.rstrip().endswith(marker[:cut]):
+                    return f"{field} ends with {marker[:cut]!r}, a prefix of {marker!r}"
+    return None
+
+
+def delta_leak(text: str, fmt: FormatSpec) -> bool:
+    """True when one streamed content/reasoning delta contains a whole protocol marker."""
+    return any(marker in text for marker in fmt.markers)
+
+
+def _surfaces(case: Case, got: Message, fmt: FormatSpec) -> bool:
+    """Drift outcome "surfaced": the call text (from its opener on, whitespace-normalised) is in content."""
+    start = case.text.find(fmt.call_open)
+    call_text = case.text[start:] if start >= 0 else case.text
+    for stop in fmt.stop_markers:
+        call_text = call_text.strip().removesuffix(stop)
+    return bool(got.content) and _squash(call_text) in _squash(got.content)
+
+
+def messages_equal(a: Message, b: Message) -> bool:
+    """Equality of two parser outputs under the scoring conventions (used for stream-vs-one-shot)."""
+    if _norm(a.content) != _norm(b.content) or _norm(a.reasoning) != _norm(b.reasoning):
+        return False
+    if len(a.tool_calls) != len(b.tool_calls):
+        return False
+    return all(x.name == y.name and json_difference(x.arguments, y.arguments) is None
+               for x, y in zip(a.tool_calls, b.tool_calls))
+
+
+def _norm(text: str | None) -> str:
+    return (text or "").strip()
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,96 @@
+"""The main job end to end at small size, through the real CLI entry point (a subprocess)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+BIN = Path(sys.executable).parent / "toolcall-harness"
+
+
+def run_cli(*args, cwd=None, env=None):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
+    return subprocess.run([str(BIN), *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    proc = run_cli("eval", "--model", "gemma-4-e2b", "--cases", "12", "--seed", "7", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, proc
+
+
+def test_eval_prints_table_and_writes_reports(run):
+    out, proc = run
+    assert "passed/total" in proc.stdout
+    for parser in ("toolcall-harness:gemma4", "transformers==5.24.0:gemma4", "mlx-lm==0.32.2:gemma4"):
+        assert parser in proc.stdout
+    for name in ("results.jsonl", "summary.csv", "report.md", "corpus.jsonl"):
+        assert (out / name).stat().st_size > 0
+
+
+def test_results_have_one_line_per_case_parser_mode(run):
+    out, _ = run
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    cases = (out / "corpus.jsonl").read_text().splitlines()
+    slices = {json.loads(c)["slice"] for c in cases}
+    assert slices == {"curated", "generated", "observed"}
+    modes = {r["mode"] for r in records}
+    assert modes == {"oneshot", "whole", "char", "random", "tokens", "prefix"}
+    assert {r["mode"] for r in records if r["parser"] != "toolcall-harness:gemma4"} == modes - {"prefix"}
+    per_parser = {}
+    for r in records:
+        per_parser.setdefault((r["parser"], r["mode"]), set()).add(r["case_id"])
+    assert all(len(ids) == len(cases) for ids in per_parser.values())
+    for r in records:
+        assert r["verdict"] in ("pass", "fail", "surfaced", "error")
+        assert (r["error_type"] is None) == (r["verdict"] in ("pass", "surfaced"))
+
+
+def test_summary_csv_reads_with_pandas_and_matches_results(run):
+    out, _ = run
+    summary = pd.read_csv(out / "summary.csv")
+    records = (out / "results.jsonl").read_text().splitlines()
+    assert summary.total.sum() == len(records)
+    assert (summary.passed + summary.failed + summary.surfaced + summary.errors == summary.total).all()
+    own = summary[(summary.parser == "toolcall-harness:gemma4") & (summary.slice == "generated")]
+    assert (own.passed == own.total).all()
+
+
+def test_report_names_template_source_sha_versions_and_seed(run):
+    out, _ = run
+    text = (out / "report.md").read_text()
+    assert "google-gemma-4-31B-it.jinja" in text and "sha256" in text
+    assert "fallback template used" in text and "stands in" in text
+    assert "transformers 5.24.0" in text and "mlx-lm 0.32.2" in text
+    assert '"run_seed": 7' in text
+
+
+def test_unknown_model_is_a_clear_error_listing_known_models():
+    proc = run_cli("eval", "--model", "gemma-9")
+    assert proc.returncode == 2
+    assert "gemma-4-e2b" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_check_scores_an_external_file(tmp_path):
+    from harness.corpus import OBSERVED_FILE
+
+    out = tmp_path / "res.jsonl"
+    proc = run_cli("check", str(OBSERVED_FILE), "--parser", "toolcall-harness:gemma4", "--mode", "oneshot,char",
+                   "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 20  # 10 gemma4 cases x 2 modes
+    assert {"case_id", "parser", "mode", "verdict", "error_type", "got"} <= set(records[0])
+
+
+def test_check_malformed_file_names_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x"}\n')
+    proc = run_cli("check", str(bad), "--parser", "toolcall-harness:gemma4")
+    assert proc.returncode == 2 and f"{bad}:1" in proc.stderr and "Traceback" not in proc.stderr
