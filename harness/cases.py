@@ -84,7 +84,8 @@ def load_cases(path: str | Path, fmt: str | None = None, default_slice: str = "o
     """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # split on "\n" only: U+0085/U+2028 may appear unescaped inside a JSON string
+        lines = path.read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseFileError(f"{path}: cannot read case file: {exc}") from None
     cases, seen = [], {}

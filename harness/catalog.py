@@ -20,7 +20,7 @@ from pathlib import Path
 
 from harness.errors import CatalogError, UnknownModelError
 
-__all__ = ["ModelEntry", "catalog_path", "load_catalog", "get_model", "known_models",
+__all__ = ["ModelEntry", "catalog_path", "load_catalog", "get_model", "known_models", "list_models",
            "CatalogError", "UnknownModelError"]
 
 DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "templates" / "catalog.toml"
@@ -121,6 +121,11 @@ def load_catalog(path: str | Path | None = None) -> dict[str, ModelEntry]:
             raise CatalogError(f"{path}: [models.{entry.name}]: field 'offline_template_model' is "
                                f"{entry.offline_template_model!r}, not a model of this catalog")
     return entries
+
+
+def list_models(path: str | Path | None = None) -> list[ModelEntry]:
+    """The catalog rows, in file order."""
+    return list(load_catalog(path).values())
 
 
 def known_models(path: str | Path | None = None) -> list[str]:

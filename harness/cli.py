@@ -19,7 +19,9 @@ from harness.runner import DEFAULT_MODES, DEFAULT_TIMEOUT_S
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    console = Console(stderr=False)
+    console = Console()
+    if not console.is_terminal:  # logs and pipes: wide enough for the tables, no colour codes
+        console = Console(width=max(console.width, 140), no_color=True)
     try:
         return args.func(args, console) or 0
     except HarnessError as exc:
@@ -114,7 +116,7 @@ def _cmd_parsers(args, console: Console) -> int:
     from parsers import describe_parsers
 
     for name, status in describe_parsers(args.format):
-        console.print(f"{name:45s} {status}", markup=False, highlight=False)
+        print(f"{name:40s} {status}")
     return 0
 
 
@@ -122,7 +124,7 @@ def _cmd_models(args, console: Console) -> int:
     from harness.catalog import list_models
 
     for entry in list_models():
-        console.print(f"{entry.name:16s} {entry.format:10s} {entry.hf_repo}", markup=False, highlight=False)
+        print(f"{entry.name:16s} {entry.format:10s} {entry.hf_repo}")
     return 0
 
 
@@ -131,7 +133,7 @@ def _cmd_template(args, console: Console) -> int:
 
     template = load_template(args.model, model_dir=args.model_dir, gguf=args.gguf)
     for key, value in template.provenance.items():
-        console.print(f"{key}: {value}", markup=False, highlight=False)
+        print(f"{key}: {value}")
     if args.print:
         print(template.text)
     return 0

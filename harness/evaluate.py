@@ -169,8 +169,9 @@ def _write_reports(run_dir: Path, info: dict, records: list[dict], cases: list[C
     summary = report.summarize(records)
     slices = [s for s in config.slices]
     modes = list(config.modes)
-    console.print(report.pass_table(summary, parser_names, slices, modes,
-                                    title=f"{info['model']}: passed/total per slice × mode"))
+    for table in report.pass_tables(summary, parser_names, slices, modes,
+                                    title=f"{info['model']}: passed/total"):
+        console.print(table)
     failures = report.top_failures(records, {c.id: c.text for c in cases})
     report.print_failures(console, failures, shrunk)
     report.write_summary_csv(summary, run_dir / "summary.csv")

@@ -153,6 +153,8 @@ def run_stream(parser: Parser, chunks: Iterable[str], tools: list | None = None,
                on_delta=None) -> Message:
     """Feed ``chunks`` (with optional per-chunk token ids) to a fresh session and return the final message.
 
+    A session may expose ``diagnostics`` (what its library swallowed); they are copied onto the message.
+
     ``on_delta(delta)`` is called for every delta as it arrives (leak checks run on each one).
     """
     session = parser.stream(tools, prefix)
@@ -166,7 +168,9 @@ def run_stream(parser: Parser, chunks: Iterable[str], tools: list | None = None,
     deltas = session.finish()
     _observe(deltas, on_delta)
     acc.add(deltas)
-    return acc.message()
+    message = acc.message()
+    message.diagnostics = list(getattr(session, "diagnostics", []) or [])
+    return message
 
 
 def _observe(deltas: list[Delta], on_delta) -> None:

@@ -35,35 +35,38 @@ def cell(row) -> str:
     return text
 
 
-def pass_table(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str],
-               title: str = "") -> Table:
-    """Rich table: rows = parsers, columns = slice × mode, cells ``passed/total`` ("-" where not run)."""
-    table = Table(title=title, show_lines=False)
-    table.add_column("parser", no_wrap=True)
-    columns = [(s, m) for s in slices for m in modes
-               if ((summary.slice == s) & (summary["mode"] == m)).any()]
-    for s, m in columns:
-        table.add_column(f"{s}\n{m}", justify="right")
-    for parser in parsers:
-        cells = []
-        for s, m in columns:
-            hit = summary[(summary.parser == parser) & (summary.slice == s) & (summary["mode"] == m)]
-            cells.append(cell(hit.iloc[0]) if len(hit) else "-")
-        table.add_row(parser, *cells)
-    return table
+def pass_tables(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str],
+                title: str = "") -> list[Table]:
+    """Rich tables, one per corpus slice (so they fit a terminal): rows = parsers, columns = modes, cells
+    ``passed/total`` ("-" where a mode does not apply to a parser)."""
+    tables = []
+    for slice_name in slices:
+        present = [m for m in modes if ((summary.slice == slice_name) & (summary["mode"] == m)).any()]
+        if not present:
+            continue
+        table = Table(title=f"{title} — {slice_name}" if title else slice_name, title_justify="left")
+        table.add_column("parser", no_wrap=True)
+        for mode in present:
+            table.add_column(mode, justify="right", no_wrap=True)
+        for parser in parsers:
+            table.add_row(parser, *(_cell_for(summary, parser, slice_name, m) for m in present))
+        tables.append(table)
+    return tables
+
+
+def _cell_for(summary: pd.DataFrame, parser: str, slice_name: str, mode: str) -> str:
+    hit = summary[(summary.parser == parser) & (summary.slice == slice_name) & (summary["mode"] == mode)]
+    return cell(hit.iloc[0]) if len(hit) else "-"
 
 
 def markdown_table(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str]) -> str:
-    """The same table as :func:`pass_table`, as GitHub Markdown."""
+    """One GitHub Markdown table: rows = parsers, columns = slice × mode, cells ``passed/total``."""
     columns = [(s, m) for s in slices for m in modes
                if ((summary.slice == s) & (summary["mode"] == m)).any()]
     lines = ["| parser | " + " | ".join(f"{s} {m}" for s, m in columns) + " |",
              "|---|" + "---:|" * len(columns)]
     for parser in parsers:
-        cells = []
-        for s, m in columns:
-            hit = summary[(summary.parser == parser) & (summary.slice == s) & (summary["mode"] == m)]
-            cells.append(cell(hit.iloc[0]) if len(hit) else "-")
+        cells = [_cell_for(summary, parser, s, m) for s, m in columns]
         lines.append(f"| `{parser}` | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -168,6 +168,7 @@ def tokenizer_dir(name: str = "gemma4") -> Path:
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=folder.parent))
+    os.chmod(tmp, 0o755)
     try:
         _build(name, path, sha, tmp)
         try:

@@ -1,0 +1,201 @@
+"""Parser registry: one module per parser family, listed in :data:`PARSER_MODULES`.
+
+Adding a parser: write ``parsers/<module>.py`` exposing ``PARSERS = [factory, ...]`` (zero-argument callables
+returning a :class:`harness.protocol.Parser`, usually the classes themselves) or a ``create()`` function, and
+add the module name (and the library it wraps) to :data:`PARSER_MODULES`. A module with neither falls back to the public classes it
+defines that look like parsers (``name``/``parse``/``stream``/``formats``).
+
+Modules are imported lazily, on the first registry call, and each factory is called once then to learn the
+parser's name, library and formats. A module that fails to import, or a factory that raises (e.g. a library
+that is not installed), makes only those parsers unavailable: :func:`unavailable_parsers` gives the reason.
+
+Names: a parser's full name (``transformers==5.24.0:gemma4``), ``library:format`` (``transformers:gemma4``),
+or a library alias — ``transformers``, ``mlx-lm`` (``mlx_lm``), ``toolcall-harness`` (``own``) — which needs a
+``format`` unless the library has a single parser.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from dataclasses import dataclass
+from typing import Callable
+
+from harness.protocol import Parser
+
+# Parser modules (under ``parsers/``) → the library each wraps (used to explain an unavailable library).
+PARSER_MODULES: dict[str, str] = {
+    "gemma4": "toolcall-harness",
+    "transformers_ref": "transformers",
+    "mlx_lm_ref": "mlx-lm",
+}
+
+ALIASES: dict[str, str] = {
+    "transformers": "transformers",
+    "mlx-lm": "mlx-lm",
+    "mlx_lm": "mlx-lm",
+    "toolcall-harness": "toolcall-harness",
+    "own": "toolcall-harness",
+}
+
+Factory = Callable[[], Parser]
+
+
+class UnknownParserError(KeyError):
+    """No available parser answers to a name; the message lists the known names and unavailable ones."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    factory: Factory
+    library: str
+    formats: tuple[str, ...]
+
+
+@dataclass
+class _Registry:
+    entries: dict[str, _Entry]
+    unavailable: dict[str, str]
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _module_factories(module) -> list[Factory]:
+    if hasattr(module, "PARSERS"):
+        return list(module.PARSERS)
+    if callable(getattr(module, "create", None)):
+        return [module.create]
+    found = [obj for name, obj in vars(module).items()
+             if isinstance(obj, type) and not name.startswith("_") and obj.__module__ == module.__name__
+             and all(hasattr(obj, a) for a in ("parse", "stream", "formats"))]
+    if not found:
+        raise AttributeError(f"{module.__name__} exposes neither PARSERS nor create() nor a parser class")
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _registry() -> _Registry:
+    entries: dict[str, _Entry] = {}
+    unavailable: dict[str, str] = {}
+    for module_name in PARSER_MODULES:
+        qualified = f"{__name__}.{module_name}"
+        try:
+            module = importlib.import_module(qualified)
+            factories = _module_factories(module)
+        except Exception as exc:  # a broken module costs only its own parsers
+            unavailable[qualified] = _reason(exc)
+            continue
+        for factory in factories:
+            label = f"{qualified}.{getattr(factory, '__name__', repr(factory))}"
+            try:
+                parser = factory()
+                name, library, formats = parser.name, parser.library, tuple(parser.formats)
+            except Exception as exc:
+                unavailable[label] = _reason(exc)
+                continue
+            if name in entries:
+                unavailable[label] = f"duplicate parser name {name!r}"
+                continue
+            entries[name] = _Entry(factory, library, formats)
+    return _Registry(entries, unavailable)
+
+
+def reload() -> None:
+    """Forget the registry so the next call imports and probes the modules again (tests, plug-ins)."""
+    _registry.cache_clear()
+
+
+def available_parsers(format: str | None = None) -> dict[str, Factory]:
+    """``{name: factory}`` of the parsers that load, optionally only those parsing ``format``."""
+    return {name: e.factory for name, e in _registry().entries.items() if format is None or format in e.formats}
+
+
+def unavailable_parsers() -> dict[str, str]:
+    """``{module or module.factory: reason}`` for parsers that failed to import or construct."""
+    return dict(_registry().unavailable)
+
+
+def parser_info(format: str | None = None) -> list[dict]:
+    """``[{name, library, formats}]`` of the available parsers (for listings)."""
+    return [{"name": n, "library": e.library, "formats": list(e.formats)}
+            for n, e in _registry().entries.items() if format is None or format in e.formats]
+
+
+def describe_parsers(format: str | None = None) -> list[tuple[str, str]]:
+    """``[(name, status)]`` for ``toolcall-harness parsers``: each available parser with its library and
+    formats, then each unavailable module with the reason."""
+    rows = [(info["name"], f"available  library={info['library']} formats={','.join(info['formats'])}")
+            for info in parser_info(format)]
+    rows += [(label, f"unavailable: {reason}") for label, reason in unavailable_parsers().items()]
+    return rows
+
+
+def resolve(name: str, format: str | None = None) -> str:
+    """The full parser name that ``name`` (full name, ``library:format`` or alias) designates.
+
+    Raises :class:`UnknownParserError` (a ``KeyError``) when nothing or more than one parser matches.
+    """
+    reg = _registry()
+    if name in reg.entries:
+        entry = reg.entries[name]
+        if format is not None and format not in entry.formats:
+            raise UnknownParserError(f"parser {name!r} does not parse format {format!r} (it parses "
+                                     f"{', '.join(entry.formats)})")
+        return name
+    library, _, fmt = name.partition(":")
+    library = ALIASES.get(library, library)
+    fmt = fmt or format
+    matches = [n for n, e in reg.entries.items()
+               if e.library == library and (fmt is None or fmt in e.formats)]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise UnknownParserError(f"parser {name!r} is ambiguous ({', '.join(matches)}); pass a format")
+    known = ", ".join(sorted(reg.entries)) or "none"
+    message = f"unknown parser {name!r}" + (f" for format {fmt!r}" if fmt else "") + f"; known: {known}"
+    if reg.unavailable:
+        message += "; unavailable: " + "; ".join(f"{k} ({v})" for k, v in reg.unavailable.items())
+    raise UnknownParserError(message)
+
+
+def get_parser(name: str, format: str | None = None) -> Parser:
+    """A new instance of the parser ``name`` designates (see :func:`resolve`); ``KeyError`` if none."""
+    return _registry().entries[resolve(name, format)].factory()
+
+
+def create_parsers(names: list[str] | None, format: str) -> tuple[list[Parser], dict[str, str]]:
+    """Instances for an evaluation of ``format``: ``names`` resolved in order (None: every available parser
+    of the format), plus ``{name: reason}`` for the unavailable ones.
+
+    With ``names``, a name whose library failed to load is reported unavailable; a name nobody knows raises
+    :class:`UnknownParserError`.
+    """
+    reg = _registry()
+    if names is None:
+        return [factory() for factory in available_parsers(format).values()], dict(reg.unavailable)
+    parsers: list[Parser] = []
+    unavailable: dict[str, str] = {}
+    for name in names:
+        try:
+            full = resolve(name, format)
+        except UnknownParserError:
+            library = ALIASES.get(name.partition(":")[0], name.partition(":")[0])
+            reasons = [v for k, v in reg.unavailable.items() if _module_library(k) == library]
+            if not reasons:
+                raise
+            unavailable[name] = "; ".join(reasons)
+            continue
+        if all(p.name != full for p in parsers):
+            parsers.append(reg.entries[full].factory())
+    return parsers, unavailable
+
+
+
+def _module_library(label: str) -> str | None:
+    module = label[len(__name__) + 1:].split(".")[0]
+    return PARSER_MODULES.get(module)

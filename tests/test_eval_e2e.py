@@ -36,8 +36,8 @@ def test_eval_prints_table_and_writes_reports(run):
 
 def test_results_have_one_line_per_case_parser_mode(run):
     out, _ = run
-    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    cases = (out / "corpus.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().strip("\n").split("\n")]
+    cases = (out / "corpus.jsonl").read_text().strip("\n").split("\n")
     slices = {json.loads(c)["slice"] for c in cases}
     assert slices == {"curated", "generated", "observed"}
     modes = {r["mode"] for r in records}
@@ -55,7 +55,7 @@ def test_results_have_one_line_per_case_parser_mode(run):
 def test_summary_csv_reads_with_pandas_and_matches_results(run):
     out, _ = run
     summary = pd.read_csv(out / "summary.csv")
-    records = (out / "results.jsonl").read_text().splitlines()
+    records = (out / "results.jsonl").read_text().strip("\n").split("\n")
     assert summary.total.sum() == len(records)
     assert (summary.passed + summary.failed + summary.surfaced + summary.errors == summary.total).all()
     own = summary[(summary.parser == "toolcall-harness:gemma4") & (summary.slice == "generated")]
@@ -84,7 +84,7 @@ def test_check_scores_an_external_file(tmp_path):
     proc = run_cli("check", str(OBSERVED_FILE), "--parser", "toolcall-harness:gemma4", "--mode", "oneshot,char",
                    "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    records = [json.loads(line) for line in out.read_text().splitlines()]
+    records = [json.loads(line) for line in out.read_text().strip("\n").split("\n")]
     assert len(records) == 20  # 10 gemma4 cases x 2 modes
     assert {"case_id", "parser", "mode", "verdict", "error_type", "got"} <= set(records[0])
 

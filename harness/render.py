@@ -1,0 +1,259 @@
+"""Render a ground-truth :class:`~harness.model.Scenario` through a real chat template into a :class:`Case`.
+
+Rendering is transformers' own: ``transformers.utils.chat_template_utils.render_jinja_template`` (sandboxed
+jinja2 with ``trim_blocks``/``lstrip_blocks``, its ``tojson``, ``raise_exception``, ``strftime_now``; the
+compiled template is cached by transformers, keyed by the template text), with ``bos_token="<bos>"``,
+``eos_token="<eos>"``, the format's ``template_vars`` and ``enable_thinking``.
+
+How the completion text is cut out of two renders (see :func:`render_scenario`)::
+
+    history = [{"role": "user", "content": HISTORY_USER}]              # fixed, neutral
+    full    = render(history + [assistant], add_generation_prompt=False)
+    gen     = render(history,               add_generation_prompt=True)
+    n       = len(longest common prefix of full and gen), backed off so it never ends inside a marker
+    text    = full[n:]  minus one trailing stop marker (+ whitespace after it)
+    prefix  = gen[n:]   (what the prompt pre-fills that the full render does not repeat)
+
+Gemma 4 (``google-gemma-4-31B-it.jinja``, llama-cpp-python 0.3.36 sdist), measured:
+
+- thinking off: ``gen`` ends ``<|turn>model\\n<|channel>thought\\n<channel|>`` while ``full`` continues
+  ``<|turn>model\\n<|tool_call>call:...``. The character-wise common prefix ends ``...<|turn>model\\n<|``
+  (both continuations start with ``<|``); backing off to the marker start gives text ``<|tool_call>...``
+  and prefix ``<|channel>thought\\n<channel|>``.
+- thinking on (scenario has reasoning): ``gen`` ends ``<|turn>model\\n``, ``full`` continues
+  ``<|channel>thought\\nREASONING\\n<channel|><|tool_call>...``: prefix ``""``.
+- after the calls the template writes the message content (trimmed) and then ``<|tool_response>`` (the
+  stop marker llama.cpp ends generation on); a turn with no calls ends ``<turn|>\\n``.
+- reasoning is written only on a turn that has tool calls; content is trimmed (``strip_thinking``).
+
+Limitation (other formats): pre-filled text that the full render repeats (e.g. a prompt ending
+``<think>`` followed in history by ``<think>...</think>``) falls inside the common prefix, so it is neither
+in ``text`` nor in ``prefix``; ``text`` is still exactly what the model generates after the prompt.
+
+Errors (all :class:`~harness.errors.HarnessError`, messages without tracebacks):
+:class:`UnrepresentableError` -- an argument string (key or value) contains one of
+``fmt.unrepresentable``, or the template does not write the scenario's reasoning/content;
+:class:`TemplateRenderError` -- the template fails to compile or render (Jinja syntax error,
+``raise_exception``, an undefined or mistyped value), naming the template file, the Jinja message and
+the template line when known.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any, Iterable
+
+import jinja2
+
+from harness.errors import TemplateRenderError, UnrepresentableError
+from harness.formats import FormatSpec
+from harness.model import Case, Message, Scenario
+from harness.templates import ChatTemplate
+
+__all__ = ["render_scenario", "render_messages", "split_completion", "HISTORY_USER", "BOS", "EOS",
+           "UnrepresentableError", "TemplateRenderError"]
+
+#: the fixed user turn every scenario is rendered after.
+HISTORY_USER = "Please help me with this request, using the tools if they are useful."
+BOS = "<bos>"
+EOS = "<eos>"
+# An unlisted special-token-like tag the cut must not split: <...> with no whitespace, at most 40 chars.
+_TAG = re.compile(r"<[^<>\s]{0,40}>")
+
+
+def _template_line(exc: BaseException) -> int | None:
+    """The template line of a Jinja error: ``lineno`` for syntax errors, else the last template frame."""
+    if isinstance(exc, jinja2.TemplateSyntaxError) and exc.lineno:
+        return exc.lineno
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def render_messages(template: ChatTemplate, messages: list[dict], tools: list | None,
+                    add_generation_prompt: bool = False, **template_vars: Any) -> str:
+    """Render ``messages`` (and ``tools``) with ``template`` exactly as transformers does; return the text.
+
+    ``template_vars`` go to the template (``enable_thinking``; ``bos_token``/``eos_token`` override
+    ``<bos>``/``<eos>``). Raises :class:`TemplateRenderError` naming ``template.file`` and the Jinja error.
+    """
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    kwargs = {"bos_token": BOS, "eos_token": EOS, **template_vars}
+    try:
+        rendered, _ = render_jinja_template(
+            conversations=[messages], tools=tools, chat_template=template.text,
+            add_generation_prompt=add_generation_prompt, **kwargs,
+        )
+    except (jinja2.TemplateError, TypeError, ValueError, KeyError, AttributeError, IndexError,
+            RecursionError) as exc:
+        line = _template_line(exc)
+        where = f"{template.file}" + (f", line {line}" if line else "")
+        kind = "Jinja error" if isinstance(exc, jinja2.TemplateError) else type(exc).__name__
+        message = str(exc).strip() or type(exc).__name__
+        raise TemplateRenderError(f"chat template {where} ({template.provenance.get('source', '?')}) "
+                                  f"failed to render: {kind}: {message}") from None
+    return rendered[0]
+
+
+def _backed_off(n: int, texts: Iterable[str], markers: Iterable[str]) -> int:
+    """Move cut ``n`` left until it splits no marker (nor an unlisted ``<tag>``) in any of ``texts``."""
+    markers = [m for m in markers if m]
+    texts = list(texts)
+    moved = True
+    while moved and n > 0:
+        moved = False
+        for text in texts:
+            for marker in markers:
+                for start in range(max(0, n - len(marker) + 1), n):
+                    if text.startswith(marker, start):
+                        n, moved = start, True
+                        break
+            lt = text.rfind("<", 0, n)
+            if lt >= 0 and ">" not in text[lt:n]:
+                m = _TAG.match(text, lt)
+                if m and m.end() > n:
+                    n, moved = lt, True
+    return n
+
+
+def split_completion(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str, str]:
+    """Cut ``(prefix, completion, stop)`` out of a full render and a generation-prompt render.
+
+    ``prefix = gen[n:]``, ``completion = full[n:]`` where ``n`` is the common-prefix length backed off
+    to a marker boundary (:func:`_backed_off`); one trailing stop marker of ``fmt.stop_markers`` (with any
+    whitespace after it, e.g. ``<turn|>\\n``) is removed from the completion and returned as ``stop``
+    (``""`` when there is none), so ``completion + stop == full[n:]``.
+    """
+    n = 0
+    limit = min(len(full), len(gen))
+    while n < limit and full[n] == gen[n]:
+        n += 1
+    n = _backed_off(n, (full, gen), (*fmt.markers, *fmt.stop_markers, BOS, EOS))
+    completion, prefix = full[n:], gen[n:]
+    stop = ""
+    body = completion.rstrip()
+    for marker in sorted(fmt.stop_markers, key=len, reverse=True):
+        if marker and body.endswith(marker):
+            stop = completion[len(body) - len(marker):]
+            completion = body[: -len(marker)]
+            break
+    return prefix, completion, stop
+
+
+def _unrepresentable_in(value: Any, bad: tuple[str, ...]) -> str | None:
+    """The first unrepresentable substring found in any string (dict keys included) of ``value``."""
+    if isinstance(value, str):
+        return next((b for b in bad if b in value), None)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _unrepresentable_in(key, bad) or _unrepresentable_in(item, bad)
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found = _unrepresentable_in(item, bad)
+            if found:
+                return found
+    return None
+
+
+def _call_id(index: int) -> str:
+    # 9 alphanumerics: the strictest id rule seen (Mistral-Small-3.2's template raises otherwise).
+    return f"call{index:05d}"
+
+
+def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
+                    slice: str = "curated") -> Case:
+    """Render ``scenario`` with ``template`` and return the :class:`Case` a correct parser must pass.
+
+    Messages: ``[{"role": "user", "content": HISTORY_USER}]`` then the assistant turn
+    ``{"role": "assistant", "content": scenario.content_after or "", "tool_calls": [{"type": "function",
+    "id": "call00000", "function": {"name", "arguments": dict}}, ...]}`` (``tool_calls`` omitted when there
+    are none; content is ``""``, never None: several templates print None as text), plus
+    ``reasoning_content`` when ``scenario.reasoning`` -- then rendered with ``enable_thinking=True``,
+    otherwise ``enable_thinking=False``. Tools: ``scenario.tools``.
+
+    The case (see the module doc for the cut):
+
+    - ``text``: the completion with one stop marker stripped. ``content_before`` (templates write content
+      only after the calls) is inserted before the first ``fmt.call_open`` (after any reasoning block),
+      or prepended when there is none, and ``text_provenance`` is ``"composed"``; else ``"full"``.
+    - ``prefix``: pre-filled prompt tail (Gemma 4 thinking off: ``<|channel>thought\\n<channel|>``).
+    - ``expected``: ``Message(content=(content_before + content_after.strip()).strip() or None,
+      reasoning=scenario.reasoning or None, tool_calls=scenario.calls)``.
+    - ``id``/``tags``/``seed``/``note`` from the scenario; ``format=fmt.name``; ``tools``; ``slice``;
+      ``template=template.summary()`` (source, file, sha256); ``source=f"rendered:{template.file}"``;
+      ``extra={"history": [...], "stop": stripped stop text}``.
+
+    Raises :class:`UnrepresentableError` (naming the case) when an argument string contains one of
+    ``fmt.unrepresentable`` or the rendered text lacks the scenario's reasoning/content (the template
+    dropped it), and :class:`TemplateRenderError` when the template fails.
+    """
+    for call in scenario.calls:
+        bad = _unrepresentable_in(call.arguments, fmt.unrepresentable) or \
+            _unrepresentable_in(call.name, fmt.unrepresentable)
+        if bad:
+            raise UnrepresentableError(
+                f"case {scenario.id}: call {call.name!r} has a string containing {bad!r}, which the "
+                f"{fmt.name} format cannot express (the template has no escape for it)")
+
+    history = [{"role": "user", "content": HISTORY_USER}]
+    assistant: dict[str, Any] = {"role": "assistant", "content": scenario.content_after or ""}
+    if scenario.calls:
+        assistant["tool_calls"] = [
+            {"type": "function", "id": _call_id(i),
+             "function": {"name": c.name, "arguments": copy.deepcopy(c.arguments)}}
+            for i, c in enumerate(scenario.calls)
+        ]
+    thinking = bool(scenario.reasoning)
+    if thinking:
+        assistant["reasoning_content"] = scenario.reasoning
+    tvars = {**fmt.template_vars, "enable_thinking": thinking}
+    tools = scenario.tools or None
+
+    full = render_messages(template, history + [assistant], tools, add_generation_prompt=False, **tvars)
+    gen = render_messages(template, history, tools, add_generation_prompt=True, **tvars)
+    prefix, completion, stop = split_completion(full, gen, fmt)
+
+    if thinking and scenario.reasoning not in prefix + completion:
+        raise UnrepresentableError(
+            f"case {scenario.id}: {template.file} does not write the reasoning of this turn"
+            + ("" if scenario.calls else " (it writes reasoning only on turns with tool calls)"))
+    after = (scenario.content_after or "").strip()
+    if after and after not in completion:
+        raise UnrepresentableError(f"case {scenario.id}: {template.file} does not write content_after "
+                                   f"as given (it rewrites or drops it)")
+
+    text = completion
+    provenance = "full"
+    if scenario.content_before:
+        at = completion.find(fmt.call_open) if fmt.call_open else -1
+        at = at if at >= 0 else 0
+        text = completion[:at] + scenario.content_before + completion[at:]
+        provenance = "composed"
+
+    content = (scenario.content_before + after).strip() or None
+    expected = Message(content=content, reasoning=scenario.reasoning or None,
+                       tool_calls=copy.deepcopy(list(scenario.calls)))
+    return Case(
+        id=scenario.id,
+        format=fmt.name,
+        text=text,
+        expected=expected,
+        tools=scenario.tools,
+        prefix=prefix,
+        slice=slice,
+        tags=list(scenario.tags),
+        source=f"rendered:{template.file}",
+        text_provenance=provenance,
+        note=scenario.note,
+        seed=scenario.seed,
+        template=template.summary(),
+        extra={"history": history, "stop": stop},
+    )

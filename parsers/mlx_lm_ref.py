@@ -1,0 +1,324 @@
+"""Reference adapter: mlx-lm's Gemma 4 tool parser, driven the way ``mlx_lm.server`` drives it.
+
+mlx-lm has no per-format streaming parser; its server splits the decoded text of each generated token
+with a text state machine and parses every tool-call segment once it closes. This adapter runs those same
+library objects on text (mlx-lm 0.32.2, the version pinned in ``pyproject.toml``; the installed version is
+read at run time and names the parser):
+
+- ``mlx_lm.tokenizer_utils.TokenizerWrapper(tokenizer, tool_call_start=..., tool_call_end=...,
+  tool_parser=...)`` built as ``mlx_lm.tokenizer_utils.load`` builds it for a tokenizer whose tool parser is
+  ``mlx_lm.tool_parsers.gemma4`` (``tool_call_start="<|tool_call>"``, ``tool_call_end="<tool_call|>"``,
+  ``parse_tool_call``). The wrapped tokenizer is a character-level stand-in (:class:`_CharTokenizer`) whose
+  vocabulary holds the Gemma 4 special tokens, so the library's own ``_infer_thinking`` picks
+  ``think_start="<|channel>thought"`` / ``think_end="<channel|>"`` from it;
+- ``mlx_lm.generate.make_text_state_machine(wrapper, stop_words=[])`` → ``TextStateMachine`` with the
+  transitions normal→reasoning on ``<|channel>thought``, reasoning→normal on ``<channel|>``, normal/reasoning
+  →tool on ``<|tool_call>``, tool→normal on ``<tool_call|>``; the state machine matches *text* (its docstring:
+  robust to tokenization), so it runs unchanged on strings;
+- the initial state as ``mlx_lm.server.ResponseGenerator._tokenize`` picks it: ``reasoning`` when the prompt's
+  last ``think_start`` comes after its last ``think_end`` (``wrapper.rfind_think_start/rfind_think_end`` on
+  the prompt ``"<|turn>model\\n" + prefix``, encoded one token per character; with the real tokenizer the
+  search runs on token ids — same answer for the Gemma 4 prompts, which either close the thought channel or
+  never open it);
+- per chunk, the loop body of ``mlx_lm.server.APIHandler.handle_completion`` (mirrored here, since it is not
+  a function): ``TextStateMachine.split`` → text routed by state into content, reasoning and tool text; a
+  tool segment is collected when the state returns to ``normal``; streaming emits a chunk whenever the state
+  is not ``tool`` and something is pending; at the end a ``finish_reason="stop"`` step
+  (``TextStateMachine.discard``: partial markers held back are dropped) and a still-open tool segment is kept;
+- tool segments go through the server's own ``mlx_lm.server.ToolCallFormatter(tool_parser, tools, stream)``,
+  which calls ``mlx_lm.tool_parsers.gemma4.parse_tool_call(segment, tools)`` and, on ``ValueError`` /
+  ``JSONDecodeError``, logs a warning and **drops the call**. The adapter returns what the server returns
+  and records each warning in ``Message.diagnostics`` (and the session's ``diagnostics``); the warning is
+  captured, not printed.
+
+End of generation: the server never decodes the final stop token. Gemma 4 generation ends on ``<eos>``,
+``<turn|>`` or ``<|tool_response>`` (``harness.formats.gemma4.SPEC.stop_markers``, llama.cpp's stop set for
+this vocabulary); the adapter treats the first of them in the text as that token: text before it is parsed,
+the marker and anything after it never reach the library (recorded in diagnostics when non-empty).
+
+Measured behaviour (mlx-lm 0.32.2): names match ``[\\w-]+`` (``manim-video`` parses; ``ns.f`` is dropped with
+"No function provided."); nested objects and arrays parse; bare ``null`` → None, the template's ``None`` →
+dropped (JSONDecodeError); ``<tool_call|>`` inside a string ends the segment early, the call is dropped and
+the rest of the string lands in content; ASCII quotes inside strings are fine; content before and after
+calls is concatenated unstripped; reasoning keeps the ``\\n`` after ``<|channel>thought``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import logging
+import os
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from harness.formats.gemma4 import SPEC
+from harness.model import Message, ToolCall, parse_arguments
+from harness.protocol import Delta, ToolCallDelta
+
+FORMAT = "gemma4"
+GENERATION_PROMPT_TAIL = "<|turn>model\n"
+STOP_MARKERS = SPEC.stop_markers
+_SERVER_PATH = os.path.join("mlx_lm", "server.py")
+
+
+class _CharTokenizer:
+    """Character-level stand-in for the HF tokenizer inside ``TokenizerWrapper``: one id per character
+    (``ord``), plus a vocabulary naming the Gemma 4 special tokens, which is all the wrapper inspects."""
+
+    chat_template = None
+    eos_token_id = None
+
+    def __init__(self, special_tokens: tuple[str, ...]):
+        self._vocab = {token: 0x110000 + i for i, token in enumerate(special_tokens)}
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._vocab)
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return [ord(ch) for ch in text]
+
+    def decode(self, ids: list[int], **kwargs: Any) -> str:
+        return "".join(chr(i) for i in ids if i < 0x110000)
+
+    def apply_chat_template(self, conversation: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("the stand-in tokenizer only drives mlx-lm's text state machine")
+
+
+class _Runtime:
+    """The mlx-lm objects one parser instance shares across calls (built once; imports mlx lazily)."""
+
+    def __init__(self) -> None:
+        # ``mlx_lm.generate`` is also the name of a function re-exported by ``mlx_lm``: import by path.
+        generate = importlib.import_module("mlx_lm.generate")
+        server = importlib.import_module("mlx_lm.server")
+        tokenizer_utils = importlib.import_module("mlx_lm.tokenizer_utils")
+        tool_module = importlib.import_module("mlx_lm.tool_parsers.gemma4")
+
+        self.tool_module = tool_module
+        self.tokenizer = tokenizer_utils.TokenizerWrapper(
+            _CharTokenizer(SPEC.markers + ("<eos>", "<bos>")),
+            tool_call_start=tool_module.tool_call_start,
+            tool_call_end=tool_module.tool_call_end,
+            tool_parser=tool_module.parse_tool_call,
+        )
+        self.text_sm = generate.make_text_state_machine(self.tokenizer, [])
+        self.TextStateMachine = generate.TextStateMachine
+        self.ToolCallFormatter = server.ToolCallFormatter
+
+    def initial_state(self, prompt: str) -> str:
+        """``ResponseGenerator._tokenize``'s choice between ``normal`` and ``reasoning``."""
+        tokenizer = self.tokenizer
+        state = "normal"
+        if tokenizer.has_thinking:
+            ids = tokenizer.encode(prompt, add_special_tokens=False)
+            if tokenizer.rfind_think_start(ids) > tokenizer.rfind_think_end(ids):
+                state = "reasoning"
+        return tokenizer.response_initial_state or state
+
+
+@contextmanager
+def _captured_server_warnings() -> Iterator[list[str]]:
+    """Collect (and keep off the console) the warnings ``mlx_lm.server`` logs on the root logger from this
+    thread. Temporarily: a root-logger filter, a NullHandler when the root has none (so ``logging.warning``
+    does not call ``basicConfig``), and level WARNING when the root is set higher."""
+    messages: list[str] = []
+    thread = threading.get_ident()
+
+    def _filter(record: logging.LogRecord) -> bool:
+        if record.thread == thread and record.pathname.endswith(_SERVER_PATH):
+            messages.append(record.getMessage())
+            return False
+        return True
+
+    root = logging.getLogger()
+    null = logging.NullHandler() if not root.handlers else None
+    level = root.level
+    if null is not None:
+        root.addHandler(null)
+    if not root.isEnabledFor(logging.WARNING):
+        root.setLevel(logging.WARNING)
+    root.addFilter(_filter)
+    try:
+        yield messages
+    finally:
+        root.removeFilter(_filter)
+        root.setLevel(level)
+        if null is not None:
+            root.removeHandler(null)
+
+
+class _StopCut:
+    """Ends the text at the first stop marker, as a stop token ends generation; holds back a chunk tail
+    that may be the start of one (chunks are arbitrary, a real stop token is never split)."""
+
+    def __init__(self) -> None:
+        self._held = ""
+        self.stopped: str | None = None
+        self.ignored = 0
+
+    def feed(self, chunk: str) -> str:
+        if self.stopped is not None:
+            self.ignored += len(chunk)
+            return ""
+        text = self._held + chunk
+        hits = [(text.find(m), m) for m in STOP_MARKERS if m in text]
+        if hits:
+            pos, marker = min(hits)
+            self.stopped, self._held = marker, ""
+            self.ignored += len(text) - pos - len(marker)
+            return text[:pos]
+        keep = max((n for m in STOP_MARKERS for n in range(1, len(m)) if text.endswith(m[:n])), default=0)
+        self._held = text[len(text) - keep:] if keep else ""
+        return text[: len(text) - keep]
+
+    def flush(self) -> str:
+        held, self._held = self._held, ""
+        return held
+
+
+class _ServerLoop:
+    """State of one ``handle_completion`` request: the loop body per generated chunk, and its ending."""
+
+    def __init__(self, runtime: _Runtime, tools: list | None, prefix: str, stream: bool):
+        self.rt, self.stream = runtime, stream
+        self.formatter = runtime.ToolCallFormatter(runtime.tokenizer.tool_parser, tools, stream)
+        initial = runtime.initial_state(GENERATION_PROMPT_TAIL + prefix)
+        self.sm_state = runtime.text_sm.make_state(initial)
+        self.prev_state = initial
+        self.current_state = initial
+        self.text = ""
+        self.reasoning_text = ""
+        self.tool_text = ""
+        self.tool_calls: list[str] = []
+        self.made_tool_call = False
+        self.cut = _StopCut()
+        self.diagnostics: list[str] = []
+
+    def step(self, chunk: str) -> list[dict]:
+        """One generated chunk; returns the stream chunks the server would send (``[]`` when not streaming)."""
+        text = self.cut.feed(chunk)
+        return self._step(text) if text else []
+
+    def finish(self) -> list[dict]:
+        """The final stop step and the closing response; returns the remaining stream chunks (or, when not
+        streaming, one dict: the complete ``{text, reasoning_text, tool_calls}``)."""
+        out = []
+        held = self.cut.flush()
+        if held:
+            out.extend(self._step(held))
+        out.extend(self._step("", finish_reason="stop"))
+        if self.prev_state == "tool" and self.tool_text:
+            self.tool_calls.append(self.tool_text)
+            self.made_tool_call = True
+        out.append(self._emit())
+        if self.cut.stopped is not None and self.cut.ignored:
+            self.diagnostics.append(f"generation stops at the stop token {self.cut.stopped!r}: "
+                                    f"{self.cut.ignored} characters after it never reach mlx-lm")
+        return out
+
+    def _step(self, text: str, finish_reason: str | None = None) -> list[dict]:
+        TSM = self.rt.TextStateMachine
+        if finish_reason == "stop":
+            self.sm_state, current_state = TSM.discard(self.sm_state)
+            segments = [(current_state, "")]
+        else:
+            self.sm_state, segments = TSM.split(self.sm_state, text)
+        for current_state, clean_text in segments:
+            if current_state == "reasoning":
+                self.reasoning_text += clean_text
+            elif current_state == "tool":
+                self.tool_text += clean_text
+            elif current_state == "normal":
+                if self.prev_state == "tool":
+                    self.tool_calls.append(self.tool_text)
+                    self.tool_text = ""
+                    self.made_tool_call = True
+                self.text += clean_text
+            self.prev_state = current_state
+            self.current_state = current_state
+        if self.stream and self.current_state != "tool" and (self.text or self.tool_calls or self.reasoning_text):
+            return [self._emit()]
+        return []
+
+    def _emit(self) -> dict:
+        out = {"text": self.text, "reasoning_text": self.reasoning_text, "tool_calls": self._format(self.tool_calls)}
+        self.text, self.reasoning_text, self.tool_calls = "", "", []
+        return out
+
+    def _format(self, tool_texts: list[str]) -> list[dict]:
+        result = []
+        for tool_text in tool_texts:
+            with _captured_server_warnings() as warnings:
+                formatted = self.formatter([tool_text])
+            for warning in warnings:
+                self.diagnostics.append(f"mlx-lm server dropped tool call {tool_text!r}: {warning}")
+            result.extend(formatted)
+        return result
+
+
+def _calls(formatted: list[dict]) -> list[ToolCall]:
+    return [ToolCall(tc["function"]["name"], parse_arguments(tc["function"]["arguments"])) for tc in formatted]
+
+
+class MlxLmGemma4Parser:
+    """mlx-lm's Gemma 4 tool parser behind the mlx-lm server's splitting loop (see the module docstring).
+
+    ``parse(text, tools, prefix) -> Message`` (drops recorded in ``diagnostics``); ``stream(tools, prefix)``
+    → :class:`MlxLmStream`. Construction imports mlx-lm (and mlx: on Linux it needs ``mlx[cpu]``) and raises
+    ``ImportError`` when they are missing. Exceptions other than the ones the server swallows propagate.
+    """
+
+    library = "mlx-lm"
+    formats = (FORMAT,)
+    incremental = True
+
+    def __init__(self) -> None:
+        self.version = importlib.metadata.version("mlx-lm")
+        self.name = f"mlx-lm=={self.version}:{FORMAT}"
+        self._rt = _Runtime()
+
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        loop = _ServerLoop(self._rt, tools, prefix, stream=False)
+        loop.step(text)
+        (final,) = loop.finish()
+        return Message(
+            content=final["text"] or None,
+            reasoning=final["reasoning_text"] or None,
+            tool_calls=_calls(final["tool_calls"]),
+            diagnostics=loop.diagnostics,
+        )
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> "MlxLmStream":
+        return MlxLmStream(_ServerLoop(self._rt, tools, prefix, stream=True))
+
+
+class MlxLmStream:
+    """One streaming session: each ``feed`` is one server loop step; deltas are the server's SSE chunks
+    (content/reasoning text as it is released, tool calls whole with ``index`` when their segment closes).
+    ``diagnostics`` lists dropped calls and ignored text."""
+
+    def __init__(self, loop: _ServerLoop):
+        self._loop = loop
+        self.diagnostics = loop.diagnostics
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        return _deltas(self._loop.step(chunk))
+
+    def finish(self) -> list[Delta]:
+        return _deltas(self._loop.finish())
+
+
+def _deltas(chunks: list[dict]) -> list[Delta]:
+    deltas = []
+    for chunk in chunks:
+        calls = [ToolCallDelta(tc["index"], tc["function"]["name"], tc["function"]["arguments"])
+                 for tc in chunk["tool_calls"]]
+        if chunk["text"] or chunk["reasoning_text"] or calls:
+            deltas.append(Delta(content=chunk["text"] or None, reasoning=chunk["reasoning_text"] or None,
+                                tool_calls=calls))
+    return deltas
+
+
+PARSERS = [MlxLmGemma4Parser]

@@ -1,0 +1,168 @@
+"""Reference adapter: transformers' own response parser with its built-in Gemma 4 response template.
+
+Library calls (transformers 5.24.0, the version pinned in ``pyproject.toml``; the adapter reads the
+installed version at run time and names itself after it):
+
+- template: the value of ``transformers.cli.serving.utils._RESPONSE_TEMPLATE_FALLBACKS`` whose key tuple
+  contains ``"gemma4"`` — the fallback ``transformers serve`` uses for ``model_type == "gemma4"`` — compiled
+  once with ``transformers.utils.chat_parsing.response_templates.load_response_template``;
+- one-shot: ``transformers.utils.chat_parsing.parse_response(text, template, prefix=..., tools=...)`` →
+  ``{"role", "content"?, "reasoning_content"?, "tool_calls"?: [{"type", "function": {"name", "arguments"}}]}``,
+  read the way ``transformers.cli.serving.utils.parse_assistant_message`` reads it (reasoning from the first
+  of ``chat_template_utils._REASONING_FIELDS``, each call through ``_normalize_tool_call``, which turns the
+  arguments into a JSON string, decoded here with :func:`harness.model.parse_arguments`);
+- streaming: ``transformers.utils.chat_parsing.ResponseParser(template, prefix=..., tools=...)``;
+  ``initial_events`` and every ``.feed(chunk)``'s events go through the server's own
+  ``transformers.cli.serving.utils.response_events_to_chunks`` (``str`` → content delta, ``ReasoningText`` →
+  reasoning delta, ``ToolCall`` → one tool-call delta with the whole arguments JSON, numbered 0, 1, ... in
+  arrival order as ``chat_completion.py`` numbers them); ``.finalize()`` closes the stream.
+
+Prefix: the server passes ``prefix=tokenizer.decode(input_ids)`` — the whole rendered prompt — and the
+parser keeps only what follows the template's last ``start_anchor`` (``"<|turn>model\\n"`` or
+``"<tool_response|>"``; ``ResponseTemplate.truncate_past_last_anchor``), then runs that tail through the
+parser (``ResponseParser._consume_prefix``). A case's ``prefix`` holds only the text the chat template
+pre-fills after the generation prompt (``"<|channel>thought\\n<channel|>"`` with thinking off, ``""`` with it
+on), so the adapter passes ``"<|turn>model\\n" + prefix``: the anchor is found as in the server and the
+parser sees exactly the tail it sees in the server (passing the bare pre-fill would give the same tail for
+Gemma 4, but only by the library's "anchor not found, use the whole prefix" fallback, which it logs).
+
+Errors, as in the server: a region the library cannot parse raises ``ValueError`` (from the ``json``
+content parser) — from ``parse`` and from ``feed`` (where the server aborts the stream with an error).
+At ``finish`` the server catches ``ValueError``/``RuntimeError`` from ``finalize()`` and drops the final
+events (``DirectStreamer.end``); the session does the same and records the reason in its ``diagnostics``.
+
+Measured behaviour (transformers 5.24.0): tool names must match ``\\w+`` (``manim-video`` or ``ns.f`` raise);
+nested objects and arrays parse; bare ``null`` parses to None but the template's own rendering of null,
+``None``, raises; a ``<tool_call|>`` inside a ``<|"|>`` string ends the region early and raises; ASCII quotes
+inside strings are fine; one-shot ``content`` is stripped and only the *last* content region survives
+(``"Sure.<call>Done."`` → ``"Done."``) while streaming delivers every piece unstripped (``"Sure.Done."``;
+reasoning ``"I think\n"`` streamed vs ``"I think"`` one-shot); an unclosed call at the end still parses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.model import Message, ToolCall, parse_arguments
+from harness.protocol import Delta, ToolCallDelta
+
+FORMAT = "gemma4"
+# The end of the Gemma 4 generation prompt, i.e. the start_anchor of the built-in response template.
+GENERATION_PROMPT_TAIL = "<|turn>model\n"
+
+
+def builtin_gemma4_template() -> dict:
+    """The Gemma 4 response template ``transformers serve`` falls back to (a dict, as the library holds it).
+
+    Raises ``LookupError`` if the installed transformers has no fallback keyed by ``"gemma4"``.
+    """
+    from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
+
+    for model_types, template in _RESPONSE_TEMPLATE_FALLBACKS.items():
+        if FORMAT in model_types:
+            return template
+    raise LookupError(f"transformers has no built-in response template for {FORMAT!r}; "
+                      f"keys: {list(_RESPONSE_TEMPLATE_FALLBACKS)}")
+
+
+def server_prefix(prefix: str) -> str:
+    """The ``prefix=`` the adapter passes for a case prefix: the generation prompt's tail plus the pre-fill."""
+    return GENERATION_PROMPT_TAIL + prefix
+
+
+class TransformersGemma4Parser:
+    """transformers' response parser with its built-in Gemma 4 template (see the module docstring).
+
+    ``parse(text, tools, prefix) -> Message``; ``stream(tools, prefix)`` → :class:`TransformersStream`.
+    ``tools`` are OpenAI-style declarations; the library uses them to cast string arguments to the declared
+    JSON-schema types. Raises ``ImportError`` at construction when transformers is missing.
+    """
+
+    library = "transformers"
+    formats = (FORMAT,)
+    incremental = True
+
+    def __init__(self) -> None:
+        import transformers
+        from transformers.utils.chat_parsing.response_templates import load_response_template
+
+        self.version = transformers.__version__
+        self.name = f"transformers=={self.version}:{FORMAT}"
+        self.template_dict = builtin_gemma4_template()
+        self._template = load_response_template(self.template_dict)
+
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        """One-shot parse; raises ``ValueError`` where the library does."""
+        from transformers.utils.chat_parsing import parse_response
+
+        parsed = parse_response(text, self._template, prefix=server_prefix(prefix), tools=tools)
+        return message_from_parsed(parsed)
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> "TransformersStream":
+        return TransformersStream(self._template, tools, prefix)
+
+
+def message_from_parsed(parsed: dict) -> Message:
+    """Map the library's message dict to a :class:`Message` as ``parse_assistant_message`` reads it."""
+    from transformers.cli.serving.utils import _normalize_tool_call
+    from transformers.utils.chat_template_utils import _REASONING_FIELDS
+
+    reasoning = next((parsed[f] for f in _REASONING_FIELDS if parsed.get(f) is not None), None)
+    calls = []
+    for raw in parsed.get("tool_calls") or []:
+        call = _normalize_tool_call(raw)
+        calls.append(ToolCall(call.name, parse_arguments(call.arguments)))
+    return Message(content=parsed.get("content") or None, reasoning=reasoning or None, tool_calls=calls)
+
+
+class TransformersStream:
+    """One streaming session over ``ResponseParser``; deltas as ``transformers serve`` emits them.
+
+    Content and reasoning text arrive as the parser releases it (it holds back only bytes that may start a
+    delimiter); a tool call arrives whole — name and complete arguments JSON — when its region closes.
+    ``diagnostics`` lists what ``finish`` swallowed (the server's ``finalize()`` error handling).
+    """
+
+    def __init__(self, template: Any, tools: list | None, prefix: str):
+        from transformers.utils.chat_parsing import ResponseParser
+
+        self._parser = ResponseParser(template, prefix=server_prefix(prefix), tools=tools)
+        self._tool_index = 0
+        self.diagnostics: list[str] = []
+        # Events from consuming the prefix (e.g. the empty pre-filled thought channel) go out first.
+        self._pending = self._deltas(self._parser.initial_events)
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        """Feed decoded text (``token_ids`` is ignored); raises ``ValueError`` where the library does."""
+        out, self._pending = self._pending, []
+        out.extend(self._deltas(self._parser.feed(chunk)))
+        return out
+
+    def finish(self) -> list[Delta]:
+        out, self._pending = self._pending, []
+        try:
+            _message, events = self._parser.finalize()
+        except (ValueError, RuntimeError) as exc:  # as DirectStreamer.end / CBStreamer.end do
+            self.diagnostics.append(
+                f"transformers serve drops the final events: ResponseParser.finalize() failed: "
+                f"{type(exc).__name__}: {exc}")
+            events = []
+        out.extend(self._deltas(events))
+        return out
+
+    def _deltas(self, events: list[dict]) -> list[Delta]:
+        from transformers.cli.serving.utils import ReasoningText, ToolCall as ServerToolCall, response_events_to_chunks
+
+        deltas = []
+        for item in response_events_to_chunks(events):
+            if isinstance(item, ServerToolCall):
+                deltas.append(Delta(tool_calls=[ToolCallDelta(self._tool_index, item.name, item.arguments)]))
+                self._tool_index += 1
+            elif isinstance(item, ReasoningText):
+                deltas.append(Delta(reasoning=str(item)))
+            else:
+                deltas.append(Delta(content=item))
+        return deltas
+
+
+PARSERS = [TransformersGemma4Parser]

@@ -1,0 +1,86 @@
+"""Streaming modes of harness.chunking."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness import chunking
+from harness.tokens import load_tokenizer
+
+CALL = '<|tool_call>call:get_weather{location:{city:<|"|>Paris<|"|>}}<tool_call|>'
+TEXTS = ["", "x", CALL, "héllo 🚀 wörld\r\n\t", 'Sure.<|tool_call>call:f{a:<|"|>ꙮ\u2581<|"|>}<tool_call|>']
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tokenizer_loaded_once():
+    load_tokenizer("gemma4")
+
+
+def test_registered_modes():
+    assert set(chunking.MODES) == {"whole", "char", "random", "tokens"}
+    assert chunking.has_tokenizer("gemma4") and not chunking.has_tokenizer("hermes")
+
+
+@pytest.mark.parametrize("mode", sorted(chunking.MODES))
+@pytest.mark.parametrize("text", TEXTS)
+def test_concatenation_invariant(mode, text):
+    chunks = chunking.chunks_for(mode, text, seed=7, case_key="c1", fmt="gemma4")
+    assert "".join(c for c, _ in chunks) == text
+    if mode == "whole":
+        assert chunks == [(text, None)]
+    else:
+        assert all(c for c, _ in chunks)
+    for _, ids in chunks:
+        assert (ids is None) == (mode != "tokens")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(), st.integers(0, 2**32), st.text(max_size=10))
+def test_concatenation_invariant_any_text(text, seed, case_key):
+    for mode in chunking.MODES:
+        chunks = chunking.chunks_for(mode, text, seed=seed, case_key=case_key, fmt="gemma4")
+        assert "".join(c for c, _ in chunks) == text
+
+
+def test_char_mode():
+    assert chunking.chunks_for("char", "a🚀\n", seed=0, case_key="", fmt="x") == [("a", None), ("🚀", None),
+                                                                                  ("\n", None)]
+
+
+def test_random_is_deterministic_per_seed_and_case():
+    text = CALL * 3
+    a = chunking.chunks_for("random", text, seed=1, case_key="case-a", fmt="gemma4")
+    assert a == chunking.chunks_for("random", text, seed=1, case_key="case-a", fmt="gemma4")
+    assert a != chunking.chunks_for("random", text, seed=2, case_key="case-a", fmt="gemma4")
+    assert a != chunking.chunks_for("random", text, seed=1, case_key="case-b", fmt="gemma4")
+    assert all(1 <= len(c) <= 8 for c, _ in a)
+    # pinned: the same cuts on every machine and Python process (str seeds hash with sha512)
+    got = chunking.chunks_for("random", "<|tool_call>call:f{a:1}<tool_call|>", seed=42, case_key="case-1", fmt="f")
+    assert [c for c, _ in got] == ["<|t", "oo", "l_call", ">", "call:f{a", ":", "1}<tool", "_call|>"]
+
+
+def test_tokens_mode_carries_real_ids():
+    chunks = chunking.chunks_for("tokens", CALL, seed=0, case_key="", fmt="gemma4")
+    assert chunks[0] == ("<|tool_call>", [48]) and chunks[-1] == ("<tool_call|>", [49])
+    assert (":{", [29616]) in chunks and ("}}", [1807]) in chunks
+
+
+def test_tokens_mode_needs_a_vocabulary():
+    with pytest.raises(ValueError, match="real vocabulary"):
+        chunking.chunks_for("tokens", "x", seed=0, case_key="", fmt="hermes")
+
+
+def test_unknown_mode():
+    with pytest.raises(ValueError, match="unknown streaming mode"):
+        chunking.chunks_for("bytes", "x", seed=0, case_key="", fmt="gemma4")
+    with pytest.raises(ValueError, match="every_prefix_splits"):
+        chunking.chunks_for("prefix", "x", seed=0, case_key="", fmt="gemma4")
+
+
+def test_every_prefix_splits():
+    splits = list(chunking.every_prefix_splits("abc"))
+    assert splits == [["", "abc"], ["a", "bc"], ["ab", "c"], ["abc", ""]]
+    assert list(chunking.every_prefix_splits("")) == [["", ""]]
+    assert all("".join(s) == CALL for s in chunking.every_prefix_splits(CALL))

@@ -1,0 +1,477 @@
+"""Tests of the project's own Gemma 4 parser on text rendered by the real Gemma 4 chat template.
+
+Completions are rendered with transformers' jinja renderer from ``google-gemma-4-31B-it.jinja`` (fetched
+through :func:`harness.sdist.sdist_file`): completion = render(conversation + assistant turn) minus the
+prompt up to ``<|turn>model\\n``; what the generation prompt pre-fills after that is the parse prefix.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import re
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from harness.formats.gemma4 import SPEC
+from harness.model import Message, ToolCall
+from harness.protocol import Parser, run_stream
+from harness.sdist import sdist_file
+from parsers.gemma4 import Gemma4Parser
+
+TEMPLATE = "models/templates/google-gemma-4-31B-it.jinja"
+OBSERVED = Path("/work/shared/cases/observed_public.jsonl")
+MODEL_TURN = "<|turn>model\n"
+THINKING_OFF_PREFIX = "<|channel>thought\n<channel|>"
+ALL_MARKERS = tuple(dict.fromkeys(SPEC.markers + SPEC.stop_markers))
+MARKER_PREFIXES = {m[:k] for m in ALL_MARKERS for k in range(1, len(m))}
+
+PARSER = Gemma4Parser()
+HELD = Gemma4Parser(eager=False)
+
+
+# ---- helpers ---------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def template_text() -> str:
+    return Path(sdist_file(TEMPLATE)).read_text(encoding="utf-8")
+
+
+def render(calls, content: str = "", reasoning: str | None = None, thinking: bool = False,
+           tools: list | None = None) -> tuple[str, str]:
+    """Render one assistant turn; returns ``(completion text, parse prefix)``.
+
+    ``calls`` is a list of ``(name, arguments)``. The completion keeps the template's trailing stop marker.
+    """
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    user = {"role": "user", "content": "Hi"}
+    assistant = {"role": "assistant", "content": content,
+                 "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls]}
+    if reasoning is not None:
+        assistant["reasoning_content"] = reasoning
+    kw = dict(chat_template=template_text(), tools=tools, bos_token="<bos>", enable_thinking=thinking)
+    full = render_jinja_template(conversations=[[user, assistant]], add_generation_prompt=False, **kw)[0][0]
+    prompt = render_jinja_template(conversations=[[user]], add_generation_prompt=True, **kw)[0][0]
+    head = prompt[:prompt.rindex(MODEL_TURN) + len(MODEL_TURN)]
+    assert full.startswith(head)
+    return full[len(head):], prompt[len(head):]
+
+
+def view(message: Message):
+    """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
+    calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
+    return message.content, message.reasoning, calls
+
+
+def expected_view(calls, content=None, reasoning=None):
+    return view(Message(content, reasoning, [ToolCall(n, a) for n, a in calls]))
+
+
+TOKEN_RE = re.compile(r'<\|"\|>|<\|?[a-z_]+\|?>| ?[:,]?[{}\[\]()]+[,:]?| ?\w+|\s+|[^\w\s]', re.S)
+
+
+def token_pieces(text: str) -> list[str]:
+    """Chunks shaped like real Gemma 4 token pieces: whole markers, ``:{``, ``},``, ``}]}``, `` word``."""
+    pieces = TOKEN_RE.findall(text)
+    assert "".join(pieces) == text
+    return pieces
+
+
+def random_split(text: str, rng: random.Random) -> list[str]:
+    cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(0, 12)))) if len(text) > 1 else []
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+
+
+def check_delta(delta) -> None:
+    """Content/reasoning pieces never hold a marker nor end in what may still become one."""
+    for piece in (delta.content, delta.reasoning):
+        if piece:
+            assert not any(m in piece for m in ALL_MARKERS), piece
+            assert not any(piece.endswith(p) for p in MARKER_PREFIXES), piece
+
+
+def streamed(parser, chunks, tools=None, prefix="", leak_check=True):
+    return run_stream(parser, chunks, tools, prefix, on_delta=check_delta if leak_check else None)
+
+
+def assert_stream_matches(text: str, prefix: str = "", tools=None, seed: int = 0, leak_check=True) -> Message:
+    """One-shot parse, then streaming (eager and held) under several chunkings must give the same message."""
+    one_shot = PARSER.parse(text, tools, prefix)
+    rng = random.Random(seed)
+    chunkings = [[text], list(text), token_pieces(text)] + [random_split(text, rng) for _ in range(4)]
+    for chunks in chunkings:
+        for parser in (PARSER, HELD):
+            got = streamed(parser, chunks, tools, prefix, leak_check)
+            assert view(got) == view(one_shot), (chunks, parser.eager)
+    return one_shot
+
+
+# ---- protocol --------------------------------------------------------------------------------------
+
+def test_protocol_attributes():
+    from importlib.metadata import version
+
+    assert isinstance(PARSER, Parser)
+    assert PARSER.name == "toolcall-harness:gemma4"
+    assert PARSER.library == "toolcall-harness"
+    assert PARSER.version == version("toolcall-harness")
+    assert PARSER.formats == ("gemma4",)
+    assert PARSER.incremental is True
+
+
+# ---- strict text rendered by the real template -----------------------------------------------------
+
+STRICT = {
+    "nested-object": [("get_weather", {"location": {"city": "Paris", "geo": {"lat": 48.85, "lon": 2.35}}})],
+    "array-of-objects": [("edit", {"path": "a.txt", "edits": [{"old": "apple", "new": "orange"}, {"old": "x", "new": ""}]})],
+    "scalars": [("set", {"count": 42, "neg": -7, "ratio": 0.5, "flag": True, "off": False, "none": None})],
+    "empties": [("f", {"obj": {}, "arr": [], "s": "", "nested": [[], {}, [{}]]})],
+    "quotes-backslashes": [("write", {"a": 'She said "hi"', "b": "C:\\path\\", "c": "\\", "d": "it's", "e": '\\"'})],
+    "whitespace-control": [("write", {"nl": "a\nb\n", "cr": "a\r\nb", "tab": "\tx\t", "ctl": "\x00\x01\x1b\x7f",
+                                      "sp": "  padded  ", "only_ws": " \n "})],
+    "markers-in-string": [("note", {"t": "x<tool_call|>y<|tool_call>call:z{}<|channel>q<channel|><turn|>",
+                                    "u": "<|\"|", "v": "<", "w": "a<|tool_response>"})],
+    "json-syntax-in-string": [("code", {"src": 'config = {"fps": 30, "a": [1, 2]}', "p": "a:b,c}{]["})],
+    "non-ascii": [("translate", {"text": "你好，世界 — привет ✓ 🎉", "ключ": "значение"})],
+    "large-numbers": [("calc", {"big": 10**40, "negbig": -(10**30), "exp": 1e100, "small": 1.5e-7,
+                                "negexp": -2.5e-300, "zero": 0, "negzero": -0.0, "f": 3.0})],
+    "odd-keys": [("f", {"my-key": 1, "a.b": 2, "with space": 3, "9lives": 4, "": 5, "k}": 6, "a,b": 7,
+                        " lead": 8, "trail ": 9, "x<y": 10, "ü": 11})],
+    "nested-odd-keys": [("f", {"outer": {"in-ner": {"a b": [1, {"c.d": None}]}}})],
+    "dashed-dotted-name": [("manim-video", {"code": "x"}), ("ns.tool_2", {"q": 1})],
+    "zero-arg": [("get_time", {})],
+    "parallel-2": [("a", {"x": 1}), ("b", {"y": "two"})],
+    "parallel-3": [("search", {"q": "cats"}), ("search", {"q": "dogs"}), ("mail-send", {"to": ["a@b.c"], "cc": []})],
+    "deep": [("d", {"a": [[[{"b": [{"c": {"d": [1, [2, [3, {"e": "f"}]]]}}]}]]]})],
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRICT))
+@pytest.mark.parametrize("stop", [True, False], ids=["stop-kept", "stop-stripped"])
+def test_strict_rendered(case, stop):
+    calls = STRICT[case]
+    text, prefix = render(calls)
+    assert prefix == THINKING_OFF_PREFIX and text.endswith("<|tool_response>")
+    if not stop:
+        text = text[:-len("<|tool_response>")]
+    message = assert_stream_matches(text, prefix, seed=hash(case) & 0xFFFF)
+    assert view(message) == expected_view(calls)
+    assert message.diagnostics == []
+
+
+def test_rendered_shape_matches_format_facts():
+    text, _ = render([("f", {"b": None, "a": [True, 1.0, "s"], "c": {"z": 1}})])
+    assert text == '<|tool_call>call:f{a:[true,1.0,<|"|>s<|"|>],b:None,c:{z:1}}<tool_call|><|tool_response>'
+
+
+def test_prose_after_calls_and_before():
+    calls = [("lookup", {"q": "x"}), ("lookup", {"q": "y"})]
+    text, prefix = render(calls, content="  Here you go.\nMore text.  ")
+    assert text.endswith("Here you go.\nMore text.<|tool_response>")
+    message = assert_stream_matches(text, prefix)
+    assert view(message) == expected_view(calls, "Here you go.\nMore text.")
+    composed = "Let me check that.\n" + text  # prose before the calls (templates render it after)
+    message = assert_stream_matches(composed, prefix)
+    assert view(message) == expected_view(calls, "Let me check that.\nHere you go.\nMore text.")
+
+
+def test_plain_answer_without_calls():
+    text, prefix = render([], content="Just text, with {braces} and a<b or c>d.")
+    assert text.endswith("<turn|>\n")
+    message = assert_stream_matches(text, prefix)
+    assert view(message) == expected_view([], "Just text, with {braces} and a<b or c>d.")
+
+
+@pytest.mark.parametrize("thinking", [True, False])
+def test_thinking_before_call(thinking):
+    calls = [("search", {"query": "weather"})]
+    text, prefix = render(calls, reasoning="User wants weather.\nCall search.", thinking=thinking, content="ok")
+    assert prefix == ("" if thinking else THINKING_OFF_PREFIX)
+    assert text.startswith("<|channel>thought\nUser wants weather.\nCall search.\n<channel|><|tool_call>")
+    message = assert_stream_matches(text, prefix)
+    assert view(message) == expected_view(calls, "ok", "User wants weather.\nCall search.")
+
+
+def test_prefix_with_open_channel_starts_in_reasoning():
+    body = "plan the call\n<channel|><|tool_call>call:f{a:1}<tool_call|>"
+    for prefix, text in (("<|channel>thought\n", body), ("<|turn>model\n<|channel>", "thought\n" + body),
+                         ("<|channel>thought", "\n" + body)):  # the label may sit on either side
+        message = assert_stream_matches(text, prefix)
+        assert view(message) == expected_view([("f", {"a": 1})], None, "plan the call")
+    # closed channel in the prefix (thinking off): text starts as content
+    message = PARSER.parse("hello <|tool_call>call:f{}<tool_call|>", prefix=THINKING_OFF_PREFIX)
+    assert view(message) == expected_view([("f", {})], "hello")
+
+
+def test_empty_and_unlabelled_channels():
+    assert view(PARSER.parse("<|channel>thought\n<channel|>Hi")) == (("Hi", None, []))
+    assert view(PARSER.parse("<|channel>thoughtful words<channel|>Hi")) == ("Hi", "thoughtful words", [])
+    assert view(PARSER.parse("<|channel>thought")) == (None, None, [])
+
+
+def test_observed_strict_cases():
+    cases = [json.loads(line) for line in OBSERVED.read_text(encoding="utf-8").splitlines() if line.strip()]
+    strict = [c for c in cases if c["format"] == "gemma4" and c["kind"] == "strict"]
+    assert len(strict) >= 6
+    for case in strict:
+        message = assert_stream_matches(case["text"], tools=case["tools"])
+        assert view(message) == view(Message.from_json(case["expected"])), case["id"]
+
+
+# ---- drift and malformed text ----------------------------------------------------------------------
+
+RECOVERED = {
+    "newlines-between-args": ('<|tool_call>call:f{a:<|"|>x<|"|>,\nb:false,\r\n c:1}<tool_call|>',
+                              [("f", {"a": "x", "b": False, "c": 1})]),
+    "spaces-around-values": ('<|tool_call>call:f{a: 1 , b: [ 1 , <|"|>s<|"|> ] , c: { d: None } }<tool_call|>',
+                             [("f", {"a": 1, " b": [1, "s"], " c": {" d": None}})]),  # key spaces are kept
+    "space-before-brace": ("<|tool_call>call:f {}<tool_call|>", [("f", {})]),
+    "newline-after-open": ("<|tool_call>\ncall:f{}\n<tool_call|>", [("f", {})]),
+    "quoted-keys": ('<|tool_call>call:f{<|"|>my key<|"|>:1,b:{<|"|>c:d<|"|> :2}}<tool_call|>',
+                    [("f", {"my key": 1, "b": {"c:d": 2}})]),
+    "trailing-comma": ("<|tool_call>call:f{a:[1,2,],b:{c:1,},}<tool_call|>", [("f", {"a": [1, 2], "b": {"c": 1}})]),
+    "paren-form": ('<|tool_call>call:terminal(command:<|"|>ls -a<|"|>)<tool_call|>',
+                   [("terminal", {"command": "ls -a"})]),
+    "null-and-python-bools": ("<|tool_call>call:f{a:null,b:True,c:False}<tool_call|>",
+                              [("f", {"a": None, "b": True, "c": False})]),
+    "missing-close-at-end": ("<|tool_call>call:f{a:1}", [("f", {"a": 1})]),
+    "missing-close-before-next-call": ("<|tool_call>call:f{a:1}\n<|tool_call>call:g{}<tool_call|>",
+                                       [("f", {"a": 1}), ("g", {})]),
+    "missing-close-then-stop": ("<|tool_call>call:f{a:1}\n<|tool_response>", [("f", {"a": 1})]),
+    "call-inside-unclosed-thought": ("<|channel>thought\nhmm<|tool_call>call:f{}<tool_call|>", [("f", {})]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RECOVERED))
+def test_drift_recovered(case):
+    text, calls = RECOVERED[case]
+    message = assert_stream_matches(text)
+    assert [c.name for c in message.tool_calls] == [n for n, _ in calls]
+    assert view(message)[2] == expected_view(calls)[2]
+    assert message.content is None
+
+
+def test_declared_tools_strip_key_spaces():
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}}]
+    text = "<|tool_call>call:f{a:1, b:2, c :3}<tool_call|>"
+    assert view(assert_stream_matches(text, tools=tools)) == expected_view([("f", {"a": 1, "b": 2, " c ": 3})])
+    assert PARSER.parse(text).tool_calls[0].arguments == {"a": 1, " b": 2, " c ": 3}
+
+
+SURFACED = {
+    "key-equals-value": '<|tool_call>call:run{code:<|"|>print(1)<|"|>,save_as=\'report.docx\'}<tool_call|>',
+    "json-quoted-string": '<|tool_call>call:f{q:"hello there"}<tool_call|>',
+    "unterminated-string": '<|tool_call>call:f{q:<|"|>never closed',
+    "unterminated-object": "<|tool_call>call:f{a:1,b:{c:2}",
+    "no-name": "<|tool_call>call:{a:1}<tool_call|>",
+    "no-call-prefix": '<|tool_call>{"name": "f", "arguments": {}}<tool_call|>',
+    "infinity": "<|tool_call>call:f{x:inf}<tool_call|>",
+    "nan": "<|tool_call>call:f{x:nan}<tool_call|>",
+    "bad-number": "<|tool_call>call:f{x:1.2.3}<tool_call|>",
+    "empty-value": "<|tool_call>call:f{x:}<tool_call|>",
+    "extra-brace": "<|tool_call>call:f{x:1}}<tool_call|>",
+    "marker-in-key": "<|tool_call>call:f{a<|channel>:1}<tool_call|>",
+    "json-inside-paren": '<|tool_call>call:f({"a": 1})<tool_call|>',
+    "only-open": "<|tool_call>",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SURFACED))
+def test_malformed_call_is_surfaced(case):
+    text = SURFACED[case]
+    message = PARSER.parse(text)
+    assert message.tool_calls == []
+    assert message.content == text.strip()
+    assert len(message.diagnostics) == 1 and "surfaced" in message.diagnostics[0]
+    rng = random.Random(1)
+    for chunks in ([text], list(text), token_pieces(text), random_split(text, rng)):
+        assert view(streamed(HELD, chunks, leak_check=False)) == view(message)
+        # eager streaming may already have sent the name; the raw text still reaches content
+        assert streamed(PARSER, chunks, leak_check=False).content == text.strip()
+
+
+def test_surfaced_call_between_good_calls():
+    good = "<|tool_call>call:a{x:1}<tool_call|>"
+    bad = "<|tool_call>call:bad{k=v}<tool_call|>"
+    text = f"Intro {good}{bad}{good.replace('a{', 'b{')} outro"
+    message = PARSER.parse(text)
+    assert view(message) == expected_view([("a", {"x": 1}), ("b", {"x": 1})], f"Intro {bad} outro")
+    assert view(streamed(HELD, list(text), leak_check=False)) == view(message)
+
+
+def test_resync_at_next_open_marker():
+    text = "<|tool_call>call:f{a=1<|tool_call>call:g{b:2}<tool_call|>"
+    message = PARSER.parse(text)
+    assert view(message) == expected_view([("g", {"b": 2})], "<|tool_call>call:f{a=1")
+    for chunks in (list(text), token_pieces(text)):
+        assert view(streamed(HELD, chunks, leak_check=False)) == view(message)
+        eager = streamed(PARSER, chunks, leak_check=False)  # f's name was sent before the fault
+        assert eager.content == message.content and [c.name for c in eager.tool_calls] == ["f", "g"]
+        assert eager.tool_calls[1].arguments == {"b": 2}
+
+
+def test_observed_drift_cases_recovered_or_surfaced():
+    cases = [json.loads(line) for line in OBSERVED.read_text(encoding="utf-8").splitlines() if line.strip()]
+    drift = {c["id"]: c for c in cases if c["format"] == "gemma4" and c["kind"] == "drift"}
+    outcome = {}
+    for case_id, case in drift.items():
+        message = PARSER.parse(case["text"], case["tools"])
+        if view(message) == view(Message.from_json(case["expected"])):
+            outcome[case_id] = "recovered"
+        else:
+            assert message.tool_calls == [] and message.content == case["text"].strip(), case_id
+            outcome[case_id] = "surfaced"
+    assert outcome == {
+        "gemma4_plain_quote_in_string_xinference": "recovered",
+        "gemma4_paren_form_absorbed_into_name_vllm": "recovered",
+        "gemma4_key_equals_value_ollama": "surfaced",
+        "gemma4_wrapper_call_with_id_field_fastflowlm": "surfaced",
+    }
+
+
+# ---- stop markers and content edges -------------------------------------------------------------------
+
+def test_trailing_stop_markers_stripped_inner_kept():
+    assert PARSER.parse("Hello<turn|>\n").content == "Hello"
+    assert PARSER.parse("Hello<turn|><eos>").content == "Hello"
+    assert PARSER.parse("Hello <eos> \n<|tool_response>").content == "Hello"
+    assert PARSER.parse("a<turn|>b").content == "a<turn|>b"
+    assert PARSER.parse("a<turn|> <tu").content == "a<turn|> <tu"
+    for text in ("a<turn|>b", "Hello<turn|><eos>", "x <eos>y<turn|>"):
+        one = PARSER.parse(text)
+        for chunks in (list(text), token_pieces(text)):
+            assert view(streamed(PARSER, chunks, leak_check=False)) == view(one)
+
+
+def test_unknown_angle_text_is_content():
+    text = "if a<b and c <|x| d> <|tur"
+    assert view(assert_stream_matches(text, leak_check=False)) == (text, None, [])
+
+
+# ---- incremental streaming ---------------------------------------------------------------------------
+
+def test_stream_is_incremental():
+    text = 'Sure.<|tool_call>call:get_weather{city:<|"|>Paris, France<|"|>,days:3}<tool_call|>'
+    session = PARSER.stream(None, "")
+    deltas = session.feed("Sure.<|tool")
+    assert [d.content for d in deltas] == ["Sure."]
+    assert session.feed("_call>call:get_wea") == []
+    (name_delta,) = session.feed("ther{")
+    assert name_delta.tool_calls[0].name == "get_weather" and name_delta.tool_calls[0].index == 0
+    (piece,) = session.feed('city:<|"|>Paris, Fr')
+    assert piece.tool_calls[0].arguments == '"city":"Paris, Fr'
+    (piece,) = session.feed('ance<|"')
+    assert piece.tool_calls[0].arguments == "ance"  # `<|"` held: it may be the closing delimiter
+    (piece,) = session.feed('|>,days:3')
+    assert piece.tool_calls[0].arguments == '","days":'  # 3 may continue (30)
+    (piece,) = session.feed("}")
+    assert piece.tool_calls[0].arguments == "3}"
+    assert session.feed("<tool_call|>") == [] and session.finish() == []
+
+
+def test_held_mode_emits_call_whole_at_close():
+    session = HELD.stream(None, "")
+    assert session.feed("<|tool_call>call:f{a:") == []
+    (delta,) = session.feed("1}<tool_call|>")
+    assert (delta.tool_calls[0].name, delta.tool_calls[0].arguments) == ("f", '{"a":1}')
+
+
+def test_reasoning_streams_before_close():
+    session = PARSER.stream(None, "")
+    assert [d.reasoning for d in session.feed("<|channel>thought\nStep one")] == ["Step one"]
+    deltas = session.feed(" and two <chan")
+    text = "".join(d.reasoning or "" for d in deltas)
+    assert "two" in text and "<" not in text
+
+
+def test_unterminated_call_at_finish():
+    text = "Hi <|tool_call>call:f{a:<|\"|>x"
+    session = PARSER.stream(None, "")
+    deltas = session.feed(text)
+    assert deltas[0].content == "Hi" and deltas[1].tool_calls[0].name == "f"
+    tail = session.finish()
+    assert "".join(d.content or "" for d in tail) == ' <|tool_call>call:f{a:<|"|>x'
+    assert PARSER.parse(text).content == text
+
+
+# ---- property tests ----------------------------------------------------------------------------------
+
+def _plain_key(key: str) -> bool:
+    """Keys the template can write bare and this reader reads back raw (documented limits)."""
+    if ":" in key or "<" in key:
+        return False
+    edges = key[:len(key) - len(key.lstrip())] + key[len(key.rstrip()):]
+    return not ("\n" in edges or "\r" in edges) and not key.lstrip().startswith("}")
+
+
+TRICKY = st.sampled_from(['"', "\\", "a\\", "<tool_call|>", "<|tool_call>", "}", "]", ",", ":", "\r\n", "<|\"",
+                          "<|\"|", "<", "None", "true", "1", "", " ", "\t\x00", "é😀"])
+KEYS = st.one_of(st.text(max_size=10), st.from_regex(r"[a-z][a-z0-9_.\- ]{0,8}", fullmatch=True)).filter(_plain_key)
+STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join)).filter(
+    lambda s: '<|"|>' not in s)
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(min_value=10**20, max_value=10**60),
+                    st.floats(allow_nan=False, allow_infinity=False), STRINGS)
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4),
+                      max_leaves=10)
+NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
+CALLS = st.lists(st.tuples(NAMES, st.dictionaries(KEYS, VALUES, max_size=5)), min_size=1, max_size=3)
+PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=CALLS, after=PROSE, before=PROSE, reasoning=PROSE, thinking=st.booleans(), data=st.data())
+def test_property_render_parse_roundtrip(calls, after, before, reasoning, thinking, data):
+    reasoning = reasoning.strip() or None
+    text, prefix = render(calls, content=after, reasoning=reasoning, thinking=thinking)
+    text = before + text
+    content = (before + after.strip()).strip() or None
+    message = PARSER.parse(text, None, prefix)
+    assert view(message) == expected_view(calls, content, reasoning)
+    splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
+    chunks = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])]
+    for chunking in (chunks, token_pieces(text), list(text)):
+        for parser in (PARSER, HELD):
+            assert view(streamed(parser, chunking, None, prefix)) == view(message)
+
+
+FRAGMENTS = st.sampled_from(['<|tool_call>', 'call:', 'f', '{', '}', '[', ']', '(', ')', ':', ',', '<|"|>', 'a',
+                             '1', 'None', ' ', '\n', '<tool_call|>', '<turn|>', '<|tool_response>', '<eos>', '=',
+                             '"', '<', '|', '>', '<|', 'x y', '-2.5e+3', '<|channel>', '<channel|>', 'thought'])
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(FRAGMENTS, max_size=30), data=st.data())
+def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
+    text = "".join(pieces)
+    message = PARSER.parse(text)
+    if not message.tool_calls and "<|channel>" not in text:  # all is content, bar trailing stop markers
+        body = re.sub(r"(?:<\|tool_response>|<turn\|>|<eos>)(?:\s|<\|tool_response>|<turn\|>|<eos>)*\Z", "", text)
+        assert message.content == (body.strip() or None)
+    splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
+    chunks = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])]
+    for chunking in (chunks, list(text)):
+        assert view(streamed(HELD, chunking, leak_check=False)) == view(message)
+        if not message.diagnostics:
+            assert view(streamed(PARSER, chunking, leak_check=False)) == view(message)
+
+
+# ---- speed -------------------------------------------------------------------------------------------
+
+def test_parse_speed():
+    calls = [("search_documents", {"query": "quarterly revenue by region", "filters": {"year": 2024, "tags":
+             ["finance", "emea"], "draft": False, "owner": None}, "limit": 25, "offset": 0, "ratio": 0.75,
+             "note": 'say "hi"\nline two, with {braces}', "sort": [{"field": "date", "desc": True}]})]
+    text, prefix = render(calls)
+    assert 280 < len(text) < 360, len(text)
+    PARSER.parse(text, None, prefix)
+    n, start = 500, time.perf_counter()
+    for _ in range(n):
+        PARSER.parse(text, None, prefix)
+    per_parse = (time.perf_counter() - start) / n
+    assert per_parse < 1e-3, per_parse
