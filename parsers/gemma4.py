@@ -36,10 +36,11 @@ the strict reading would give an implausible key):
   holding ``<|"|>``.
 
 Streaming: content and reasoning are released as soon as they cannot be the start of a marker. By default
-(``eager=True``) a call's name is emitted when complete and its arguments as JSON fragments as they are
-read, so on well-formed text streaming equals one-shot for any chunking. A call found malformed after its
-name was streamed cannot be retracted: its raw text still goes to content, and the partial call stays.
-``Gemma4Parser(eager=False)`` holds each call until its close and matches one-shot on every input.
+each call is held until its close and then emitted whole (name and arguments JSON), so streaming matches
+one-shot on every input, malformed ones included: nothing emitted ever needs retracting.
+``Gemma4Parser(eager=True)`` instead emits a call's name when complete and its arguments as JSON fragments
+as they are read; on well-formed text that equals one-shot for any chunking, but a call found malformed
+after its name was streamed cannot be retracted (its raw text goes to content and the partial call stays).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class Gemma4Parser:
     formats = ("gemma4",)
     incremental = True
 
-    def __init__(self, eager: bool = True):
+    def __init__(self, eager: bool = False):
         self.eager = eager
 
     def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
@@ -100,7 +101,7 @@ class Gemma4Parser:
 class Gemma4Stream:
     """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
 
-    def __init__(self, tools: list | None, prefix: str, eager: bool = True):
+    def __init__(self, tools: list | None, prefix: str, eager: bool = False):
         self._reader = _Reader(tools, prefix, eager)
         self._tail = _StopTail()
 

@@ -30,8 +30,8 @@ THINKING_OFF_PREFIX = "<|channel>thought\n<channel|>"
 ALL_MARKERS = tuple(dict.fromkeys(SPEC.markers + SPEC.stop_markers))
 MARKER_PREFIXES = {m[:k] for m in ALL_MARKERS for k in range(1, len(m))}
 
-PARSER = Gemma4Parser()
-HELD = Gemma4Parser(eager=False)
+PARSER = Gemma4Parser(eager=True)  # streams call names and argument fragments as they are read
+HELD = Gemma4Parser()  # the default: each call emitted whole at its close
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
@@ -475,3 +475,7 @@ def test_parse_speed():
         PARSER.parse(text, None, prefix)
     per_parse = (time.perf_counter() - start) / n
     assert per_parse < 1e-3, per_parse
+
+
+def test_default_parser_holds_calls_until_close():
+    assert Gemma4Parser().eager is False and Gemma4Parser(eager=True).eager is True
