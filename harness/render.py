@@ -96,8 +96,8 @@ def render_messages(template: ChatTemplate, messages: list[dict], tools: list | 
         where = f"{template.file}" + (f", line {line}" if line else "")
         kind = "Jinja error" if isinstance(exc, jinja2.TemplateError) else type(exc).__name__
         message = str(exc).strip() or type(exc).__name__
-        raise TemplateRenderError(f"chat template {where} ({template.provenance.get('source', '?')}) "
-                                  f"failed to render: {kind}: {message}") from None
+        origin = f"{template.provenance.get('source', '?')} {template.provenance.get('location', '')}".strip()
+        raise TemplateRenderError(f"chat template {where} ({origin}) failed to render: {kind}: {message}") from None
     return rendered[0]
 
 

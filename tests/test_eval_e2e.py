@@ -94,3 +94,24 @@ def test_check_malformed_file_names_line(tmp_path):
     bad.write_text('{"id": "x"}\n')
     proc = run_cli("check", str(bad), "--parser", "toolcall-harness:gemma4")
     assert proc.returncode == 2 and f"{bad}:1" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("template, message", [
+    ("{% for m in messages %}{{ m.content }{% endfor %}", "Jinja error: unexpected '}'"),
+    ('{{ raise_exception("no tools here") }}', "Jinja error: no tools here"),
+])
+def test_template_that_fails_to_render_is_named_with_the_jinja_error(tmp_path, template, message):
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    (model_dir / "chat_template.jinja").write_text(template)
+    proc = run_cli("eval", "--model-dir", str(model_dir), "--cases", "2", "--out", str(tmp_path / "run"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "chat_template.jinja" in proc.stderr and str(model_dir) in proc.stderr and message in proc.stderr
+
+
+def test_parsers_command_lists_the_three_parsers():
+    proc = run_cli("parsers")
+    assert proc.returncode == 0
+    lines = proc.stdout.splitlines()
+    for name in ("toolcall-harness:gemma4", "transformers==5.24.0:gemma4", "mlx-lm==0.32.2:gemma4"):
+        assert any(line.startswith(name) and "available" in line for line in lines)
