@@ -369,6 +369,14 @@ def _fallback_note(entry: ModelEntry, source: str, file: str, attempts: list[dic
     return f"{source} template used for {entry.name} after earlier sources failed: {why}" if attempts else ""
 
 
+def _check_user_paths(model_dir: str | None, gguf: str | None) -> None:
+    """A path the user named must exist: a typo is an error, not a silent fall back to another template."""
+    if model_dir is not None and not Path(model_dir).is_dir():
+        raise TemplateNotFoundError(f"model directory {model_dir}: not a directory")
+    if gguf is not None and not Path(gguf).is_file():
+        raise TemplateNotFoundError(f"GGUF file {gguf}: no such file")
+
+
 def load_template(model: str, model_dir: str | None = None, gguf: str | None = None,
                   offline: bool | None = None) -> ChatTemplate:
     """Load model ``model``'s chat template from the first source that has it (see the module doc).
@@ -380,9 +388,12 @@ def load_template(model: str, model_dir: str | None = None, gguf: str | None = N
       (now, and huggingface_hub's import-time value).
 
     Returns a :class:`ChatTemplate`. Raises :class:`UnknownModelError`, :class:`CatalogError`, or
-    :class:`TemplateNotFoundError` when no source supplies a template.
+    :class:`TemplateNotFoundError` when no source supplies a template or when ``model_dir``/``gguf`` names a
+    path that does not exist (a directory or GGUF that exists but holds no template falls through to the next
+    source, and the attempt is recorded).
     """
     entry = get_model(model)
+    _check_user_paths(model_dir, gguf)
     if offline is None:
         offline = _env_offline()
     chain = []

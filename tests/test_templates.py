@@ -177,7 +177,7 @@ def test_offline_parameter_overrides_env():
     assert "stands in" not in tmpl.provenance["fallback_note"]
 
 
-def test_no_source_raises_listing_attempts(offline, monkeypatch):
+def test_no_source_raises_listing_attempts(offline, monkeypatch, tmp_path):
     import harness.sdist
 
     def no_sdist(relpath):
@@ -185,11 +185,20 @@ def test_no_source_raises_listing_attempts(offline, monkeypatch):
 
     monkeypatch.setattr(harness.sdist, "sdist_file", no_sdist)
     with pytest.raises(TemplateNotFoundError) as info:
-        load_template("gemma-4-e4b", model_dir="/nonexistent/dir")
+        load_template("gemma-4-e4b", model_dir=str(tmp_path))  # a directory without a template
     msg = str(info.value)
     assert msg.startswith("no chat template for gemma-4-e4b: ")
-    assert "local_dir: /nonexistent/dir: not a directory" in msg
+    assert f"local_dir: {tmp_path}: no chat_template.jinja" in msg
     assert "hub: offline" in msg and "sdist: could not download" in msg
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"model_dir": "/nonexistent/dir"}, "model directory /nonexistent/dir: not a directory"),
+    ({"gguf": "/nonexistent/m.gguf"}, "GGUF file /nonexistent/m.gguf: no such file"),
+])
+def test_a_path_the_user_names_must_exist(offline, kwargs, message):
+    with pytest.raises(TemplateNotFoundError, match=message):
+        load_template("gemma-4-e2b", **kwargs)
 
 
 # --- hub --------------------------------------------------------------------------------------------
