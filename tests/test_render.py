@@ -235,7 +235,7 @@ def test_raise_exception_names_template_message_and_line():
     text = "{{ bos_token }}\n{% if tools %}\n{{ raise_exception('tools are not supported') }}\n{% endif %}"
     with pytest.raises(TemplateRenderError) as info:
         render_scenario(broken(text), Scenario("s", [WEATHER], [weather()]), FMT)
-    assert str(info.value) == ("chat template broken.jinja, line 3 (local_dir) failed to render: "
+    assert str(info.value) == ("chat template broken.jinja, line 3 (local_dir /tmp/x) failed to render: "
                                "Jinja error: tools are not supported")
 
 
