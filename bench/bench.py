@@ -18,10 +18,6 @@ from harness.templates import load_template
 from parsers import create_parsers
 
 
-def rate(count: int, seconds: float) -> str:
-    return f"{count / seconds:10.1f} cases/s  ({count} in {seconds:.2f} s)"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="gemma-4-e2b")
@@ -34,7 +30,7 @@ def main() -> None:
     t0 = time.perf_counter()
     corpus = build_corpus(template, fmt, seed=args.seed, n_generated=args.cases, slices=("curated", "generated"))
     cases = corpus.cases
-    print(f"corpus build (generate + render): {rate(len(cases), time.perf_counter() - t0)}")
+    report("corpus build (generate + render)", len(cases), time.perf_counter() - t0)
 
     from harness.render import render_scenario
     from harness.edge_catalog import curated_scenarios
@@ -43,29 +39,41 @@ def main() -> None:
     t0 = time.perf_counter()
     for s in scenarios:
         render_scenario(template, s, fmt)
-    print(f"render only:                       {rate(len(scenarios), time.perf_counter() - t0)}")
+    report("render only (curated)", len(scenarios), time.perf_counter() - t0)
 
     parsers, _ = create_parsers(None, fmt.name)
+    chars = sum(len(c.text) for c in cases)
+    print(f"{len(cases)} cases, {chars} characters; failures to parse (exceptions) are counted, not skipped")
     for parser in parsers:
+        results, errors = [], 0
         t0 = time.perf_counter()
-        results = []
         for case in cases:
             try:
                 results.append((case, parser.parse(case.text, case.tools, case.prefix)))
             except Exception:
-                pass
-        print(f"parse one-shot   {parser.name:32s} {rate(len(cases), time.perf_counter() - t0)}")
+                errors += 1
+        report(f"parse one-shot    {parser.name}", len(cases), time.perf_counter() - t0, chars, errors)
+        errors = 0
         t0 = time.perf_counter()
         for case in cases:
             try:
                 run_stream(parser, list(case.text), case.tools, case.prefix)
             except Exception:
-                pass
-        print(f"parse char-stream {parser.name:31s} {rate(len(cases), time.perf_counter() - t0)}")
+                errors += 1
+        report(f"parse char-stream {parser.name}", len(cases), time.perf_counter() - t0, chars, errors)
         t0 = time.perf_counter()
         for case, got in results:
             score(case, got, fmt)
-        print(f"score            {parser.name:32s} {rate(len(results), time.perf_counter() - t0)}")
+        report(f"score             {parser.name}", len(results), time.perf_counter() - t0)
+
+
+def report(label: str, count: int, seconds: float, chars: int = 0, errors: int = 0) -> None:
+    line = f"{label:50s} {count / seconds:10.1f} cases/s ({count} in {seconds:.2f} s)"
+    if chars:
+        line += f", {chars / seconds / 1000:8.1f} k chars/s"
+    if errors:
+        line += f", {errors} raised"
+    print(line)
 
 
 if __name__ == "__main__":

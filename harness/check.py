@@ -22,11 +22,15 @@ def check_file(path: Path, parser_name: str, modes: tuple[str, ...] = ("oneshot"
     """
     from parsers import get_parser
 
-    try:
-        parser = get_parser(parser_name, fmt)
-    except KeyError as exc:
-        raise HarnessError(str(exc).strip("'\"")) from None
+    parser = get_parser(parser_name, fmt)
     cases = load_cases(path, fmt=fmt)
+    if not cases:
+        raise HarnessError(f"{path}: no cases" + (f" of format {fmt}" if fmt else ""))
+    spec_modes = modes_for(parser, modes, get_format(parser.formats[0]))
+    skipped = [m for m in modes if m not in spec_modes]
+    if skipped:
+        raise HarnessError(f"mode(s) {', '.join(skipped)} do not apply to {parser.name} "
+                           "(prefix: only the project's own incremental parsers; tokens: formats with a real vocabulary)")
     counts: Counter = Counter()
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

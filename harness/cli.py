@@ -7,6 +7,7 @@ Bad input (unknown model or parser, malformed case file, a template that fails t
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -14,11 +15,12 @@ from rich.console import Console
 
 from harness.errors import HarnessError
 from harness.model import SLICES
-from harness.runner import DEFAULT_MODES, DEFAULT_TIMEOUT_S
+from harness.runner import DEFAULT_MODES, DEFAULT_TIMEOUT_S, request_interrupt
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    signal.signal(signal.SIGINT, request_interrupt)
     console = Console()
     if not console.is_terminal:  # logs and pipes: wide enough for the tables, no colour codes
         console = Console(width=max(console.width, 140), no_color=True)
@@ -28,8 +30,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: results written so far are kept in results.jsonl", file=sys.stderr)
+        print("interrupted", file=sys.stderr)
         return 130
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
 
 
 def _csv(text: str) -> list[str]:
@@ -37,7 +46,8 @@ def _csv(text: str) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="toolcall-harness", description=__doc__.splitlines()[0])
+    top = argparse.ArgumentParser(prog="toolcall-harness",
+                                  description="Differential testing and evaluation of LLM tool-call parsers.")
     sub = top.add_subparsers(dest="command", required=True)
 
     ev = sub.add_parser("eval", help="render the model's corpus, run every parser, print the pass-rate table")
@@ -47,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--modes", type=_csv, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
     ev.add_argument("--slices", type=_csv, default=list(SLICES), help=f"default: {','.join(SLICES)}")
     ev.add_argument("--seed", type=int, default=0, help="seed for generated cases and random chunkings")
-    ev.add_argument("--cases", type=int, default=300, help="number of generated (property-based) cases")
+    ev.add_argument("--cases", type=_count, default=300, help="number of generated (property-based) cases")
     ev.add_argument("--out", type=Path, default=None, help="run directory (default reports/<model>/<run-id>)")
     ev.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")
     ev.add_argument("--no-shrink", action="store_true", help="skip hypothesis shrinking of generated failures")
@@ -56,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     ck = sub.add_parser("check", help="score an external case file (JSON Lines) with one parser")
     ck.add_argument("file", type=Path)
     ck.add_argument("--parser", required=True)
-    ck.add_argument("--mode", type=_csv, default=["oneshot"], help="modes, comma-separated (default oneshot)")
+    ck.add_argument("--modes", "--mode", dest="mode", type=_csv, default=["oneshot"],
+                    help="modes, comma-separated (default oneshot)")
     ck.add_argument("--format", default=None, help="only cases of this format")
     ck.add_argument("--seed", type=int, default=0)
     ck.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S)
@@ -78,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     cp = sub.add_parser("corpus", help="write the model's rendered corpus as a case file")
     _template_args(cp)
     cp.add_argument("--seed", type=int, default=0)
-    cp.add_argument("--cases", type=int, default=300)
+    cp.add_argument("--cases", type=_count, default=300)
     cp.add_argument("--slices", type=_csv, default=list(SLICES))
     cp.add_argument("--out", type=Path, required=True)
     cp.set_defaults(func=_cmd_corpus)
@@ -86,7 +97,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _template_args(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--model", default="gemma-4-e2b", help="catalog name (see `toolcall-harness models`)")
+    cmd.add_argument("--model", default="gemma-4-e2b",
+                     help="catalog name (see `toolcall-harness models`); it sets the format and hub repo "
+                          "even when --model-dir or --gguf supplies the template")
     cmd.add_argument("--model-dir", default=None, help="local model directory holding the chat template")
     cmd.add_argument("--gguf", default=None, help="GGUF file whose tokenizer.chat_template to use")
 
@@ -133,7 +146,11 @@ def _cmd_template(args, console: Console) -> int:
 
     template = load_template(args.model, model_dir=args.model_dir, gguf=args.gguf)
     for key, value in template.provenance.items():
-        print(f"{key}: {value}")
+        if key == "attempts":
+            for attempt in value:
+                print(f"attempt: {attempt['source']}: {attempt['error']}")
+        else:
+            print(f"{key}: {value}")
     if args.print:
         print(template.text)
     return 0

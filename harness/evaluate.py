@@ -24,7 +24,8 @@ from harness.corpus import build_corpus
 from harness.formats import get_format
 from harness.model import SLICES, Case
 from harness.protocol import Parser
-from harness.runner import DEFAULT_MODES, DEFAULT_TIMEOUT_S, ONESHOT, ResultsWriter, evaluate_case, guarded, modes_for
+from harness.runner import (DEFAULT_MODES, DEFAULT_TIMEOUT_S, ONESHOT, ResultsWriter, check_interrupted, evaluate_case,
+                            guarded, modes_for)
 from harness.scoring import score
 from harness.templates import load_template
 
@@ -67,32 +68,37 @@ def run_eval(config: EvalConfig) -> Path:
     from parsers import create_parsers
 
     console = config.console
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), dt.datetime.now()
     entry = get_model(config.model)
     fmt = get_format(entry.format)
+    parsers, unavailable = create_parsers(config.parsers, fmt.name)  # unknown names fail before any work
     template = load_template(config.model, model_dir=config.model_dir, gguf=config.gguf)
     console.print(f"template: {template.provenance['source']} {template.provenance['file']} "
                   f"sha256 {template.provenance['sha256'][:12]}…"
                   + (f"  [yellow]fallback: {template.provenance.get('fallback_note', '')}[/yellow]"
                      if template.provenance.get("fallback") else ""))
     corpus = build_corpus(template, fmt, seed=config.seed, n_generated=config.n_generated, slices=config.slices)
-    parsers, unavailable = create_parsers(config.parsers, fmt.name)
+    check_interrupted()
     for name, reason in unavailable.items():
         console.print(f"[yellow]parser {name} unavailable: {reason}[/yellow]")
 
-    run_id = dt.datetime.now().strftime("%Y%m%d-%H%M%S") + f"-s{config.seed}"
+    run_id = started_at.strftime("%Y%m%d-%H%M%S") + f"-s{config.seed}"
     run_dir = config.out_dir or REPORTS_DIR / config.model / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     write_cases(run_dir / "corpus.jsonl", corpus.cases)
     console.print(f"corpus: " + ", ".join(f"{s} {corpus.count(s)}" for s in config.slices)
                   + f" cases; parsers: {', '.join(p.name for p in parsers)}; writing {run_dir}")
 
-    records = _run_all(corpus.cases, parsers, fmt, config, run_dir / "results.jsonl")
+    try:
+        records = _run_all(corpus.cases, parsers, fmt, config, run_dir / "results.jsonl")
+    except KeyboardInterrupt:
+        console.print(f"interrupted: the records produced so far are in {run_dir / 'results.jsonl'}")
+        raise
     shrunk = _shrink_generated(records, parsers, template, fmt, config) if config.shrink else {}
 
     info = {
         "model": config.model, "format": fmt.name, "run_id": run_id,
-        "started": dt.datetime.now().isoformat(timespec="seconds"),
+        "started": started_at.isoformat(timespec="seconds"),
         "duration_s": time.perf_counter() - started, "template": template.provenance,
         "tokenizer": _tokenizer_provenance(fmt.name), "versions": library_versions(),
         "seeds": {"run_seed": config.seed, "hypothesis_seed": config.seed, "random_split_seed": config.seed},
@@ -112,6 +118,7 @@ def _run_all(cases: list[Case], parsers: list[Parser], fmt, config: EvalConfig, 
                                                            disable=not config.console.is_terminal) as progress:
         task = progress.add_task("parsing", total=total)
         for case in cases:
+            check_interrupted()
             for parser, modes in plan:
                 for record in evaluate_case(case, parser, fmt, modes, config.seed, config.timeout_s):
                     writer.write(record)
@@ -172,6 +179,7 @@ def _write_reports(run_dir: Path, info: dict, records: list[dict], cases: list[C
     for table in report.pass_tables(summary, parser_names, slices, modes,
                                     title=f"{info['model']}: passed/total"):
         console.print(table)
+    console.print(report.LEGEND, markup=False, highlight=False)
     failures = report.top_failures(records, {c.id: c.text for c in cases})
     report.print_failures(console, failures, shrunk)
     report.write_summary_csv(summary, run_dir / "summary.csv")

@@ -72,35 +72,51 @@ def markdown_table(summary: pd.DataFrame, parsers: list[str], slices: list[str],
 
 
 def top_failures(records: list[dict], texts: dict[str, str], limit: int = 5) -> dict[str, list[dict]]:
-    """Per parser: the ``limit`` most frequent error types, each with its count and the shortest example.
+    """Per parser: the ``limit`` error types failing the most cases, each with the shortest example.
 
-    Returns ``{parser: [{"error_type", "count", "example": record, "text": case text}]}``.
+    ``cases`` counts distinct failing cases, ``records`` the (case, mode) rows; the example is the shortest
+    failing text, one-shot preferred. Returns ``{parser: [{"error_type", "cases", "records", "modes",
+    "example": record, "text": case text}]}``.
     """
     out: dict[str, list[dict]] = {}
     failing = [r for r in records if r["verdict"] in ("fail", "error")]
     for parser in dict.fromkeys(r["parser"] for r in records):
         mine = [r for r in failing if r["parser"] == parser]
-        counts = Counter(r["error_type"] for r in mine)
+        cases = Counter()
+        for error_type, case_id in {(r["error_type"], r["case_id"]) for r in mine}:
+            cases[error_type] += 1
         rows = []
-        for error_type, count in counts.most_common(limit):
-            example = min((r for r in mine if r["error_type"] == error_type),
-                          key=lambda r: (r["text_len"], r["case_id"], r["mode"]))
-            rows.append({"error_type": error_type, "count": count, "example": example,
+        for error_type, count in cases.most_common(limit):
+            hits = [r for r in mine if r["error_type"] == error_type]
+            example = min(hits, key=lambda r: (r["text_len"], r["mode"] != "oneshot", r["case_id"], r["mode"]))
+            rows.append({"error_type": error_type, "cases": count, "records": len(hits),
+                         "modes": sorted({r["mode"] for r in hits}), "example": example,
                          "text": texts.get(example["case_id"], "")})
         out[parser] = rows
     return out
+
+
+LEGEND = ("cells: passed/total cases; +Ns: drift cases surfaced (no call, raw text kept in content); "
+          "-: mode not applicable (prefix: own parser only). oneshot = parse(); whole/char/random/tokens/prefix "
+          "= streaming chunkings.")
+
+
+def flat(text: str) -> str:
+    """One display line: newlines inside a detail (multi-line exception messages) become `` ⏎ ``."""
+    return " ⏎ ".join(part.strip() for part in str(text).splitlines() if part.strip())
 
 
 def print_failures(console: Console, failures: dict[str, list[dict]], shrunk: dict) -> None:
     """Print the top failure types per parser with one shortest example each."""
     for parser, rows in failures.items():
         if not rows:
-            console.print(f"[bold]{parser}[/bold]: no failures")
+            console.print(f"{parser}: no failures", markup=False, highlight=False)
             continue
-        console.print(f"[bold]{parser}[/bold]: top failure types")
+        console.print(f"{parser}: top failure types", markup=False, highlight=False)
         for row in rows:
             ex = row["example"]
-            console.print(f"  {row['error_type']} × {row['count']}  e.g. {ex['case_id']} [{ex['mode']}]: {ex['detail']}",
+            console.print(f"  {row['error_type']}: {row['cases']} cases ({row['records']} case×mode results, modes "
+                          f"{','.join(row['modes'])}); shortest {ex['case_id']} [{ex['mode']}]: {flat(ex['detail'])}"[:600],
                           markup=False, highlight=False)
             console.print(f"      text: {row['text']!r}"[:400], markup=False, highlight=False)
         for (p, error_type), example in shrunk.items():
@@ -120,7 +136,7 @@ def write_report_md(path: Path, info: dict, summary: pd.DataFrame, failures: dic
     t = info["template"]
     lines = [f"# Tool-call parser evaluation: {info['model']} ({info['format']})", "",
              f"Run `{info['run_id']}`, {info['started']}, {info['duration_s']:.1f} s.", "",
-             "Cells are passed/total; `+Ns` counts drift cases surfaced (no call, raw text kept in content).", "",
+             LEGEND, "",
              markdown_table(summary, parsers, slices, modes), "", "## Top failure types", ""]
     for parser, rows in failures.items():
         lines.append(f"### `{parser}`")
@@ -129,7 +145,8 @@ def write_report_md(path: Path, info: dict, summary: pd.DataFrame, failures: dic
             lines += ["No failures.", ""]
         for row in rows:
             ex = row["example"]
-            lines += [f"- **{row['error_type']}** × {row['count']} — shortest: `{ex['case_id']}` ({ex['mode']}): {ex['detail']}",
+            lines += [f"- **{row['error_type']}**: {row['cases']} cases ({row['records']} case×mode results; modes "
+                      f"{', '.join(row['modes'])}) — shortest: `{ex['case_id']}` ({ex['mode']}): {flat(ex['detail'])}",
                       "", "  ```text", "  " + row["text"].replace("\n", "\n  "), "  ```",
                       f"  got: `{_one_line(ex['got'])}`", ""]
         for (p, error_type), example in shrunk.items():

@@ -31,6 +31,26 @@ DEFAULT_MODES = (ONESHOT, "whole", "char", "random", "tokens", PREFIX)
 DEFAULT_TIMEOUT_S = 10.0
 
 
+INTERRUPTED = threading.Event()
+
+
+def request_interrupt(signum=None, frame=None) -> None:
+    """SIGINT handler: remember the request, then raise ``KeyboardInterrupt`` as Python would.
+
+    Remembering matters because Python drops an exception raised inside a garbage-collector callback (as
+    hypothesis installs), so a Ctrl-C landing there would be lost; :func:`check_interrupted`, called between
+    cases, raises it again.
+    """
+    INTERRUPTED.set()
+    raise KeyboardInterrupt
+
+
+def check_interrupted() -> None:
+    """Raise ``KeyboardInterrupt`` if an interrupt was requested (see :func:`request_interrupt`)."""
+    if INTERRUPTED.is_set():
+        raise KeyboardInterrupt
+
+
 class ParserTimeout(Exception):
     """Raised inside a parser call that ran past the time limit."""
 

@@ -57,6 +57,8 @@ def sdist_archive() -> Path:
     if target.exists() and sha256_file(target) == SDIST_SHA256:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    print(f"downloading {SDIST_NAME}=={SDIST_VERSION} sdist (76 MB, once) into {target.parent} ...",
+          file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
                "--quiet", "-d", tmp, f"{SDIST_NAME}=={SDIST_VERSION}"]

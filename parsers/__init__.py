@@ -21,6 +21,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
+from harness.errors import HarnessError
 from harness.protocol import Parser
 
 # Parser modules (under ``parsers/``) → the library each wraps (used to explain an unavailable library).
@@ -41,8 +42,11 @@ ALIASES: dict[str, str] = {
 Factory = Callable[[], Parser]
 
 
-class UnknownParserError(KeyError):
-    """No available parser answers to a name; the message lists the known names and unavailable ones."""
+class UnknownParserError(HarnessError, KeyError):
+    """No available parser answers to a name; the message lists the known names and unavailable ones.
+
+    A :class:`~harness.errors.HarnessError` (the CLI prints it as one ``error:`` line) and a ``KeyError``.
+    """
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
@@ -129,7 +133,11 @@ def parser_info(format: str | None = None) -> list[dict]:
 def describe_parsers(format: str | None = None) -> list[tuple[str, str]]:
     """``[(name, status)]`` for ``toolcall-harness parsers``: each available parser with its library and
     formats, then each unavailable module with the reason."""
-    rows = [(info["name"], f"available  library={info['library']} formats={','.join(info['formats'])}")
+    aliases = {}
+    for alias, library in ALIASES.items():
+        aliases.setdefault(library, []).append(alias)
+    rows = [(info["name"], f"available  library={info['library']} formats={','.join(info['formats'])} "
+                           f"aliases={','.join(aliases.get(info['library'], []))}")
             for info in parser_info(format)]
     rows += [(label, f"unavailable: {reason}") for label, reason in unavailable_parsers().items()]
     return rows
@@ -193,7 +201,6 @@ def create_parsers(names: list[str] | None, format: str) -> tuple[list[Parser], 
         if all(p.name != full for p in parsers):
             parsers.append(reg.entries[full].factory())
     return parsers, unavailable
-
 
 
 def _module_library(label: str) -> str | None:
