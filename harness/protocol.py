@@ -54,9 +54,15 @@ class Delta:
 
 @runtime_checkable
 class StreamSession(Protocol):
-    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]: ...
+    """One streamed completion. Optional attribute ``diagnostics: list[str]`` (what the library swallowed)."""
 
-    def finish(self) -> list[Delta]: ...
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        """Take the next decoded text ``chunk`` (with its token ids when known); return the deltas now certain."""
+        ...
+
+    def finish(self) -> list[Delta]:
+        """End of generation (the stop token was consumed); return the remaining deltas."""
+        ...
 
 
 @runtime_checkable
@@ -74,9 +80,14 @@ class Parser(Protocol):
     formats: tuple[str, ...]
     incremental: bool
 
-    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message: ...
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        """Parse a whole completion. ``tools``: OpenAI-style declarations of the request; ``prefix``: text the
+        chat template pre-filled after the generation prompt. May raise: the harness records it."""
+        ...
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> StreamSession: ...
+    def stream(self, tools: list | None = None, prefix: str = "") -> StreamSession:
+        """Open a streaming session for one completion (same arguments as :meth:`parse`)."""
+        ...
 
 
 class BufferedStream:

@@ -22,8 +22,8 @@ be used is an error, not a silent switch to another template. Otherwise the hub 
    :func:`_no_hub_telemetry`).
 3. ``gguf`` -- a GGUF path the user gives: its ``tokenizer.chat_template`` metadata string (tried right
    after ``local_dir``, before the hub: a file the user names wins). Read by
-   :func:`read_gguf_metadata_string`, a scanner that skips to the key, because ``gguf.GGUFReader`` parses
-   every array eagerly (measured: 16 s on the 15.8 MB ``ggml-vocab-gemma-4.gguf``; the scanner: < 0.1 s).
+   :func:`read_gguf_metadata_string` (:mod:`harness.gguf_meta`, which skips to the key: ``gguf.GGUFReader``
+   decodes every array and takes 16 s on the 15.8 MB ``ggml-vocab-gemma-4.gguf``).
 4. ``sdist`` -- the catalog's ``offline_template`` from the pinned llama-cpp-python sdist
    (:func:`harness.sdist.sdist_file`): llama.cpp's copy of a model repository's template. For a model with
    no copy of its own (Gemma 4 E2B/E4B) another model's template stands in; the catalog says so and the
@@ -39,14 +39,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import mmap
 import os
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.catalog import ModelEntry, get_model
 from harness.errors import TemplateNotFoundError
+from harness.gguf_meta import read_gguf_metadata
 
 __all__ = ["ChatTemplate", "load_template", "template_from_text", "read_gguf_metadata_string",
            "HUB_TIMEOUT_S", "SOURCES"]
@@ -265,72 +264,17 @@ def _from_hub(entry: ModelEntry, offline: bool) -> tuple[str, dict]:
 
 # --- source 3: GGUF metadata ------------------------------------------------------------------------
 
-_SCALAR_SIZE = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}  # GGUFValueType -> bytes
-_STRING, _ARRAY = 8, 9
-
-
 def read_gguf_metadata_string(path: str | os.PathLike, key: str = GGUF_TEMPLATE_KEY) -> str | None:
     """The string value of metadata ``key`` in GGUF file ``path``, or None when the key is absent.
 
-    Walks the header as the GGUF spec (ggml's ``docs/gguf.md``; value type codes as ``gguf.GGUFValueType``)
-    lays it out -- magic ``GGUF``, uint32 version (2 or 3; either byte order), uint64 tensor count,
-    uint64 key/value count, then ``key:string, type:uint32, value`` pairs -- skipping values until
-    ``key``. The file is memory-mapped, so multi-gigabyte model files cost only the header pages.
-    Raises ``ValueError`` for a file that is not GGUF, is truncated, or holds ``key`` with a non-string
-    value; ``OSError`` when it cannot be read.
+    Reads only the header up to ``key`` (:func:`harness.gguf_meta.read_gguf_metadata`). Raises
+    ``ValueError`` for a file that is not GGUF, is truncated, or holds ``key`` with a non-string value;
+    ``OSError`` when it cannot be read.
     """
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-        if buf[:4] != b"GGUF":
-            raise ValueError("not a GGUF file (bad magic)")
-        order = "<"
-        (version,) = struct.unpack_from("<I", buf, 4)
-        if version & 0xFFFF == 0:  # written big-endian
-            order = ">"
-            (version,) = struct.unpack_from(">I", buf, 4)
-        if version not in (2, 3):
-            raise ValueError(f"unsupported GGUF version {version}")
-        u32, u64 = struct.Struct(order + "I"), struct.Struct(order + "Q")
-        _tensors, n_kv = struct.unpack_from(order + "QQ", buf, 8)
-        pos = 24
-        size = len(buf)
-
-        def read_str(p: int) -> tuple[int, int]:
-            (n,) = u64.unpack_from(buf, p)
-            if p + 8 + n > size:
-                raise ValueError("truncated GGUF string")
-            return p + 8, p + 8 + n
-
-        try:
-            for _ in range(n_kv):
-                ks, ke = read_str(pos)
-                name = buf[ks:ke].decode("utf-8", errors="replace")
-                (vtype,) = u32.unpack_from(buf, ke)
-                pos = ke + 4
-                if name == key:
-                    if vtype != _STRING:
-                        raise ValueError(f"{key} has value type {vtype}, not string")
-                    vs, ve = read_str(pos)
-                    return buf[vs:ve].decode("utf-8")
-                if vtype == _STRING:
-                    pos = read_str(pos)[1]
-                elif vtype == _ARRAY:
-                    (itype,) = u32.unpack_from(buf, pos)
-                    (count,) = u64.unpack_from(buf, pos + 4)
-                    pos += 12
-                    if itype == _STRING:
-                        for _ in range(count):
-                            pos = read_str(pos)[1]
-                    elif itype in _SCALAR_SIZE:
-                        pos += _SCALAR_SIZE[itype] * count
-                    else:
-                        raise ValueError(f"unsupported array item type {itype} at key {name}")
-                elif vtype in _SCALAR_SIZE:
-                    pos += _SCALAR_SIZE[vtype]
-                else:
-                    raise ValueError(f"unknown value type {vtype} at key {name}")
-        except struct.error:
-            raise ValueError("truncated GGUF header") from None
-    return None
+    value = read_gguf_metadata(path, {key}).get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{key} is a {type(value).__name__}, not a string")
+    return value
 
 
 def _from_gguf(gguf: str) -> tuple[str, dict]:

@@ -5,7 +5,7 @@ Source. The Gemma 4 tokenizer is built from the vocab-only GGUF that llama.cpp s
 262,144 tokens, 514,906 merges, 15.8 MB). The build goes through transformers' own GGUF tokenizer
 conversion (``transformers.integrations.gguf.gguf_tokenizer_mapping.convert_gguf_tokenizer`` and
 ``GemmaTokenizer``, the code behind ``GemmaTokenizer.from_pretrained(dir, gguf_file=...)``), with one change:
-the GGUF metadata is read by :func:`read_gguf_metadata` here, because transformers' GGUF reader imports torch at
+the GGUF metadata is read by :func:`harness.gguf_meta.read_gguf_metadata`, because transformers' GGUF reader imports torch at
 module level and this project does not install torch (``gguf.GGUFReader`` works too but takes ~17 s on this
 file). The result reproduces llama.cpp's own test vectors for this vocabulary (``ggml-vocab-gemma-4.gguf.inp`` /
 ``.out``, 46/46; ``tests/test_tokens.py`` checks them).
@@ -30,7 +30,6 @@ import json
 import os
 import re
 import shutil
-import struct
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from importlib import metadata as _im
 from pathlib import Path
 from typing import Any
 
+from harness.gguf_meta import read_gguf_metadata
 from harness.sdist import SDIST_NAME, SDIST_VERSION, LLAMA_CPP_DIR, cache_dir, sdist_file, sha256_file
 
 __all__ = [
@@ -74,64 +74,6 @@ def _source(name: str) -> TokenizerSource:
         return TOKENIZERS[name]
     except KeyError:
         raise ValueError(f"no real tokenizer named {name!r}; known: {', '.join(sorted(TOKENIZERS))}") from None
-
-
-# --------------------------------------------------------------------------------------------------------------
-# GGUF metadata (no torch, no tensor data)
-
-_GGUF_SCALAR = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
-
-
-def read_gguf_metadata(path: str | os.PathLike) -> dict[str, Any]:
-    """All metadata key/values of a GGUF v2/v3 file (strings, numbers, arrays of either); tensors are skipped.
-
-    Same values as transformers' ``integrations.gguf.reader.read_gguf_metadata`` would give for the keys the
-    tokenizer conversion uses (``tokenizer.ggml.*``, ``tokenizer.chat_template``, ``general.architecture``).
-    Raises ``ValueError`` on a file that is not GGUF or holds a value type it cannot read. ~0.3 s for the
-    Gemma 4 vocab.
-    """
-    buf = Path(path).read_bytes()
-    if buf[:4] != b"GGUF":
-        raise ValueError(f"{path} does not start with the GGUF magic bytes")
-    version, _tensor_count, kv_count = struct.unpack_from("<IQQ", buf, 4)
-    if version not in (2, 3):
-        raise ValueError(f"{path}: GGUF version {version} is not supported (2 and 3 are)")
-    pos = 24
-
-    def read_str(pos: int) -> tuple[str, int]:
-        (n,) = struct.unpack_from("<Q", buf, pos)
-        pos += 8
-        return buf[pos:pos + n].decode("utf-8"), pos + n
-
-    meta: dict[str, Any] = {}
-    for _ in range(kv_count):
-        key, pos = read_str(pos)
-        (vtype,) = struct.unpack_from("<I", buf, pos)
-        pos += 4
-        if vtype in _GGUF_SCALAR:
-            fmt = _GGUF_SCALAR[vtype]
-            (value,) = struct.unpack_from(fmt, buf, pos)
-            pos += struct.calcsize(fmt)
-        elif vtype == 8:
-            value, pos = read_str(pos)
-        elif vtype == 9:
-            etype, count = struct.unpack_from("<IQ", buf, pos)
-            pos += 12
-            if etype in _GGUF_SCALAR:
-                fmt = _GGUF_SCALAR[etype]
-                value = list(struct.unpack_from(f"<{count}{fmt[1]}", buf, pos))
-                pos += count * struct.calcsize(fmt)
-            elif etype == 8:
-                value = []
-                for _ in range(count):
-                    item, pos = read_str(pos)
-                    value.append(item)
-            else:
-                raise ValueError(f"{path}: key {key!r} is an array of GGUF type {etype}, not readable here")
-        else:
-            raise ValueError(f"{path}: key {key!r} has GGUF type {vtype}, not readable here")
-        meta[key] = value
-    return meta
 
 
 # --------------------------------------------------------------------------------------------------------------

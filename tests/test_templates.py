@@ -439,7 +439,7 @@ def test_gguf_reader_matches_gguf_package(tmp_path):
     assert read_gguf_metadata_string(path, "missing.key") is None
     reader = gguf.GGUFReader(path)
     assert reader.get_field("tokenizer.chat_template").contents() == template
-    with pytest.raises(ValueError, match="not string"):
+    with pytest.raises(ValueError, match="not a string"):
         read_gguf_metadata_string(path, "test.count")
 
 
