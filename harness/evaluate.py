@@ -128,10 +128,11 @@ def _run_all(cases: list[Case], parsers: list[Parser], fmt, config: EvalConfig, 
 
 
 def _shrink_generated(records, parsers, template, fmt, config) -> dict:
-    """For each (parser, error type) failing one-shot on generated cases, hypothesis' shrunk minimal example."""
+    """For each (parser, error type) failing one-shot on generated cases, hypothesis' shrunk minimal example.
+
+    Returns ``{(parser name, error type): {"text", "seed", "expected", "got"}}``.
+    """
     from harness.generate import minimal_failing
-    from harness.errors import UnrepresentableError
-    from harness.render import render_scenario
 
     targets = dict.fromkeys((r["parser"], r["error_type"]) for r in records
                             if r["slice"] == "generated" and r["mode"] == ONESHOT and r["verdict"] in ("fail", "error"))
@@ -139,25 +140,31 @@ def _shrink_generated(records, parsers, template, fmt, config) -> dict:
     shrunk = {}
     for parser_name, error_type in targets:
         parser = by_name[parser_name]
-
-        def fails(scenario, parser=parser, error_type=error_type):
-            try:
-                case = render_scenario(template, scenario, fmt, slice="generated")
-            except UnrepresentableError:
-                return False
-            got, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), config.timeout_s)
-            result = error or score(case, got, fmt)
-            if result.error_type == error_type:
-                fails.last = (case, got)
-            return result.error_type == error_type
-
-        found = minimal_failing(fails, seed=config.seed, forbid=fmt.unrepresentable)
-        if found is not None and fails(found):
-            case, got = fails.last
-            shrunk[(parser_name, error_type)] = {"text": case.text, "seed": config.seed,
-                                                 "expected": case.expected.to_json(),
-                                                 "got": got.to_json() if got else None}
+        found = minimal_failing(lambda s: _oneshot_outcome(s, parser, template, fmt, config)[0] == error_type,
+                                seed=config.seed, forbid=fmt.unrepresentable)
+        if found is None:
+            continue
+        _, case, got = _oneshot_outcome(found, parser, template, fmt, config)
+        shrunk[(parser_name, error_type)] = {"text": case.text, "seed": config.seed,
+                                             "expected": case.expected.to_json(),
+                                             "got": got.to_json() if got else None}
     return shrunk
+
+
+def _oneshot_outcome(scenario, parser, template, fmt, config):
+    """Render ``scenario`` and parse it one-shot: ``(error type or None, case, parser output)``.
+
+    A scenario the format cannot express gives ``(None, None, None)``.
+    """
+    from harness.errors import UnrepresentableError
+    from harness.render import render_scenario
+
+    try:
+        case = render_scenario(template, scenario, fmt, slice="generated")
+    except UnrepresentableError:
+        return None, None, None
+    got, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), config.timeout_s)
+    return (error or score(case, got, fmt)).error_type, case, got
 
 
 def _tokenizer_provenance(fmt_name: str) -> dict | None:
