@@ -18,8 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 eval: $(STAMP)
-	$(BIN)/toolcall-harness eval --model $(MODEL) --seed $(SEED) --cases $(CASES) \
-		$(if $(PARSERS),--parsers $(PARSERS)) $(ARGS)
+	$(BIN)/toolcall-harness eval --model $(MODEL) --seed $(SEED) --cases $(CASES) $(if $(PARSERS),--parsers $(PARSERS)) $(ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(ARGS)

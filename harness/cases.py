@@ -14,6 +14,8 @@ from harness.errors import HarnessError
 from harness.model import FORMATS, KINDS, Case, Message
 
 REQUIRED_FIELDS = ("id", "format", "text", "expected")
+# ``composed`` is the harness' own: template-rendered calls with prose the template cannot write put around them.
+TEXT_PROVENANCES = ("full", "partial", "reconstructed", "composed")
 OWN_FIELDS = {
     "id", "format", "kind", "text", "expected", "tools", "stream_specific", "source", "text_provenance",
     "note", "prefix", "slice", "tags", "seed", "template",
@@ -45,12 +47,18 @@ def case_from_json(data: dict, where: str, default_slice: str = "observed") -> C
     tools = data.get("tools")
     if tools is not None and not isinstance(tools, list):
         raise CaseFileError(f"{where}: field 'tools' must be a list or null")
+    if not isinstance(data.get("stream_specific", False), bool):
+        raise CaseFileError(f"{where}: field 'stream_specific' must be true or false")
+    provenance = data.get("text_provenance") or "full"
+    if provenance not in TEXT_PROVENANCES:
+        raise CaseFileError(f"{where}: field 'text_provenance' is {provenance!r}; expected one of "
+                            f"{', '.join(TEXT_PROVENANCES)}")
     expected = _expected(data["expected"], where)
     return Case(
         id=data["id"], format=data["format"], text=data["text"], expected=expected, kind=kind, tools=tools,
         prefix=data.get("prefix") or "", slice=data.get("slice") or default_slice,
-        tags=list(data.get("tags") or []), stream_specific=bool(data.get("stream_specific", False)),
-        source=data.get("source") or "", text_provenance=data.get("text_provenance") or "full",
+        tags=list(data.get("tags") or []), stream_specific=data.get("stream_specific", False),
+        source=data.get("source") or "", text_provenance=provenance,
         note=data.get("note") or "", seed=data.get("seed"), template=data.get("template"),
         extra={k: v for k, v in data.items() if k not in OWN_FIELDS},
     )

@@ -21,6 +21,7 @@ from harness.runner import DEFAULT_MODES, DEFAULT_TIMEOUT_S, request_interrupt
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     signal.signal(signal.SIGINT, request_interrupt)
+    _keep_hypothesis_files_in_cache()
     console = Console()
     if not console.is_terminal:  # logs and pipes: wide enough for the tables, no colour codes
         console = Console(width=max(console.width, 140), no_color=True)
@@ -29,9 +30,26 @@ def main(argv: list[str] | None = None) -> int:
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # an --out path that cannot be written, a file that cannot be read
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _keep_hypothesis_files_in_cache() -> None:
+    """Hypothesis caches Unicode tables in ``./.hypothesis``; the CLI keeps them in the harness cache instead
+    of the user's working directory (an explicit ``HYPOTHESIS_STORAGE_DIRECTORY`` wins)."""
+    import os
+
+    if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
+        from hypothesis.configuration import set_hypothesis_home_dir
+
+        from harness.sdist import cache_dir
+
+        set_hypothesis_home_dir(str(cache_dir() / "hypothesis"))
 
 
 def _count(text: str) -> int:
@@ -41,8 +59,18 @@ def _count(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
+    return value
+
+
 def _csv(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts:
+        raise argparse.ArgumentTypeError("empty list")
+    return parts
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,10 +84,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="comma-separated parser names or aliases (default: all available for the format)")
     ev.add_argument("--modes", type=_csv, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
     ev.add_argument("--slices", type=_csv, default=list(SLICES), help=f"default: {','.join(SLICES)}")
-    ev.add_argument("--seed", type=int, default=0, help="seed for generated cases and random chunkings")
+    ev.add_argument("--seed", type=_count, default=0, help="seed for generated cases and random chunkings")
     ev.add_argument("--cases", type=_count, default=300, help="number of generated (property-based) cases")
     ev.add_argument("--out", type=Path, default=None, help="run directory (default reports/<model>/<run-id>)")
-    ev.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")
+    ev.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")
     ev.add_argument("--no-shrink", action="store_true", help="skip hypothesis shrinking of generated failures")
     ev.set_defaults(func=_cmd_eval)
 
@@ -69,8 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--modes", "--mode", dest="mode", type=_csv, default=["oneshot"],
                     help="modes, comma-separated (default oneshot)")
     ck.add_argument("--format", default=None, help="only cases of this format")
-    ck.add_argument("--seed", type=int, default=0)
-    ck.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S)
+    ck.add_argument("--seed", type=_count, default=0)
+    ck.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S)
     ck.add_argument("--out", type=Path, default=None, help="write per-case records here (JSON Lines)")
     ck.set_defaults(func=_cmd_check)
 
@@ -88,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
 
     cp = sub.add_parser("corpus", help="write the model's rendered corpus as a case file")
     _template_args(cp)
-    cp.add_argument("--seed", type=int, default=0)
+    cp.add_argument("--seed", type=_count, default=0)
     cp.add_argument("--cases", type=_count, default=300)
     cp.add_argument("--slices", type=_csv, default=list(SLICES))
     cp.add_argument("--out", type=Path, required=True)
@@ -118,10 +146,14 @@ def _cmd_eval(args, console: Console) -> int:
 def _cmd_check(args, console: Console) -> int:
     from harness.check import check_file
 
+    from harness.model import FORMATS
+
     _check_choices("mode", args.mode, DEFAULT_MODES)
-    counts = check_file(args.file, args.parser, modes=tuple(args.mode), fmt=args.format, seed=args.seed,
-                        timeout_s=args.timeout, out=args.out)
-    console.print(", ".join(f"{k} {v}" for k, v in counts.items()))
+    if args.format is not None:
+        _check_choices("format", [args.format], FORMATS)
+    summary = check_file(args.file, args.parser, modes=tuple(args.mode), fmt=args.format, seed=args.seed,
+                         timeout_s=args.timeout, out=args.out)
+    print(summary.describe())
     return 0
 
 
@@ -166,9 +198,11 @@ def _cmd_corpus(args, console: Console) -> int:
     _check_choices("slice", args.slices, SLICES)
     fmt = get_format(get_model(args.model).format)
     template = load_template(args.model, model_dir=args.model_dir, gguf=args.gguf)
+    print(f"template: {template.provenance['source']} {template.file} sha256 {template.sha256}"
+          + (f" (fallback: {template.provenance['fallback_note']})" if template.fallback else ""))
     corpus = build_corpus(template, fmt, seed=args.seed, n_generated=args.cases, slices=tuple(args.slices))
     count = write_cases(args.out, corpus.cases)
-    console.print(f"wrote {count} cases to {args.out} ({len(corpus.skipped)} skipped)")
+    print(f"wrote {count} cases to {args.out} ({len(corpus.skipped)} skipped)")
     return 0
 
 

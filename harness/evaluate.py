@@ -63,12 +63,24 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
+def harness_commit() -> str:
+    """``git describe`` of the harness checkout (``-dirty`` with uncommitted changes), or ``not a git checkout``."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).resolve().parent.parent)
+    except (OSError, subprocess.SubprocessError):
+        return "not a git checkout"
+    return f"commit {out.stdout.strip()}" if out.returncode == 0 else "not a git checkout"
+
+
 def run_eval(config: EvalConfig) -> Path:
     """Run the main job; returns the run directory. Raises ``HarnessError`` subclasses for bad input."""
     from parsers import create_parsers
 
     console = config.console
-    started, started_at = time.perf_counter(), dt.datetime.now()
+    started, started_at = time.perf_counter(), dt.datetime.now().astimezone()
     entry = get_model(config.model)
     fmt = get_format(entry.format)
     parsers, unavailable = create_parsers(config.parsers, fmt.name)  # unknown names fail before any work
@@ -100,7 +112,7 @@ def run_eval(config: EvalConfig) -> Path:
         "model": config.model, "format": fmt.name, "run_id": run_id,
         "started": started_at.isoformat(timespec="seconds"),
         "duration_s": time.perf_counter() - started, "template": template.provenance,
-        "tokenizer": _tokenizer_provenance(fmt.name), "versions": library_versions(),
+        "tokenizer": _tokenizer_provenance(fmt.name), "versions": library_versions(), "commit": harness_commit(),
         "seeds": {"run_seed": config.seed, "hypothesis_seed": config.seed, "random_split_seed": config.seed},
         "corpus": {s: corpus.count(s) for s in config.slices}, "skipped": corpus.skipped,
     }
@@ -190,5 +202,6 @@ def _write_reports(run_dir: Path, info: dict, records: list[dict], cases: list[C
     failures = report.top_failures(records, {c.id: c.text for c in cases})
     report.print_failures(console, failures, shrunk)
     report.write_summary_csv(summary, run_dir / "summary.csv")
-    report.write_report_md(run_dir / "report.md", info, summary, failures, shrunk, parser_names, slices, modes)
-    console.print(f"wrote {run_dir}/report.md, summary.csv, results.jsonl")
+    report.write_report_md(run_dir / "report.md", info, summary, failures, shrunk, parser_names, slices, modes,
+                           report.failing_cases(records))
+    console.print(f"wrote {run_dir}/: report.md, summary.csv, results.jsonl, corpus.jsonl")

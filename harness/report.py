@@ -31,7 +31,7 @@ def cell(row) -> str:
     """``passed/total``, with surfaced drift cases noted as ``+N surfaced``."""
     text = f"{int(row.passed)}/{int(row.total)}"
     if row.surfaced:
-        text += f" +{int(row.surfaced)}s"
+        text += f" +{int(row.surfaced)} surfaced"
     return text
 
 
@@ -59,16 +59,34 @@ def _cell_for(summary: pd.DataFrame, parser: str, slice_name: str, mode: str) ->
     return cell(hit.iloc[0]) if len(hit) else "-"
 
 
-def markdown_table(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str]) -> str:
-    """One GitHub Markdown table: rows = parsers, columns = slice × mode, cells ``passed/total``."""
-    columns = [(s, m) for s in slices for m in modes
-               if ((summary.slice == s) & (summary["mode"] == m)).any()]
-    lines = ["| parser | " + " | ".join(f"{s} {m}" for s, m in columns) + " |",
-             "|---|" + "---:|" * len(columns)]
-    for parser in parsers:
-        cells = [_cell_for(summary, parser, s, m) for s, m in columns]
-        lines.append(f"| `{parser}` | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+def markdown_tables(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str]) -> str:
+    """The tables of :func:`pass_tables` as GitHub Markdown, one per slice (narrow enough to paste)."""
+    blocks = []
+    for slice_name in slices:
+        present = [m for m in modes if ((summary.slice == slice_name) & (summary["mode"] == m)).any()]
+        if not present:
+            continue
+        lines = [f"**{slice_name}**", "", "| parser | " + " | ".join(present) + " |", "|---|" + "---:|" * len(present)]
+        for parser in parsers:
+            lines.append(f"| `{parser}` | " + " | ".join(_cell_for(summary, parser, slice_name, m) for m in present) + " |")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def failing_cases(records: list[dict], slices: tuple[str, ...] = ("curated", "observed")) -> dict[str, list[dict]]:
+    """Per parser, every case of ``slices`` that did not pass in some mode: ``{parser: [{"case_id", "tags",
+    "verdict", "error_type", "detail", "modes"}]}`` (one-shot result preferred as the representative)."""
+    out: dict[str, dict[str, dict]] = {}
+    for r in records:
+        if r["slice"] not in slices or r["verdict"] == "pass":
+            continue
+        rows = out.setdefault(r["parser"], {})
+        row = rows.get(r["case_id"])
+        if row is None or (r["mode"] == "oneshot" and row["mode"] != "oneshot"):
+            rows[r["case_id"]] = row = {**{k: r[k] for k in ("case_id", "tags", "verdict", "error_type", "detail", "mode")},
+                                        "modes": (row or {}).get("modes", [])}
+        row["modes"].append(r["mode"])
+    return {parser: list(rows.values()) for parser, rows in out.items()}
 
 
 def top_failures(records: list[dict], texts: dict[str, str], limit: int = 5) -> dict[str, list[dict]]:
@@ -96,7 +114,8 @@ def top_failures(records: list[dict], texts: dict[str, str], limit: int = 5) -> 
     return out
 
 
-LEGEND = ("cells: passed/total cases; +Ns: drift cases surfaced (no call, raw text kept in content); "
+LEGEND = ("cells: passed/total cases; +N surfaced: drift cases where the parser made no call and kept the raw text "
+          "in content (counted apart from passes and failures); "
           "-: mode not applicable (prefix: own parser only). oneshot = parse(); whole/char/random/tokens/prefix "
           "= streaming chunkings.")
 
@@ -115,7 +134,7 @@ def print_failures(console: Console, failures: dict[str, list[dict]], shrunk: di
         console.print(f"{parser}: top failure types", markup=False, highlight=False)
         for row in rows:
             ex = row["example"]
-            console.print(f"  {row['error_type']}: {row['cases']} cases ({row['records']} case×mode results, modes "
+            console.print(f"  {row['error_type']}: {_plural(row['cases'], 'case')} ({row['records']} case×mode results, modes "
                           f"{','.join(row['modes'])}); shortest {ex['case_id']} [{ex['mode']}]: {flat(ex['detail'])}"[:600],
                           markup=False, highlight=False)
             console.print(f"      text: {row['text']!r}"[:400], markup=False, highlight=False)
@@ -130,45 +149,72 @@ def write_summary_csv(summary: pd.DataFrame, path: Path) -> None:
 
 
 def write_report_md(path: Path, info: dict, summary: pd.DataFrame, failures: dict, shrunk: dict,
-                    parsers: list[str], slices: list[str], modes: list[str]) -> None:
-    """Write ``report.md``: table, top failures with shortest examples, minimal generated examples,
-    provenance (template source/file/sha256 and fallback note, tokenizer, library versions, seeds)."""
-    t = info["template"]
+                    parsers: list[str], slices: list[str], modes: list[str], cases: dict[str, list[dict]]) -> None:
+    """Write ``report.md``: the tables, top failure types with shortest examples and hypothesis-shrunk minimal
+    generated examples, every failing curated/observed case (``cases``, from :func:`failing_cases`), and the
+    provenance (template source/file/sha256 and fallback note, tokenizer, harness commit, library versions,
+    seeds, corpus)."""
     lines = [f"# Tool-call parser evaluation: {info['model']} ({info['format']})", "",
-             f"Run `{info['run_id']}`, {info['started']}, {info['duration_s']:.1f} s.", "",
-             LEGEND, "",
-             markdown_table(summary, parsers, slices, modes), "", "## Top failure types", ""]
+             f"Run `{info['run_id']}`, started {info['started']}, {info['duration_s']:.1f} s.", "",
+             LEGEND, "", markdown_tables(summary, parsers, slices, modes), "", "## Top failure types", ""]
     for parser, rows in failures.items():
-        lines.append(f"### `{parser}`")
-        lines.append("")
+        lines += [f"### `{parser}`", ""]
         if not rows:
             lines += ["No failures.", ""]
         for row in rows:
             ex = row["example"]
-            lines += [f"- **{row['error_type']}**: {row['cases']} cases ({row['records']} case×mode results; modes "
-                      f"{', '.join(row['modes'])}) — shortest: `{ex['case_id']}` ({ex['mode']}): {flat(ex['detail'])}",
-                      "", "  ```text", "  " + row["text"].replace("\n", "\n  "), "  ```",
-                      f"  got: `{_one_line(ex['got'])}`", ""]
+            lines += [f"- **{row['error_type']}**: {_plural(row['cases'], 'case')} ({row['records']} case×mode results; "
+                      f"modes {', '.join(row['modes'])}) — shortest: `{ex['case_id']}` ({ex['mode']}): {flat(ex['detail'])}",
+                      "", "  ```text", "  " + row["text"].replace("\n", "\n  "), "  ```", f"  got: {_got(ex)}", ""]
         for (p, error_type), example in shrunk.items():
             if p == parser:
                 lines += [f"- minimal generated example for **{error_type}** (hypothesis-shrunk, seed {example['seed']}):",
                           "", "  ```text", "  " + example["text"].replace("\n", "\n  "), "  ```",
-                          f"  expected: `{_one_line(example['expected'])}`", f"  got: `{_one_line(example['got'])}`", ""]
-    lines += ["## Provenance", "",
-              f"- template: source **{t['source']}**, file `{t['file']}`, location `{t['location']}`, sha256 `{t['sha256']}`"]
+                          f"  expected: `{_one_line(example['expected'])}`",
+                          f"  got: {'`' + _one_line(example['got']) + '`' if example['got'] else 'raised'}", ""]
+    lines += ["## Curated and observed cases that did not pass", "",
+              "One line per case: the one-shot result where it failed, else the first failing mode.", ""]
+    for parser in parsers:
+        rows = cases.get(parser, [])
+        lines += [f"### `{parser}` ({_plural(len(rows), 'case')})", ""]
+        for row in rows:
+            what = row["error_type"] or row["verdict"]
+            lines.append(f"- `{row['case_id']}` ({', '.join(row['tags'][:3]) or 'observed'}) — **{what}** in "
+                         f"{', '.join(row['modes'])}: {flat(row['detail'])}")
+        lines.append("")
+    lines += ["## Provenance", ""] + provenance_lines(info, parsers)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def provenance_lines(info: dict, parsers: list[str]) -> list[str]:
+    """Markdown bullet lines: template, tokenizer, harness commit, libraries, parsers, seeds, corpus."""
+    t = info["template"]
+    lines = [f"- template: source **{t['source']}**, file `{t['file']}`, location `{t['location']}`, "
+             f"sha256 `{t['sha256']}`"]
     if t.get("fallback"):
         lines.append(f"- **fallback template used**: {t.get('fallback_note', '')}")
-    for attempt in t.get("attempts", []):
-        lines.append(f"  - tried {attempt['source']}: {attempt['error']}")
-    if info.get("tokenizer"):
-        lines.append(f"- tokenizer: {_one_line(info['tokenizer'])}")
+    tok = info.get("tokenizer")
+    if tok:
+        lines.append(f"- tokenizer: `{tok.get('gguf_file')}` ({tok.get('gguf_source')}), sha256 `{tok.get('gguf_sha256')}`, "
+                     f"{tok.get('vocab_size')} tokens, {tok.get('library')}")
+    lines.append(f"- harness: {info.get('commit', 'unknown commit')}")
     lines.append("- libraries: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()))
-    lines.append(f"- parsers: " + ", ".join(f"`{p}`" for p in parsers))
-    lines.append(f"- seeds: {_one_line(info['seeds'])}")
-    lines.append(f"- corpus: {_one_line(info['corpus'])}")
+    lines.append("- parsers: " + ", ".join(f"`{p}`" for p in parsers))
+    lines.append("- seeds: " + ", ".join(f"{k} {v}" for k, v in info["seeds"].items()))
+    lines.append("- corpus: " + ", ".join(f"{k} {v}" for k, v in info["corpus"].items()) + " cases")
     for case_id, reason in info.get("skipped", []):
         lines.append(f"  - skipped `{case_id}`: {reason}")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return lines
+
+
+def _got(record: dict) -> str:
+    if record["got"] is None:
+        return f"raised ({record['error_type']})"
+    return f"`{_one_line(record['got'])}`"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _one_line(value) -> str:

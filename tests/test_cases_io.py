@@ -35,6 +35,8 @@ GOOD = {"id": "a", "format": "gemma4", "kind": "strict", "text": "x",
     (json.dumps({**GOOD, "expected": {"tool_calls": [{"name": "f", "arguments": "{}"}]}}),
      "expected.tool_calls[0].arguments"),
     (json.dumps(GOOD), "duplicate id 'a'"),
+    (json.dumps({**GOOD, "id": "b", "stream_specific": "yes"}), "field 'stream_specific'"),
+    (json.dumps({**GOOD, "id": "b", "text_provenance": "bogus"}), "field 'text_provenance'"),
 ])
 def test_malformed_line_names_file_and_line(tmp_path, line, message):
     path = tmp_path / "bad.jsonl"

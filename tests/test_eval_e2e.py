@@ -68,7 +68,35 @@ def test_report_names_template_source_sha_versions_and_seed(run):
     assert "google-gemma-4-31B-it.jinja" in text and "sha256" in text
     assert "fallback template used" in text and "stands in" in text
     assert "transformers 5.24.0" in text and "mlx-lm 0.32.2" in text
-    assert '"run_seed": 7' in text
+    assert "run_seed 7" in text and "harness: commit " in text
+    assert "## Curated and observed cases that did not pass" in text
+
+
+def test_check_prints_counts_and_failing_cases(tmp_path):
+    from harness.corpus import OBSERVED_FILE
+
+    proc = run_cli("check", str(OBSERVED_FILE), "--parser", "transformers", "--modes", "oneshot")
+    assert proc.returncode == 0, proc.stderr
+    first, *failing = proc.stdout.splitlines()
+    assert first.startswith("transformers==5.24.0:gemma4: 10 cases × 1 mode(s) (oneshot) = 10 results: pass 6")
+    assert "left out 14 case(s)" in proc.stdout
+    assert any("gemma4_paren_form_absorbed_into_name_vllm [oneshot] exception" in line for line in failing)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("check", "{observed}", "--parser", "own", "--out", "{tmp}"), "error: Is a directory"),
+    (("check", "{observed}", "--parser", "own", "--format", "nope"), "error: unknown format nope"),
+    (("check", "{observed}", "--parser", "transformers", "--modes", "prefix"), "do not apply to transformers"),
+    (("eval", "--timeout", "-1"), "must be more than 0 seconds"),
+    (("eval", "--parsers", ""), "empty list"),
+    (("eval", "--parsers", "nope"), "error: unknown parser 'nope'"),
+])
+def test_bad_arguments_give_one_error_line(tmp_path, args, message):
+    from harness.corpus import OBSERVED_FILE
+
+    args = [a.format(observed=OBSERVED_FILE, tmp=tmp_path) for a in args]
+    proc = run_cli(*args)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_unknown_model_is_a_clear_error_listing_known_models():
