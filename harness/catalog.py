@@ -26,7 +26,7 @@ __all__ = ["ModelEntry", "catalog_path", "load_catalog", "get_model", "known_mod
 DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "templates" / "catalog.toml"
 
 _REQUIRED = ("format", "hf_repo", "hf_file", "offline_template", "offline_template_model", "offline_note")
-_OPTIONAL = {"hf_revision": "main", "gguf_vocab": None}
+_OPTIONAL = {"hf_revision": "main"}
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,6 @@ class ModelEntry:
     - ``hf_repo``/``hf_file``/``hf_revision``: where the model's own template lives on the hub.
     - ``offline_template``: file name in the sdist's ``models/templates/``; ``offline_template_model``: the
       catalog model whose template that file is; ``offline_note``: how faithful it is, in plain words.
-    - ``gguf_vocab``: optional file name in the sdist's ``models/`` (vocab-only GGUF) for tokenization.
     """
 
     name: str
@@ -48,7 +47,6 @@ class ModelEntry:
     offline_template_model: str
     offline_note: str
     hf_revision: str = "main"
-    gguf_vocab: str | None = None
 
     @property
     def offline_stands_in(self) -> bool:

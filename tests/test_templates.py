@@ -99,7 +99,6 @@ def test_catalog_has_the_gemma4_models():
         assert entry.hf_file == "chat_template.jinja"
         assert entry.hf_revision == "main"
         assert entry.offline_template == "google-gemma-4-31B-it.jinja"
-        assert entry.gguf_vocab == "ggml-vocab-gemma-4.gguf"
     assert get_model("gemma-4-e2b").offline_stands_in and get_model("gemma-4-e4b").offline_stands_in
     assert not get_model("gemma-4-31b").offline_stands_in
     assert "31B template" in get_model("gemma-4-e2b").offline_note
@@ -139,7 +138,7 @@ def test_malformed_catalog_names_file_and_field(tmp_path, body, needle):
 def test_catalog_env_override(tmp_path, monkeypatch):
     monkeypatch.setenv("TOOLCALL_HARNESS_CATALOG", str(write_catalog(tmp_path / "c.toml", GOOD_ROW)))
     assert known_models() == ["m1"]
-    assert get_model("m1").hf_revision == "main" and get_model("m1").gguf_vocab is None
+    assert get_model("m1").hf_revision == "main"
     monkeypatch.setenv("TOOLCALL_HARNESS_CATALOG", str(tmp_path / "missing.toml"))
     with pytest.raises(CatalogError, match="catalog file not found"):
         known_models()
