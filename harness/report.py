@@ -35,23 +35,13 @@ def cell(row) -> str:
     return text
 
 
-def pass_tables(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str],
-                title: str = "") -> list[Table]:
-    """Rich tables, one per corpus slice (so they fit a terminal): rows = parsers, columns = modes, cells
-    ``passed/total`` ("-" where a mode does not apply to a parser)."""
-    tables = []
+def _slice_grids(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str]):
+    """Per slice that has results: ``(slice, modes present, [(parser, [cell per mode])])``."""
     for slice_name in slices:
         present = [m for m in modes if ((summary.slice == slice_name) & (summary["mode"] == m)).any()]
-        if not present:
-            continue
-        table = Table(title=f"{title} — {slice_name}" if title else slice_name, title_justify="left")
-        table.add_column("parser", no_wrap=True)
-        for mode in present:
-            table.add_column(mode, justify="right", no_wrap=True)
-        for parser in parsers:
-            table.add_row(parser, *(_cell_for(summary, parser, slice_name, m) for m in present))
-        tables.append(table)
-    return tables
+        if present:
+            rows = [(parser, [_cell_for(summary, parser, slice_name, m) for m in present]) for parser in parsers]
+            yield slice_name, present, rows
 
 
 def _cell_for(summary: pd.DataFrame, parser: str, slice_name: str, mode: str) -> str:
@@ -59,16 +49,28 @@ def _cell_for(summary: pd.DataFrame, parser: str, slice_name: str, mode: str) ->
     return cell(hit.iloc[0]) if len(hit) else "-"
 
 
+def pass_tables(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str],
+                title: str = "") -> list[Table]:
+    """Rich tables, one per corpus slice (so they fit a terminal): rows = parsers, columns = modes, cells
+    ``passed/total`` ("-" where a mode does not apply to a parser)."""
+    tables = []
+    for slice_name, present, rows in _slice_grids(summary, parsers, slices, modes):
+        table = Table(title=f"{title} — {slice_name}" if title else slice_name, title_justify="left")
+        table.add_column("parser", no_wrap=True)
+        for mode in present:
+            table.add_column(mode, justify="right", no_wrap=True)
+        for parser, cells in rows:
+            table.add_row(parser, *cells)
+        tables.append(table)
+    return tables
+
+
 def markdown_tables(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str]) -> str:
     """The tables of :func:`pass_tables` as GitHub Markdown, one per slice (narrow enough to paste)."""
     blocks = []
-    for slice_name in slices:
-        present = [m for m in modes if ((summary.slice == slice_name) & (summary["mode"] == m)).any()]
-        if not present:
-            continue
+    for slice_name, present, rows in _slice_grids(summary, parsers, slices, modes):
         lines = [f"**{slice_name}**", "", "| parser | " + " | ".join(present) + " |", "|---|" + "---:|" * len(present)]
-        for parser in parsers:
-            lines.append(f"| `{parser}` | " + " | ".join(_cell_for(summary, parser, slice_name, m) for m in present) + " |")
+        lines += [f"| `{parser}` | " + " | ".join(cells) + " |" for parser, cells in rows]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
