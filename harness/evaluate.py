@@ -180,20 +180,20 @@ def _oneshot_outcome(scenario, parser, template, fmt, config):
 
 
 def _tokenizer_provenance(fmt_name: str) -> dict | None:
-    from harness import chunking
+    from harness.chunking import TOKENIZED_FORMATS
 
-    if not chunking.has_tokenizer(fmt_name):
+    if fmt_name not in TOKENIZED_FORMATS:
         return None
     from harness.tokens import tokenizer_provenance
 
-    return tokenizer_provenance()
+    return tokenizer_provenance(TOKENIZED_FORMATS[fmt_name])
 
 
 def _write_reports(run_dir: Path, info: dict, records: list[dict], cases: list[Case], shrunk: dict,
                    parser_names: list[str], config: EvalConfig) -> None:
     console = config.console
     summary = report.summarize(records)
-    slices = [s for s in config.slices]
+    slices = list(config.slices)
     modes = list(config.modes)
     for table in report.pass_tables(summary, parser_names, slices, modes,
                                     title=f"{info['model']}: passed/total"):
