@@ -115,6 +115,7 @@ def run_eval(config: EvalConfig) -> Path:
         "tokenizer": _tokenizer_provenance(fmt.name), "versions": library_versions(), "commit": harness_commit(),
         "seeds": {"run_seed": config.seed, "hypothesis_seed": config.seed, "random_split_seed": config.seed},
         "corpus": {s: corpus.count(s) for s in config.slices}, "skipped": corpus.skipped,
+        "workers": _worker_provenance(parsers),
     }
     _write_reports(run_dir, info, records, corpus.cases, shrunk, [p.name for p in parsers], config)
     return run_dir
@@ -179,6 +180,22 @@ def _oneshot_outcome(scenario, parser, template, fmt, config):
     return (error or score(case, got, fmt)).error_type, case, got
 
 
+def _worker_provenance(parsers: list[Parser]) -> dict:
+    """``{parser name: {command, engine_env, recipe_key, restarts}}`` for the out-of-process parsers."""
+    import shlex
+
+    out = {}
+    for parser in parsers:
+        if not getattr(parser, "out_of_process", False):
+            continue
+        spec = parser.spec
+        engine_env = spec.env.get("TOOLCALL_HARNESS_ENGINE_ENV", "")
+        out[parser.name] = {"command": shlex.join(spec.argv), "engine_env": engine_env,
+                            "recipe_key": engine_env.rsplit("-", 1)[-1] if engine_env else "",
+                            "restarts": parser.restarts}
+    return out
+
+
 def _tokenizer_provenance(fmt_name: str) -> dict | None:
     from harness.chunking import TOKENIZED_FORMATS
 
@@ -199,9 +216,11 @@ def _write_reports(run_dir: Path, info: dict, records: list[dict], cases: list[C
                                     title=f"{info['model']}: passed/total"):
         console.print(table)
     console.print(report.LEGEND, markup=False, highlight=False)
+    comparisons = report.flip_tables(records, parser_names, modes)
+    report.print_flips(console, comparisons, modes)
     failures = report.top_failures(records, {c.id: c.text for c in cases})
     report.print_failures(console, failures, shrunk)
     report.write_summary_csv(summary, run_dir / "summary.csv")
     report.write_report_md(run_dir / "report.md", info, summary, failures, shrunk, parser_names, slices, modes,
-                           report.failing_cases(records))
+                           report.failing_cases(records), comparisons)
     console.print(f"wrote {run_dir}/: report.md, summary.csv, results.jsonl, corpus.jsonl")

@@ -167,11 +167,22 @@ def run_stream(parser: Parser, chunks: Iterable[str], tools: list | None = None,
     A session may expose ``diagnostics`` (what its library swallowed); they are copied onto the message.
 
     ``on_delta(delta)`` is called for every delta as it arrives (leak checks run on each one).
+
+    A parser with a ``run_stream(chunks, tools, prefix, token_ids) -> (per-call deltas, diagnostics)`` method
+    (:class:`harness.worker_client.WorkerParser`) runs the whole stream at once, pipelined.
     """
-    session = parser.stream(tools, prefix)
-    acc = StreamAccumulator()
     chunks = list(chunks)
     ids = list(token_ids) if token_ids is not None else [None] * len(chunks)
+    acc = StreamAccumulator()
+    if hasattr(parser, "run_stream"):  # out-of-process parsers pipeline the whole stream
+        groups, diagnostics = parser.run_stream(chunks, tools, prefix, ids)
+        for deltas in groups:
+            _observe(deltas, on_delta)
+            acc.add(deltas)
+        message = acc.message()
+        message.diagnostics = list(diagnostics)
+        return message
+    session = parser.stream(tools, prefix)
     for chunk, chunk_ids in zip(chunks, ids):
         deltas = session.feed(chunk, chunk_ids)
         _observe(deltas, on_delta)

@@ -151,14 +151,20 @@ def write_summary_csv(summary: pd.DataFrame, path: Path) -> None:
 
 
 def write_report_md(path: Path, info: dict, summary: pd.DataFrame, failures: dict, shrunk: dict,
-                    parsers: list[str], slices: list[str], modes: list[str], cases: dict[str, list[dict]]) -> None:
+                    parsers: list[str], slices: list[str], modes: list[str], cases: dict[str, list[dict]],
+                    comparisons: list | None = None) -> None:
     """Write ``report.md``: the tables, top failure types with shortest examples and hypothesis-shrunk minimal
     generated examples, every failing curated/observed case (``cases``, from :func:`failing_cases`), and the
     provenance (template source/file/sha256 and fallback note, tokenizer, harness commit, library versions,
     seeds, corpus)."""
     lines = [f"# Tool-call parser evaluation: {info['model']} ({info['format']})", "",
              f"Run `{info['run_id']}`, started {info['started']}, {info['duration_s']:.1f} s.", "",
-             LEGEND, "", markdown_tables(summary, parsers, slices, modes), "", "## Top failure types", ""]
+             LEGEND, "", markdown_tables(summary, parsers, slices, modes), ""]
+    if comparisons:
+        lines += ["## Version comparison", "",
+                  "Cases whose verdict changed between two versions of one library: fixed (old failed, new passes) "
+                  "and broken (old passed, new fails).", ""] + flips_markdown(comparisons, modes)
+    lines += ["## Top failure types", ""]
     for parser, rows in failures.items():
         lines += [f"### `{parser}`", ""]
         if not rows:
@@ -202,6 +208,11 @@ def provenance_lines(info: dict, parsers: list[str]) -> list[str]:
     lines.append(f"- harness: {info.get('commit', 'unknown commit')}")
     lines.append("- libraries: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()))
     lines.append("- parsers: " + ", ".join(f"`{p}`" for p in parsers))
+    for name, worker in info.get("workers", {}).items():
+        lines.append(f"  - `{name}` ran out of process: `{worker['command']}`"
+                     + (f"; engine environment `{worker['engine_env']}` (recipe {worker['recipe_key']})"
+                        if worker.get("engine_env") else "")
+                     + f"; restarted {worker['restarts']} time(s)")
     lines.append("- seeds: " + ", ".join(f"{k} {v}" for k, v in info["seeds"].items()))
     lines.append("- corpus: " + ", ".join(f"{k} {v}" for k, v in info["corpus"].items()) + " cases")
     for case_id, reason in info.get("skipped", []):
@@ -223,3 +234,111 @@ def _one_line(value) -> str:
     import json
 
     return json.dumps(value, ensure_ascii=False).replace("`", "'")
+
+
+def version_pairs(parsers: list[str]) -> list[tuple[str, str]]:
+    """``(older, newer)`` pairs of parsers that are one library and format at two versions, consecutive by
+    version (``mlx-lm==0.32.0:gemma4`` → ``mlx-lm==0.32.2:gemma4``), from names ``library==version:format``."""
+    from packaging.version import InvalidVersion, Version
+
+    groups: dict[tuple[str, str], list[tuple[object, str]]] = {}
+    for name in parsers:
+        library, sep, rest = name.partition("==")
+        version, _, fmt = rest.partition(":")
+        if not sep or not version:
+            continue
+        try:
+            key = Version(version)
+        except InvalidVersion:
+            key = version
+        groups.setdefault((library, fmt), []).append((key, name))
+    pairs = []
+    for members in groups.values():
+        try:
+            members.sort()
+        except TypeError:  # mixed valid and invalid version strings: keep the order given
+            pass
+        pairs += [(a[1], b[1]) for a, b in zip(members, members[1:])]
+    return pairs
+
+
+def flips(records: list[dict], old: str, new: str) -> dict:
+    """Per (case, mode), where ``old`` and ``new`` disagree on passing.
+
+    Returns ``{"fixed": [...], "broken": [...], "modes": {mode: {"fixed": n, "broken": n, "old": passed,
+    "new": passed, "total": n}}}``; each listed flip is ``{case_id, slice, mode, old, new}`` with the verdict
+    or error type and detail of each side."""
+    by_key: dict[tuple[str, str], dict[str, dict]] = {}
+    for r in records:
+        if r["parser"] in (old, new):
+            by_key.setdefault((r["case_id"], r["mode"]), {})[r["parser"]] = r
+    out = {"fixed": [], "broken": [], "modes": {}}
+    for (case_id, mode), pair in by_key.items():
+        if old not in pair or new not in pair:
+            continue
+        a, b = pair[old], pair[new]
+        stats = out["modes"].setdefault(mode, {"fixed": 0, "broken": 0, "old": 0, "new": 0, "total": 0})
+        stats["total"] += 1
+        stats["old"] += a["verdict"] == "pass"
+        stats["new"] += b["verdict"] == "pass"
+        if (a["verdict"] == "pass") == (b["verdict"] == "pass"):
+            continue
+        kind = "fixed" if b["verdict"] == "pass" else "broken"
+        stats[kind] += 1
+        out[kind].append({"case_id": case_id, "slice": a["slice"], "mode": mode,
+                          "old": _outcome(a), "new": _outcome(b)})
+    return out
+
+
+def _outcome(record: dict) -> str:
+    if record["verdict"] == "pass":
+        return "pass"
+    return f"{record['error_type'] or record['verdict']}: {flat(record['detail'])}"
+
+
+def flip_tables(records: list[dict], parsers: list[str], modes: list[str]) -> list[tuple[str, str, dict]]:
+    """``(old, new, flips)`` for every version pair among ``parsers`` (see :func:`version_pairs`)."""
+    return [(old, new, flips(records, old, new)) for old, new in version_pairs(parsers)]
+
+
+def print_flips(console: Console, comparisons: list[tuple[str, str, dict]], modes: list[str], limit: int = 10) -> None:
+    """Side-by-side pass counts per mode for each version pair, then the flipped cases (first ``limit``)."""
+    for old, new, result in comparisons:
+        table = Table(title=f"{old} → {new}: passed (all slices), fixed / broken cases")
+        table.add_column("mode")
+        for label in ("old", "new", "fixed", "broken"):
+            table.add_column(label, justify="right")
+        for mode in modes:
+            s = result["modes"].get(mode)
+            if s:
+                table.add_row(mode, f"{s['old']}/{s['total']}", f"{s['new']}/{s['total']}", str(s["fixed"]),
+                              str(s["broken"]))
+        console.print(table)
+        for kind in ("fixed", "broken"):
+            rows = result[kind]
+            if rows:
+                console.print(f"{kind} ({len(rows)} case×mode results):", highlight=False)
+            for row in rows[:limit]:
+                other = row["old"] if kind == "fixed" else row["new"]
+                console.print(f"  {row['case_id']} [{row['mode']}]: {other}", markup=False, highlight=False)
+            if len(rows) > limit:
+                console.print(f"  … {len(rows) - limit} more in report.md", highlight=False)
+
+
+def flips_markdown(comparisons: list[tuple[str, str, dict]], modes: list[str]) -> list[str]:
+    """Markdown lines for the version comparisons: the per-mode table and every flipped case."""
+    lines: list[str] = []
+    for old, new, result in comparisons:
+        lines += [f"### `{old}` → `{new}`", "", "| mode | old passed | new passed | fixed | broken |",
+                  "|---|---:|---:|---:|---:|"]
+        for mode in modes:
+            s = result["modes"].get(mode)
+            if s:
+                lines.append(f"| {mode} | {s['old']}/{s['total']} | {s['new']}/{s['total']} | {s['fixed']} | {s['broken']} |")
+        lines.append("")
+        for kind in ("fixed", "broken"):
+            lines += [f"**{kind}** ({len(result[kind])}):", ""]
+            for row in result[kind]:
+                lines.append(f"- `{row['case_id']}` ({row['slice']}, {row['mode']}): old {row['old']} → new {row['new']}")
+            lines.append("")
+    return lines

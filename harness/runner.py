@@ -5,7 +5,8 @@ Modes: ``oneshot`` (``parser.parse``), the streaming chunkings of :mod:`harness.
 split in two at every position (``text[:k]``, ``text[k:]``) must give the one-shot result each time.
 
 A parser that raises is recorded as ``error``/``exception``; one that runs past the time limit as
-``error``/``timeout`` (enforced with ``SIGALRM`` in the main thread, so it interrupts Python code but not a
+``error``/``timeout``; a worker process that dies or breaks the protocol as ``error``/``crash`` or
+``error``/``protocol`` (:mod:`harness.worker_client`) (enforced with ``SIGALRM`` in the main thread, so it interrupts Python code but not a
 C extension stuck in native code — out-of-process workers are the remedy for those).
 """
 
@@ -24,6 +25,7 @@ from harness.formats import FormatSpec
 from harness.model import Case, Message
 from harness.protocol import Delta, Parser, run_stream
 from harness.scoring import Score, delta_leak, score
+from harness.worker_client import WorkerError, WorkerParserError
 
 ONESHOT = "oneshot"
 PREFIX = "prefix"
@@ -96,12 +98,19 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 
 
 def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Message | None, Score | None]:
-    """Run a parser call; return ``(message, None)`` or ``(None, error score)`` on exception or timeout."""
+    """Run a parser call; return ``(message, None)`` or ``(None, error score)`` on exception or timeout.
+
+    A worker failure (:class:`harness.worker_client.WorkerError`) is typed by its kind: ``crash``,
+    ``timeout`` or ``protocol``. ``timeout_s=None`` leaves timing to the callee (out-of-process parsers)."""
     try:
         with time_limit(timeout_s):
             return call(), None
     except ParserTimeout as exc:
         return None, Score("error", "timeout", str(exc))
+    except WorkerError as exc:
+        return None, Score("error", exc.kind, f"worker {exc.kind}: {exc}"[:300])
+    except WorkerParserError as exc:  # the parser inside the worker raised; the message names the exception
+        return None, Score("error", "exception", str(exc)[:300])
     except Exception as exc:  # a parser's crash is a result, not a harness failure
         return None, Score("error", "exception", f"{type(exc).__name__}: {exc}"[:300])
 
@@ -121,7 +130,12 @@ def modes_for(parser: Parser, modes: tuple[str, ...], fmt: FormatSpec) -> list[s
 
 def evaluate_case(case: Case, parser: Parser, fmt: FormatSpec, modes: list[str], seed: int,
                   timeout_s: float | None = DEFAULT_TIMEOUT_S) -> Iterator[Record]:
-    """Yield one :class:`Record` per mode for ``case`` under ``parser`` (one-shot first)."""
+    """Yield one :class:`Record` per mode for ``case`` under ``parser`` (one-shot first).
+
+    Out-of-process parsers (``out_of_process`` true) enforce ``timeout_s`` per worker response themselves."""
+    if getattr(parser, "out_of_process", False):
+        parser.timeout_s = timeout_s or parser.timeout_s
+        timeout_s = None
     started = time.perf_counter()
     oneshot, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), timeout_s)
     if ONESHOT in modes:

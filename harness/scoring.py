@@ -35,6 +35,8 @@ ERROR_TYPES = {
     "stream_diverges": "a streaming result differs from the same parser's one-shot result",
     "exception": "the parser raised an exception",
     "timeout": "the parser did not return within the time limit",
+    "crash": "the parser's worker process exited or closed its output (it is restarted)",
+    "protocol": "the parser's worker answered something that is not a valid protocol response (it is restarted)",
 }
 
 

@@ -11,7 +11,8 @@ that is not installed), makes only those parsers unavailable: :func:`unavailable
 
 Names: a parser's full name (``transformers==5.24.0:gemma4``), ``library:format`` (``transformers:gemma4``),
 or a library alias — ``transformers``, ``mlx-lm`` (``mlx_lm``), ``toolcall-harness`` (``own``) — which needs a
-``format`` unless the library has a single parser.
+``format`` unless the library has a single parser. :func:`create_parsers` also takes ``all``, engine names with
+versions (``sglang==0.5.23:gemma4``, run out of process: :mod:`harness.engines`) and ``cmd:COMMAND`` workers.
 """
 
 from __future__ import annotations
@@ -176,31 +177,102 @@ def get_parser(name: str, format: str | None = None) -> Parser:
     return _registry().entries[resolve(name, format)].factory()
 
 
-def create_parsers(names: list[str] | None, format: str) -> tuple[list[Parser], dict[str, str]]:
-    """Instances for an evaluation of ``format``: ``names`` resolved in order (None: every available parser
-    of the format), plus ``{name: reason}`` for the unavailable ones.
+def create_parsers(names: list[str] | None, format: str, install_missing: bool = True,
+                   log=print) -> tuple[list[Parser], dict[str, str]]:
+    """Instances for an evaluation of ``format``: ``names`` resolved in order (None: every available
+    in-process parser of the format), plus ``{name: reason}`` for the unavailable ones.
 
-    With ``names``, a name whose library failed to load is reported unavailable; a name nobody knows raises
-    :class:`UnknownParserError`.
+    Besides in-process names (see :func:`resolve`), a name may be:
+
+    - ``all``: every in-process parser of the format plus every engine parsing it (SGLang, vLLM, llama.cpp,
+      at their default versions; engines that duplicate an in-process library are left out);
+    - ``ENGINE[==VERSION][:FORMAT]`` (``sglang``, ``vllm==0.33.0:gemma4``, ``transformers==5.16.0:gemma4``):
+      an engine's worker (:mod:`harness.engines`), built first when missing and ``install_missing``;
+    - ``cmd:COMMAND LINE``: any executable speaking the worker protocol (``docs/worker-protocol.md``).
+
+    An engine or worker that cannot be built or started is reported unavailable with the reason; a name
+    nobody knows raises :class:`UnknownParserError`.
     """
     reg = _registry()
     if names is None:
         return [factory() for factory in available_parsers(format).values()], dict(reg.unavailable)
     parsers: list[Parser] = []
     unavailable: dict[str, str] = {}
-    for name in names:
+    for name in _expand_all(names, format):
         try:
-            full = resolve(name, format)
-        except UnknownParserError:
-            library = ALIASES.get(name.partition(":")[0], name.partition(":")[0])
-            reasons = [v for k, v in reg.unavailable.items() if _module_library(k) == library]
-            if not reasons:
-                raise
-            unavailable[name] = "; ".join(reasons)
+            parser = _create_one(name, format, install_missing, log)
+        except _Unavailable as exc:
+            unavailable[name] = str(exc)
             continue
-        if all(p.name != full for p in parsers):
-            parsers.append(reg.entries[full].factory())
+        if any(p.name == parser.name for p in parsers):
+            if getattr(parser, "out_of_process", False) and name.startswith("cmd:"):
+                parser.name += f" [{name}]"
+            else:
+                continue
+        parsers.append(parser)
     return parsers, unavailable
+
+
+class _Unavailable(Exception):
+    """A named parser that exists but cannot run here (reason in the message)."""
+
+
+def _expand_all(names: list[str], format: str) -> list[str]:
+    out: list[str] = []
+    for name in names:
+        if name != "all":
+            out.append(name)
+            continue
+        out += list(available_parsers(format))
+        in_process_libraries = {e.library for e in _registry().entries.values()}
+        from harness.engines import engines
+
+        out += [engine.name for engine in engines().values()
+                if format in engine.formats and engine.name not in in_process_libraries]
+    return list(dict.fromkeys(out))
+
+
+def _create_one(name: str, format: str, install_missing: bool, log) -> Parser:
+    reg = _registry()
+    if name.startswith("cmd:"):
+        return _worker_parser(_command_spec(name[4:]), format)
+    try:
+        return reg.entries[resolve(name, format)].factory()
+    except UnknownParserError as unknown:
+        spec, _, fmt = name.partition(":")
+        from harness.engines import EngineError, engines, split_spec, worker_spec
+
+        engine_name, version = split_spec(spec)
+        engine_name = ALIASES.get(engine_name, engine_name)
+        if engine_name not in engines():
+            library_reasons = [v for k, v in reg.unavailable.items() if _module_library(k) == engine_name]
+            if library_reasons:
+                raise _Unavailable("; ".join(library_reasons)) from None
+            raise unknown from None
+        if fmt and fmt != format:
+            raise UnknownParserError(f"parser {name!r} parses {fmt!r}, but this evaluation is of {format!r}")
+        try:
+            return _worker_parser(worker_spec(engine_name, version, install_missing, log), format)
+        except EngineError as exc:
+            raise _Unavailable(str(exc)) from None
+
+
+def _command_spec(command: str):
+    from harness.worker_client import WorkerSpec
+
+    try:
+        return WorkerSpec.from_command(command)
+    except ValueError as exc:
+        raise _Unavailable(f"cmd: {exc}") from None
+
+
+def _worker_parser(spec, format: str) -> Parser:
+    from harness.worker_client import WorkerError, WorkerParser
+
+    try:
+        return WorkerParser(spec, format)
+    except WorkerError as exc:
+        raise _Unavailable(str(exc)) from None
 
 
 def _module_library(label: str) -> str | None:

@@ -53,6 +53,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from harness.engine_spec import PipEngine
 from harness.formats.gemma4 import SPEC
 from harness.model import Message, ToolCall, parse_arguments
 from harness.protocol import Delta, ToolCallDelta
@@ -322,3 +323,27 @@ def _deltas(chunks: list[dict]) -> list[Delta]:
 
 
 PARSERS = [MlxLmGemma4Parser]
+
+
+def _check_engine_version(version: str) -> None:
+    """The adapter mirrors the 0.32 server loop (``TextStateMachine``, added in 0.32.0): older releases split
+    text with a token-sequence state machine inside the generator, which this adapter does not drive."""
+    parts = version.split(".")
+    try:
+        major_minor = (int(parts[0]), int(parts[1]))
+    except (IndexError, ValueError):
+        raise ValueError(f"not a release number: {version!r}") from None
+    if major_minor < (0, 32):
+        raise ValueError(f"the mlx-lm adapter drives the server loop of mlx-lm 0.32 and later "
+                         f"(TextStateMachine); {version} predates it")
+
+
+# mlx-lm at another version than the main environment's, in its own virtualenv, serving this same adapter
+# over the worker protocol. mlx[cpu] because mlx-lm's own mlx dependency is macOS-only.
+ENGINE = PipEngine(
+    name="mlx-lm", default_version="0.32.0", formats=(FORMAT,),
+    cold_install="about 1 min, 350 MB",
+    steps=lambda version: [["install", f"mlx-lm=={version}", "mlx[cpu]"]],
+    worker_module="parsers.mlx_lm_ref",
+    check_version=_check_engine_version,
+).engine()

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.engine_spec import PipEngine
 from harness.model import Message, ToolCall, parse_arguments
 from harness.protocol import Delta, ToolCallDelta
 
@@ -88,6 +89,11 @@ class TransformersGemma4Parser:
 
         self.version = transformers.__version__
         self.name = f"transformers=={self.version}:{FORMAT}"
+        import inspect
+
+        from transformers.cli.serving import utils as serving_utils
+
+        self._server_passes_tools = "tools" in inspect.signature(serving_utils.parse_assistant_message).parameters
         self.template_dict = builtin_gemma4_template()
         self._template = load_response_template(self.template_dict)
 
@@ -95,19 +101,26 @@ class TransformersGemma4Parser:
         """One-shot parse; raises ``ValueError`` where the library does."""
         from transformers.utils.chat_parsing import parse_response
 
-        parsed = parse_response(text, self._template, prefix=server_prefix(prefix), tools=tools)
+        parsed = parse_response(text, self._template, prefix=server_prefix(prefix), tools=self._tools(tools))
         return message_from_parsed(parsed)
 
     def stream(self, tools: list | None = None, prefix: str = "") -> "TransformersStream":
-        return TransformersStream(self._template, tools, prefix)
+        return TransformersStream(self._template, self._tools(tools), prefix)
+
+    def _tools(self, tools: list | None) -> list | None:
+        """``tools`` when this version's server passes them to the parser (``parse_assistant_message`` has a
+        ``tools`` parameter, as in 5.24), else None (older servers parse without them)."""
+        return tools if self._server_passes_tools else None
 
 
 def message_from_parsed(parsed: dict) -> Message:
     """Map the library's message dict to a :class:`Message` as ``parse_assistant_message`` reads it."""
     from transformers.cli.serving.utils import _normalize_tool_call
-    from transformers.utils.chat_template_utils import _REASONING_FIELDS
+    from transformers.utils import chat_template_utils
 
-    reasoning = next((parsed[f] for f in _REASONING_FIELDS if parsed.get(f) is not None), None)
+    # Before 5.2x the server read only "thinking" (``parsed.get("thinking")`` in parse_assistant_message).
+    fields = getattr(chat_template_utils, "_REASONING_FIELDS", ("thinking",))
+    reasoning = next((parsed[f] for f in fields if parsed.get(f) is not None), None)
     calls = []
     for raw in parsed.get("tool_calls") or []:
         call = _normalize_tool_call(raw)
@@ -166,3 +179,13 @@ class TransformersStream:
 
 
 PARSERS = [TransformersGemma4Parser]
+
+# transformers at another version than the main environment's, in its own virtualenv, serving this same
+# adapter over the worker protocol. 5.16.0 is the oldest release whose server has the Gemma 4 response
+# template; its Gemma 4 key quoting also rewrites key-like text inside string values (fixed later).
+ENGINE = PipEngine(
+    name="transformers", default_version="5.16.0", formats=(FORMAT,),
+    cold_install="about 1 min, 300 MB",
+    steps=lambda version: [["install", f"transformers=={version}", "jinja2"]],
+    worker_module="parsers.transformers_ref",
+).engine()
