@@ -48,10 +48,10 @@ def check_file(path: Path, parser_name: str, modes: tuple[str, ...] = ("oneshot"
     error_type, detail, got). Raises ``HarnessError`` for an unknown parser, a malformed file (naming file and
     line), a file with no case the parser can parse, or a mode that does not apply to the parser.
     """
-    from parsers import get_parser
+    from parsers import get_any_parser
 
-    parser = get_parser(parser_name, fmt)
     cases = load_cases(path, fmt=fmt)
+    parser = get_any_parser(parser_name, fmt or (cases[0].format if cases else "gemma4"))
     mine = [c for c in cases if c.format in parser.formats]
     if not mine:
         raise HarnessError(f"{path}: no case of format {', '.join(parser.formats)} (the formats {parser.name} "

@@ -1,4 +1,5 @@
-"""``toolcall-harness`` command line: ``eval``, ``check``, ``parsers``, ``models``, ``template``, ``corpus``.
+"""``toolcall-harness`` command line: ``eval``, ``check``, ``parsers``, ``engines``, ``models``, ``template``,
+``corpus``.
 
 Bad input (unknown model or parser, malformed case file, a template that fails to render) prints one
 ``error:`` line and exits with status 2; no traceback reaches the user.
@@ -7,6 +8,7 @@ Bad input (unknown model or parser, malformed case file, a template that fails t
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 from pathlib import Path
@@ -89,6 +91,8 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", type=Path, default=None, help="run directory (default reports/<model>/<run-id>)")
     ev.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")
     ev.add_argument("--no-shrink", action="store_true", help="skip hypothesis shrinking of generated failures")
+    ev.add_argument("--no-install", action="store_true",
+                    help="report engines that are not built yet as unavailable instead of building them")
     ev.set_defaults(func=_cmd_eval)
 
     ck = sub.add_parser("check", help="score an external case file (JSON Lines) with one parser")
@@ -104,7 +108,18 @@ def _parser() -> argparse.ArgumentParser:
 
     ps = sub.add_parser("parsers", help="list parser names, and why any is unavailable")
     ps.add_argument("--format", default=None)
+    ps.add_argument("--worker", default=None, metavar="NAME",
+                    help="start one out-of-process parser (engine name or 'cmd:COMMAND') and print its hello")
     ps.set_defaults(func=_cmd_parsers)
+
+    en = sub.add_parser("engines", help="build and list engine environments (SGLang, vLLM, llama.cpp, ...)")
+    en_sub = en.add_subparsers(dest="engines_command", required=True)
+    ei = en_sub.add_parser("install", help="build NAME[==VERSION] into the user cache (reused later)")
+    ei.add_argument("specs", nargs="+", metavar="NAME[==VERSION]")
+    ei.add_argument("--force", action="store_true", help="rebuild even if installed")
+    ei.set_defaults(func=_cmd_engines_install)
+    el = en_sub.add_parser("list", help="known engines, and the environments built (size, build time, recipe)")
+    el.set_defaults(func=_cmd_engines_list)
 
     ms = sub.add_parser("models", help="list the model catalog")
     ms.set_defaults(func=_cmd_models)
@@ -139,7 +154,8 @@ def _cmd_eval(args, console: Console) -> int:
     _check_choices("slice", args.slices, SLICES)
     run_eval(EvalConfig(model=args.model, parsers=args.parsers, modes=tuple(args.modes), slices=tuple(args.slices),
                         seed=args.seed, n_generated=args.cases, model_dir=args.model_dir, gguf=args.gguf,
-                        out_dir=args.out, timeout_s=args.timeout, shrink=not args.no_shrink, console=console))
+                        out_dir=args.out, timeout_s=args.timeout, shrink=not args.no_shrink, console=console,
+                        install_missing=not args.no_install))
     return 0
 
 
@@ -158,10 +174,50 @@ def _cmd_check(args, console: Console) -> int:
 
 
 def _cmd_parsers(args, console: Console) -> int:
-    from parsers import describe_parsers
+    from parsers import describe_parsers, get_any_parser
 
+    if args.worker:
+        parser = get_any_parser(args.worker, args.format or "gemma4", install_missing=False)
+        print(json.dumps({"name": parser.name, "hello": parser.hello, "command": parser.spec.argv}, indent=2))
+        parser.close()
+        return 0
     for name, status in describe_parsers(args.format):
         print(f"{name:40s} {status}")
+    from harness.engines import engines, find_installed
+
+    for engine in engines().values():
+        if args.format and args.format not in engine.formats:
+            continue
+        installed = find_installed(engine.name)
+        state = "installed" if installed else f"not installed (`toolcall-harness engines install {engine.name}`)"
+        print(f"{engine.name + '==' + engine.default_version + ':' + ','.join(engine.formats):40s} "
+              f"engine (out of process), {state}")
+    return 0
+
+
+def _cmd_engines_install(args, console: Console) -> int:
+    from harness.engines import install
+
+    for spec in args.specs:
+        installed = install(spec, log=lambda line: print(line, flush=True), force=args.force)
+        print(f"ready: {installed.name}=={installed.version} at {installed.path}")
+    return 0
+
+
+def _cmd_engines_list(args, console: Console) -> int:
+    from harness.engines import broken_engines, describe, engines, list_installed, recipe_summary
+
+    print("engines (default version; cold install; recipe):")
+    for engine in engines().values():
+        print(f"  {engine.name}=={engine.default_version}  formats {','.join(engine.formats)}; "
+              f"cold install {engine.cold_install}")
+        print(f"      {recipe_summary(engine, engine.default_version)}")
+    for module, reason in broken_engines().items():
+        print(f"  {module}: unavailable: {reason}")
+    installed = list_installed()
+    print(f"installed ({len(installed)}):")
+    for item in installed:
+        print("  " + describe(item))
     return 0
 
 

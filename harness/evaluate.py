@@ -21,6 +21,7 @@ from harness import report
 from harness.cases import write_cases
 from harness.catalog import get_model
 from harness.corpus import build_corpus
+from harness.errors import HarnessError
 from harness.formats import get_format
 from harness.model import SLICES, Case
 from harness.protocol import Parser
@@ -50,6 +51,7 @@ class EvalConfig:
     timeout_s: float = DEFAULT_TIMEOUT_S
     shrink: bool = True
     console: Console = field(default_factory=Console)
+    install_missing: bool = True              # build engines named in ``parsers`` that are not built yet
 
 
 def library_versions() -> dict[str, str]:
@@ -83,7 +85,11 @@ def run_eval(config: EvalConfig) -> Path:
     started, started_at = time.perf_counter(), dt.datetime.now().astimezone()
     entry = get_model(config.model)
     fmt = get_format(entry.format)
-    parsers, unavailable = create_parsers(config.parsers, fmt.name)  # unknown names fail before any work
+    # Unknown names fail before any work; engines not built yet are built now (or reported unavailable).
+    parsers, unavailable = create_parsers(config.parsers, fmt.name, install_missing=config.install_missing,
+                                          log=lambda line: console.print(line, markup=False, highlight=False))
+    if not parsers:
+        raise HarnessError("no parser can run: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items()))
     template = load_template(config.model, model_dir=config.model_dir, gguf=config.gguf)
     console.print(f"template: {template.provenance['source']} {template.provenance['file']} "
                   f"sha256 {template.provenance['sha256'][:12]}…"

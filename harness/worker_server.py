@@ -158,9 +158,11 @@ def _describe(exc: BaseException) -> str:
 
 def serve(server: Server, stdin=None, stdout=None) -> None:
     """Answer requests line by line until end of input or ``shutdown``."""
-    stdin = stdin or sys.stdin
+    # Lines end at "\n" only: read bytes (text mode would also translate "\r"), decode each line as UTF-8.
+    stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout
-    for line in stdin:
+    for raw in stdin:
+        line = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
         request = None
         try:
             request = json.loads(line)
@@ -191,9 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc(file=sys.stderr)
         return 3
     # Library output on stdout would corrupt the protocol: send stray prints to stderr.
-    protocol_out = sys.stdout
+    protocol_out = open(sys.stdout.fileno(), "w", encoding="utf-8", newline="\n", closefd=False)
     sys.stdout = sys.stderr
-    serve(server, sys.stdin, protocol_out)
+    serve(server, sys.stdin.buffer, protocol_out)
     return 0
 
 

@@ -177,6 +177,16 @@ def get_parser(name: str, format: str | None = None) -> Parser:
     return _registry().entries[resolve(name, format)].factory()
 
 
+def get_any_parser(name: str, format: str, install_missing: bool = True, log=print) -> Parser:
+    """Like :func:`get_parser`, but ``name`` may also be an engine (``sglang==0.5.23``) or a ``cmd:`` worker
+    (see :func:`create_parsers`). Raises :class:`UnknownParserError` for an unknown name and
+    :class:`~harness.errors.HarnessError` when the parser cannot run here (with the reason)."""
+    try:
+        return _create_one(name, format, install_missing, log)
+    except _Unavailable as exc:
+        raise HarnessError(f"parser {name!r} is unavailable: {exc}") from None
+
+
 def create_parsers(names: list[str] | None, format: str, install_missing: bool = True,
                    log=print) -> tuple[list[Parser], dict[str, str]]:
     """Instances for an evaluation of ``format``: ``names`` resolved in order (None: every available

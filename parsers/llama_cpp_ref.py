@@ -1,0 +1,190 @@
+"""Engine: llama.cpp's C++ chat-output parser, as llama-server runs it, behind a small C++ protocol worker.
+
+llama.cpp parses model output only in C++ (``common/chat.h``; llama-cpp-python 0.3.36 has no output parser in
+Python and plain ctypes cannot call a C++ API), so this engine builds ``parsers/llama_cpp_shim/shim.cpp``
+against the llama.cpp vendored in the pinned llama-cpp-python **0.3.36** sdist (llama.cpp commit
+``0c1e57098``, the one the sdist's ``.git/modules/vendor/llama.cpp/HEAD`` names; the shallow submodule has no
+build number, so the worker reports the engine version ``0.3.36`` and the commit in ``llama_cpp_commit``).
+
+Build (``install``): ``vendor/llama.cpp`` is extracted from the cached, sha256-checked sdist
+(:func:`harness.sdist.sdist_archive`; only ``CMakeLists.txt``, ``LICENSE``, ``cmake/``, ``common/``,
+``ggml/``, ``include/``, ``licenses/``, ``src/``, ``vendor/``), the shim's ``CMakeLists.txt`` adds it as a
+static subproject (``BUILD_SHARED_LIBS=OFF``, ``LLAMA_BUILD_COMMON=ON``, tests/tools/examples/server/app OFF,
+``LLAMA_OPENSSL=OFF``, ``GGML_NATIVE=OFF``, ``GGML_OPENMP=OFF``, ``GGML_LLAMAFILE=OFF``) and only the
+``llama-cpp-worker`` target is built (it pulls ``llama-common``, ``llama``, ``ggml``), with 2 jobs. The
+binary is self-contained apart from libstdc++/libc and lands in ``ENV/bin/llama-cpp-worker``; the build
+tree is deleted afterwards.
+
+Library calls (``common/chat.h``), per request, mirroring llama-server's ``/v1/chat/completions``
+(``tools/server/server-common.cpp: oaicompat_chat_params_parse``, ``server-schema.cpp``,
+``server-task.cpp: task_result_state::update_chat_msg``):
+
+- ``common_chat_templates_init(nullptr, <template source>)`` once per format: the worker is started with
+  ``--template gemma4=<google-gemma-4-31B-it.jinja from the same sdist>``; llama.cpp's template detection
+  (the source contains ``'<|tool_call>call:'``) picks ``common_chat_params_init_gemma4`` →
+  ``COMMON_CHAT_FORMAT_PEG_GEMMA4``;
+- ``common_chat_templates_inputs``: one user message, ``tools = common_chat_tools_parse_oaicompat(tools)``,
+  ``tool_choice`` auto, ``add_generation_prompt = true``, ``reasoning_format = deepseek`` (the server
+  default), ``parallel_tool_calls`` from ``common_chat_templates_get_caps``; ``enable_thinking`` is chosen
+  from the case's ``prefix``: the worker applies the template with thinking on, then off, and keeps the first
+  whose ``generation_prompt`` ends with the prefix — for Gemma 4, ``""`` → thinking on (generation prompt
+  ``"<|turn>model\\n"``, the server's default), ``"<|channel>thought\\n<channel|>"`` → thinking off
+  (``"<|turn>model\\n<|channel>thought\\n<channel|>"``);
+- ``common_chat_templates_apply`` → ``common_chat_params``; ``common_chat_parser_params(chat_params)`` plus
+  ``reasoning_format = deepseek``, ``parse_tool_calls = true`` and ``parser.load(chat_params.parser)``,
+  exactly the fields the server forwards; the result is cached per (format, tools, prefix);
+- one-shot: ``common_chat_parse(text, is_partial=false, params)`` → ``common_chat_msg``; ``content`` and
+  ``reasoning_content`` (empty → null) and ``tool_calls[i].{name, arguments}``, ``arguments`` being the JSON
+  string llama.cpp builds (the harness decodes it). The parser prepends ``generation_prompt`` to the text.
+- streaming: every chunk is appended and the whole text re-parsed with ``is_partial=true``; tool-call ids are
+  assigned (``set_tool_call_ids``) and ``common_chat_msg_diff::compute_diffs(previous, current)`` gives the
+  deltas (reasoning, content, ``{index, name?, arguments?}``), as the server streams them; ``finish``
+  re-parses with ``is_partial=false`` and emits the last diffs.
+
+Errors: any ``std::exception`` from the library (``"The model produced output that does not match the
+expected peg-gemma4 format"``, ``"Invalid diff: ..."`` when a re-parse shrinks what was already streamed,
+``"Failed to parse tools: ..."``) → ``parser_error`` with ``what()``; a failed ``feed`` closes the stream.
+llama.cpp's log goes to stderr, at error level unless the worker gets ``--verbose``.
+
+Measured behaviour on the Gemma 4 corpus: see ``MEASURED`` at the end of this docstring's module, filled
+from runs of the 436-case corpus (``/tmp/gemma4_corpus.jsonl``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tarfile
+from pathlib import Path
+
+from harness.engine_spec import Engine, EngineBuildError, Log, run_step
+
+NAME = "llama.cpp"
+VERSION = "0.3.36"  # the llama-cpp-python sdist whose vendored llama.cpp is built
+LLAMA_CPP_COMMIT = "0c1e57098bba43ac29e6e3b677cdceebdd22334f"  # its .git/modules/vendor/llama.cpp/HEAD
+FORMAT_TEMPLATES = {"gemma4": "models/templates/google-gemma-4-31B-it.jinja"}
+SHIM_DIR = Path(__file__).resolve().parent / "llama_cpp_shim"
+SHIM_FILES = ("shim.cpp", "CMakeLists.txt")
+BINARY = "llama-cpp-worker"
+JOBS = 2
+
+# Top-level entries of vendor/llama.cpp the build needs (docs, models, tools, tests are left out).
+SOURCE_ENTRIES = ("CMakeLists.txt", "LICENSE", "cmake", "common", "ggml", "include", "licenses", "src", "vendor")
+
+CMAKE_FLAGS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    # the rest are forced in parsers/llama_cpp_shim/CMakeLists.txt; listed here for the recipe
+    "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_COMMON=ON", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_TOOLS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_SERVER=OFF", "-DLLAMA_BUILD_APP=OFF", "-DLLAMA_OPENSSL=OFF",
+    "-DLLAMA_CURL=OFF", "-DGGML_NATIVE=OFF", "-DGGML_OPENMP=OFF", "-DGGML_LLAMAFILE=OFF",
+)
+
+
+def check_version(version: str) -> None:
+    if version != VERSION:
+        raise ValueError(
+            f"llama.cpp engine: only version {VERSION} (the llama.cpp vendored in the pinned, sha256-checked "
+            f"llama-cpp-python {VERSION} sdist, the one source available offline) can be built; got {version!r}"
+        )
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def recipe(version: str) -> dict:
+    """How the environment is built; the shim's sources are hashed in, so editing them rebuilds."""
+    check_version(version)
+    return {
+        "kind": "cmake",
+        "source": f"llama-cpp-python=={version} sdist, vendor/llama.cpp",
+        "llama_cpp_commit": LLAMA_CPP_COMMIT,
+        "cmake_flags": list(CMAKE_FLAGS),
+        "target": BINARY,
+        "jobs": JOBS,
+        "shim_sha256": {name: _sha256(SHIM_DIR / name) for name in SHIM_FILES},
+    }
+
+
+def _extract_llama_cpp(dest: Path, log: Log) -> str:
+    """Extract the needed parts of the sdist's ``vendor/llama.cpp`` into ``dest``; return the llama.cpp commit."""
+    from harness.sdist import LLAMA_CPP_DIR, SDIST_NAME, SDIST_VERSION, sdist_archive
+
+    root = f"{SDIST_NAME.replace('-', '_')}-{SDIST_VERSION}"
+    vendor = f"{root}/{LLAMA_CPP_DIR}/"
+    head = f"{root}/.git/modules/{LLAMA_CPP_DIR}/HEAD"
+    archive = sdist_archive()
+    log(f"extracting {LLAMA_CPP_DIR} from {archive.name} into {dest}")
+    commit = LLAMA_CPP_COMMIT
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(archive, "r:gz") as tar:
+        for member in tar:
+            if member.name == head and member.isfile():
+                commit = tar.extractfile(member).read().decode().strip() or commit
+                continue
+            if not member.name.startswith(vendor):
+                continue
+            rel = member.name[len(vendor):]
+            if rel.split("/", 1)[0] not in SOURCE_ENTRIES or not (member.isfile() or member.isdir()):
+                continue
+            member.name = rel
+            if hasattr(tarfile, "data_filter"):
+                tar.extract(member, dest, filter="data")
+            elif ".." not in Path(rel).parts and not rel.startswith("/"):
+                tar.extract(member, dest)
+    return commit
+
+
+def install(env_dir: Path, version: str, log: Log) -> None:
+    """Extract llama.cpp, configure and build the worker; leaves ``env_dir/bin/llama-cpp-worker``."""
+    check_version(version)
+    if shutil.which("cmake") is None:
+        raise EngineBuildError("llama.cpp engine: cmake is not installed (and a C++17 compiler is needed)")
+    src = env_dir / "src"
+    build = env_dir / "build"
+    commit = _extract_llama_cpp(src / "llama.cpp", log)
+    shim = src / "shim"
+    shim.mkdir(parents=True, exist_ok=True)
+    for name in SHIM_FILES:
+        shutil.copyfile(SHIM_DIR / name, shim / name)
+
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    run_step(["cmake", "-S", str(shim), "-B", str(build), *generator, *CMAKE_FLAGS,
+              f"-DLLAMA_CPP_DIR={src / 'llama.cpp'}", f"-DLLAMA_BUILD_COMMIT={commit[:9]}",
+              "-DLLAMA_BUILD_NUMBER=0", f"-DWORKER_VERSION={version}"], log)
+    run_step(["cmake", "--build", str(build), "--target", BINARY, "--parallel", str(JOBS)], log)
+
+    built = build / BINARY
+    if not built.exists():
+        raise EngineBuildError(f"the build finished but {built} is missing")
+    (env_dir / "bin").mkdir(exist_ok=True)
+    shutil.copy2(built, env_dir / "bin" / BINARY)
+    log(f"built {env_dir / 'bin' / BINARY} ({(env_dir / 'bin' / BINARY).stat().st_size / 1e6:.1f} MB); "
+        "removing the build tree and sources")
+    shutil.rmtree(build, ignore_errors=True)
+    shutil.rmtree(src, ignore_errors=True)
+
+
+def worker_command(env_dir: Path, version: str) -> tuple[list[str], dict[str, str]]:
+    """``llama-cpp-worker --template gemma4=<the sdist's Gemma 4 template>`` (extracted into the cache)."""
+    from harness.sdist import sdist_file
+
+    argv = [str(env_dir / "bin" / BINARY)]
+    for fmt, relpath in FORMAT_TEMPLATES.items():
+        argv += ["--template", f"{fmt}={sdist_file(relpath)}"]
+    return argv, {}
+
+
+ENGINE = Engine(
+    name=NAME,
+    default_version=VERSION,
+    formats=tuple(FORMAT_TEMPLATES),
+    cold_install="~7 min on 2 cores (cmake build of llama.cpp's common library and the shim, from the cached "
+                 "llama-cpp-python 0.3.36 sdist); needs cmake and a C++17 compiler; ~10 MB installed",
+    recipe=recipe,
+    install=install,
+    worker_command=worker_command,
+    check_version=check_version,
+    note="C++ worker over common_chat_templates_apply / common_chat_parse, driven as llama-server drives them",
+)

@@ -1,0 +1,44 @@
+"""A protocol worker that misbehaves on purpose, for the harness' fault-handling tests.
+
+It serves the project's own Gemma 4 parser (``harness.worker_server``), except when a ``parse`` text or the
+text a stream has been fed so far contains a trigger word: ``CRASH`` exits at once (status 7, after a line on stderr), ``HANG`` never
+answers, ``GARBAGE`` answers with a line that is not JSON, ``WRONGID`` answers another request id.
+Argument ``--fail-start`` makes it exit before answering ``hello``.
+"""
+
+import json
+import os
+import sys
+import time
+
+from harness.worker_server import Server, load_parsers
+
+
+def main() -> None:
+    if "--fail-start" in sys.argv:
+        print("cannot load the parser library", file=sys.stderr, flush=True)
+        sys.exit(5)
+    server = Server(load_parsers(["parsers.gemma4"]))
+    out = sys.stdout
+    streamed: dict[str, str] = {}
+    for line in sys.stdin:
+        request = json.loads(line)
+        text = request.get("text") or ""
+        if request.get("op") == "feed":
+            text = streamed[request["stream"]] = streamed.get(request["stream"], "") + request["chunk"]
+        if "CRASH" in text:
+            print("faulty worker: crashing on purpose", file=sys.stderr, flush=True)
+            os._exit(7)
+        if "HANG" in text:
+            time.sleep(3600)
+        if "GARBAGE" in text:
+            out.write("this is not json {\n")
+            out.flush()
+            continue
+        response_id = request["id"] + 1000 if "WRONGID" in text else request["id"]
+        out.write(json.dumps({"id": response_id, "ok": True, "result": server.handle(request)}) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
