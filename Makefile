@@ -25,6 +25,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py $(ARGS)
+	$(BIN)/python bench/bench_worker.py
 
 clean-venv:
 	rm -rf $(VENV)

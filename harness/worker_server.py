@@ -14,7 +14,9 @@ answers ``hello``.
 from __future__ import annotations
 
 import importlib
+import io
 import json
+import os
 import sys
 import traceback
 from typing import Any
@@ -157,28 +159,57 @@ def _describe(exc: BaseException) -> str:
 
 
 def serve(server: Server, stdin=None, stdout=None) -> None:
-    """Answer requests line by line until end of input or ``shutdown``."""
-    # Lines end at "\n" only: read bytes (text mode would also translate "\r"), decode each line as UTF-8.
+    """Answer requests line by line until end of input or ``shutdown``.
+
+    Lines end at ``"\\n"`` only and are decoded as UTF-8. Input is read in blocks; the responses to every
+    complete request of a block are written, then flushed once (pipelined requests cost one write)."""
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout
-    for raw in stdin:
-        line = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-        request = None
-        try:
-            request = json.loads(line)
-            if not isinstance(request, dict):
-                raise ValueError("a request must be a JSON object")
-        except ValueError as exc:
-            response = {"id": None, "ok": False, "error": {"type": "bad_request", "message": f"not JSON: {exc}"}}
-        else:
-            try:
-                response = {"id": request.get("id"), "ok": True, "result": server.handle(request)}
-            except RequestError as exc:
-                response = {"id": request.get("id"), "ok": False, "error": {"type": exc.kind, "message": str(exc)}}
-        stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n")
+    for lines in _line_blocks(stdin):
+        for raw in lines:
+            response, stop = _answer(server, raw.decode("utf-8", "replace"))
+            stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n")
+            if stop:
+                stdout.flush()
+                return
         stdout.flush()
-        if isinstance(request, dict) and request.get("op") == "shutdown":
-            return
+
+
+def _line_blocks(stdin):
+    """Yield lists of complete lines (bytes, without the newline) as they arrive."""
+    try:
+        fd = stdin.fileno()
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        fd = None
+    if fd is None:  # an in-memory stream (tests): one block per line
+        for raw in stdin:
+            yield [raw.rstrip(b"\n") if isinstance(raw, bytes) else raw.rstrip("\n").encode("utf-8")]
+        return
+    partial = b""
+    while True:
+        block = os.read(fd, 1 << 16)
+        if not block:
+            break
+        *lines, partial = (partial + block).split(b"\n")
+        if lines:
+            yield lines
+    if partial.strip():
+        yield [partial]
+
+
+def _answer(server: Server, line: str) -> tuple[dict, bool]:
+    """The response to one request line, and whether it was ``shutdown``."""
+    try:
+        request = json.loads(line)
+        if not isinstance(request, dict):
+            raise ValueError("a request must be a JSON object")
+    except ValueError as exc:
+        return {"id": None, "ok": False, "error": {"type": "bad_request", "message": f"not JSON: {exc}"}}, False
+    try:
+        response = {"id": request.get("id"), "ok": True, "result": server.handle(request)}
+    except RequestError as exc:
+        response = {"id": request.get("id"), "ok": False, "error": {"type": exc.kind, "message": str(exc)}}
+    return response, request.get("op") == "shutdown"
 
 
 def main(argv: list[str] | None = None) -> int:
