@@ -53,7 +53,6 @@ from runs of the 436-case corpus (``/tmp/gemma4_corpus.jsonl``).
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import tarfile
 from pathlib import Path

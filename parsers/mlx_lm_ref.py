@@ -36,6 +36,13 @@ End of generation: the server never decodes the final stop token. Gemma 4 genera
 this vocabulary); the adapter treats the first of them in the text as that token: text before it is parsed,
 the marker and anything after it never reach the library (recorded in diagnostics when non-empty).
 
+Other versions (the ``mlx-lm`` engine, e.g. ``mlx-lm==0.32.0:gemma4``): the same adapter runs in the engine's
+own virtualenv. 0.32.0's loop advances the state machine with ``TextStateMachine.step`` (one state for a whole
+generated piece) where 0.32.2 calls ``split``, and it has no ``response_initial_state``; the adapter calls
+whichever the installed version has. A piece that holds a marker and text (the one-shot replay, where the
+whole generation is one piece) therefore fails in 0.32.0 and passes in 0.32.2; token by token they agree.
+Releases before 0.32.0 have no ``TextStateMachine`` and are refused (``_check_engine_version``).
+
 Measured behaviour (mlx-lm 0.32.2): names match ``[\\w-]+`` (``manim-video`` parses; ``ns.f`` is dropped with
 "No function provided."); nested objects and arrays parse; bare ``null`` → None, the template's ``None`` →
 dropped (JSONDecodeError); ``<tool_call|>`` inside a string ends the segment early, the call is dropped and
@@ -116,6 +123,9 @@ class _Runtime:
             ids = tokenizer.encode(prompt, add_special_tokens=False)
             if tokenizer.rfind_think_start(ids) > tokenizer.rfind_think_end(ids):
                 state = "reasoning"
+        # ``response_initial_state`` exists from 0.32.2 on (the 0.32.0 server has no such override).
+        if "response_initial_state" not in dir(type(tokenizer)):
+            return state
         return tokenizer.response_initial_state or state
 
 
@@ -224,8 +234,11 @@ class _ServerLoop:
         if finish_reason == "stop":
             self.sm_state, current_state = TSM.discard(self.sm_state)
             segments = [(current_state, "")]
-        else:
+        elif hasattr(TSM, "split"):
             self.sm_state, segments = TSM.split(self.sm_state, text)
+        else:  # before 0.32.2 the loop called ``step``: one chunk, one state (the state after the chunk)
+            self.sm_state, clean_text, current_state = TSM.step(self.sm_state, text)
+            segments = [(current_state, clean_text)]
         for current_state, clean_text in segments:
             if current_state == "reasoning":
                 self.reasoning_text += clean_text

@@ -1,18 +1,339 @@
-"""(draft)"""
+"""Reference adapter: SGLang's Gemma 4 tool-call and reasoning parsers, driven the way its OpenAI server does.
+
+SGLang runs in its own virtualenv (:data:`ENGINE`; CPU torch, no CUDA stack) and is served to the harness by
+``python -m harness.worker_server parsers.sglang_ref``. Library calls (sglang 0.5.23; the installed version is
+read at run time and names the parser), mirrored from ``sglang/srt/entrypoints/openai/serving_chat.py`` for a
+server launched with Gemma 4's documented flags ``--reasoning-parser gemma4 --tool-call-parser gemma4`` (also
+what ``auto`` detects from a chat template containing ``<|channel>``):
+
+- the request: ``sglang.srt.entrypoints.openai.protocol.ChatCompletionRequest(model, messages=[one user
+  message], tools=tools or None, chat_template_kwargs=...)``; its validation turns the OpenAI tool dicts into
+  ``Tool`` objects, and its defaults are the server's: ``tool_choice="auto"`` with tools, ``"none"`` without,
+  ``separate_reasoning=True``, ``stream_reasoning=True``, ``_response_parser_prefix=""``. A tool list the
+  server would reject (400) raises ``pydantic.ValidationError`` → ``parser_error``.
+- reasoning (``OpenAIServingChat._build_chat_response`` / ``_process_reasoning_stream``):
+  ``sglang.srt.parser.reasoning_parser.ReasoningParser(model_type="gemma4", stream_reasoning=False (one-shot) |
+  request.stream_reasoning (streaming), force_reasoning=..., request=request, tool_call_parser_active=...)``
+  → its ``Gemma4Detector`` (start ``<|channel>`` + label ``thought\\n``, end ``<channel|>``);
+  one-shot ``parse_non_stream(text) -> (reasoning, text)``, streaming ``parse_stream_chunk(delta)`` per chunk
+  and ``parse_stream_end()`` on the last one. ``force_reasoning`` is the server's
+  ``template_manager.force_reasoning or _get_reasoning_from_request(request)``: the Gemma 4 template matches the
+  ``explicit_enable_thinking_default_false`` rule of ``sglang.srt.parser.template_detection`` (its
+  ``enable_thinking | default(false)``) → ``force_reasoning`` False, toggle ``enable_thinking`` off by default,
+  so reasoning is forced exactly when the request has ``chat_template_kwargs={"enable_thinking": True}``.
+- tool calls (``_process_tool_calls`` one-shot, ``_process_tool_call_stream`` streaming):
+  ``sglang.srt.function_call.function_call_parser.FunctionCallParser(tools=request.tools or [],
+  tool_call_parser="gemma4", tool_choice=request.tool_choice, prefix=request._response_parser_prefix)``.
+  One-shot: ``owns_tool_format()`` / ``has_tool_call(text)`` then ``parse_non_stream(text) -> (normal_text,
+  [ToolCallItem(tool_index, name, parameters=json_str)])``; calls are numbered 0, 1, ... in order; a marker
+  with no complete call leaves the returned text as content and the server logs "dropping the incomplete
+  call"; an exception leaves the text as it was. Streaming: ``parse_stream_chunk(delta) -> (normal_text,
+  items)`` per chunk, ``parse_stream_end()`` on the last one, then the server's
+  ``_check_for_unstreamed_tool_args`` (reads ``detector.prev_tool_call_arr`` / ``streamed_args_for_tool``;
+  the Gemma 4 detector fills neither, so it never adds anything). Each item becomes one OpenAI tool-call
+  delta exactly as the server builds it: ``index=item.tool_index``, ``name`` only when the item has one (the
+  first item of a call, with ``parameters=""``), ``arguments=item.parameters``. The ``id`` (a random
+  ``call_<uuid>``) is left out.
+- The tokenizer the server passes to both parsers is not needed: neither Gemma 4 detector takes one (the
+  library passes it only to detectors whose constructor has a ``tokenizer`` parameter).
+
+Prefix: SGLang never parses the prompt text for Gemma 4; what the prompt fixes is the request's
+``enable_thinking``, which decides ``force_reasoning``. The adapter inverts the template: the Gemma 4
+template pre-fills the empty thought channel ``<|channel>thought\\n<channel|>`` after the generation prompt
+exactly when ``enable_thinking`` is not true, so a case prefix ending with it → ``enable_thinking`` absent
+(reasoning found only by ``<|channel>`` in the output); any other prefix, ``""`` included → the request had
+``chat_template_kwargs={"enable_thinking": True}`` → ``force_reasoning=True``: the output is reasoning until
+``<channel|>``. Consequence: a case with prefix ``""`` whose text never opens the thought channel (a thinking-
+on answer without thoughts, or a case whose prefix is simply unknown) gets everything, tool calls included,
+in ``reasoning`` — what the server does for such a request.
+
+Tools: with no tools (``tools=None`` or ``[]``) the server does not run the tool parser (its
+``_tool_call_parsing_active``: no tools and ``Gemma4Detector.parses_without_tools()`` is False); the adapter
+still calls ``FunctionCallParser([], "gemma4")``, whose ``parse_non_stream`` / ``parse_stream_chunk`` return
+the text untouched under the same condition, so ``<|tool_call>`` markup stays in ``content``.
+
+Stop tokens: the text is parsed as given. SGLang stops generation on token ids (``<eos>``, ``<turn|>``, ...),
+which no text parser sees; a stop marker inside the text (e.g. ``<turn|>`` inside a string value) reaches the
+parsers unchanged.
+
+What the library swallowed goes to ``Message.diagnostics`` / the session's ``diagnostics``: the server's own
+warnings at the points mirrored here, and every record SGLang logs through its ``sglang`` loggers during a
+call (kept off the console).
+
+Measured behaviour (sglang 0.5.23): see the section at the end of this docstring.
+"""
+
 from __future__ import annotations
 
-from harness.engine_spec import PipEngine
+import importlib.metadata
+import json
+import logging
+from contextlib import contextmanager
+from typing import Any, Iterator
 
+from harness.engine_spec import PipEngine
+from harness.model import Message, ToolCall, parse_arguments
+from harness.protocol import Delta, ToolCallDelta
+
+FORMAT = "gemma4"
 VERSION = "0.5.23"
-DEPS = [
+TOOL_CALL_PARSER = "gemma4"   # --tool-call-parser
+REASONING_PARSER = "gemma4"   # --reasoning-parser
+# What the Gemma 4 chat template pre-fills after "<|turn>model\n" when enable_thinking is not true.
+EMPTY_THOUGHT_CHANNEL = "<|channel>thought\n<channel|>"
+# ``template_manager.force_reasoning`` for the Gemma 4 template: detect_reasoning_pattern() matches a rule
+# whose config is not ``always`` (see the module docstring).
+TEMPLATE_FORCE_REASONING = False
+MODEL_NAME = "gemma-4"
+
+# Dependencies measured to import sglang's parsers without its CUDA stack (shared/notes/reference_parsers.md).
+# torch==2.13.0 is named explicitly: on the harness machines it resolves to the local CPU wheel
+# (torch-2.13.0+cpu); left to sglang's own requirements pip would pull a CUDA torch and its >5 GB of libraries.
+DEPENDENCIES = (
     "torch==2.13.0", "transformers==5.19.0", "pydantic", "orjson", "partial_json_parser", "msgspec", "regex",
     "xgrammar==0.2.7", "openai==2.8.0", "openai-harmony==0.0.4", "psutil", "pybase64", "requests", "pillow",
     "starlette", "pyzmq", "IPython", "aiohttp",
-]
+)
+
+
+def _steps(version: str) -> list[list[str]]:
+    return [["install", *DEPENDENCIES], ["install", "--no-deps", f"sglang=={version}"]]
+
 
 ENGINE = PipEngine(
-    name="sglang", default_version=VERSION, formats=("gemma4",),
-    cold_install="draft",
-    steps=lambda v: [["install", *DEPS], ["install", "--no-deps", f"sglang=={v}"]],
+    name="sglang",
+    default_version=VERSION,
+    formats=(FORMAT,),
+    cold_install="about 75 s on 2 cores from this machine's package mirror (2.5 min from PyPI), 2.5 GB "
+                 "(CPU torch, no CUDA packages); importing the parsers takes about 5 s",
+    steps=_steps,
     worker_module="parsers.sglang_ref",
+    note="sglang installed with --no-deps over a CPU torch; only its parser modules are imported",
 ).engine()
+
+
+def thinking_enabled(prefix: str) -> bool:
+    """The request's ``enable_thinking`` implied by the text the template pre-filled (see the module docstring)."""
+    return not prefix.endswith(EMPTY_THOUGHT_CHANNEL)
+
+
+class _Runtime:
+    """The SGLang classes one parser instance uses (imported once, lazily: sglang is only in the engine's venv)."""
+
+    def __init__(self) -> None:
+        from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest, ToolChoice
+        from sglang.srt.function_call.function_call_parser import FunctionCallParser
+        from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+        self.ChatCompletionRequest = ChatCompletionRequest
+        self.ToolChoice = ToolChoice
+        self.FunctionCallParser = FunctionCallParser
+        self.ReasoningParser = ReasoningParser
+
+    def request(self, tools: list | None, prefix: str) -> Any:
+        """The chat request a client sends for this case (only the fields the parsers read matter)."""
+        return self.ChatCompletionRequest(
+            model=MODEL_NAME,
+            messages=[{"role": "user", "content": "."}],
+            tools=tools or None,
+            chat_template_kwargs={"enable_thinking": True} if thinking_enabled(prefix) else None,
+        )
+
+
+def _reasoning_from_request(request: Any) -> bool:
+    """``OpenAIServingChat._get_reasoning_from_request`` for the Gemma 4 template's toggle config
+    (``toggle_param="enable_thinking"``, ``default_enabled=False``)."""
+    kwargs = request.chat_template_kwargs
+    return kwargs is not None and kwargs.get("enable_thinking") is True
+
+
+class _Call:
+    """State of one request: the request object, its tools and the server's decisions about it."""
+
+    def __init__(self, rt: _Runtime, tools: list | None, prefix: str):
+        self.rt = rt
+        self.request = rt.request(tools, prefix)
+        self.tools = list(self.request.tools or [])          # _effective_tools (no system-message tools)
+        self.force_reasoning = TEMPLATE_FORCE_REASONING or _reasoning_from_request(self.request)
+        # _tool_call_parsing_active: tools declared and tool_choice != "none" (Gemma 4 does not parse
+        # without tools); with none, FunctionCallParser([]) passes text through, which is the same thing.
+        self.tool_parsing_active = bool(self.tools) and self.request.tool_choice != "none"
+        self.diagnostics: list[str] = []
+
+    def reasoning_parser(self, stream_reasoning: bool) -> Any:
+        return self.rt.ReasoningParser(
+            model_type=REASONING_PARSER,
+            stream_reasoning=stream_reasoning,
+            force_reasoning=self.force_reasoning,
+            request=self.request,
+            tool_call_parser_active=self.tool_parsing_active,
+        )
+
+    def function_call_parser(self) -> Any:
+        return self.rt.FunctionCallParser(
+            tools=self.tools,
+            tool_call_parser=TOOL_CALL_PARSER,
+            tool_choice=self.request.tool_choice,
+            prefix=self.request._response_parser_prefix,
+            constrained=False,
+        )
+
+
+@contextmanager
+def _captured_sglang_logs(sink: list[str]) -> Iterator[None]:
+    """Collect what SGLang logs through its ``sglang.*`` loggers meanwhile, and keep it off the console."""
+    root = logging.getLogger("sglang")
+
+    class _Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            message = record.getMessage()
+            if record.exc_info and record.exc_info[1] is not None:
+                message += f" [{type(record.exc_info[1]).__name__}: {record.exc_info[1]}]"
+            sink.append(f"sglang {record.levelname.lower()} ({record.name}): {message}")
+
+    handler = _Collect(level=logging.DEBUG)
+    old_level, old_propagate = root.level, root.propagate
+    root.addHandler(handler)
+    root.propagate = False
+    if root.getEffectiveLevel() > logging.WARNING:
+        root.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+        root.propagate = old_propagate
+
+
+class SglangGemma4Parser:
+    """SGLang's Gemma 4 reasoning + tool-call parsers behind its OpenAI server's logic (module docstring).
+
+    ``parse(text, tools, prefix) -> Message``; ``stream(tools, prefix)`` → :class:`SglangStream`. Construction
+    imports sglang (about 5 s) and raises ``ImportError`` where it is not installed.
+    """
+
+    library = "sglang"
+    formats = (FORMAT,)
+    incremental = True
+
+    def __init__(self) -> None:
+        self.version = importlib.metadata.version("sglang")
+        self.name = f"sglang=={self.version}:{FORMAT}"
+        self._rt = _Runtime()
+
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        """``_build_chat_response`` for one choice: reasoning first, then ``_process_tool_calls``."""
+        call = _Call(self._rt, tools, prefix)
+        with _captured_sglang_logs(call.diagnostics):
+            reasoning_text = None
+            if call.request.separate_reasoning:
+                reasoning_text, text = call.reasoning_parser(stream_reasoning=False).parse_non_stream(text)
+            calls, text = self._process_tool_calls(call, text)
+        return Message(content=text or None, reasoning=reasoning_text or None, tool_calls=calls,
+                       diagnostics=call.diagnostics)
+
+    @staticmethod
+    def _process_tool_calls(call: _Call, text: str) -> tuple[list[ToolCall], str]:
+        """``OpenAIServingChat._process_tool_calls`` with tool_choice "auto": the calls and the content text as
+        the server returns them; what it swallows is recorded in ``call.diagnostics``."""
+        parser = call.function_call_parser()
+        tool_choice = call.request.tool_choice
+        is_required = tool_choice == "required" or isinstance(tool_choice, call.rt.ToolChoice)
+        should_try_parser = not is_required or parser.owns_tool_format()
+        if not (should_try_parser and parser.has_tool_call(text)):
+            return [], text
+        try:
+            normal_text, items = parser.parse_non_stream(text)
+        except Exception as exc:  # the server logs "Tool call parsing error" and keeps the text as it was
+            call.diagnostics.append(f"sglang server: tool call parsing error ({type(exc).__name__}: {exc}); "
+                                    f"the text stays content")
+            return [], text
+        if not items:
+            call.diagnostics.append("sglang server: tool call marker present but no complete call parsed; "
+                                    "dropping the incomplete call")
+            return [], normal_text
+        return [ToolCall(item.name, parse_arguments(item.parameters)) for item in items], normal_text
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> "SglangStream":
+        return SglangStream(_Call(self._rt, tools, prefix))
+
+
+class SglangStream:
+    """One streamed request: each ``feed`` is one step of ``_generate_stream_content`` (the generated text grew
+    by ``chunk``); ``finish`` is the final step (empty delta with a finish reason: both parsers flush).
+
+    Deltas come out in the server's order: reasoning, then content, then one delta per tool-call item
+    (``index`` = the item's ``tool_index``, ``name`` on the first item of a call only, ``arguments`` = the
+    item's JSON fragment). ``token_ids`` are ignored: SGLang's Gemma 4 parsers read decoded text only.
+    """
+
+    def __init__(self, call: _Call):
+        self._call = call
+        self.diagnostics = call.diagnostics
+        with _captured_sglang_logs(call.diagnostics):
+            self._reasoning = (call.reasoning_parser(stream_reasoning=call.request.stream_reasoning)
+                               if call.request.separate_reasoning else None)
+            self._tools = call.function_call_parser()
+        self._finished = False
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        return self._step(chunk, finish=False)
+
+    def finish(self) -> list[Delta]:
+        return self._step("", finish=True)
+
+    def _step(self, delta: str, finish: bool) -> list[Delta]:
+        if self._finished:
+            raise RuntimeError("stream already finished")
+        self._finished = finish
+        out: list[Delta] = []
+        with _captured_sglang_logs(self.diagnostics):
+            if self._reasoning is not None:  # _process_reasoning_stream
+                reasoning_text, delta = self._reasoning.parse_stream_chunk(delta)
+                if finish:
+                    end_reasoning, end_normal = self._reasoning.parse_stream_end()
+                    if end_reasoning:
+                        reasoning_text = (reasoning_text or "") + end_reasoning
+                    if end_normal:
+                        delta = (delta or "") + end_normal
+                if reasoning_text:
+                    out.append(Delta(reasoning=reasoning_text))
+            delta = delta or ""
+            # _process_tool_call_stream (FunctionCallParser passes text through when there are no tools, as
+            # the server's plain-content branch does)
+            normal_text, items = self._tools.parse_stream_chunk(delta)
+            if finish:
+                end_text, end_items = self._tools.parse_stream_end()
+                normal_text = (normal_text or "") + end_text
+                items = list(items) + list(end_items)
+            if normal_text:
+                out.append(Delta(content=normal_text))
+            for item in items:
+                out.append(Delta(tool_calls=[ToolCallDelta(index=item.tool_index, name=item.name or None,
+                                                           arguments=item.parameters)]))
+            if finish and self._call.tool_parsing_active:
+                rest = _unstreamed_tool_args(self._tools)
+                if rest is not None:
+                    out.append(Delta(tool_calls=[ToolCallDelta(index=rest[0], arguments=rest[1])]))
+        return out
+
+
+def _unstreamed_tool_args(parser: Any) -> tuple[int, str] | None:
+    """``OpenAIServingChat._check_for_unstreamed_tool_args``: the arguments text of the last tracked call that
+    was not streamed yet, as ``(index, text)``, or ``None``."""
+    detector = getattr(parser, "detector", parser)
+    prev = getattr(detector, "prev_tool_call_arr", None)
+    streamed = getattr(detector, "streamed_args_for_tool", None)
+    if not prev or not streamed:
+        return None
+    index = len(prev) - 1
+    if index < 0 or index >= len(streamed):
+        return None
+    expected = prev[index].get("arguments", {})
+    expected_text = expected if isinstance(expected, str) else json.dumps(expected, ensure_ascii=False)
+    actual = streamed[index]
+    remaining = expected_text[len(actual):] if expected_text.startswith(actual) else ""
+    return (index, remaining) if remaining else None
+
+
+PARSERS = [SglangGemma4Parser]

@@ -181,6 +181,27 @@ static common_chat_parser_params server_parser_params(const common_chat_params &
     return params;
 }
 
+// What the parse left out, as diagnostics. common_chat_peg_parse runs the PEG parser leniently and throws
+// only when it fails outright: a grammar without an end anchor (Gemma 4 with tools) stops at the first text it
+// cannot match (a value written `None`, content after the last call) and the rest is dropped silently. This
+// repeats the library's own parse (same effective input and flags) only to say what was dropped.
+static std::vector<std::string> parse_gaps(const std::string & text, const common_chat_parser_params & params) {
+    if (params.parser.empty()) {
+        return {};
+    }
+    const std::string input = params.generation_prompt + text;
+    common_peg_parse_context ctx(input, COMMON_PEG_PARSE_FLAG_LENIENT);
+    auto result = params.parser.parse(ctx);
+    if (result.fail() || result.end >= input.size()) {  // need_more_input is the normal end of an `until`
+        return {};
+    }
+    size_t at   = result.end > params.generation_prompt.size() ? result.end - params.generation_prompt.size() : 0;
+    std::string tail = text.substr(at);
+    std::string shown = tail.size() > 200 ? tail.substr(0, 200) + "..." : tail;
+    return { "llama.cpp: parsing stopped at byte " + std::to_string(at) + " of " + std::to_string(text.size()) +
+             "; dropped without an error: " + json(shown).dump(-1, ' ', false, json::error_handler_t::replace) };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Results
 // ---------------------------------------------------------------------------------------------------------
@@ -350,7 +371,12 @@ class worker {
         auto        setup = setup_for(request);
         std::string text  = string_field(request, "text");
         try {
-            return message_json(common_chat_parse(text, /* is_partial */ false, setup->params), setup->diagnostics);
+            common_chat_msg msg         = common_chat_parse(text, /* is_partial */ false, setup->params);
+            auto            diagnostics = setup->diagnostics;
+            for (auto & gap : parse_gaps(text, setup->params)) {
+                diagnostics.push_back(std::move(gap));
+            }
+            return message_json(msg, diagnostics);
         } catch (const std::exception & e) {
             throw parser_error(e);
         }
@@ -390,8 +416,12 @@ class worker {
         stream_state   state = std::move(found);
         streams_.erase(request.at("stream").get<std::string>());
         try {
-            json deltas = deltas_json(state.update("", /* is_partial */ false));
-            return { { "deltas", deltas }, { "diagnostics", state.setup->diagnostics } };
+            json deltas      = deltas_json(state.update("", /* is_partial */ false));
+            auto diagnostics = state.setup->diagnostics;
+            for (auto & gap : parse_gaps(state.generated_text, state.setup->params)) {
+                diagnostics.push_back(std::move(gap));
+            }
+            return { { "deltas", deltas }, { "diagnostics", diagnostics } };
         } catch (const std::exception & e) {
             throw parser_error(e);
         }

@@ -1,0 +1,132 @@
+"""Engines: environments built into the user cache, keyed by recipe, and old-versus-new comparisons.
+
+These tests build real environments (transformers 5.16.0: ~20 s, mlx-lm 0.32.0: ~35 s on a cold cache,
+reused afterwards) and run the real libraries in them through the worker protocol.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness import engines
+from harness.engine_spec import PipEngine
+from harness.formats import get_format
+from harness.model import ToolCall
+from harness.runner import evaluate_case
+from harness.worker_client import WorkerParser
+from parsers import create_parsers
+from parsers.transformers_ref import ENGINE as TRANSFORMERS
+
+ROOT = Path(__file__).resolve().parent.parent
+FMT = get_format("gemma4")
+OBSERVED = ROOT / "corpora" / "observed" / "observed_public.jsonl"
+
+
+def test_every_engine_module_loads_and_names_its_engine():
+    assert engines.broken_engines() == {}
+    assert {"sglang", "vllm", "llama.cpp", "transformers", "mlx-lm"} <= set(engines.engines())
+
+
+def test_environment_folder_is_keyed_by_name_version_and_recipe():
+    changed = replace(TRANSFORMERS, recipe=lambda v: {**TRANSFORMERS.recipe(v), "extra": "pin"})
+    a, b = engines.env_dir(TRANSFORMERS, "5.16.0"), engines.env_dir(changed, "5.16.0")
+    assert a.name.startswith("transformers-5.16.0-") and b.name.startswith("transformers-5.16.0-") and a != b
+    assert engines.env_dir(TRANSFORMERS, "5.17.0") != a
+
+
+def test_unknown_engine_and_rejected_version_are_clear_errors():
+    with pytest.raises(engines.EngineError, match="unknown engine 'nope'; known: .*sglang"):
+        engines.install("nope==1")
+    with pytest.raises(engines.EngineError, match="mlx-lm==0.31.3: .*predates"):
+        engines.install("mlx-lm==0.31.3")
+
+
+def test_a_failed_build_names_the_step_and_leaves_no_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOOLCALL_HARNESS_CACHE", str(tmp_path))
+    broken = PipEngine(name="transformers", default_version="0.0.0", formats=("gemma4",), cold_install="seconds",
+                       steps=lambda v: [["install", "--no-index", "--find-links", str(tmp_path), f"transformers=={v}"]],
+                       worker_module="parsers.transformers_ref").engine()
+    monkeypatch.setattr(engines, "engines", lambda: {"transformers": broken})
+    with pytest.raises(engines.EngineError, match=r"step failed with exit status \d+: .*pip .*install"):
+        engines.install("transformers==0.0.0", log=lambda line: None)
+    assert engines.find_installed("transformers", "0.0.0") is None
+
+
+@pytest.fixture(scope="module")
+def old_transformers():
+    installed = engines.install("transformers==5.16.0")
+    assert (installed.path / "manifest.json").is_file()
+    parsers, unavailable = create_parsers(["transformers==5.16.0:gemma4", "transformers"], "gemma4")
+    assert unavailable == {}
+    yield parsers
+    parsers[0].close()
+
+
+def test_engine_parser_runs_the_other_version_out_of_process(old_transformers):
+    old, new = old_transformers
+    assert (old.name, new.name) == ("transformers==5.16.0:gemma4", "transformers==5.24.0:gemma4")
+    assert isinstance(old, WorkerParser)
+    text = '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>'
+    assert old.parse(text).tool_calls == new.parse(text).tool_calls == [ToolCall("get_weather", {"city": "Paris"})]
+
+
+def test_old_version_fails_where_the_new_one_was_fixed(old_transformers):
+    """5.16.0 quotes a bare key only right after ``{`` or ``,``; 5.24.0 also after whitespace (a model that
+    writes one argument per line, as the xinference report shows)."""
+    old, new = old_transformers
+    text = '<|tool_call>call:f{a:1,\nb:<|"|>x<|"|>}<tool_call|>'
+    assert new.parse(text).tool_calls == [ToolCall("f", {"a": 1, "b": "x"})]
+    with pytest.raises(Exception, match="could not parse after dialect transforms"):
+        old.parse(text)
+
+
+def test_eval_compares_versions_with_per_case_flips(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "harness.cli", "eval", "--model", "gemma-4-e2b", "--cases", "20",
+                          "--parsers", "transformers==5.16.0:gemma4,transformers==5.24.0:gemma4", "--modes",
+                          "oneshot,tokens", "--no-shrink", "--out", str(tmp_path)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "fixed (" in out.stdout and "gemma4_plain_quote_in_string_xinference [oneshot]" in out.stdout
+    report = (tmp_path / "report.md").read_text()
+    assert "## Version comparison" in report
+    assert "`gemma4_plain_quote_in_string_xinference` (observed, oneshot): old exception" in report
+    assert "| oneshot |" in report
+
+
+def test_mlx_lm_0_32_0_needs_one_state_per_chunk_and_0_32_2_does_not():
+    """Same Gemma 4 tool parser in both; the server loop differs. 0.32.0 advances its text state machine with
+    ``TextStateMachine.step`` (one state per generated piece), 0.32.2 with ``split`` (a piece may cross a
+    marker). Token-by-token and char-by-char they agree; a piece holding a marker and text — the whole
+    generation at once, the ``oneshot`` replay — breaks 0.32.0 and was fixed in 0.32.2."""
+    from harness.cases import load_cases
+
+    parsers, unavailable = create_parsers(["mlx-lm==0.32.0:gemma4", "mlx-lm"], "gemma4")
+    assert unavailable == {} and [p.name for p in parsers] == ["mlx-lm==0.32.0:gemma4", "mlx-lm==0.32.2:gemma4"]
+    fixed = []
+    try:
+        for case in load_cases(OBSERVED, fmt="gemma4"):
+            old, new = ({r.mode: r.verdict for r in evaluate_case(case, p, FMT, ["oneshot", "char", "tokens"], 0)}
+                        for p in parsers)
+            assert (old["char"], old["tokens"]) == (new["char"], new["tokens"]), case.id
+            assert not (old["oneshot"] == "pass" and new["oneshot"] != "pass"), case.id
+            if old["oneshot"] != "pass" and new["oneshot"] == "pass":
+                fixed.append(case.id)
+    finally:
+        parsers[0].close()
+    assert "gemma4_nested_object_as_string_mlx_swift" in fixed and len(fixed) >= 3
+
+
+def test_engines_cli_lists_engines_and_installed_environments():
+    engines.install("transformers==5.16.0")
+    out = subprocess.run([sys.executable, "-m", "harness.cli", "engines", "list"], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "sglang==0.5.23" in out.stdout and "vllm==0.33.0" in out.stdout and "llama.cpp==" in out.stdout
+    assert "pip install transformers==5.16.0 jinja2" in out.stdout
+    installed = [line for line in out.stdout.splitlines() if line.strip().startswith("transformers==5.16.0 ")]
+    assert installed and "MB" in installed[0] and "(current)" in installed[0]
