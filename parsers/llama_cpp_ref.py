@@ -46,8 +46,29 @@ expected peg-gemma4 format"``, ``"Invalid diff: ..."`` when a re-parse shrinks w
 ``"Failed to parse tools: ..."``) → ``parser_error`` with ``what()``; a failed ``feed`` closes the stream.
 llama.cpp's log goes to stderr, at error level unless the worker gets ``--verbose``.
 
-Measured behaviour on the Gemma 4 corpus: see ``MEASURED`` at the end of this docstring's module, filled
-from runs of the 436-case corpus (``/tmp/gemma4_corpus.jsonl``).
+Measured behaviour (this worker, the 436-case Gemma 4 corpus, tools and prefix per case): one-shot 263 pass,
+4 drift cases surfaced, 169 fail, no errors; streaming whole-text is identical to one-shot; streaming by
+single characters and by real Gemma 4 token pieces passes the same 263 cases. The failures:
+
+- ``None`` (117 cases): the Gemma 4 template renders JSON null as ``None``, but llama.cpp's grammar accepts
+  only ``null`` (``gemma4-null`` = ``json_null``). The PEG parser has no end anchor and runs leniently, so
+  the call holding ``None`` and everything after it are dropped **without an error** (the worker reports the
+  dropped tail in ``diagnostics``, by re-running the same PEG parse; the library itself says nothing).
+  Streaming instead raises ``Invalid diff: now finding less tool calls!`` from ``compute_diffs`` (85
+  cases: a call already streamed vanishes) or, when the final parse is empty (the server then skips the
+  diff), leaves a truncated arguments fragment such as ``{"cursor":`` (32 cases, ``stream_diverges``);
+- content after the last ``<tool_call|>`` is dropped (47 more cases): the tool grammar is
+  ``start + (thought + content)* + scan-to-toolcall + tool_call{0,n}`` with nothing after the calls;
+- ``tools: null`` (5 strict cases): without declared tools llama.cpp builds a content-only parser, so calls
+  stay in content (the 4 drift cases count as surfaced). Calls to tools not declared in the request are
+  dropped likewise; every tool name is a literal in the grammar.
+
+Also measured: keys written ``<|"|>my key<|"|>:`` keep their markers (``{"<|\"|>my key<|\"|>":1}``); an
+unterminated call at the end of the text still yields a call whose arguments are invalid JSON (``{"a":1``);
+reasoning is extracted with reasoning_format deepseek; names are streamed once, whole, with the first
+arguments fragment; nesting deeper than ~3,500 levels overflows the 8 MB stack in the recursive PEG parser
+(SIGSEGV, as it would in llama-server), which the harness records as a ``crash``. Speed: the 436 one-shot
+requests take 1.3 s including start-up; all four modes (103,046 requests) 3-4 s.
 """
 
 from __future__ import annotations
@@ -94,10 +115,13 @@ def _sha256(path: Path) -> str:
 
 def recipe(version: str) -> dict:
     """How the environment is built; the shim's sources are hashed in, so editing them rebuilds."""
+    from harness.sdist import SDIST_SHA256
+
     check_version(version)
     return {
         "kind": "cmake",
         "source": f"llama-cpp-python=={version} sdist, vendor/llama.cpp",
+        "sdist_sha256": SDIST_SHA256,
         "llama_cpp_commit": LLAMA_CPP_COMMIT,
         "cmake_flags": list(CMAKE_FLAGS),
         "target": BINARY,
@@ -179,8 +203,8 @@ ENGINE = Engine(
     name=NAME,
     default_version=VERSION,
     formats=tuple(FORMAT_TEMPLATES),
-    cold_install="~7 min on 2 cores (cmake build of llama.cpp's common library and the shim, from the cached "
-                 "llama-cpp-python 0.3.36 sdist); needs cmake and a C++17 compiler; ~10 MB installed",
+    cold_install="~3.5 min on 2 cores (cmake/ninja build of llama.cpp's common library and the shim from the "
+                 "cached llama-cpp-python 0.3.36 sdist; needs cmake and a C++17 compiler); 9.4 MB installed",
     recipe=recipe,
     install=install,
     worker_command=worker_command,

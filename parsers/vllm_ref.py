@@ -1,6 +1,111 @@
 """Reference adapter: vLLM's Gemma 4 parser, driven the way vLLM's OpenAI server drives it.
 
-DRAFT — docstring completed below after measurement.
+vLLM runs in its own virtualenv (:data:`ENGINE`; torch CPU wheel, vLLM installed without its CUDA stack) and is
+served to the harness over the worker protocol by ``python -m harness.worker_server parsers.vllm_ref``. Only the
+standard library and ``harness.*`` are imported at module level; vLLM is imported when the parser is built.
+
+Server configuration mirrored: ``vllm serve google/gemma-4-31B-it --enable-auto-tool-choice
+--tool-call-parser gemma4 --reasoning-parser gemma4`` (the flags the Gemma 4 model card documents for vLLM).
+Library calls (vLLM 0.33.0; the adapter reads the installed version and names itself after it):
+
+- tokenizer: ``vllm.tokenizers.hf.CachedHfTokenizer.from_pretrained(folder, truncation_side="left")``, which is
+  what ``vllm.tokenizers.get_tokenizer`` resolves to for a gemma4 checkpoint (tokenizer mode auto -> hf):
+  ``transformers.AutoTokenizer.from_pretrained`` (-> ``GemmaTokenizer``, transformers 5.20 in the engine's
+  venv) wrapped by ``vllm.tokenizers.hf.get_cached_tokenizer``. ``folder`` is ``$TOOLCALL_HARNESS_TOKENIZER_GEMMA4``
+  (set by ``ENGINE.worker_env`` to ``harness.tokens.tokenizer_dir()``: the real Gemma 4 vocabulary, 262,144
+  tokens, built from llama.cpp's vocab GGUF). ``get_tokenizer`` itself is not called: it first reads the
+  folder's ``config.json``, which a tokenizer-only folder lacks (it logs and retries, then falls through to
+  the same class). This tokenizer lists 5 special tokens (``<bos> <eos> <unk> <pad> <mask>``); the engine
+  drops any other "special" token it meets (``_build_drop_info``), so a checkpoint tokenizer listing more
+  would also drop those;
+- parser class: ``vllm.parser.ParserManager.get_parser(tool_parser_name="gemma4", reasoning_parser_name="gemma4",
+  enable_auto_tools=True, model_name=..., is_harmony=False, tool_strict_level=None, tokenizer=...)`` as
+  ``OpenAIServingChat.__init__`` and ``OnlineRenderer.__init__`` call it. In 0.33.0 this composes a
+  ``DelegatingParser`` subclass over ``Gemma4ParserReasoningAdapter`` (reasoning parser ``gemma4``) and
+  ``Gemma4EngineToolParser`` (tool parser ``gemma4``); each adapter wraps its own ``vllm.parser.gemma4.Gemma4Parser``
+  (a declarative ``ParserEngine``). The legacy ``ToolParser.extract_tool_calls`` /
+  ``extract_tool_calls_streaming(previous_text, current_text, delta_text, ...)`` entry points are reached only
+  through this composed parser, as in the server;
+- request: ``ChatCompletionRequest.model_validate({"model", "messages", "stream", "tools"?,
+  "chat_template_kwargs": {"enable_thinking": ...}})`` -- the HTTP body the server validates; its validator
+  sets ``tool_choice="auto"`` when tools are given (``"none"`` otherwise). Chat-template kwargs as
+  ``OpenAIServingChat._effective_chat_template_kwargs``: ``request.build_chat_params(None, "auto", None)``.
+  ``enable_thinking`` is False when the case's pre-fill closes the thought channel (``"<|channel>thought\\n
+  <channel|>"``, the 31B template's thinking-off prompt) and True otherwise (``""``, its thinking-on prompt);
+- per request, as ``OnlineRenderer.render_chat``: a parser instance ``parser_cls(tokenizer, request.tools,
+  model_config=None, chat_template_kwargs=...)``, ``set_prompt_token_ids(prompt_ids)``, then
+  ``request = parser.adjust_request(request=request)`` (for Gemma 4: ``skip_special_tokens=False``, the reason
+  the markers reach the parser as text at all);
+- one-shot, as ``OpenAIServingChat.chat_completion_full_generator``: a fresh parser (``_make_parser``),
+  ``parser.set_prompt_token_ids(prompt_ids)``, ``reasoning, content, tool_calls = parser.parse(text, request,
+  enable_auto_tools=True, model_output_token_ids=ids)`` (ids = the text's tokens plus the stop token; the
+  composed parser does not read them), then ``vllm.entrypoints.openai.chat_completion.message_assembly.
+  assemble_chat_message_fields(request, reasoning, content, tool_calls, enable_auto_tools=True, parser_cls=...)``,
+  which drops the calls of a request without tools; arguments are JSON strings, decoded with
+  :func:`harness.model.parse_arguments`;
+- streaming, as ``chat_completion_stream_generator_raw``: one
+  ``vllm.entrypoints.openai.chat_completion.stream_processor.ChatStreamProcessor(request, parser,
+  enable_auto_tools=True, parser_cls=...)``; every ``feed`` is one engine output, ``processor.step(delta_text,
+  delta_token_ids, None, prompt_ids)`` (-> ``DelegatingParser.parse_delta`` -> the reasoning adapter's
+  ``extract_reasoning_streaming`` until the engine confirms the end of reasoning, then the tool adapter's
+  ``extract_tool_calls_streaming``); ``finish`` is the engine's last output: ``step("", [stop_id], "stop",
+  prompt_ids)`` -- the detokenizer leaves the stop token's text out but its id arrives, and ``finished=True``
+  makes the parser flush (``finalize_generation``, ``_flush_engine_parsers`` -> ``finish_streaming``). The
+  stop token is ``<|tool_response>`` after a closed call, else ``<turn|>`` (neither id is a terminal or a
+  tokenizer "special" token, so the choice does not change the parse). A ``DeltaMessage`` becomes one
+  :class:`harness.protocol.Delta` (content, reasoning, tool-call pieces with index/id/name/arguments).
+
+Prompt: ``prompt_ids = encode("<|turn>model\\n" + prefix)``. The parser reads the prompt only backwards to the
+last turn boundary (``ParserEngine.is_reasoning_end``, ``Gemma4Parser._prompt_ends_in_open_reasoning``; boundary
+tokens ``<|turn>``, ``<|tool_response>``), so this tail stands for the whole rendered prompt.
+
+Token ids per streamed chunk: the harness' ``token_ids`` when it sends them (real token pieces); otherwise
+**no ids** (``[]``), i.e. the chunk arrives as text only. Encoding each chunk on its own was tried first and
+is wrong for split markers: once any token id has been seen, the engine accepts ``<|channel>``,
+``<channel|>``, ``<|tool_call>`` and ``<tool_call|>`` only as their special token ids and lexes the same
+characters spelled with ordinary tokens as content (``StreamingParserEngine._process_lex_tokens``, ``strict``
+after ``_ever_had_token_ids``); a server never splits a special token, but single-character chunks encoded
+one by one do, and every call became content (0/436 corpus cases). With text-only chunks the engine lexes
+markers from text (the path its one-shot parse uses) and the final message equals the real-token-piece one.
+``model_config`` is None (no model is loaded): tool-call ids are the server's default "random" kind.
+
+Errors: exceptions from vLLM propagate (worker: ``parser_error``). vLLM's WARNING+ log records during a call
+are copied into ``diagnostics``, as is a note when calls are discarded because the request has no tools.
+
+Measured behaviour (vLLM 0.33.0, 436-case Gemma 4 corpus; streaming as one chunk, as single characters and as
+real token pieces gives the same final message for every case -- up to the leading whitespace of leaked
+content in 4 cases -- 306/436 matching; one-shot 258/436; no crash, hang or exception):
+
+- one-shot drops text after a tool call ("<call>Done." -> content None; streaming keeps "Done."; 103 cases):
+  ``ParserEngine._events_to_delta`` defers text that follows a tool event in the same feed
+  (``_deferred_content``) until a later delta carries no tool-call delta; the one-shot path
+  (``extract_tool_calls_from_content`` -> ``_single_pass_parse``) feeds the whole text at once and builds the
+  result from that single delta, so the deferred text is never read. Text before the first call is kept.
+  Same class as vLLM issue #56263;
+- bare ``None`` -- what the Gemma 4 chat template writes for JSON null -- stays the string ``"None"`` (~100
+  cases): ``_parse_gemma4_args`` returns bare values as raw strings, and ``_fix_arg_types`` ->
+  ``coerce_to_schema_type`` maps only ``null`` (any case) to None, and only where the schema allows null;
+  bare numbers/booleans/null are typed only through the tool schema: with no declared property they stay
+  strings (``{c:42,d:true}`` -> ``{"c": "42", "d": "true"}``);
+- schema coercion follows ``properties``/``items`` but not ``anyOf``/``oneOf`` branches: ``[2]`` under
+  ``anyOf[array of integer, null]`` -> ``["2"]``, a boolean inside an ``anyOf[object, null]`` -> ``"false"``;
+- ``<tool_call|>`` inside a ``<|"|>`` string closes the call: the value is cut there, later arguments are lost
+  and the rest leaks into content when streaming (one-shot drops it, see above);
+- ``<|channel>...<channel|>`` inside a string value: one-shot, the reasoning parser runs over the whole output
+  before the tool parser (``DelegatingParser.parse`` -> ``extract_reasoning`` with ``skip_tool_parsing``) and
+  takes the markers as reasoning (the value becomes ``""``, reasoning ``"hmm"``; a lone ``<channel|>`` is
+  absorbed by the ``(CONTENT, THINK_END)`` no-op transition); streaming, with reasoning closed by the prompt,
+  the tool engine keeps them in the string -- the only argument-level one-shot/streaming differences (2 cases);
+- a request without tools gets ``tool_choice="none"``: the engine still strips the call markup from content
+  and no call is returned (the call vanishes: content None, no tool_calls; 9 observed cases; cf. vLLM issue
+  #55080); a call to an undeclared tool name is returned (``validate_tool_names`` is off for Gemma 4);
+- parses: nested objects and arrays, ASCII quotes in strings, ``-``/``.`` in names, the paren form
+  ``call:f(a:...)`` and the bare ``<|tool_call>:f{...}`` opener, an unclosed call at the end of the output;
+  one-shot content is whitespace-stripped when a call was made, streamed content is not;
+- ``enable_thinking`` (from the prefix) changed no corpus result either way.
+
+Cost: worker start ~8-15 s (vLLM imports ~4.5 s, torch among them; tokenizer load ~3 s); a call ~1-2 ms
+one-shot or one-chunk streaming, ~0.1 ms per fed chunk (2 cores).
 """
 
 from __future__ import annotations
@@ -29,8 +134,9 @@ MODEL_NAME = "google/gemma-4-31B-it"
 GENERATION_PROMPT_TAIL = "<|turn>model\n"
 # Closes the empty thought channel the template pre-fills when thinking is off.
 THOUGHT_CLOSE = "<channel|>"
+TOOL_CALL_OPEN = "<|tool_call>"
 TOOL_CALL_CLOSE = "<tool_call|>"
-# Stop tokens of a Gemma 4 generation (generation_config eos ids); the server's last step carries one.
+# Stop tokens of a Gemma 4 generation; the server's last step carries one (its text left out).
 STOP_AFTER_CALL = "<|tool_response>"
 STOP_OTHERWISE = "<turn|>"
 
@@ -55,8 +161,8 @@ class _Runtime:
         # What vllm.tokenizers.get_tokenizer resolves to for a gemma4 checkpoint (tokenizer_mode "auto" -> "hf"):
         # AutoTokenizer.from_pretrained (-> GemmaTokenizer) wrapped by get_cached_tokenizer.
         self.tokenizer = CachedHfTokenizer.from_pretrained(folder, truncation_side="left")
-        # OpenAIServingChat.__init__ / OnlineRenderer.__init__, for
-        # `vllm serve google/gemma-4-31B-it --enable-auto-tool-choice --tool-call-parser gemma4 --reasoning-parser gemma4`.
+        # OpenAIServingChat.__init__ / OnlineRenderer.__init__ with
+        # --enable-auto-tool-choice --tool-call-parser gemma4 --reasoning-parser gemma4.
         self.parser_cls = ParserManager.get_parser(
             tool_parser_name=TOOL_PARSER,
             reasoning_parser_name=REASONING_PARSER,
@@ -87,21 +193,18 @@ class _Runtime:
             body["tools"] = tools
         return self.ChatCompletionRequest.model_validate(body)
 
-    def chat_template_kwargs(self, request: Any) -> dict:
-        # OpenAIServingChat._effective_chat_template_kwargs (no server default template / kwargs).
-        return request.build_chat_params(None, "auto", None).chat_template_kwargs
-
-    def make_parser(self, request: Any, kwargs: dict) -> Any:
+    def make_parser(self, request: Any, chat_template_kwargs: dict) -> Any:
         # OpenAIServingChat._make_parser (model_config: no model is loaded, see the module docstring).
-        return self.parser_cls(self.tokenizer, request.tools, chat_template_kwargs=kwargs, model_config=None)
+        return self.parser_cls(self.tokenizer, request.tools, chat_template_kwargs=chat_template_kwargs,
+                               model_config=None)
 
     def render(self, tools: list | None, prefix: str, stream: bool) -> tuple[Any, dict, list[int]]:
         """Request, chat-template kwargs and prompt ids, after OnlineRenderer's adjust_request step."""
         request = self.request(tools, prefix, stream)
-        kwargs = self.chat_template_kwargs(request)
+        # OpenAIServingChat._effective_chat_template_kwargs (no server-side template or default kwargs).
+        kwargs = request.build_chat_params(None, "auto", None).chat_template_kwargs
         prompt_ids = self.encode(GENERATION_PROMPT_TAIL + prefix)
-        # OnlineRenderer.render_chat: a parser with a reasoning parser always adjusts the request
-        # (Gemma 4: skip_special_tokens=False, which is why the markers reach the parser as text).
+        # OnlineRenderer.render_chat: a parser with a reasoning parser always adjusts the request.
         adjuster = self.make_parser(request, kwargs)
         adjuster.set_prompt_token_ids(prompt_ids)
         request = adjuster.adjust_request(request=request)
@@ -109,13 +212,21 @@ class _Runtime:
 
 
 def enable_thinking(prefix: str) -> bool:
-    """The request's ``chat_template_kwargs.enable_thinking`` implied by the case's pre-filled prompt tail."""
+    """The request's ``chat_template_kwargs.enable_thinking`` implied by the case's pre-filled prompt tail:
+    False when it closes the (empty) thought channel, as the template's thinking-off prompt does."""
     return not prefix.rstrip().endswith(THOUGHT_CLOSE)
+
+
+def _no_tools_note(request: Any, text: str) -> str | None:
+    if request.tools or TOOL_CALL_OPEN not in text:
+        return None
+    return (f"the request declares no tools, so tool_choice is {request.tool_choice!r}: vLLM's server strips "
+            f"the tool-call markup and returns no tool calls")
 
 
 @contextmanager
 def _captured_vllm_logs(into: list[str]) -> Iterator[None]:
-    """Record WARNING-and-above records of the ``vllm`` loggers logged from this thread into ``into``
+    """Copy WARNING-and-above records of the ``vllm`` loggers logged from this thread into ``into``
     (they still reach vLLM's own handlers, i.e. the worker's stderr)."""
     thread = threading.get_ident()
 
@@ -164,9 +275,9 @@ class VllmGemma4Parser:
                 text, request, enable_auto_tools=True, model_output_token_ids=output_ids)
             fields = rt.assemble_chat_message_fields(
                 request, reasoning, content, tool_calls, enable_auto_tools=True, parser_cls=rt.parser_cls)
-        if tool_calls and not fields.tool_calls:
-            diagnostics.append(f"vLLM's server drops the {len(tool_calls)} parsed tool call(s): "
-                               f"the request declares no tools (tool_choice={request.tool_choice!r})")
+        note = _no_tools_note(request, text)
+        if note:
+            diagnostics.append(note)
         return Message(
             content=fields.content or None,
             reasoning=fields.reasoning or None,
@@ -180,11 +291,12 @@ class VllmGemma4Parser:
 
 
 class VllmStream:
-    """One streamed chat completion: each ``feed`` is one engine output step through the server's
-    ``ChatStreamProcessor.step``; ``finish`` is the final step carrying the stop token.
+    """One streamed chat completion: each ``feed`` is one engine output through the server's
+    ``ChatStreamProcessor.step``; ``finish`` is the final output, carrying the stop token's id.
 
-    Token ids per step: the harness' ``token_ids`` when given (real token pieces), otherwise the chunk text
-    encoded with the tokenizer (``encode(chunk, add_special_tokens=False)``).
+    Token ids per step: the harness' ``token_ids`` when given (real token pieces), otherwise none (text-only
+    chunks; see the module docstring for why the chunk is not encoded on its own).
+    ``diagnostics``: vLLM warnings logged during the stream, and the no-tools note.
     """
 
     def __init__(self, rt: _Runtime, tools: list | None, prefix: str):
@@ -199,15 +311,19 @@ class VllmStream:
         self._text = ""
 
     def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        ids = list(token_ids) if token_ids is not None else self._rt.encode(chunk)
-        if not chunk and not ids and not self._processor.num_output_tokens:
-            return []  # the server skips such an output ("chunked prefill case")
+        ids = list(token_ids) if token_ids is not None else []
+        if not chunk and not ids:
+            return []  # the engine never emits an output without text or tokens
         self._text += chunk
         return self._step(chunk, ids, None)
 
     def finish(self) -> list[Delta]:
         # The detokenizer leaves the stop token's text out; its id still arrives, with finish_reason "stop".
-        return self._step("", [self._rt.stop_id(self._text)], "stop")
+        deltas = self._step("", [self._rt.stop_id(self._text)], "stop")
+        note = _no_tools_note(self._request, self._text)
+        if note:
+            self.diagnostics.append(note)
+        return deltas
 
     def _step(self, text: str, ids: list[int], finish_reason: str | None) -> list[Delta]:
         with _captured_vllm_logs(self.diagnostics):
@@ -232,7 +348,15 @@ def _deltas(message: Any) -> list[Delta]:
 PARSERS = [VllmGemma4Parser]
 
 
+# --------------------------------------------------------------------------------------------------------------
+# the engine: vLLM in its own virtualenv, without its CUDA stack
+
+
 def _steps(version: str) -> list[list[str]]:
+    """pip steps (measured for 0.33.0): vLLM's runtime dependencies that its parsers and OpenAI protocol
+    import, torch as the local CPU wheel (never a CUDA build), then vLLM itself without dependencies (its
+    declared dependencies pull the CUDA stack). ``uninstall triton`` removes a triton a dependency may pull in;
+    with the CPU torch wheel none does (measured: pip skips it, "not installed")."""
     return [
         ["install", "torch==2.13.0", "transformers>=5.16.1,<5.21", "openai>=2.25", "pydantic",
          "partial-json-parser", "regex", "cachetools", "msgspec", "pyyaml", "psutil", "fastapi<0.137",
@@ -245,12 +369,28 @@ def _steps(version: str) -> list[list[str]]:
 
 
 def _worker_env() -> dict[str, str]:
+    """Runs in the main environment at worker start: the Gemma 4 tokenizer folder (built once, cached)."""
     import harness.tokens
 
     return {TOKENIZER_ENV: str(harness.tokens.tokenizer_dir())}
 
 
+def _check_engine_version(version: str) -> None:
+    """The adapter drives the serving layer of 0.33 (``vllm.parser.ParserManager``, ``ChatStreamProcessor``,
+    ``message_assembly``), measured with 0.33.0 only; older releases are refused rather than installed
+    (2.2 GB) to fail at worker start on a missing module."""
+    parts = version.split(".")
+    try:
+        major_minor = (int(parts[0]), int(parts[1]))
+    except (IndexError, ValueError):
+        raise ValueError(f"not a release number: {version!r}") from None
+    if major_minor < (0, 33):
+        raise ValueError(f"the vLLM adapter drives the serving layer of vLLM 0.33 and later; {version} predates it")
+
+
 ENGINE = PipEngine(
-    name="vllm", default_version="0.33.0", formats=(FORMAT,), cold_install="TBD",
+    name="vllm", default_version="0.33.0", formats=(FORMAT,),
+    cold_install="about 1.5-3 min on 2 cores (torch CPU wheel + vLLM without its CUDA stack), 2.2 GB",
     steps=_steps, worker_module="parsers.vllm_ref", worker_env=_worker_env,
+    check_version=_check_engine_version,
 ).engine()

@@ -128,5 +128,6 @@ def test_engines_cli_lists_engines_and_installed_environments():
     assert out.returncode == 0, out.stderr
     assert "sglang==0.5.23" in out.stdout and "vllm==0.33.0" in out.stdout and "llama.cpp==" in out.stdout
     assert "pip install transformers==5.16.0 jinja2" in out.stdout
-    installed = [line for line in out.stdout.splitlines() if line.strip().startswith("transformers==5.16.0 ")]
+    installed_part = out.stdout.split("\ninstalled (", 1)[1]
+    installed = [line for line in installed_part.splitlines() if line.strip().startswith("transformers==5.16.0 ")]
     assert installed and "MB" in installed[0] and "(current)" in installed[0]
