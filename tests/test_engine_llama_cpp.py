@@ -1,0 +1,96 @@
+"""The llama.cpp engine: a C++ protocol worker over llama.cpp's chat parser, built from the pinned sdist.
+
+The first run builds it into the user cache (about 3.5 min on 2 cores); later runs reuse it. It is also the
+test suite's non-Python worker, run through ``cmd:`` like any executable.
+"""
+
+import shlex
+
+import pytest
+
+from harness import engines
+from harness.formats import get_format
+from harness.model import ToolCall
+from harness.protocol import run_stream
+from harness.runner import evaluate_case
+from harness.tokens import token_pieces
+from harness.worker_client import WorkerParser, WorkerParserError
+from parsers import create_parsers, get_any_parser
+
+FMT = get_format("gemma4")
+OFF = "<|channel>thought\n<channel|>"  # Gemma 4 prefix with thinking off
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "weather",
+          "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
+                                                          "note": {"type": ["string", "null"]}}}}}]
+CALL = '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>'
+
+
+@pytest.fixture(scope="module")
+def llama():
+    engines.install("llama.cpp")
+    parser = get_any_parser("llama.cpp", "gemma4")
+    yield parser
+    parser.close()
+
+
+def test_hello_names_llama_cpp_and_its_version(llama):
+    assert llama.name == "llama.cpp==0.3.36:gemma4"
+    assert llama.hello["llama_cpp_commit"].startswith("0c1e57098") and llama.incremental
+
+
+def test_one_shot_parses_a_declared_call(llama):
+    got = llama.parse(CALL, TOOLS, OFF)
+    assert got.tool_calls == [ToolCall("get_weather", {"city": "Paris", "days": 3})]
+    assert not got.content
+
+
+def test_template_null_none_drops_the_call_without_an_error(llama):
+    """The Gemma 4 template writes JSON null as ``None``; llama.cpp's grammar accepts only ``null`` and its
+    lenient parse stops there: the call vanishes, the library says nothing (the worker adds a diagnostic)."""
+    got = llama.parse('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,note:None}<tool_call|>', TOOLS, OFF)
+    assert got.tool_calls == []
+    assert any("dropped without an error" in d for d in got.diagnostics)
+    assert llama.parse('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,note:null}<tool_call|>', TOOLS,
+                       OFF).tool_calls == [ToolCall("get_weather", {"city": "Paris", "note": None})]
+
+
+def test_calls_need_declared_tools(llama):
+    assert llama.parse(CALL, None, OFF).tool_calls == []
+
+
+def test_streaming_real_token_pieces_matches_one_shot(llama):
+    text = "Checking." + CALL
+    pieces = token_pieces(text, "gemma4")
+    streamed = run_stream(llama, [p for p, _ in pieces], TOOLS, OFF, token_ids=[ids for _, ids in pieces])
+    assert streamed.tool_calls == llama.parse(text, TOOLS, OFF).tool_calls == [
+        ToolCall("get_weather", {"city": "Paris", "days": 3})]
+
+
+def test_streaming_error_is_a_parser_error_and_the_worker_survives(llama):
+    """A re-parse that finds fewer calls than already streamed raises ``Invalid diff`` inside llama.cpp."""
+    text = CALL + '<|tool_call>call:get_weather{city:<|"|>Rome<|"|>,note:None}<tool_call|>'
+    records = list(evaluate_case(_case(text), llama, FMT, ["oneshot", "char"], seed=0, timeout_s=10))
+    assert {r.error_type for r in records} <= {"wrong_call_count", "exception", "stream_diverges"}
+    assert llama.parse(CALL, TOOLS, OFF).tool_calls  # same worker, still answering
+    assert llama.restarts == 0
+
+
+def test_the_binary_runs_as_a_cmd_worker(llama):
+    """The non-Python worker through ``cmd:``, as a user would name any executable."""
+    parsers, unavailable = create_parsers([f"cmd:{shlex.join(llama.spec.argv)}"], "gemma4")
+    assert unavailable == {}
+    (worker,) = parsers
+    try:
+        assert isinstance(worker, WorkerParser) and worker.name == "llama.cpp==0.3.36:gemma4"
+        results = worker.parse_many([(CALL, TOOLS, OFF)] * 50)
+        assert all(r.tool_calls == [ToolCall("get_weather", {"city": "Paris", "days": 3})] for r in results)
+    finally:
+        worker.close()
+
+
+def _case(text):
+    from harness.model import Case, Message
+
+    return Case(id="x", format="gemma4", text=text, tools=TOOLS, prefix=OFF, slice="curated",
+                expected=Message(tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": 3}),
+                                             ToolCall("get_weather", {"city": "Rome", "note": None})]))
