@@ -94,3 +94,17 @@ def _case(text):
     return Case(id="x", format="gemma4", text=text, tools=TOOLS, prefix=OFF, slice="curated",
                 expected=Message(tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": 3}),
                                              ToolCall("get_weather", {"city": "Rome", "note": None})]))
+
+
+def test_the_documented_example_exchange_is_what_the_worker_answers(llama):
+    """docs/worker-protocol.md shows a real exchange with this worker: replay it and compare line by line."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "worker-protocol.md").read_text()
+    block = doc.split("## An example exchange", 1)[1].split("```\n", 2)[1]
+    sent = [line[2:] for line in block.splitlines() if line.startswith("> ")]
+    expected = [json.loads(line[2:]) for line in block.splitlines() if line.startswith("< ")]
+    out = subprocess.run(llama.spec.argv, input="\n".join(sent) + "\n", capture_output=True, text=True, timeout=60)
+    assert [json.loads(line) for line in out.stdout.splitlines()] == expected
