@@ -25,7 +25,7 @@ from harness.formats import FormatSpec
 from harness.model import Case, Message
 from harness.protocol import Delta, Parser, run_stream
 from harness.scoring import Score, delta_leak, score
-from harness.worker_client import WorkerError, WorkerParserError
+from harness.worker_client import WorkerError, WorkerParserError, WorkerParserTimeout
 
 ONESHOT = "oneshot"
 PREFIX = "prefix"
@@ -109,6 +109,8 @@ def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Messa
         return None, Score("error", "timeout", str(exc))
     except WorkerError as exc:
         return None, Score("error", exc.kind, f"worker {exc.kind}: {exc}"[:300])
+    except WorkerParserTimeout as exc:  # the worker interrupted a looping parser call itself
+        return None, Score("error", "timeout", str(exc)[:300])
     except WorkerParserError as exc:  # the parser inside the worker raised; the message names the exception
         return None, Score("error", "exception", str(exc)[:300])
     except Exception as exc:  # a parser's crash is a result, not a harness failure

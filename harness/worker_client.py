@@ -47,6 +47,11 @@ class WorkerParserError(Exception):
     """The worker answered ``parser_error``: the parser under test raised; ``str()`` is its message."""
 
 
+class WorkerParserTimeout(WorkerParserError):
+    """The worker answered ``timeout``: it interrupted a parser call that ran past its own limit (the worker
+    is fine; the case is scored ``error``/``timeout``)."""
+
+
 @dataclass
 class WorkerSpec:
     """How to start a worker: ``argv``, extra environment variables, and a label for messages."""
@@ -148,6 +153,8 @@ class WorkerProcess:
             message = str(error.get("message", ""))
             if error.get("type") == "parser_error":
                 raise WorkerParserError(message)
+            if error.get("type") == "timeout":
+                raise WorkerParserTimeout(message)
             raise WorkerError("protocol", f"worker error {error.get('type')!r}: {message}")
         raise WorkerError("protocol", f"malformed response: {_clip(line)}")
 

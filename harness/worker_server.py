@@ -101,7 +101,7 @@ class Server:
         try:
             message = parser.parse(text, request.get("tools"), request.get("prefix") or "")
         except Exception as exc:
-            raise RequestError("parser_error", _describe(exc)) from exc
+            raise RequestError(_error_type(exc), _describe(exc)) from exc
         return message_json(message)
 
     def op_open(self, request: dict) -> dict:
@@ -110,7 +110,7 @@ class Server:
         try:
             self.streams[stream_id] = parser.stream(request.get("tools"), request.get("prefix") or "")
         except Exception as exc:
-            raise RequestError("parser_error", _describe(exc)) from exc
+            raise RequestError(_error_type(exc), _describe(exc)) from exc
         return {}
 
     def op_feed(self, request: dict) -> dict:
@@ -120,7 +120,7 @@ class Server:
             return {"deltas": deltas_json(session.feed(chunk, request.get("token_ids")))}
         except Exception as exc:
             self.streams.pop(request["stream"], None)
-            raise RequestError("parser_error", _describe(exc)) from exc
+            raise RequestError(_error_type(exc), _describe(exc)) from exc
 
     def op_finish(self, request: dict) -> dict:
         session = self._session(request)
@@ -128,7 +128,7 @@ class Server:
         try:
             deltas = session.finish()
         except Exception as exc:
-            raise RequestError("parser_error", _describe(exc)) from exc
+            raise RequestError(_error_type(exc), _describe(exc)) from exc
         return {"deltas": deltas_json(deltas), "diagnostics": list(getattr(session, "diagnostics", []) or [])}
 
     def op_shutdown(self, request: dict) -> dict:
@@ -152,6 +152,11 @@ def _field(request: dict, name: str, kind: type) -> Any:
     if not isinstance(value, kind):
         raise RequestError("bad_request", f"field {name!r} must be a {kind.__name__}")
     return value
+
+
+def _error_type(exc: BaseException) -> str:
+    """``timeout`` for a parser call the adapter interrupted (``TimeoutError``), else ``parser_error``."""
+    return "timeout" if isinstance(exc, TimeoutError) else "parser_error"
 
 
 def _describe(exc: BaseException) -> str:
