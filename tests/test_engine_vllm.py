@@ -13,6 +13,10 @@ from harness.runner import evaluate_case
 from harness.tokens import token_pieces
 from parsers import get_any_parser
 
+# A cold cache builds the environment inside the first test (minutes): allow for it.
+pytestmark = pytest.mark.timeout(1800)
+
+
 FMT = get_format("gemma4")
 OFF = "<|channel>thought\n<channel|>"
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "weather",
