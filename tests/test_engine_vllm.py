@@ -16,7 +16,6 @@ from parsers import get_any_parser
 # A cold cache builds the environment inside the first test (minutes): allow for it.
 pytestmark = pytest.mark.timeout(1800)
 
-
 FMT = get_format("gemma4")
 OFF = "<|channel>thought\n<channel|>"
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "weather",

@@ -25,7 +25,6 @@ from parsers.transformers_ref import ENGINE as TRANSFORMERS
 # A cold cache builds the environment inside the first test (minutes): allow for it.
 pytestmark = pytest.mark.timeout(1800)
 
-
 ROOT = Path(__file__).resolve().parent.parent
 FMT = get_format("gemma4")
 OBSERVED = ROOT / "corpora" / "observed" / "observed_public.jsonl"
