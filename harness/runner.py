@@ -13,14 +13,12 @@ C extension stuck in native code — out-of-process workers are the remedy for t
 from __future__ import annotations
 
 import json
-import signal
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from harness import chunking
+from harness import chunking, guards
 from harness.formats import FormatSpec
 from harness.model import Case, Message
 from harness.protocol import Delta, Parser, run_stream
@@ -78,23 +76,9 @@ class Record:
         return dict(vars(self))
 
 
-@contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
+def time_limit(seconds: float | None):
     """Raise :class:`ParserTimeout` in the block after ``seconds`` (no-op off the main thread)."""
-    if not seconds or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
-        yield
-        return
-
-    def _expire(signum, frame):
-        raise ParserTimeout(f"no result after {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, _expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    return guards.time_limit(seconds, lambda frame: ParserTimeout(f"no result after {seconds:g} s"))
 
 
 def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Message | None, Score | None]:

@@ -114,12 +114,10 @@ import importlib.metadata
 import json
 import logging
 import os
-import signal
-import threading
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from harness.engine_spec import PipEngine
+from harness.guards import captured_logs, time_limit
 from harness.model import Message, ToolCall, parse_arguments
 from harness.protocol import Delta, ToolCallDelta
 
@@ -230,57 +228,25 @@ class _Call:
         )
 
 
-@contextmanager
-def _captured_sglang_logs(sink: list[str]) -> Iterator[None]:
+def _captured_sglang_logs(sink: list[str]):
     """Collect what SGLang logs through its ``sglang.*`` loggers meanwhile, and keep it off the console."""
-    root = logging.getLogger("sglang")
-
-    class _Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            message = record.getMessage()
-            if record.exc_info and record.exc_info[1] is not None:
-                message += f" [{type(record.exc_info[1]).__name__}: {record.exc_info[1]}]"
-            sink.append(f"sglang {record.levelname.lower()} ({record.name}): {message}")
-
-    handler = _Collect(level=logging.DEBUG)
-    old_level, old_propagate = root.level, root.propagate
-    root.addHandler(handler)
-    root.propagate = False
-    if root.getEffectiveLevel() > logging.WARNING:
-        root.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(old_level)
-        root.propagate = old_propagate
+    return captured_logs("sglang", sink, level=logging.DEBUG, keep_off_console=True)
 
 
 class LibraryHang(TimeoutError):
     """A library call ran past :data:`CALL_LIMIT_S` and was interrupted (the worker answers ``timeout``)."""
 
 
-@contextmanager
-def _time_limit(what: str) -> Iterator[None]:
+def _time_limit(what: str):
     """Interrupt the calls made meanwhile after :data:`CALL_LIMIT_S` seconds with :class:`LibraryHang`, naming
-    the function SGLang was in. Uses ``SIGALRM``, so only in the main thread of a Unix process (the worker);
-    elsewhere it does nothing."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield
-        return
+    the function SGLang was in (``SIGALRM``: only in the main thread of a Unix process, i.e. the worker)."""
 
-    def _alarm(signum: int, frame: Any) -> None:
+    def hang(frame) -> LibraryHang:
         where = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}" if frame else "?"
-        raise LibraryHang(f"sglang did not return within {CALL_LIMIT_S:g} s ({what}; stopped in {where}): "
-                          f"it loops, as the server would")
+        return LibraryHang(f"sglang did not return within {CALL_LIMIT_S:g} s ({what}; stopped in {where}): "
+                           f"it loops, as the server would")
 
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, CALL_LIMIT_S)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    return time_limit(CALL_LIMIT_S, hang)
 
 
 class SglangGemma4Parser:

@@ -111,13 +111,11 @@ one-shot or one-chunk streaming, ~0.1 ms per fed chunk (2 cores).
 from __future__ import annotations
 
 import importlib.metadata
-import logging
 import os
-import threading
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from harness.engine_spec import PipEngine
+from harness.guards import captured_logs
 from harness.model import Message, ToolCall, parse_arguments
 from harness.protocol import Delta, ToolCallDelta
 
@@ -224,24 +222,10 @@ def _no_tools_note(request: Any, text: str) -> str | None:
             f"the tool-call markup and returns no tool calls")
 
 
-@contextmanager
-def _captured_vllm_logs(into: list[str]) -> Iterator[None]:
+def _captured_vllm_logs(into: list[str]):
     """Copy WARNING-and-above records of the ``vllm`` loggers logged from this thread into ``into``
     (they still reach vLLM's own handlers, i.e. the worker's stderr)."""
-    thread = threading.get_ident()
-
-    class _Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if record.thread == thread:
-                into.append(f"vllm {record.levelname.lower()} ({record.name}): {record.getMessage()}")
-
-    handler = _Collect(level=logging.WARNING)
-    logger = logging.getLogger("vllm")
-    logger.addHandler(handler)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
+    return captured_logs("vllm", into)
 
 
 class VllmGemma4Parser:

@@ -8,32 +8,24 @@ import shlex
 
 import pytest
 
-from harness import engines
+from engine_common import CALL, OFF, TOOLS, engine_worker
 from harness.formats import get_format
 from harness.model import ToolCall
 from harness.protocol import run_stream
 from harness.runner import evaluate_case
 from harness.tokens import token_pieces
-from harness.worker_client import WorkerParser, WorkerParserError
+from harness.worker_client import WorkerParser
 from parsers import create_parsers, get_any_parser
 
 # A cold cache builds the environment inside the first test (minutes): allow for it.
 pytestmark = pytest.mark.timeout(1800)
 
 FMT = get_format("gemma4")
-OFF = "<|channel>thought\n<channel|>"  # Gemma 4 prefix with thinking off
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "weather",
-          "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
-                                                          "note": {"type": ["string", "null"]}}}}}]
-CALL = '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>'
 
 
 @pytest.fixture(scope="module")
 def llama():
-    engines.install("llama.cpp")
-    parser = get_any_parser("llama.cpp", "gemma4")
-    yield parser
-    parser.close()
+    yield from engine_worker("llama.cpp")
 
 
 def test_hello_names_llama_cpp_and_its_version(llama):

@@ -5,31 +5,22 @@ The first run builds the environment into the user cache (about 1-2.5 min, 2.5 G
 
 import pytest
 
-from harness import engines
+from engine_common import CALL, OFF, TOOLS, engine_worker
 from harness.formats import get_format
 from harness.model import Case, Message, ToolCall
 from harness.protocol import run_stream
 from harness.runner import evaluate_case
 from harness.tokens import token_pieces
-from parsers import get_any_parser
 
 # A cold cache builds the environment inside the first test (minutes): allow for it.
 pytestmark = pytest.mark.timeout(1800)
 
 FMT = get_format("gemma4")
-OFF = "<|channel>thought\n<channel|>"
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "weather",
-          "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
-                                                          "note": {"type": ["string", "null"]}}}}}]
-CALL = '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>'
 
 
 @pytest.fixture(scope="module")
 def sglang():
-    engines.install("sglang")
-    parser = get_any_parser("sglang", "gemma4")
-    yield parser
-    parser.close()
+    yield from engine_worker("sglang")
 
 
 def test_hello_names_sglang_and_its_version(sglang):

@@ -4,8 +4,6 @@ These tests build real environments (transformers 5.16.0: ~20 s, mlx-lm 0.32.0: 
 reused afterwards) and run the real libraries in them through the worker protocol.
 """
 
-import json
-import os
 import subprocess
 import sys
 from dataclasses import replace

@@ -16,7 +16,7 @@ import pytest
 
 import parsers
 from harness.model import Message, ToolCall
-from harness.protocol import Delta, StreamAccumulator
+from harness.protocol import StreamAccumulator
 
 OFF = "<|channel>thought\n<channel|>"  # the pre-filled empty thought channel (thinking off)
 S = '<|"|>'
