@@ -109,10 +109,11 @@ def run_eval(config: EvalConfig) -> Path:
 
     try:
         records = _run_all(corpus.cases, parsers, fmt, config, run_dir / "results.jsonl")
+        shrunk = _shrink_generated(records, parsers, template, fmt, config) if config.shrink else {}
     except KeyboardInterrupt:
         console.print(f"interrupted: the records produced so far are in {run_dir / 'results.jsonl'}")
+        _close(parsers)
         raise
-    shrunk = _shrink_generated(records, parsers, template, fmt, config) if config.shrink else {}
 
     info = {
         "model": config.model, "format": fmt.name, "run_id": run_id,
@@ -123,8 +124,16 @@ def run_eval(config: EvalConfig) -> Path:
         "corpus": {s: corpus.count(s) for s in config.slices}, "skipped": corpus.skipped,
         "workers": _worker_provenance(parsers),
     }
+    _close(parsers)
     _write_reports(run_dir, info, records, corpus.cases, shrunk, [p.name for p in parsers], config)
     return run_dir
+
+
+def _close(parsers: list[Parser]) -> None:
+    """Stop the worker processes of out-of-process parsers."""
+    for parser in parsers:
+        if getattr(parser, "out_of_process", False):
+            parser.close()
 
 
 def _run_all(cases: list[Case], parsers: list[Parser], fmt, config: EvalConfig, results_path: Path) -> list[dict]:
@@ -182,12 +191,14 @@ def _oneshot_outcome(scenario, parser, template, fmt, config):
         case = render_scenario(template, scenario, fmt, slice="generated")
     except UnrepresentableError:
         return None, None, None
-    got, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), config.timeout_s)
+    # A worker enforces its own per-call limit; SIGALRM must not interrupt a read from its pipe.
+    timeout_s = None if getattr(parser, "out_of_process", False) else config.timeout_s
+    got, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), timeout_s)
     return (error or score(case, got, fmt)).error_type, case, got
 
 
 def _worker_provenance(parsers: list[Parser]) -> dict:
-    """``{parser name: {command, engine_env, recipe_key, restarts}}`` for the out-of-process parsers."""
+    """``{parser name: {command, engine_env, recipe_key, restarts, hello}}`` for the out-of-process parsers."""
     import shlex
 
     out = {}
@@ -198,7 +209,7 @@ def _worker_provenance(parsers: list[Parser]) -> dict:
         engine_env = spec.env.get("TOOLCALL_HARNESS_ENGINE_ENV", "")
         out[parser.name] = {"command": shlex.join(spec.argv), "engine_env": engine_env,
                             "recipe_key": engine_env.rsplit("-", 1)[-1] if engine_env else "",
-                            "restarts": parser.restarts}
+                            "restarts": parser.restarts, "hello": parser.hello}
     return out
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -210,9 +211,10 @@ def provenance_lines(info: dict, parsers: list[str]) -> list[str]:
     lines.append("- parsers: " + ", ".join(f"`{p}`" for p in parsers))
     for name, worker in info.get("workers", {}).items():
         lines.append(f"  - `{name}` ran out of process: `{worker['command']}`"
-                     + (f"; engine environment `{worker['engine_env']}` (recipe {worker['recipe_key']})"
+                     + (f"; engine environment `{worker['engine_env']}` (recipe {worker['recipe_key']}; "
+                        f"installed packages in its `pip-freeze.txt` where it is a virtualenv)"
                         if worker.get("engine_env") else "")
-                     + f"; restarted {worker['restarts']} time(s)")
+                     + f"; restarted {worker['restarts']} time(s); hello `{json.dumps(worker.get('hello', {}))}`")
     lines.append("- seeds: " + ", ".join(f"{k} {v}" for k, v in info["seeds"].items()))
     lines.append("- corpus: " + ", ".join(f"{k} {v}" for k, v in info["corpus"].items()) + " cases")
     for case_id, reason in info.get("skipped", []):
