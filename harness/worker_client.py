@@ -32,6 +32,7 @@ PROTOCOL_VERSION = 1
 HELLO_TIMEOUT_S = 120.0
 DEFAULT_TIMEOUT_S = 10.0
 STDERR_LINES = 20
+INLINE_WRITE_BYTES = 32 * 1024  # below a Linux pipe's 64 KiB capacity
 _EOF = object()
 
 
@@ -80,11 +81,12 @@ class WorkerProcess:
         env = {**os.environ, **spec.env}
         try:
             self.proc = subprocess.Popen(spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, env=env, bufsize=0)
+                                         stderr=subprocess.PIPE, env=env)
         except OSError as exc:
             raise WorkerError("crash", f"cannot start worker {spec.label or spec.argv[0]!r}: {exc}") from exc
         self._lines: queue.SimpleQueue = queue.SimpleQueue()  # lists of complete response lines
         self._ready: deque = deque()
+        self._writing = threading.Event()  # a background write is in progress
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self._ids = itertools.count(1)
         threading.Thread(target=self._read_stdout, daemon=True).start()
@@ -112,18 +114,37 @@ class WorkerProcess:
             self._stderr.append(line.decode("utf-8", "replace").rstrip())
 
     def send(self, requests: list[dict]) -> list[int]:
-        """Write requests (ids assigned here) in one write; returns their ids."""
+        """Write requests (ids assigned here) in one write; returns their ids.
+
+        Every earlier request has been answered (or the worker replaced) when ``send`` is called, so the pipe
+        is empty: a payload that fits in it is written here; a bigger one is written by a thread, so that a
+        worker that stops reading cannot block the caller past its response timeout."""
         ids, lines = [], []
         for request in requests:
             request_id = next(self._ids)
             ids.append(request_id)
             lines.append(json.dumps({"id": request_id, **request}, ensure_ascii=False, separators=(",", ":")))
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        if len(data) > INLINE_WRITE_BYTES:
+            self._writing.set()
+            threading.Thread(target=self._write, args=(data,), daemon=True).start()
+            return ids
         try:
-            self.proc.stdin.write(("\n".join(lines) + "\n").encode("utf-8"))
-            self.proc.stdin.flush()
+            self._write(data, quiet=False)
         except (BrokenPipeError, OSError, ValueError) as exc:
             raise self._crashed(f"cannot write to the worker ({exc})") from exc
         return ids
+
+    def _write(self, data: bytes, quiet: bool = True) -> None:
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            if not quiet:
+                raise  # else the reader sees the worker's end (crash) or its silence (timeout)
+        finally:
+            if quiet:
+                self._writing.clear()
 
     def receive(self, request_id: int, timeout_s: float, lenient: bool = False) -> dict | None:
         """The result of ``request_id`` (the next line); raises :class:`WorkerError` on failure.
@@ -171,14 +192,17 @@ class WorkerProcess:
         return list(self._stderr)
 
     def stop(self) -> None:
-        """Close stdin, give the worker a moment to exit, then kill it."""
+        """Close stdin, give the worker a moment to exit, then kill it. A worker still being written to (it
+        stopped reading) is killed first: closing the pipe would wait for the blocked write."""
         if self.proc.poll() is None:
+            if self._writing.is_set():
+                self.proc.kill()
             try:
                 self.proc.stdin.close()
                 self.proc.wait(timeout=1)
-            except (OSError, subprocess.TimeoutExpired):
+            except (OSError, ValueError, subprocess.TimeoutExpired):
                 self.proc.kill()
-                self.proc.wait()
+            self.proc.wait()
         for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
                 pipe.close()

@@ -107,6 +107,19 @@ def test_a_failing_worker_costs_one_case_and_is_restarted(trigger, error_type, d
     assert parser.restarts >= 3  # one restart per failed call
 
 
+def test_a_worker_that_stops_reading_mid_stream_cannot_block_the_harness():
+    """30,000 pipelined feeds (megabytes) to a worker that hangs at the 4th: the pipe fills, the harness
+    still times out after 1 s and goes on."""
+    parser = WorkerParser(faulty(), "gemma4")
+    try:
+        case = _case("big", "HANG" + "x" * 30000)
+        (record,) = evaluate_case(case, parser, FMT, ["char"], seed=0, timeout_s=1)
+        assert (record.verdict, record.error_type) == ("error", "timeout")
+        assert parser.parse(_case("ok", "fine").text).tool_calls == [ToolCall("f", {"a": "fine"})]
+    finally:
+        parser.close()
+
+
 def test_crash_detail_carries_the_workers_stderr():
     parser = WorkerParser(faulty(), "gemma4")
     with pytest.raises(WorkerError) as info:
