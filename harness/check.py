@@ -41,17 +41,20 @@ class CheckSummary:
 
 
 def check_file(path: Path, parser_name: str, modes: tuple[str, ...] = ("oneshot",), fmt: str | None = None,
-               seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S, out: Path | None = None) -> CheckSummary:
+               seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S, out: Path | None = None,
+               install_missing: bool = True) -> CheckSummary:
     """Score every case of ``path`` that ``parser_name`` can parse, in ``modes``.
 
     Writes one record per (case, mode) to ``out`` when given (fields include case_id, parser, mode, verdict,
     error_type, detail, got). Raises ``HarnessError`` for an unknown parser, a malformed file (naming file and
-    line), a file with no case the parser can parse, or a mode that does not apply to the parser.
+    line), a file with no case the parser can parse, or a mode that does not apply to the parser. An engine
+    that is not built yet is built first unless ``install_missing`` is false.
     """
     from parsers import get_any_parser
 
     cases = load_cases(path, fmt=fmt)
-    parser = get_any_parser(parser_name, fmt or (cases[0].format if cases else "gemma4"))
+    parser = get_any_parser(parser_name, fmt or (cases[0].format if cases else "gemma4"),
+                            install_missing=install_missing)
     mine = [c for c in cases if c.format in parser.formats]
     if not mine:
         raise HarnessError(f"{path}: no case of format {', '.join(parser.formats)} (the formats {parser.name} "

@@ -83,7 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="render the model's corpus, run every parser, print the pass-rate table")
     _template_args(ev)
     ev.add_argument("--parsers", type=_csv, default=None,
-                    help="comma-separated parser names or aliases (default: all available for the format)")
+                    help="comma-separated parser names or aliases; 'all' adds every engine; ENGINE[==VERSION]; "
+                         "cmd:COMMAND (no commas in it) (default: the in-process parsers for the format)")
     ev.add_argument("--modes", type=_csv, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
     ev.add_argument("--slices", type=_csv, default=list(SLICES), help=f"default: {','.join(SLICES)}")
     ev.add_argument("--seed", type=_count, default=0, help="seed for generated cases and random chunkings")
@@ -104,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--seed", type=_count, default=0)
     ck.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S)
     ck.add_argument("--out", type=Path, default=None, help="write per-case records here (JSON Lines)")
+    ck.add_argument("--no-install", action="store_true", help="do not build a missing engine (report it instead)")
     ck.set_defaults(func=_cmd_check)
 
     ps = sub.add_parser("parsers", help="list parser names, and why any is unavailable")
@@ -168,7 +170,7 @@ def _cmd_check(args, console: Console) -> int:
     if args.format is not None:
         _check_choices("format", [args.format], FORMATS)
     summary = check_file(args.file, args.parser, modes=tuple(args.mode), fmt=args.format, seed=args.seed,
-                         timeout_s=args.timeout, out=args.out)
+                         timeout_s=args.timeout, out=args.out, install_missing=not args.no_install)
     print(summary.describe())
     return 0
 
@@ -178,6 +180,10 @@ def _cmd_parsers(args, console: Console) -> int:
 
     if args.worker:
         parser = get_any_parser(args.worker, args.format or "gemma4", install_missing=False)
+        if not getattr(parser, "out_of_process", False):
+            print(f"{parser.name} runs in-process (library {parser.library} {parser.version}); "
+                  "--worker starts engines and cmd: workers")
+            return 0
         print(json.dumps({"name": parser.name, "hello": parser.hello, "command": parser.spec.argv}, indent=2))
         parser.close()
         return 0

@@ -108,8 +108,16 @@ class PipEngine:
         return Engine(
             name=self.name, default_version=self.default_version, formats=self.formats,
             cold_install=self.cold_install, recipe=self._recipe, install=self._install,
-            worker_command=self._worker_command, check_version=self.check_version, note=self.note,
+            worker_command=self._worker_command, check_version=self._check_version, note=self.note,
         )
+
+    def _check_version(self, version: str) -> None:
+        """The engine's own rule, then the package index: a version it does not list is refused before any
+        download (when the index cannot be asked, the build itself will tell)."""
+        self.check_version(version)
+        listed = index_versions(self.name)
+        if listed is not None and version not in listed:
+            raise ValueError(f"the package index has no {self.name} {version}; newest: {', '.join(listed[:8])}")
 
     def _recipe(self, version: str) -> dict:
         return {"kind": "pip-venv", "python": f"{sys.version_info.major}.{sys.version_info.minor}",
@@ -130,6 +138,20 @@ class PipEngine:
         extra = self.worker_env() if self.worker_env else {}
         return ([str(venv_python(env_dir)), "-m", "harness.worker_server", self.worker_module],
                 {"PYTHONPATH": str(REPO_ROOT), "PYTHONNOUSERSITE": "1", **extra})
+
+
+def index_versions(package: str) -> list[str] | None:
+    """The versions of ``package`` the configured package index lists, newest first (``pip index versions``),
+    or None when pip cannot tell (offline, an old pip)."""
+    try:
+        out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in out.stdout.splitlines():
+        if line.startswith("Available versions:"):
+            return [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
+    return None
 
 
 def to_json_line(obj: dict) -> str:

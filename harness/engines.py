@@ -17,6 +17,7 @@ import functools
 import hashlib
 import importlib
 import json
+import re
 import shutil
 import sys
 import time
@@ -90,12 +91,22 @@ def get_engine(name: str) -> Engine:
     return known[name]
 
 
+_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
+
+
 def split_spec(spec: str) -> tuple[str, str | None]:
-    """``"sglang==0.5.23"`` → ``("sglang", "0.5.23")``; ``"sglang"`` → ``("sglang", None)``."""
+    """``"sglang==0.5.23"`` → ``("sglang", "0.5.23")``; ``"sglang"`` → ``("sglang", None)``.
+
+    Raises :class:`EngineError` for an empty or malformed version (``"vllm==0.33.0:gemma4"``: a parser name,
+    not an engine)."""
     name, sep, version = spec.partition("==")
+    version = version.strip()
     if sep and not version:
         raise EngineError(f"{spec!r}: a version must follow '=='")
-    return name.strip(), (version.strip() or None)
+    if version and not _VERSION.fullmatch(version):
+        hint = " (engines take NAME==VERSION, without :FORMAT)" if ":" in version else ""
+        raise EngineError(f"{spec!r}: {version!r} is not a version{hint}")
+    return name.strip(), (version or None)
 
 
 def recipe_key(engine: Engine, version: str) -> str:
@@ -133,12 +144,15 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
     engine = get_engine(name)
     version = version or engine.default_version
     try:
+        target = env_dir(engine, version)  # the recipe may refuse the version too
+    except ValueError as exc:
+        raise EngineError(f"{name}=={version}: {exc}") from exc
+    if not force and _read_manifest(target) is not None:
+        return Installed(target, _read_manifest(target))
+    try:
         engine.check_version(version)
     except ValueError as exc:
         raise EngineError(f"{name}=={version}: {exc}") from exc
-    target = env_dir(engine, version)
-    if not force and _read_manifest(target) is not None:
-        return Installed(target, _read_manifest(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     building = target.with_name(target.name + ".building")
     shutil.rmtree(building, ignore_errors=True)
@@ -148,7 +162,11 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
     try:
         engine.install(building, version, log)
     except EngineBuildError as exc:
-        raise EngineError(f"building {name}=={version} failed (partial build kept in {building}): {exc}") from exc
+        # A partial environment can weigh gigabytes: keep only the log of what failed.
+        failed_log = target.with_name(target.name + ".failed.log")
+        failed_log.write_text(str(exc) + "\n", encoding="utf-8")
+        shutil.rmtree(building, ignore_errors=True)
+        raise EngineError(f"building {name}=={version} failed (log: {failed_log}): {_last_lines(str(exc), 12)}") from exc
     manifest = {
         "name": name, "version": version, "recipe": engine.recipe(version), "recipe_key": recipe_key(engine, version),
         "build_seconds": round(time.monotonic() - started, 1),
@@ -162,6 +180,11 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
     (target / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     log(f"installed {name}=={version} in {manifest['build_seconds']} s, {manifest['size_bytes'] / 1e6:.0f} MB")
     return Installed(target, manifest)
+
+
+def _last_lines(text: str, n: int) -> str:
+    lines = text.splitlines()
+    return "\n".join(lines[:1] + (["…"] if len(lines) > n + 1 else []) + lines[1:][-n:])
 
 
 def list_installed() -> list[Installed]:
@@ -232,5 +255,6 @@ def recipe_summary(engine: Engine, version: str) -> str:
     recipe = engine.recipe(version)
     if recipe.get("kind") == "pip-venv":
         return "; ".join("pip " + " ".join(step) for step in recipe["steps"])
-    return json.dumps(recipe, sort_keys=True)[:300]
+    text = json.dumps(recipe, sort_keys=True)
+    return text if len(text) <= 300 else text[:299] + "…"
 

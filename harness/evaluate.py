@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from harness import report
@@ -98,14 +99,15 @@ def run_eval(config: EvalConfig) -> Path:
     corpus = build_corpus(template, fmt, seed=config.seed, n_generated=config.n_generated, slices=config.slices)
     check_interrupted()
     for name, reason in unavailable.items():
-        console.print(f"[yellow]parser {name} unavailable: {reason}[/yellow]")
+        console.print(f"[yellow]parser {escape(name)} unavailable: {escape(reason)}[/yellow]")
 
     run_id = started_at.strftime("%Y%m%d-%H%M%S") + f"-s{config.seed}"
     run_dir = config.out_dir or REPORTS_DIR / config.model / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     write_cases(run_dir / "corpus.jsonl", corpus.cases)
-    console.print(f"corpus: " + ", ".join(f"{s} {corpus.count(s)}" for s in config.slices)
-                  + f" cases; parsers: {', '.join(p.name for p in parsers)}; writing {run_dir}")
+    console.print("corpus: " + ", ".join(f"{s} {corpus.count(s)}" for s in config.slices)
+                  + f" cases; parsers: {', '.join(p.name for p in parsers)}; writing {run_dir}",
+                  markup=False, highlight=False)
 
     try:
         records = _run_all(corpus.cases, parsers, fmt, config, run_dir / "results.jsonl")
@@ -122,7 +124,7 @@ def run_eval(config: EvalConfig) -> Path:
         "tokenizer": _tokenizer_provenance(fmt.name), "versions": library_versions(), "commit": harness_commit(),
         "seeds": {"run_seed": config.seed, "hypothesis_seed": config.seed, "random_split_seed": config.seed},
         "corpus": {s: corpus.count(s) for s in config.slices}, "skipped": corpus.skipped,
-        "workers": _worker_provenance(parsers),
+        "workers": _worker_provenance(parsers), "unavailable": unavailable,
     }
     _close(parsers)
     _write_reports(run_dir, info, records, corpus.cases, shrunk, [p.name for p in parsers], config)

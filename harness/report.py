@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 COUNT_COLUMNS = ("passed", "failed", "surfaced", "errors", "total")
 
@@ -61,7 +62,7 @@ def pass_tables(summary: pd.DataFrame, parsers: list[str], slices: list[str], mo
         for mode in present:
             table.add_column(mode, justify="right", no_wrap=True)
         for parser, cells in rows:
-            table.add_row(parser, *cells)
+            table.add_row(Text(parser), *cells)
         tables.append(table)
     return tables
 
@@ -209,6 +210,8 @@ def provenance_lines(info: dict, parsers: list[str]) -> list[str]:
     lines.append(f"- harness: {info.get('commit', 'unknown commit')}")
     lines.append("- libraries: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()))
     lines.append("- parsers: " + ", ".join(f"`{p}`" for p in parsers))
+    for name, reason in info.get("unavailable", {}).items():
+        lines.append(f"  - `{name}` could not run: {flat(reason)}")
     for name, worker in info.get("workers", {}).items():
         lines.append(f"  - `{name}` ran out of process: `{worker['command']}`"
                      + (f"; engine environment `{worker['engine_env']}` (recipe {worker['recipe_key']}; "
@@ -292,6 +295,15 @@ def flips(records: list[dict], old: str, new: str) -> dict:
     return out
 
 
+def group_flips(rows: list[dict]) -> list[dict]:
+    """Flipped records grouped by case: ``[{case_id, slice, modes, old, new}]`` (outcomes of the first mode)."""
+    grouped: dict[str, dict] = {}
+    for row in rows:
+        entry = grouped.setdefault(row["case_id"], {**row, "modes": []})
+        entry["modes"].append(row["mode"])
+    return list(grouped.values())
+
+
 def _outcome(record: dict) -> str:
     if record["verdict"] == "pass":
         return "pass"
@@ -306,7 +318,7 @@ def flip_tables(records: list[dict], parsers: list[str], modes: list[str]) -> li
 def print_flips(console: Console, comparisons: list[tuple[str, str, dict]], modes: list[str], limit: int = 10) -> None:
     """Side-by-side pass counts per mode for each version pair, then the flipped cases (first ``limit``)."""
     for old, new, result in comparisons:
-        table = Table(title=f"{old} → {new}: passed (all slices), fixed / broken cases")
+        table = Table(title=Text(f"{old} → {new}\npassed (all slices), fixed / broken"), title_justify="left")
         table.add_column("mode")
         for label in ("old", "new", "fixed", "broken"):
             table.add_column(label, justify="right")
@@ -317,14 +329,16 @@ def print_flips(console: Console, comparisons: list[tuple[str, str, dict]], mode
                               str(s["broken"]))
         console.print(table)
         for kind in ("fixed", "broken"):
-            rows = result[kind]
-            if rows:
-                console.print(f"{kind} ({len(rows)} case×mode results):", highlight=False)
-            for row in rows[:limit]:
+            cases = group_flips(result[kind])
+            if cases:
+                console.print(f"{kind}: {_plural(len(cases), 'case')} ({len(result[kind])} case×mode results)",
+                              highlight=False)
+            for row in cases[:limit]:
                 other = row["old"] if kind == "fixed" else row["new"]
-                console.print(f"  {row['case_id']} [{row['mode']}]: {other}", markup=False, highlight=False)
-            if len(rows) > limit:
-                console.print(f"  … {len(rows) - limit} more in report.md", highlight=False)
+                console.print(f"  {row['case_id']} [{','.join(row['modes'])}]: {_clip(other, 160)}",
+                              markup=False, highlight=False)
+            if len(cases) > limit:
+                console.print(f"  … {len(cases) - limit} more cases in report.md", highlight=False)
 
 
 def flips_markdown(comparisons: list[tuple[str, str, dict]], modes: list[str]) -> list[str]:
@@ -339,8 +353,14 @@ def flips_markdown(comparisons: list[tuple[str, str, dict]], modes: list[str]) -
                 lines.append(f"| {mode} | {s['old']}/{s['total']} | {s['new']}/{s['total']} | {s['fixed']} | {s['broken']} |")
         lines.append("")
         for kind in ("fixed", "broken"):
-            lines += [f"**{kind}** ({len(result[kind])}):", ""]
-            for row in result[kind]:
-                lines.append(f"- `{row['case_id']}` ({row['slice']}, {row['mode']}): old {row['old']} → new {row['new']}")
+            cases = group_flips(result[kind])
+            lines += [f"**{kind}**: {_plural(len(cases), 'case')} ({len(result[kind])} case×mode results)", ""]
+            for row in cases:
+                lines.append(f"- `{row['case_id']}` ({row['slice']}; {', '.join(row['modes'])}): old "
+                             f"{_clip(row['old'], 300)} → new {_clip(row['new'], 300)}")
             lines.append("")
     return lines
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -92,13 +92,18 @@ def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Messa
     except ParserTimeout as exc:
         return None, Score("error", "timeout", str(exc))
     except WorkerError as exc:
-        return None, Score("error", exc.kind, f"worker {exc.kind}: {exc}"[:300])
+        return None, Score("error", exc.kind, _clip(f"worker {exc.kind}: {exc}"))
     except WorkerParserTimeout as exc:  # the worker interrupted a looping parser call itself
-        return None, Score("error", "timeout", str(exc)[:300])
+        return None, Score("error", "timeout", _clip(str(exc)))
     except WorkerParserError as exc:  # the parser inside the worker raised; the message names the exception
-        return None, Score("error", "exception", str(exc)[:300])
+        return None, Score("error", "exception", _clip(str(exc)))
     except Exception as exc:  # a parser's crash is a result, not a harness failure
-        return None, Score("error", "exception", f"{type(exc).__name__}: {exc}"[:300])
+        return None, Score("error", "exception", _clip(f"{type(exc).__name__}: {exc}"))
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    """``text`` cut to ``limit`` characters, ending with "…" when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def modes_for(parser: Parser, modes: tuple[str, ...], fmt: FormatSpec) -> list[str]:

@@ -157,8 +157,10 @@ def resolve(name: str, format: str | None = None) -> str:
                                      f"{', '.join(entry.formats)})")
         return name
     library, _, fmt = name.partition(":")
-    library = ALIASES.get(library, library)
     fmt = fmt or format
+    if "==" in library and fmt and f"{library}:{fmt}" in reg.entries:  # "transformers==5.24.0" in-process
+        return f"{library}:{fmt}"
+    library = ALIASES.get(library, library)
     matches = [n for n, e in reg.entries.items()
                if e.library == library and (fmt is None or fmt in e.formats)]
     if len(matches) == 1:
@@ -166,10 +168,17 @@ def resolve(name: str, format: str | None = None) -> str:
     if len(matches) > 1:
         raise UnknownParserError(f"parser {name!r} is ambiguous ({', '.join(matches)}); pass a format")
     known = ", ".join(sorted(reg.entries)) or "none"
-    message = f"unknown parser {name!r}" + (f" for format {fmt!r}" if fmt else "") + f"; known: {known}"
+    message = (f"unknown parser {name!r}" + (f" for format {fmt!r}" if fmt else "") + f"; known: {known}; "
+               f"engines: {_engine_names()} (NAME or NAME==VERSION); any protocol worker: cmd:COMMAND")
     if reg.unavailable:
         message += "; unavailable: " + "; ".join(f"{k} ({v})" for k, v in reg.unavailable.items())
     raise UnknownParserError(message)
+
+
+def _engine_names() -> str:
+    from harness.engines import engines
+
+    return ", ".join(engines()) or "none"
 
 
 def get_parser(name: str, format: str | None = None) -> Parser:

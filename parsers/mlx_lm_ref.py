@@ -355,7 +355,7 @@ def _check_engine_version(version: str) -> None:
 # over the worker protocol. mlx[cpu] because mlx-lm's own mlx dependency is macOS-only.
 ENGINE = PipEngine(
     name="mlx-lm", default_version="0.32.0", formats=(FORMAT,),
-    cold_install="about 1 min, 350 MB",
+    cold_install="about 35 s, 340 MB",
     steps=lambda version: [["install", f"mlx-lm=={version}", "mlx[cpu]"]],
     worker_module="parsers.mlx_lm_ref",
     check_version=_check_engine_version,

@@ -47,15 +47,26 @@ def test_unknown_engine_and_rejected_version_are_clear_errors():
         engines.install("mlx-lm==0.31.3")
 
 
-def test_a_failed_build_names_the_step_and_leaves_no_environment(tmp_path, monkeypatch):
+def test_a_failed_build_names_the_step_and_leaves_only_its_log(tmp_path, monkeypatch):
     monkeypatch.setenv("TOOLCALL_HARNESS_CACHE", str(tmp_path))
-    broken = PipEngine(name="transformers", default_version="0.0.0", formats=("gemma4",), cold_install="seconds",
-                       steps=lambda v: [["install", "--no-index", "--find-links", str(tmp_path), f"transformers=={v}"]],
+    empty = tmp_path / "no-wheels"
+    empty.mkdir()
+    broken = PipEngine(name="transformers", default_version="5.16.0", formats=("gemma4",), cold_install="seconds",
+                       steps=lambda v: [["install", "--no-index", "--find-links", str(empty), f"transformers=={v}"]],
                        worker_module="parsers.transformers_ref").engine()
     monkeypatch.setattr(engines, "engines", lambda: {"transformers": broken})
-    with pytest.raises(engines.EngineError, match=r"step failed with exit status \d+: .*pip .*install"):
-        engines.install("transformers==0.0.0", log=lambda line: None)
-    assert engines.find_installed("transformers", "0.0.0") is None
+    with pytest.raises(engines.EngineError, match=r"step failed with exit status \d+: .*pip .*install") as info:
+        engines.install("transformers==5.16.0", log=lambda line: None)
+    assert engines.find_installed("transformers", "5.16.0") is None
+    leftovers = sorted(p.name for p in (tmp_path / "engines").iterdir())
+    assert len(leftovers) == 1 and leftovers[0].endswith(".failed.log") and leftovers[0] in str(info.value)
+
+
+def test_a_version_the_index_does_not_list_is_refused_before_building():
+    with pytest.raises(engines.EngineError, match="the package index has no vllm 9.9.9; newest: 0.33.0"):
+        engines.install("vllm==9.9.9")
+    with pytest.raises(engines.EngineError, match="without :FORMAT"):
+        engines.install("vllm==0.33.0:gemma4")
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +103,11 @@ def test_eval_compares_versions_with_per_case_flips(tmp_path):
                           "oneshot,tokens", "--no-shrink", "--out", str(tmp_path)],
                          capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stderr
-    assert "fixed (" in out.stdout and "gemma4_plain_quote_in_string_xinference [oneshot]" in out.stdout
+    assert "fixed: 1 case (2 case×mode results)" in out.stdout
+    assert "gemma4_plain_quote_in_string_xinference [oneshot,tokens]" in out.stdout
     report = (tmp_path / "report.md").read_text()
     assert "## Version comparison" in report
-    assert "`gemma4_plain_quote_in_string_xinference` (observed, oneshot): old exception" in report
+    assert "`gemma4_plain_quote_in_string_xinference` (observed; oneshot, tokens): old exception" in report
     assert "| oneshot |" in report
 
 
