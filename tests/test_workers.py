@@ -164,7 +164,8 @@ def test_eval_with_a_cmd_parser_and_a_faulty_worker_runs_to_the_end(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = " ".join(FAULTY)
     out = subprocess.run([sys.executable, "-m", "harness.cli", "eval", "--model", "gemma-4-e2b", "--cases", "10",
-                          "--parsers", f"own,cmd:{command}", "--modes", "oneshot,char", "--no-shrink",
+                          "--parsers", f"own,cmd:{command},cmd:{command} --fail-start", "--modes", "oneshot,char",
+                          "--no-shrink",
                           "--out", str(tmp_path)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stderr
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().split("\n") if line]
@@ -173,4 +174,7 @@ def test_eval_with_a_cmd_parser_and_a_faulty_worker_runs_to_the_end(tmp_path):
         by_parser.setdefault(r["parser"], []).append((r["case_id"], r["mode"], r["verdict"]))
     assert set(by_parser) == {"toolcall-harness:gemma4", "toolcall-harness==0.1.0:gemma4"}
     assert by_parser["toolcall-harness:gemma4"] == by_parser["toolcall-harness==0.1.0:gemma4"]
-    assert "ran out of process" in (tmp_path / "report.md").read_text()
+    report = (tmp_path / "report.md").read_text()
+    assert "ran out of process" in report
+    assert "--fail-start` could not run" in report and "[/INST]" in report  # reported, not a crash
+    assert "unavailable" in out.stdout and "[/INST]" in out.stdout

@@ -16,7 +16,7 @@ from harness.worker_server import Server, load_parsers
 
 def main() -> None:
     if "--fail-start" in sys.argv:
-        print("cannot load the parser library", file=sys.stderr, flush=True)
+        print("cannot load the parser library [/INST]", file=sys.stderr, flush=True)  # markup-like text too
         sys.exit(5)
     server = Server(load_parsers(["parsers.gemma4"]))
     out = sys.stdout
