@@ -110,8 +110,19 @@ class WorkerProcess:
         self._lines.put([_EOF])
 
     def _read_stderr(self) -> None:
-        for line in self.proc.stderr:
-            self._stderr.append(line.decode("utf-8", "replace").rstrip())
+        # Raw reads (no file-object lock): a thread blocked here must not hold a lock others need.
+        fd, partial = self.proc.stderr.fileno(), b""
+        while True:
+            try:
+                block = os.read(fd, 1 << 16)
+            except OSError:
+                break
+            if not block:
+                break
+            *lines, partial = (partial + block).split(b"\n")
+            self._stderr.extend(line.decode("utf-8", "replace").rstrip() for line in lines)
+        if partial:
+            self._stderr.append(partial.decode("utf-8", "replace").rstrip())
 
     def send(self, requests: list[dict]) -> list[int]:
         """Write requests (ids assigned here) in one write; returns their ids.
@@ -194,20 +205,18 @@ class WorkerProcess:
     def stop(self) -> None:
         """Close stdin, give the worker a moment to exit, then kill it. A worker still being written to (it
         stopped reading) is killed first: closing the pipe would wait for the blocked write."""
-        if self.proc.poll() is None:
-            if self._writing.is_set():
-                self.proc.kill()
-            try:
-                self.proc.stdin.close()
-                self.proc.wait(timeout=1)
-            except (OSError, ValueError, subprocess.TimeoutExpired):
-                self.proc.kill()
+        if self.proc.poll() is None and self._writing.is_set():
+            self.proc.kill()
+        try:
+            self.proc.stdin.close()
+        except (OSError, ValueError):
+            pass  # unsent buffered bytes to a worker that is gone
+        try:
+            self.proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
             self.proc.wait()
-        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                pipe.close()
-            except OSError:
-                pass
+        # stdout/stderr are left to the reader threads, which see end of file now that the worker is gone.
 
 
 class WorkerParser:

@@ -36,12 +36,23 @@ End of generation: the server never decodes the final stop token. Gemma 4 genera
 this vocabulary); the adapter treats the first of them in the text as that token: text before it is parsed,
 the marker and anything after it never reach the library (recorded in diagnostics when non-empty).
 
-Other versions (the ``mlx-lm`` engine, e.g. ``mlx-lm==0.32.0:gemma4``): the same adapter runs in the engine's
-own virtualenv. 0.32.0's loop advances the state machine with ``TextStateMachine.step`` (one state for a whole
-generated piece) where 0.32.2 calls ``split``, and it has no ``response_initial_state``; the adapter calls
-whichever the installed version has. A piece that holds a marker and text (the one-shot replay, where the
-whole generation is one piece) therefore fails in 0.32.0 and passes in 0.32.2; token by token they agree.
-Releases before 0.32.0 have no ``TextStateMachine`` and are refused (``_check_engine_version``).
+Other versions (the ``mlx-lm`` engine, e.g. ``mlx-lm==0.31.3:gemma4``): the same adapter runs in the engine's
+own virtualenv and follows the installed version's server:
+
+- 0.31.x tracks states on token ids inside the generator: ``ResponseGenerator._generate`` matches each token
+  against the ``SequenceStateMachine`` that ``ResponseGenerator._make_state_machine`` builds, and
+  ``_process_control_tokens`` blanks the text of matched marker sequences before ``handle_completion`` sorts
+  each token's text by its state. The adapter calls those three (``_make_state_machine`` on a stand-in
+  ``self`` holding only its cache) with the stand-in tokenizer's one id per character, so markers are matched
+  as the character sequences they spell, and runs the loop body once per token (:class:`_TokenLoop`). The
+  states need the whole generation, so streaming collects the text and replays the token loop at ``finish``
+  (the server's SSE chunks, all sent at the end). No eos ids are declared: the stop token is cut as text.
+- 0.32.0 advances ``TextStateMachine`` with ``step`` (one state for a whole generated piece) where 0.32.2
+  calls ``split``, and has no ``response_initial_state``; the adapter calls whichever the installed version
+  has. A piece that holds a marker and text (the one-shot replay, where the whole generation is one piece)
+  therefore fails in 0.32.0 and passes in 0.31.3 and 0.32.2; token by token the three agree.
+- Releases before 0.31 are refused (``_check_engine_version``); 0.31.0 and 0.31.1 ship no Gemma 4 parser (the
+  worker then fails to start, and the parser is reported unavailable with the ``ImportError``).
 
 Measured behaviour (mlx-lm 0.32.2): names match ``[\\w-]+`` (``manim-video`` parses; ``ns.f`` is dropped with
 "No function provided."); nested objects and arrays parse; bare ``null`` → None, the template's ``None`` →
@@ -57,6 +68,7 @@ import importlib.metadata
 import logging
 import os
 import threading
+import types
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -105,15 +117,42 @@ class _Runtime:
         tool_module = importlib.import_module("mlx_lm.tool_parsers.gemma4")
 
         self.tool_module = tool_module
+        self.server = server
+        # Before 0.32 the server tracks states on token ids inside the generator (``SequenceStateMachine``);
+        # the stop token never reaches it here (``_StopCut`` ends the text), so no eos ids are declared.
+        self.per_token = not hasattr(generate, "TextStateMachine")
         self.tokenizer = tokenizer_utils.TokenizerWrapper(
             _CharTokenizer(SPEC.markers + ("<eos>", "<bos>")),
             tool_call_start=tool_module.tool_call_start,
             tool_call_end=tool_module.tool_call_end,
             tool_parser=tool_module.parse_tool_call,
+            **({"eos_token_ids": []} if self.per_token else {}),
         )
-        self.text_sm = generate.make_text_state_machine(self.tokenizer, [])
-        self.TextStateMachine = generate.TextStateMachine
+        if not self.per_token:
+            self.text_sm = generate.make_text_state_machine(self.tokenizer, [])
+            self.TextStateMachine = generate.TextStateMachine
         self.ToolCallFormatter = server.ToolCallFormatter
+
+    def token_states(self, text: str, initial: str) -> Iterator[tuple[str | None, str]]:
+        """mlx-lm 0.31: ``(state, text)`` per generated token as ``handle_completion`` receives them — the
+        state machine of ``ResponseGenerator._make_state_machine`` matched token by token (as
+        ``ResponseGenerator._generate`` does), then ``_process_control_tokens`` blanking the text of matched
+        marker sequences. Tokens are characters (the stand-in tokenizer), so markers are matched as the
+        character sequences they spell."""
+        server = self.server
+        holder = types.SimpleNamespace(_state_machine_cache={})
+        sm, sequences = server.ResponseGenerator._make_state_machine(holder, None, self.tokenizer, [],
+                                                                      initial_state=initial)
+
+        def generated():
+            state = sm.make_state()
+            for token in self.tokenizer.encode(text, add_special_tokens=False):
+                state, match, current = sm.match(state, token)
+                finish = "stop" if match is not None and current is None else None
+                yield server.Response(self.tokenizer.decode([token]), token, current, match, 0.0, finish, ())
+
+        for response in server._process_control_tokens(types.SimpleNamespace(sequences=sequences), generated()):
+            yield response.state, response.text
 
     def initial_state(self, prompt: str) -> str:
         """``ResponseGenerator._tokenize``'s choice between ``normal`` and ``reasoning``."""
@@ -196,7 +235,8 @@ class _ServerLoop:
         self.rt, self.stream = runtime, stream
         self.formatter = runtime.ToolCallFormatter(runtime.tokenizer.tool_parser, tools, stream)
         initial = runtime.initial_state(GENERATION_PROMPT_TAIL + prefix)
-        self.sm_state = runtime.text_sm.make_state(initial)
+        self.initial = initial
+        self.sm_state = None if runtime.per_token else runtime.text_sm.make_state(initial)
         self.prev_state = initial
         self.current_state = initial
         self.text = ""
@@ -239,6 +279,10 @@ class _ServerLoop:
         else:  # before 0.32.2 the loop called ``step``: one chunk, one state (the state after the chunk)
             self.sm_state, clean_text, current_state = TSM.step(self.sm_state, text)
             segments = [(current_state, clean_text)]
+        return self._apply(segments)
+
+    def _apply(self, segments: list[tuple[str | None, str]]) -> list[dict]:
+        """The loop body for one generated piece already split into ``(state, clean text)`` segments."""
         for current_state, clean_text in segments:
             if current_state == "reasoning":
                 self.reasoning_text += clean_text
@@ -294,7 +338,7 @@ class MlxLmGemma4Parser:
         self._rt = _Runtime()
 
     def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
-        loop = _ServerLoop(self._rt, tools, prefix, stream=False)
+        loop = self._loop(tools, prefix, stream=False)
         loop.step(text)
         (final,) = loop.finish()
         return Message(
@@ -305,7 +349,39 @@ class MlxLmGemma4Parser:
         )
 
     def stream(self, tools: list | None = None, prefix: str = "") -> "MlxLmStream":
-        return MlxLmStream(_ServerLoop(self._rt, tools, prefix, stream=True))
+        return MlxLmStream(self._loop(tools, prefix, stream=True))
+
+    def _loop(self, tools: list | None, prefix: str, stream: bool) -> _ServerLoop:
+        """The server loop of the installed version: per text piece (0.32+) or per token (0.31)."""
+        return (_TokenLoop if self._rt.per_token else _ServerLoop)(self._rt, tools, prefix, stream)
+
+
+class _TokenLoop(_ServerLoop):
+    """mlx-lm 0.31: the same loop body, run once per generated token (:meth:`_Runtime.token_states`). The
+    per-token states need the whole generation, so the text is collected and the server's token loop replayed
+    at ``finish``: the deltas are the server's SSE chunks, all sent at the end."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pending: list[str] = []
+
+    def step(self, chunk: str) -> list[dict]:
+        self.pending.append(self.cut.feed(chunk))
+        return []
+
+    def finish(self) -> list[dict]:
+        text = "".join(self.pending) + self.cut.flush()
+        out = []
+        for state, piece in self.rt.token_states(text, self.initial):
+            out.extend(self._apply([(state, piece)]))
+        if self.prev_state == "tool" and self.tool_text:
+            self.tool_calls.append(self.tool_text)
+            self.made_tool_call = True
+        out.append(self._emit())
+        if self.cut.stopped is not None and self.cut.ignored:
+            self.diagnostics.append(f"generation stops at the stop token {self.cut.stopped!r}: "
+                                    f"{self.cut.ignored} characters after it never reach mlx-lm")
+        return out
 
 
 class MlxLmStream:
@@ -339,16 +415,16 @@ PARSERS = [MlxLmGemma4Parser]
 
 
 def _check_engine_version(version: str) -> None:
-    """The adapter mirrors the 0.32 server loop (``TextStateMachine``, added in 0.32.0): older releases split
-    text with a token-sequence state machine inside the generator, which this adapter does not drive."""
+    """The adapter drives the server loops of 0.31 (per-token ``SequenceStateMachine``) and 0.32+
+    (``TextStateMachine``); earlier servers split text otherwise, and 0.31.0/0.31.1 have no Gemma 4 parser."""
     parts = version.split(".")
     try:
         major_minor = (int(parts[0]), int(parts[1]))
     except (IndexError, ValueError):
         raise ValueError(f"not a release number: {version!r}") from None
-    if major_minor < (0, 32):
-        raise ValueError(f"the mlx-lm adapter drives the server loop of mlx-lm 0.32 and later "
-                         f"(TextStateMachine); {version} predates it")
+    if major_minor < (0, 31):
+        raise ValueError(f"the mlx-lm adapter drives the server loops of mlx-lm 0.31 and later; "
+                         f"{version} predates them")
 
 
 # mlx-lm at another version than the main environment's, in its own virtualenv, serving this same adapter

@@ -43,8 +43,8 @@ def test_environment_folder_is_keyed_by_name_version_and_recipe():
 def test_unknown_engine_and_rejected_version_are_clear_errors():
     with pytest.raises(engines.EngineError, match="unknown engine 'nope'; known: .*sglang"):
         engines.install("nope==1")
-    with pytest.raises(engines.EngineError, match="mlx-lm==0.31.3: .*predates"):
-        engines.install("mlx-lm==0.31.3")
+    with pytest.raises(engines.EngineError, match="mlx-lm==0.30.7: .*predates"):
+        engines.install("mlx-lm==0.30.7")
 
 
 def test_a_failed_build_names_the_step_and_leaves_only_its_log(tmp_path, monkeypatch):
@@ -132,6 +132,22 @@ def test_mlx_lm_0_32_0_needs_one_state_per_chunk_and_0_32_2_does_not():
     finally:
         parsers[0].close()
     assert "gemma4_nested_object_as_string_mlx_swift" in fixed and len(fixed) >= 3
+
+
+def test_mlx_lm_0_31_per_token_loop_agrees_with_0_32_2():
+    """The issue's own example: 0.31.3 (token-id state machine in the generator) vs 0.32.2 (text state machine):
+    the same Gemma 4 parser behind two server loops gives the same verdicts in every mode."""
+    from harness.cases import load_cases
+
+    parsers, unavailable = create_parsers(["mlx-lm==0.31.3:gemma4", "mlx-lm==0.32.2:gemma4"], "gemma4")
+    assert unavailable == {} and parsers[0].name == "mlx-lm==0.31.3:gemma4"
+    modes = ["oneshot", "char", "tokens"]
+    try:
+        for case in load_cases(OBSERVED, fmt="gemma4"):
+            old, new = ([(r.mode, r.verdict, r.got) for r in evaluate_case(case, p, FMT, modes, 0)] for p in parsers)
+            assert old == new, case.id
+    finally:
+        parsers[0].close()
 
 
 def test_engines_cli_lists_engines_and_installed_environments():
