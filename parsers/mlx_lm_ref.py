@@ -260,14 +260,17 @@ class _ServerLoop:
         if held:
             out.extend(self._step(held))
         out.extend(self._step("", finish_reason="stop"))
+        return out + self._close()
+
+    def _close(self) -> list[dict]:
+        """After the last generated piece: keep a still-open tool segment, send the closing response."""
         if self.prev_state == "tool" and self.tool_text:
             self.tool_calls.append(self.tool_text)
             self.made_tool_call = True
-        out.append(self._emit())
         if self.cut.stopped is not None and self.cut.ignored:
             self.diagnostics.append(f"generation stops at the stop token {self.cut.stopped!r}: "
                                     f"{self.cut.ignored} characters after it never reach mlx-lm")
-        return out
+        return [self._emit()]
 
     def _step(self, text: str, finish_reason: str | None = None) -> list[dict]:
         TSM = self.rt.TextStateMachine
@@ -374,14 +377,7 @@ class _TokenLoop(_ServerLoop):
         out = []
         for state, piece in self.rt.token_states(text, self.initial):
             out.extend(self._apply([(state, piece)]))
-        if self.prev_state == "tool" and self.tool_text:
-            self.tool_calls.append(self.tool_text)
-            self.made_tool_call = True
-        out.append(self._emit())
-        if self.cut.stopped is not None and self.cut.ignored:
-            self.diagnostics.append(f"generation stops at the stop token {self.cut.stopped!r}: "
-                                    f"{self.cut.ignored} characters after it never reach mlx-lm")
-        return out
+        return out + self._close()
 
 
 class MlxLmStream:
