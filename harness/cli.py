@@ -1,5 +1,5 @@
-"""``toolcall-harness`` command line: ``eval``, ``check``, ``parsers``, ``engines``, ``models``, ``template``,
-``corpus``.
+"""``toolcall-harness`` command line: ``eval``, ``check``, ``parsers``, ``engines``, ``suites``, ``models``,
+``template``, ``corpus``.
 
 Bad input (unknown model or parser, malformed case file, a template that fails to render) prints one
 ``error:`` line and exits with status 2; no traceback reaches the user.
@@ -123,6 +123,10 @@ def _parser() -> argparse.ArgumentParser:
     el = en_sub.add_parser("list", help="known engines, and the environments built (size, build time, recipe)")
     el.set_defaults(func=_cmd_engines_list)
 
+    su = sub.add_parser("suites", help="list the prompt suites (corpora/suites/) and check their files")
+    su.add_argument("files", nargs="*", type=Path, help="suite files to check (default: the shipped suites)")
+    su.set_defaults(func=_cmd_suites)
+
     ms = sub.add_parser("models", help="list the model catalog")
     ms.set_defaults(func=_cmd_models)
 
@@ -224,6 +228,17 @@ def _cmd_engines_list(args, console: Console) -> int:
     print(f"installed ({len(installed)}):")
     for item in installed:
         print("  " + describe(item))
+    return 0
+
+
+def _cmd_suites(args, console: Console) -> int:
+    from harness.suites import load_suite, suite_names
+
+    for source in args.files or suite_names():
+        prompts = load_suite(source)
+        calls = sum(len(p.calls) for p in prompts)
+        tools = sorted({t["function"]["name"] for p in prompts for t in p.tools})
+        print(f"{str(source):24s} {len(prompts):3d} prompts, {calls} expected calls; tools: {', '.join(tools)}")
     return 0
 
 
