@@ -37,6 +37,7 @@ ERROR_TYPES = {
     "timeout": "the parser did not return within the time limit",
     "crash": "the parser's worker process exited or closed its output (it is restarted)",
     "protocol": "the parser's worker answered something that is not a valid protocol response (it is restarted)",
+    "capture_error": "the backend produced no output to parse (connection or HTTP error, truncated stream)",
 }
 
 
