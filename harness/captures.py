@@ -26,6 +26,7 @@ from typing import Iterator
 
 from harness.errors import HarnessError
 from harness.formats import FormatSpec
+from harness.jsonl import read_objects
 from harness.model import Message
 from harness.protocol import Parser, run_stream
 from harness.runner import guarded
@@ -69,21 +70,10 @@ REQUIRED = {"prompt_id": str, "suite": str, "format": str, "backend": str, "mode
 def read_captures(path: str | Path) -> list[Capture]:
     """The records of a capture file. Raises :class:`CaptureFileError` naming ``file:line`` for invalid JSON,
     a missing or mistyped field, pieces that do not join to the text, or a record with neither text nor error."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except OSError as exc:
-        raise CaptureFileError(f"{path}: {exc.strerror or exc}") from None
-    return [_capture(line, f"{path}:{n}") for n, line in enumerate(lines, 1) if line.strip()]
+    return [_capture(data, where) for where, data in read_objects(path, CaptureFileError, "capture")]
 
 
-def _capture(line: str, where: str) -> Capture:
-    try:
-        data = json.loads(line)
-    except ValueError as exc:
-        raise CaptureFileError(f"{where}: not JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise CaptureFileError(f"{where}: a capture must be a JSON object")
+def _capture(data: dict, where: str) -> Capture:
     for key, kind in REQUIRED.items():
         if not isinstance(data.get(key), kind):
             raise CaptureFileError(f"{where}: field {key!r} must be a {kind.__name__}")

@@ -16,7 +16,6 @@ substrings, and no protocol marker in content or reasoning.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from jsonschema import Draft202012Validator
 
 from harness.errors import HarnessError
 from harness.formats import FormatSpec
+from harness.jsonl import read_objects
 from harness.model import Message
 from harness.scoring import Score, delta_leak, json_difference
 
@@ -76,16 +76,9 @@ def load_suite(name_or_path: str | Path) -> list[Prompt]:
         path = SUITES_DIR / f"{name_or_path}.jsonl"
         if not path.is_file():
             raise SuiteError(f"unknown suite {str(name_or_path)!r}; shipped: {', '.join(suite_names())}")
-    try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except OSError as exc:
-        raise SuiteError(f"{path}: {exc.strerror or exc}") from None
     prompts, seen = [], set()
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        prompt = _prompt(line, where)
+    for where, data in read_objects(path, SuiteError, "prompt"):
+        prompt = _prompt(data, where)
         if prompt.id in seen:
             raise SuiteError(f"{where}: duplicate id {prompt.id!r}")
         seen.add(prompt.id)
@@ -93,13 +86,7 @@ def load_suite(name_or_path: str | Path) -> list[Prompt]:
     return prompts
 
 
-def _prompt(line: str, where: str) -> Prompt:
-    try:
-        data = json.loads(line)
-    except ValueError as exc:
-        raise SuiteError(f"{where}: not JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise SuiteError(f"{where}: a prompt must be a JSON object")
+def _prompt(data: dict, where: str) -> Prompt:
     for key, kind in (("id", str), ("suite", str), ("messages", list), ("tools", list), ("expect", dict)):
         if not isinstance(data.get(key), kind):
             raise SuiteError(f"{where}: field {key!r} must be a {kind.__name__}")

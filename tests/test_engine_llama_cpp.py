@@ -15,7 +15,7 @@ from harness.protocol import run_stream
 from harness.runner import evaluate_case
 from harness.tokens import token_pieces
 from harness.worker_client import WorkerParser
-from parsers import create_parsers, get_any_parser
+from parsers import create_parsers
 
 # A cold cache builds the environment inside the first test (minutes): allow for it.
 pytestmark = pytest.mark.timeout(1800)

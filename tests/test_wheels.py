@@ -6,7 +6,6 @@ A cold cache compiles it here (about 6-13 minutes on 2 cores); later runs reuse 
 
 import json
 import subprocess
-import sys
 import venv
 import zipfile
 
