@@ -29,7 +29,7 @@ from harness.formats import FormatSpec
 from harness.jsonl import read_objects
 from harness.model import Message
 from harness.protocol import Parser, run_stream
-from harness.runner import guarded
+from harness.runner import alarm_limit, guarded
 from harness.scoring import Score
 from harness.suites import Prompt, judge
 
@@ -119,8 +119,7 @@ def score_capture(capture: Capture, prompt: Prompt, parser: Parser, fmt: FormatS
     if capture.error is not None:
         yield "capture", Score("error", "capture_error", capture.error), None
         return
-    if getattr(parser, "out_of_process", False):
-        timeout_s = None  # workers time their own calls
+    timeout_s = alarm_limit(parser, timeout_s)
     got, error = guarded(lambda: parser.parse(capture.text, prompt.tools, capture.prefix), timeout_s)
     yield "oneshot", error or judge(prompt, got, fmt), got
     if capture.pieces:

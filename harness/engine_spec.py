@@ -11,7 +11,6 @@ workers running inside the engines' own virtualenvs, where the harness' dependen
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -153,7 +152,3 @@ def index_versions(package: str) -> list[str] | None:
             return [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
     return None
 
-
-def to_json_line(obj: dict) -> str:
-    """One protocol line (no trailing newline): compact JSON, non-ASCII kept as UTF-8."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))

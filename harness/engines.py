@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 from harness.engine_spec import Engine, EngineBuildError, Log
 from harness.errors import HarnessError
@@ -147,39 +148,53 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
         target = env_dir(engine, version)  # the recipe may refuse the version too
     except ValueError as exc:
         raise EngineError(f"{name}=={version}: {exc}") from exc
-    if not force and _read_manifest(target) is not None:
-        return Installed(target, _read_manifest(target))
+    existing = None if force else _read_manifest(target)
+    if existing is not None:
+        return Installed(target, existing)
     try:
         engine.check_version(version)
     except ValueError as exc:
         raise EngineError(f"{name}=={version}: {exc}") from exc
-    target.parent.mkdir(parents=True, exist_ok=True)
-    building = target.with_name(target.name + ".building")
-    shutil.rmtree(building, ignore_errors=True)
-    building.mkdir()
     log(f"installing {name}=={version} into {target} (cold install: {engine.cold_install})")
-    started = time.monotonic()
+    manifest: dict = {}
+
+    def build(folder: Path) -> None:
+        started = time.monotonic()
+        engine.install(folder, version, log)
+        manifest.update({
+            "name": name, "version": version, "recipe": engine.recipe(version),
+            "recipe_key": recipe_key(engine, version), "build_seconds": round(time.monotonic() - started, 1),
+            "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "python": sys.version.split()[0], "size_bytes": folder_size(folder),
+        })
+        # The manifest marks a finished build: written last.
+        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
     try:
-        engine.install(building, version, log)
+        build_in_place(target, build)
     except EngineBuildError as exc:
-        # A partial environment can weigh gigabytes: keep only the log of what failed.
-        failed_log = target.with_name(target.name + ".failed.log")
-        failed_log.write_text(str(exc) + "\n", encoding="utf-8")
-        shutil.rmtree(building, ignore_errors=True)
-        raise EngineError(f"building {name}=={version} failed (log: {failed_log}): {_last_lines(str(exc), 12)}") from exc
-    manifest = {
-        "name": name, "version": version, "recipe": engine.recipe(version), "recipe_key": recipe_key(engine, version),
-        "build_seconds": round(time.monotonic() - started, 1),
-        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "python": sys.version.split()[0],
-    }
-    (building / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    shutil.rmtree(target, ignore_errors=True)
-    building.rename(target)
-    manifest["size_bytes"] = folder_size(target)
-    (target / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        raise EngineError(f"building {name}=={version} failed (log: {exc.log}): {_last_lines(str(exc), 12)}") from exc
     log(f"installed {name}=={version} in {manifest['build_seconds']} s, {manifest['size_bytes'] / 1e6:.0f} MB")
     return Installed(target, manifest)
+
+
+def build_in_place(target: Path, build: Callable[[Path], None]) -> None:
+    """Run ``build(folder)`` in a scratch folder beside ``target`` and move the result into place only when
+    it succeeds, so ``target`` is always complete or absent. When ``build`` raises :class:`EngineBuildError`,
+    its message is kept in ``<target>.failed.log`` (the path is set as the exception's ``log``), the scratch
+    folder — possibly gigabytes — is deleted, and the error propagates."""
+    building = target.with_name(target.name + ".building")
+    shutil.rmtree(building, ignore_errors=True)
+    building.mkdir(parents=True)
+    try:
+        build(building)
+    except EngineBuildError as exc:
+        exc.log = target.with_name(target.name + ".failed.log")
+        exc.log.write_text(str(exc) + "\n", encoding="utf-8")
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    shutil.rmtree(target, ignore_errors=True)
+    building.rename(target)
 
 
 def _last_lines(text: str, n: int) -> str:

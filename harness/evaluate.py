@@ -26,8 +26,8 @@ from harness.errors import HarnessError
 from harness.formats import get_format
 from harness.model import SLICES, Case
 from harness.protocol import Parser
-from harness.runner import (DEFAULT_MODES, DEFAULT_TIMEOUT_S, ONESHOT, ResultsWriter, check_interrupted, evaluate_case,
-                            guarded, modes_for)
+from harness.runner import (DEFAULT_MODES, DEFAULT_TIMEOUT_S, ONESHOT, ResultsWriter, alarm_limit, check_interrupted,
+                            evaluate_case, guarded, modes_for)
 from harness.scoring import score
 from harness.templates import load_template
 
@@ -193,9 +193,8 @@ def _oneshot_outcome(scenario, parser, template, fmt, config):
         case = render_scenario(template, scenario, fmt, slice="generated")
     except UnrepresentableError:
         return None, None, None
-    # A worker enforces its own per-call limit; SIGALRM must not interrupt a read from its pipe.
-    timeout_s = None if getattr(parser, "out_of_process", False) else config.timeout_s
-    got, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), timeout_s)
+    got, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix),
+                         alarm_limit(parser, config.timeout_s))
     return (error or score(case, got, fmt)).error_type, case, got
 
 
@@ -235,7 +234,7 @@ def _write_reports(run_dir: Path, info: dict, records: list[dict], cases: list[C
                                     title=f"{info['model']}: passed/total"):
         console.print(table)
     console.print(report.LEGEND, markup=False, highlight=False)
-    comparisons = report.flip_tables(records, parser_names, modes)
+    comparisons = report.flip_tables(records, parser_names)
     report.print_flips(console, comparisons, modes)
     failures = report.top_failures(records, {c.id: c.text for c in cases})
     report.print_failures(console, failures, shrunk)

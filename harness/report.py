@@ -12,6 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.runner import clip
+
 COUNT_COLUMNS = ("passed", "failed", "surfaced", "errors", "total")
 
 
@@ -236,8 +238,6 @@ def _plural(n: int, word: str) -> str:
 
 
 def _one_line(value) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False).replace("`", "'")
 
 
@@ -310,7 +310,7 @@ def _outcome(record: dict) -> str:
     return f"{record['error_type'] or record['verdict']}: {flat(record['detail'])}"
 
 
-def flip_tables(records: list[dict], parsers: list[str], modes: list[str]) -> list[tuple[str, str, dict]]:
+def flip_tables(records: list[dict], parsers: list[str]) -> list[tuple[str, str, dict]]:
     """``(old, new, flips)`` for every version pair among ``parsers`` (see :func:`version_pairs`)."""
     return [(old, new, flips(records, old, new)) for old, new in version_pairs(parsers)]
 
@@ -335,7 +335,7 @@ def print_flips(console: Console, comparisons: list[tuple[str, str, dict]], mode
                               highlight=False)
             for row in cases[:limit]:
                 other = row["old"] if kind == "fixed" else row["new"]
-                console.print(f"  {row['case_id']} [{','.join(row['modes'])}]: {_clip(other, 160)}",
+                console.print(f"  {row['case_id']} [{','.join(row['modes'])}]: {clip(other, 160)}",
                               markup=False, highlight=False)
             if len(cases) > limit:
                 console.print(f"  … {len(cases) - limit} more cases in report.md", highlight=False)
@@ -357,10 +357,7 @@ def flips_markdown(comparisons: list[tuple[str, str, dict]], modes: list[str]) -
             lines += [f"**{kind}**: {_plural(len(cases), 'case')} ({len(result[kind])} case×mode results)", ""]
             for row in cases:
                 lines.append(f"- `{row['case_id']}` ({row['slice']}; {', '.join(row['modes'])}): old "
-                             f"{_clip(row['old'], 300)} → new {_clip(row['new'], 300)}")
+                             f"{clip(row['old'], 300)} → new {clip(row['new'], 300)}")
             lines.append("")
     return lines
 
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

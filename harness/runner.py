@@ -5,9 +5,9 @@ Modes: ``oneshot`` (``parser.parse``), the streaming chunkings of :mod:`harness.
 split in two at every position (``text[:k]``, ``text[k:]``) must give the one-shot result each time.
 
 A parser that raises is recorded as ``error``/``exception``; one that runs past the time limit as
-``error``/``timeout``; a worker process that dies or breaks the protocol as ``error``/``crash`` or
-``error``/``protocol`` (:mod:`harness.worker_client`) (enforced with ``SIGALRM`` in the main thread, so it interrupts Python code but not a
-C extension stuck in native code — out-of-process workers are the remedy for those).
+``error``/``timeout`` (enforced with ``SIGALRM`` in the main thread, so it interrupts Python code but not a
+C extension stuck in native code — out-of-process workers are the remedy for those); a worker process that
+dies or breaks the protocol as ``error``/``crash`` or ``error``/``protocol`` (:mod:`harness.worker_client`).
 """
 
 from __future__ import annotations
@@ -92,16 +92,25 @@ def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Messa
     except ParserTimeout as exc:
         return None, Score("error", "timeout", str(exc))
     except WorkerError as exc:
-        return None, Score("error", exc.kind, _clip(f"worker {exc.kind}: {exc}"))
+        return None, Score("error", exc.kind, clip(f"worker {exc.kind}: {exc}"))
     except WorkerParserTimeout as exc:  # the worker interrupted a looping parser call itself
-        return None, Score("error", "timeout", _clip(str(exc)))
+        return None, Score("error", "timeout", clip(str(exc)))
     except WorkerParserError as exc:  # the parser inside the worker raised; the message names the exception
-        return None, Score("error", "exception", _clip(str(exc)))
+        return None, Score("error", "exception", clip(str(exc)))
     except Exception as exc:  # a parser's crash is a result, not a harness failure
-        return None, Score("error", "exception", _clip(f"{type(exc).__name__}: {exc}"))
+        return None, Score("error", "exception", clip(f"{type(exc).__name__}: {exc}"))
 
 
-def _clip(text: str, limit: int = 300) -> str:
+def alarm_limit(parser: Parser, timeout_s: float | None) -> float | None:
+    """The ``SIGALRM`` limit for calls to ``parser``. An out-of-process parser (``out_of_process`` true) gets
+    ``timeout_s`` as its per-response limit instead and no alarm: one must not interrupt a read from its pipe."""
+    if getattr(parser, "out_of_process", False):
+        parser.timeout_s = timeout_s or parser.timeout_s
+        return None
+    return timeout_s
+
+
+def clip(text: str, limit: int = 300) -> str:
     """``text`` cut to ``limit`` characters, ending with "…" when cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -121,12 +130,8 @@ def modes_for(parser: Parser, modes: tuple[str, ...], fmt: FormatSpec) -> list[s
 
 def evaluate_case(case: Case, parser: Parser, fmt: FormatSpec, modes: list[str], seed: int,
                   timeout_s: float | None = DEFAULT_TIMEOUT_S) -> Iterator[Record]:
-    """Yield one :class:`Record` per mode for ``case`` under ``parser`` (one-shot first).
-
-    Out-of-process parsers (``out_of_process`` true) enforce ``timeout_s`` per worker response themselves."""
-    if getattr(parser, "out_of_process", False):
-        parser.timeout_s = timeout_s or parser.timeout_s
-        timeout_s = None
+    """Yield one :class:`Record` per mode for ``case`` under ``parser`` (one-shot first)."""
+    timeout_s = alarm_limit(parser, timeout_s)
     started = time.perf_counter()
     oneshot, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), timeout_s)
     if ONESHOT in modes:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from harness.engine_spec import EngineBuildError
+from harness.engines import build_in_place
 from harness.errors import HarnessError
 from harness.sdist import SDIST_NAME, SDIST_VERSION, cache_dir, sdist_archive
 
@@ -42,22 +43,20 @@ def cached_wheel(cmake_args: str = CMAKE_ARGS, log=print) -> Path:
     found = sorted(folder.glob("*.whl"))
     if found:
         return found[0]
-    building = folder.with_name(folder.name + ".building")
-    shutil.rmtree(building, ignore_errors=True)
-    building.mkdir(parents=True)
     log(f"building the {SDIST_NAME} {SDIST_VERSION} wheel into {folder} (once; 10-13 min on 2 cores)")
-    env = {**os.environ, "CMAKE_ARGS": cmake_args}
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check",
-                           "-w", str(building), str(sdist_archive())], env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
-    if proc.returncode != 0 or not list(building.glob("*.whl")):
-        failed_log = folder.with_name(folder.name + ".failed.log")
-        failed_log.write_text(proc.stdout, encoding="utf-8")
-        shutil.rmtree(building, ignore_errors=True)
-        tail = "\n".join(proc.stdout.splitlines()[-15:])
-        raise WheelBuildError(f"pip wheel {SDIST_NAME} failed (log: {failed_log}):\n{tail}")
-    shutil.rmtree(folder, ignore_errors=True)
-    building.rename(folder)
+
+    def build(scratch: Path) -> None:
+        proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check",
+                               "-w", str(scratch), str(sdist_archive())], env={**os.environ, "CMAKE_ARGS": cmake_args},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0 or not list(scratch.glob("*.whl")):
+            raise EngineBuildError(proc.stdout)  # all of pip's output goes to the failure log
+
+    try:
+        build_in_place(folder, build)
+    except EngineBuildError as exc:
+        tail = "\n".join(str(exc).splitlines()[-15:])
+        raise WheelBuildError(f"pip wheel {SDIST_NAME} failed (log: {exc.log}):\n{tail}") from None
     return sorted(folder.glob("*.whl"))[0]
 
 

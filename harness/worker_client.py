@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from harness.model import Message, ToolCall, parse_arguments
-from harness.protocol import Delta, StreamAccumulator, ToolCallDelta
+from harness.protocol import Delta, ToolCallDelta
+from harness.worker_server import fd_line_blocks
 
 PROTOCOL_VERSION = 1
 HELLO_TIMEOUT_S = 120.0
@@ -93,36 +94,14 @@ class WorkerProcess:
         threading.Thread(target=self._read_stderr, daemon=True).start()
 
     def _read_stdout(self) -> None:
-        """Read big blocks and hand over every complete line of a block at once (fewer thread handoffs)."""
-        fd, partial = self.proc.stdout.fileno(), b""
-        while True:
-            try:
-                block = os.read(fd, 1 << 16)
-            except OSError:
-                block = b""
-            if not block:
-                break
-            *lines, partial = (partial + block).split(b"\n")
-            if lines:
-                self._lines.put(lines)
-        if partial:
-            self._lines.put([partial])
+        """Hand over every complete line of a read at once (fewer thread handoffs), then end of file."""
+        for lines in fd_line_blocks(self.proc.stdout.fileno()):
+            self._lines.put(lines)
         self._lines.put([_EOF])
 
     def _read_stderr(self) -> None:
-        # Raw reads (no file-object lock): a thread blocked here must not hold a lock others need.
-        fd, partial = self.proc.stderr.fileno(), b""
-        while True:
-            try:
-                block = os.read(fd, 1 << 16)
-            except OSError:
-                break
-            if not block:
-                break
-            *lines, partial = (partial + block).split(b"\n")
+        for lines in fd_line_blocks(self.proc.stderr.fileno()):
             self._stderr.extend(line.decode("utf-8", "replace").rstrip() for line in lines)
-        if partial:
-            self._stderr.append(partial.decode("utf-8", "replace").rstrip())
 
     def send(self, requests: list[dict]) -> list[int]:
         """Write requests (ids assigned here) in one write; returns their ids.
@@ -199,9 +178,6 @@ class WorkerProcess:
         tail = " | ".join(list(self._stderr)[-5:])
         return WorkerError("crash", f"{what}; exit status {status}" + (f"; stderr: {tail}" if tail else ""))
 
-    def stderr_tail(self) -> list[str]:
-        return list(self._stderr)
-
     def stop(self) -> None:
         """Close stdin, give the worker a moment to exit, then kill it. A worker still being written to (it
         stopped reading) is killed first: closing the pipe would wait for the blocked write."""
@@ -274,26 +250,33 @@ class WorkerParser:
             self._start()
         return self._worker
 
-    def _call(self, requests: list[dict]) -> list[dict]:
-        """Send ``requests`` pipelined and return their results in order. On a worker failure the worker is
-        stopped and :class:`WorkerError` raised; a ``parser_error`` raises :class:`WorkerParserError` after
-        the remaining responses are drained (the worker stays usable)."""
+    def _exchange(self, requests: list[dict], dependent: bool) -> list[dict | WorkerParserError]:
+        """Send ``requests`` pipelined; return each result, or the :class:`WorkerParserError` its parser
+        raised. ``dependent``: the requests form one stream, so after a parser error the later ones may fail
+        as a consequence and any error response to them is taken as ``{}``. On a worker failure the worker is
+        stopped and :class:`WorkerError` raised."""
         worker = self._live()
+        results: list[dict | WorkerParserError] = []
+        failed = False
         try:
-            ids = worker.send(requests)
-            results, parser_error = [], None
-            for request_id in ids:
+            for request_id in worker.send(requests):
                 try:
-                    results.append(worker.receive(request_id, self.timeout_s, lenient=parser_error is not None)
-                                   or {})
+                    results.append(worker.receive(request_id, self.timeout_s, lenient=failed) or {})
                 except WorkerParserError as exc:
-                    parser_error = exc
-                    results.append({})
+                    failed = dependent
+                    results.append(exc)
         except WorkerError:
             self._kill()
             raise
-        if parser_error is not None:
-            raise parser_error
+        return results
+
+    def _call(self, requests: list[dict]) -> list[dict]:
+        """The results of one stream's (or one request's) requests; the first parser error is raised after
+        the remaining responses are drained (the worker stays usable)."""
+        results = self._exchange(requests, dependent=True)
+        error = next((r for r in results if isinstance(r, WorkerParserError)), None)
+        if error is not None:
+            raise error
         return results
 
     def _kill(self) -> None:
@@ -320,19 +303,8 @@ class WorkerParser:
         """One-shot parse of many ``(text, tools, prefix)`` in one pipelined batch (benchmarks, bulk runs).
 
         Returns a message or the exception per item; a worker failure raises :class:`WorkerError`."""
-        requests = [self._parse_request(*item) for item in items]
-        worker = self._live()
-        out: list[Message | Exception] = []
-        try:
-            for request_id in worker.send(requests):
-                try:
-                    out.append(message_from_result(worker.receive(request_id, self.timeout_s)))
-                except WorkerParserError as exc:
-                    out.append(exc)
-        except WorkerError:
-            self._kill()
-            raise
-        return out
+        results = self._exchange([self._parse_request(*item) for item in items], dependent=False)
+        return [r if isinstance(r, WorkerParserError) else message_from_result(r) for r in results]
 
     def _parse_request(self, text: str, tools: list | None, prefix: str) -> dict:
         return {"op": "parse", "format": self.format, "text": text, "tools": tools, "prefix": prefix}
@@ -420,10 +392,3 @@ def _clip(line, limit: int = 200) -> str:
     text = text.rstrip("\n")
     return text if len(text) <= limit else text[:limit] + "..."
 
-
-def accumulate(deltas: list[list[Delta]]) -> Message:
-    """Fold per-call delta lists into the final message (as :class:`harness.protocol.StreamAccumulator`)."""
-    acc = StreamAccumulator()
-    for group in deltas:
-        acc.add(group)
-    return acc.message()

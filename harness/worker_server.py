@@ -19,7 +19,7 @@ import json
 import os
 import sys
 import traceback
-from typing import Any
+from typing import Any, Iterator
 
 from harness.model import Message
 from harness.protocol import Delta
@@ -190,9 +190,20 @@ def _line_blocks(stdin):
         for raw in stdin:
             yield [raw.rstrip(b"\n") if isinstance(raw, bytes) else raw.rstrip("\n").encode("utf-8")]
         return
+    yield from fd_line_blocks(fd)
+
+
+def fd_line_blocks(fd: int) -> Iterator[list[bytes]]:
+    """The complete lines of a file descriptor, a list per read of up to 64 KiB (bytes, no newline), until end
+    of file or a read error; then the unterminated rest, if it holds more than whitespace. Raw reads take no
+    file-object lock, so a thread blocked here holds nothing another thread needs. Shared by both protocol
+    sides: the worker reads requests with it, the harness its workers' stdout and stderr."""
     partial = b""
     while True:
-        block = os.read(fd, 1 << 16)
+        try:
+            block = os.read(fd, 1 << 16)
+        except OSError:
+            break
         if not block:
             break
         *lines, partial = (partial + block).split(b"\n")
