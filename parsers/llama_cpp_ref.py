@@ -92,13 +92,9 @@ JOBS = 2
 # Top-level entries of vendor/llama.cpp the build needs (docs, models, tools, tests are left out).
 SOURCE_ENTRIES = ("CMakeLists.txt", "LICENSE", "cmake", "common", "ggml", "include", "licenses", "src", "vendor")
 
-CMAKE_FLAGS = (
-    "-DCMAKE_BUILD_TYPE=Release",
-    # the rest are forced in parsers/llama_cpp_shim/CMakeLists.txt; listed here for the recipe
-    "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_COMMON=ON", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_TOOLS=OFF",
-    "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_SERVER=OFF", "-DLLAMA_BUILD_APP=OFF", "-DLLAMA_OPENSSL=OFF",
-    "-DLLAMA_CURL=OFF", "-DGGML_NATIVE=OFF", "-DGGML_OPENMP=OFF", "-DGGML_LLAMAFILE=OFF",
-)
+# llama.cpp's own options are forced in parsers/llama_cpp_shim/CMakeLists.txt (one list, whose sha256 is in
+# the recipe); only the build type is given here.
+CMAKE_FLAGS = ("-DCMAKE_BUILD_TYPE=Release",)
 
 
 def check_version(version: str) -> None:
