@@ -1,0 +1,26 @@
+"""Hermes JSON tool-call format facts (Hermes 2 Pro / Hermes 3, Qwen 2.5, Qwen3, SmolLM2 with a Hermes prompt).
+
+Source: ``NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja`` and ``Qwen-Qwen2.5-7B-Instruct.jinja`` in the
+llama-cpp-python 0.3.36 sdist (``vendor/llama.cpp/models/templates``).
+
+ChatML turns (``<|im_start|>ROLE\\n ... <|im_end|>``). A call is a JSON object ``{"name": ..., "arguments": {...}}``
+between ``<tool_call>\\n`` and ``\\n</tool_call>``; several calls follow one another. Arguments are written with
+``tojson`` (transformers' version: no HTML escaping, non-ASCII kept), so a string value may hold a literal
+``</tool_call>``. Hermes 3 drops an assistant turn's content when it has tool calls; Qwen 2.5 writes it first.
+Generation ends with ``<|im_end|>``.
+"""
+
+from harness.formats import FormatSpec
+
+CALL_OPEN = "<tool_call>"
+CALL_CLOSE = "</tool_call>"
+
+SPEC = FormatSpec(
+    name="hermes",
+    markers=(CALL_OPEN, CALL_CLOSE, "<|im_start|>", "<|im_end|>", "<tool_response>", "</tool_response>"),
+    stop_markers=("<|im_end|>", "<|endoftext|>"),
+    call_open=CALL_OPEN,
+    call_close=CALL_CLOSE,
+    source="NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja, Qwen-Qwen2.5-7B-Instruct.jinja "
+           "(llama-cpp-python 0.3.36 sdist)",
+)
