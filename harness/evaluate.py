@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from harness import report
 from harness.cases import write_cases
+from harness.capture import CaptureSettings
 from harness.catalog import get_model
 from harness.corpus import build_corpus
 from harness.errors import HarnessError
@@ -53,6 +54,8 @@ class EvalConfig:
     shrink: bool = True
     console: Console = field(default_factory=Console)
     install_missing: bool = True              # build engines named in ``parsers`` that are not built yet
+    capture: "CaptureSettings | None" = None  # None: the catalog row's capture_backend, if any
+    no_capture: bool = False                  # skip capturing even when the catalog names a backend
 
 
 def library_versions() -> dict[str, str]:
@@ -112,6 +115,7 @@ def run_eval(config: EvalConfig) -> Path:
     try:
         records = _run_all(corpus.cases, parsers, fmt, config, run_dir / "results.jsonl")
         shrunk = _shrink_generated(records, parsers, template, fmt, config) if config.shrink else {}
+        capture_records, capture_info = _capture_slice(config, entry, fmt, template, parsers, run_dir)
     except KeyboardInterrupt:
         console.print(f"interrupted: the records produced so far are in {run_dir / 'results.jsonl'}")
         _close(parsers)
@@ -124,11 +128,86 @@ def run_eval(config: EvalConfig) -> Path:
         "tokenizer": _tokenizer_provenance(fmt.name), "versions": library_versions(), "commit": harness_commit(),
         "seeds": {"run_seed": config.seed, "hypothesis_seed": config.seed, "random_split_seed": config.seed},
         "corpus": {s: corpus.count(s) for s in config.slices}, "skipped": corpus.skipped,
-        "workers": _worker_provenance(parsers), "unavailable": unavailable,
+        "workers": _worker_provenance(parsers), "unavailable": unavailable, "capture": capture_info,
     }
     _close(parsers)
     _write_reports(run_dir, info, records, corpus.cases, shrunk, [p.name for p in parsers], config)
+    if capture_records or capture_info.get("stats"):
+        report.print_capture(config.console, capture_info, capture_records)
+        report.append_capture_md(run_dir / "report.md", capture_info, capture_records)
     return run_dir
+
+
+def _capture_settings(config: EvalConfig, entry) -> CaptureSettings | None:
+    if config.no_capture:
+        return None
+    if config.capture is not None:
+        return config.capture
+    return CaptureSettings(backend=entry.capture_backend) if entry.capture_backend else None
+
+
+def _capture_slice(config: EvalConfig, entry, fmt, template, parsers: list[Parser], run_dir: Path):
+    """Capture the suites with the configured backend (or read given capture files) and score every parser on
+    them; results go to ``results.jsonl`` as produced. Returns ``(records, info)``; a backend that cannot start
+    (no weights, library missing) is explained in ``info["skipped"]`` and the run goes on."""
+    from harness.backends import BackendError
+    from harness.capture import capture_key, capture_stats, latest_captures, load_prompts, open_backend, \
+        run_capture, score_captures
+    from harness.weights import WeightsNotFound
+
+    settings = _capture_settings(config, entry)
+    if settings is None:
+        return [], {}
+    console = config.console
+    prompts = load_prompts(settings.suites, settings.limit)
+    info: dict = {"backend": settings.backend, "suites": sorted({p.suite for p in prompts}),
+                  "prompts": len(prompts), "sampling": settings.sampling.to_json(), "forced": settings.force,
+                  "options": settings.backend_options()}
+    if settings.files:
+        captures = latest_captures(settings.files)
+        info["files"] = [str(f) for f in settings.files]
+    else:
+        try:
+            backend = open_backend(settings, entry, gguf=config.gguf, model_dir=config.model_dir)
+        except (WeightsNotFound, BackendError) as exc:
+            console.print(f"[yellow]capture skipped: {escape(str(exc))}[/yellow]")
+            console.print("[yellow]the rendered and observed slices ran without it[/yellow]")
+            return [], {**info, "skipped": str(exc)}
+        out = (settings.out_dir or REPORTS_DIR / config.model / "captures")
+        path = out / capture_key(backend.name, backend.weights.sha256)
+        console.print(f"capture: {backend.name} {backend.weights.path} ({backend.weights.source}), "
+                      f"{len(prompts)} prompts → {path}", markup=False, highlight=False)
+        with _progress(console, "capturing", len(prompts)) as advance:
+            run = run_capture(prompts, backend, template, fmt, path, sampling=settings.sampling,
+                              force=settings.force, options=settings.backend_options(),
+                              on_capture=lambda capture: advance())
+        backend.close()
+        captures = run.captures
+        info.update(file=str(path), model=backend.weights.to_json(), versions=backend.versions(),
+                    reused=run.reused, generated=run.generated)
+    info["stats"] = capture_stats(captures, fmt)
+    info["errors"] = sum(1 for c in captures if c.error is not None)
+    with ResultsWriter(run_dir / "results.jsonl") as writer:
+        records = score_captures(captures, {p.id: p for p in prompts}, parsers, fmt, writer,
+                                 timeout_s=config.timeout_s, server_name=settings.server_name)
+    return records, info
+
+
+class _progress:
+    """A transient progress bar on terminals (silent in CI logs); the context value advances it by one."""
+
+    def __init__(self, console: Console, label: str, total: int) -> None:
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        self.bar = Progress(*columns, console=console, transient=True, disable=not console.is_terminal)
+        self.label, self.total = label, total
+
+    def __enter__(self):
+        self.bar.__enter__()
+        task = self.bar.add_task(self.label, total=self.total)
+        return lambda: self.bar.advance(task)
+
+    def __exit__(self, *exc):
+        return self.bar.__exit__(*exc)
 
 
 def _close(parsers: list[Parser]) -> None:

@@ -361,3 +361,95 @@ def flips_markdown(comparisons: list[tuple[str, str, dict]], modes: list[str]) -
             lines.append("")
     return lines
 
+
+
+# --- captured output ---------------------------------------------------------------------------------------
+
+def capture_grid(records: list[dict]) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """The captured-output table: ``(columns, [(parser, cells)])``. Columns: one per suite (one-shot
+    ``passed/total``), then ``all one-shot``, ``all pieces`` (streamed as generated) and ``server`` (a server's
+    own parse in chat mode) where present. Capture errors count in every total."""
+    frame = pd.DataFrame(records, columns=["parser", "slice", "mode", "verdict"])
+    suites = sorted(frame.slice.unique())
+    parsers = list(dict.fromkeys(frame.parser))
+    columns = [s.removeprefix("capture:") for s in suites] + ["all one-shot", "all pieces", "server"]
+    errors = frame[frame["mode"] == "capture"]
+
+    def count(rows: pd.DataFrame, extra: pd.DataFrame) -> str:
+        if rows.empty:
+            return "-"
+        total = len(rows) + len(extra)
+        return f"{int((rows.verdict == 'pass').sum())}/{total}"
+
+    grid = []
+    for parser in parsers:
+        mine = frame[frame.parser == parser]
+        server = parser.startswith("server:")
+        cells = []
+        for suite in suites:
+            mode = "server" if server else "oneshot"
+            cells.append(count(mine[(mine.slice == suite) & (mine["mode"] == mode)],
+                               errors[(errors.slice == suite) & (errors.parser == parser)]))
+        for mode in ("oneshot", "pieces", "server"):
+            cells.append(count(mine[mine["mode"] == mode], errors[errors.parser == parser]))
+        grid.append((parser, cells))
+    keep = [i for i, _ in enumerate(columns) if any(cells[i] != "-" for _, cells in grid)]
+    return [columns[i] for i in keep], [(p, [cells[i] for i in keep]) for p, cells in grid]
+
+
+def _stats_rows(info: dict) -> list[list[str]]:
+    rows = []
+    for row in info.get("stats", []):
+        finish = ", ".join(f"{k} {v}" for k, v in sorted(row["finish"].items()))
+        rows.append([row["suite"], str(row["prompts"]), str(row["errors"]),
+                     f"{row['wrote_call']}/{row['prompts'] - row['errors']}", finish, str(row["tokens"]),
+                     f"{row['tokens_per_s']}"])
+    return rows
+
+
+STATS_HEADER = ["suite", "prompts", "capture errors", "wrote a call marker", "finish", "tokens", "tokens/s"]
+
+
+def _capture_title(info: dict) -> str:
+    model = info.get("model", {})
+    where = model.get("file", "") if model else ", ".join(info.get("files", []))
+    return f"captured output — {info['backend']} {where}" + (" (forced reference answers)" if info.get("forced") else "")
+
+
+def print_capture(console: Console, info: dict, records: list[dict]) -> None:
+    """Print the capture statistics (how often the model wrote a call at all) and the per-parser pass table on
+    the captured answers."""
+    stats = Table(title=_capture_title(info), title_justify="left")
+    for name in STATS_HEADER:
+        stats.add_column(name, justify="left" if name in ("suite", "finish") else "right")
+    for row in _stats_rows(info):
+        stats.add_row(*row)
+    console.print(stats)
+    columns, grid = capture_grid(records)
+    table = Table(title="parsers on captured output: passed/total (capture errors count as failures)",
+                  title_justify="left")
+    table.add_column("parser", no_wrap=True)
+    for column in columns:
+        table.add_column(column, justify="right", no_wrap=True)
+    for parser, cells in grid:
+        table.add_row(Text(parser), *cells)
+    console.print(table)
+
+
+def append_capture_md(path: Path, info: dict, records: list[dict]) -> None:
+    """Append the captured-output section (statistics, pass table, provenance of the capture) to ``report.md``."""
+    columns, grid = capture_grid(records)
+    lines = ["", f"## {_capture_title(info)}", "",
+             "| " + " | ".join(STATS_HEADER) + " |", "|" + "---|" * len(STATS_HEADER)]
+    lines += ["| " + " | ".join(row) + " |" for row in _stats_rows(info)]
+    lines += ["", "| parser | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    lines += [f"| `{parser}` | " + " | ".join(cells) + " |" for parser, cells in grid]
+    model = info.get("model") or {}
+    lines += ["", f"- backend: {info['backend']} {json.dumps(info.get('versions', {}))}; options "
+                  f"{json.dumps(info.get('options', {}))}",
+              f"- model: {model.get('file', '-')} ({model.get('source', '-')}), sha256 {model.get('sha256', '-')}",
+              f"- sampling: {json.dumps(info.get('sampling', {}))}; suites: {', '.join(info.get('suites', []))}",
+              f"- capture file: {info.get('file') or ', '.join(info.get('files', []))} "
+              f"({info.get('generated', 0)} generated now, {info.get('reused', 0)} reused)", ""]
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("\n".join(lines))

@@ -74,20 +74,25 @@ class Request:
     """One generation request.
 
     - ``prompt_text``: the prompt rendered through the model's chat template with ``add_generation_prompt``
-      (special tokens as text, BOS included when the template writes it);
+      (special tokens as text, BOS included when the template writes it); ``prefix``: the end of it that the
+      template pre-fills for the answer (Gemma 4 thinking off: ``<|channel>thought\n<channel|>``);
     - ``messages``/``tools``: the same prompt unrendered, for servers in chat mode;
     - ``force_text``: for fixture models only: the backend must generate exactly this text (a logits processor
       or a token-reference grammar), so the whole pipeline runs on a known answer;
-    - ``grammar``: a GBNF grammar constraining the output (llama-cpp; servers that accept ``grammar``).
+    - ``grammar``: a GBNF grammar constraining the output (llama-cpp; servers that accept ``grammar``);
+    - ``stop``: strings that end generation (the format's stop markers); like a server, a backend leaves the
+      stop string out of the pieces and reports ``finish_reason`` ``stop``. End-of-generation tokens stop too.
     """
 
     prompt_id: str
     prompt_text: str
+    prefix: str = ""
     sampling: Sampling = field(default_factory=Sampling)
     messages: list = field(default_factory=list)
     tools: list = field(default_factory=list)
     force_text: str | None = None
     grammar: str | None = None
+    stop: tuple[str, ...] = ()
 
 
 @dataclass
@@ -99,13 +104,16 @@ class Generation:
     - ``finish_reason``: ``stop``, ``length``, ``tool_calls`` (servers) or None;
     - ``server_message``: chat mode only: the server's parsed message ``{content, reasoning, tool_calls:
       [{name, arguments}]}``;
-    - ``error``: why the generation failed (connection refused, HTTP status, truncated stream, exception).
+    - ``error``: why the generation failed (connection refused, HTTP status, truncated stream, exception);
+    - ``elapsed_s``: wall time in seconds; ``tokens``: completion tokens (servers: from ``usage`` when sent).
     """
 
     pieces: list = field(default_factory=list)
     finish_reason: str | None = None
     server_message: dict | None = None
     error: str | None = None
+    elapsed_s: float = 0.0   # wall time of the request, seconds
+    tokens: int = 0          # completion tokens generated (0 where unknown)
 
     @property
     def text(self) -> str:
@@ -131,6 +139,54 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Free the model / connections."""
+
+
+class PieceCollector:
+    """Turns generated token ids into ``(text, [ids])`` pieces for local backends.
+
+    ``decode(ids) -> str`` decodes ids with special tokens kept. A token that ends inside a UTF-8 character
+    (byte-fallback tokens) decodes with a trailing U+FFFD: its id waits and joins the next piece, so every
+    piece is whole text. :meth:`add` returns True when a ``stop`` string has appeared: the text from the stop
+    string on is left out. ``on_piece(text, ids)`` is called for each piece as it is made."""
+
+    def __init__(self, decode: Callable[[list], str], stop: tuple[str, ...] = (), on_piece: OnPiece | None = None):
+        self.decode, self.stop, self.on_piece = decode, tuple(s for s in stop if s), on_piece
+        self.pieces: list = []
+        self.pending: list = []
+        self.text = ""
+        self.tokens = 0
+
+    def add(self, token_id: int) -> bool:
+        self.tokens += 1
+        self.pending.append(int(token_id))
+        piece = self.decode(self.pending)
+        if piece.endswith("\ufffd") and len(self.pending) < 4:
+            return False
+        ids, self.pending = self.pending, []
+        cut = self._stop_at(self.text + piece)
+        if cut is not None:
+            piece = piece[:max(0, cut - len(self.text))]
+        if piece:
+            self._emit(piece, ids)
+        return cut is not None
+
+    def flush(self) -> list:
+        """The pieces, with any ids still waiting decoded as they are."""
+        if self.pending:
+            self._emit(self.decode(self.pending), self.pending)
+            self.pending = []
+        return self.pieces
+
+    def _stop_at(self, text: str) -> int | None:
+        found = [text.find(s, max(0, len(self.text) - len(s))) for s in self.stop]
+        found = [i for i in found if i >= 0]
+        return min(found) if found else None
+
+    def _emit(self, piece: str, ids: list) -> None:
+        self.pieces.append((piece, ids))
+        self.text += piece
+        if self.on_piece:
+            self.on_piece(piece, ids)
 
 
 def known_backends() -> list[str]:

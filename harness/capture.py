@@ -1,0 +1,296 @@
+"""Capture runs: suite prompts → a backend → capture records (:mod:`harness.captures`), and their scoring.
+
+:func:`run_capture` renders each prompt through the model's chat template (:func:`render_prompt`), sends it to a
+backend (:mod:`harness.backends`) — up to ``backend.max_concurrency`` at once — and appends one record per prompt
+to a capture file as each answer arrives. A file that already holds a successful capture for the same prompt,
+backend, model sha256, sampling and forcing is reused: an interrupted run resumes, and re-scoring never
+re-generates. Failed captures are kept in the file and captured again on the next run.
+
+:func:`score_captures` judges every parser on the latest capture of each prompt (one-shot on the raw text,
+streaming on the recorded pieces with their token ids), and the server's own parse where a server in chat
+mode sent one (parser ``server:NAME``).
+
+Fixture runs (``force=True``) make the model write the reference answer of each prompt (:func:`reference_text`:
+the expected calls with their pinned arguments, rendered through the same template), so the whole pipeline —
+prompt rendering, generation, token ids, pieces, parsing — runs on a known answer.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as futures
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from jsonschema import Draft202012Validator
+
+from harness.backends import Backend, Generation, Request, Sampling
+from harness.captures import Capture, CaptureWriter, read_captures, score_capture
+from harness.errors import HarnessError, UnrepresentableError
+from harness.formats import FormatSpec
+from harness.model import Message, Scenario, ToolCall
+from harness.render import render_messages, render_scenario, split_completion
+from harness.runner import Record, ResultsWriter, check_interrupted, clip
+from harness.suites import Prompt
+from harness.templates import ChatTemplate
+
+NO_TOOL_ANSWER = "I can answer that directly, without calling a tool."
+
+
+def render_prompt(template: ChatTemplate, fmt: FormatSpec, prompt: Prompt) -> tuple[str, str]:
+    """``(prompt_text, prefix)``: the prompt rendered with ``add_generation_prompt=True`` and thinking off, and
+    the part of its end the template pre-fills for the answer (Gemma 4: ``<|channel>thought\\n<channel|>``), cut
+    as :func:`harness.render.split_completion` cuts rendered cases. Raises ``TemplateRenderError``."""
+    tvars = {**fmt.template_vars, "enable_thinking": False}
+    gen = render_messages(template, prompt.messages, prompt.tools, add_generation_prompt=True, **tvars)
+    full = render_messages(template, prompt.messages + [{"role": "assistant", "content": "x"}], prompt.tools,
+                           **tvars)
+    prefix, _, _ = split_completion(full, gen, fmt)
+    return gen, prefix
+
+
+def reference_arguments(prompt: Prompt, index: int) -> dict:
+    """Arguments of expected call ``index`` that satisfy it: the pinned values, plus each ``contains`` key as its
+    substrings joined by newlines. Raises ``UnrepresentableError`` when the tool's schema rejects them."""
+    want = prompt.calls[index]
+    arguments = copy.deepcopy(want.pinned)
+    for key, needles in want.contains.items():
+        arguments.setdefault(key, "\n".join(needles))
+    schema = prompt.tool(want.name).get("parameters", {})
+    error = next(iter(Draft202012Validator(schema).iter_errors(arguments)), None)
+    if error is not None:
+        raise UnrepresentableError(f"{prompt.id}: the pinned arguments of call {index} are not a full valid call "
+                                   f"({error.message}); it cannot be forced")
+    return arguments
+
+
+def reference_text(template: ChatTemplate, fmt: FormatSpec, prompt: Prompt) -> str:
+    """The completion a model trained on ``template`` writes for ``prompt``'s expected answer: the expected
+    calls with :func:`reference_arguments`, or a one-line prose answer when no call is expected."""
+    calls = [ToolCall(call.name, reference_arguments(prompt, i)) for i, call in enumerate(prompt.calls)]
+    scenario = Scenario(id=prompt.id, tools=prompt.tools, calls=calls,
+                        content_after="" if calls else NO_TOOL_ANSWER)
+    return render_scenario(template, scenario, fmt, slice="capture").text
+
+
+@dataclass
+class CaptureRun:
+    """What :func:`run_capture` did: the capture file, the latest capture per prompt (prompt order), how many
+    were reused from the file and how many generated now."""
+
+    path: Path
+    captures: list[Capture]
+    reused: int
+    generated: int
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for c in self.captures if c.error is not None)
+
+
+def run_capture(prompts: list[Prompt], backend: Backend, template: ChatTemplate, fmt: FormatSpec, path: Path, *,
+                sampling: Sampling, force: bool = False, options: dict | None = None,
+                on_capture: Callable[[Capture], None] | None = None) -> CaptureRun:
+    """Capture ``prompts`` with ``backend`` into the JSON Lines file ``path`` (created or appended).
+
+    ``force`` makes fixture models write :func:`reference_text`; ``options`` (backend settings such as the
+    server URL or mode) are recorded. ``on_capture`` is called after each record is written (progress).
+    A template that cannot render a prompt raises; a failed generation is recorded with its error."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model = backend.weights.to_json()
+    versions = backend.versions()
+    options = dict(options or {})
+    latest = _reusable(path, backend.name, model, sampling, force)
+    todo = [p for p in prompts if p.id not in latest]
+    requests = [_request(p, template, fmt, sampling, force) for p in todo]
+    generated = 0
+    with CaptureWriter(path) as writer:
+        for prompt, request, generation in _generate_all(backend, requests, todo):
+            capture = Capture(
+                prompt_id=prompt.id, suite=prompt.suite, format=fmt.name, backend=backend.name, model=model,
+                text=None if generation.error and not generation.pieces else generation.text,
+                pieces=[[text, list(ids)] for text, ids in generation.pieces],
+                prefix=request.prefix, prompt_text=request.prompt_text, finish_reason=generation.finish_reason,
+                elapsed_s=round(generation.elapsed_s, 4), tokens=generation.tokens, sampling=sampling.to_json(),
+                seed=sampling.seed, versions=versions, error=generation.error,
+                server_message=generation.server_message, forced=force, options=options)
+            writer.write(capture)
+            latest[prompt.id] = capture
+            generated += 1
+            if on_capture:
+                on_capture(capture)
+    captures = [latest[p.id] for p in prompts if p.id in latest]
+    return CaptureRun(path, captures, reused=len(prompts) - len(todo), generated=generated)
+
+
+def _request(prompt: Prompt, template: ChatTemplate, fmt: FormatSpec, sampling: Sampling, force: bool) -> Request:
+    prompt_text, prefix = render_prompt(template, fmt, prompt)
+    return Request(prompt_id=prompt.id, prompt_text=prompt_text, prefix=prefix, sampling=sampling,
+                   messages=prompt.messages, tools=prompt.tools, stop=fmt.stop_markers,
+                   force_text=reference_text(template, fmt, prompt) if force else None)
+
+
+def _generate_all(backend: Backend, requests: list[Request], prompts: list[Prompt]) -> Iterable:
+    """``(prompt, request, generation)`` as generations finish, at most ``backend.max_concurrency`` at once."""
+    if backend.max_concurrency <= 1:
+        for prompt, request in zip(prompts, requests):
+            check_interrupted()
+            yield prompt, request, backend.generate(request)
+        return
+    with futures.ThreadPoolExecutor(max_workers=backend.max_concurrency) as pool:
+        running = {pool.submit(backend.generate, r): (p, r) for p, r in zip(prompts, requests)}
+        for done in futures.as_completed(running):
+            prompt, request = running[done]
+            try:
+                generation = done.result()
+            except Exception as exc:  # a backend must not raise; record it if one does
+                generation = Generation(error=f"{type(exc).__name__}: {exc}")
+            yield prompt, request, generation
+
+
+def _reusable(path: Path, backend: str, model: dict, sampling: Sampling, force: bool) -> dict[str, Capture]:
+    """Successful captures already in ``path`` for the same backend, model file, sampling and forcing."""
+    if not path.exists():
+        return {}
+    found = {}
+    for capture in read_captures(path):
+        if (capture.backend == backend and capture.model.get("sha256") == model["sha256"]
+                and capture.model.get("file") == model["file"] and capture.sampling == sampling.to_json()
+                and capture.forced == force):
+            if capture.error is None:
+                found[capture.prompt_id] = capture
+            else:
+                found.pop(capture.prompt_id, None)
+    return found
+
+
+def score_captures(captures: list[Capture], prompts: dict[str, Prompt], parsers: list, fmt: FormatSpec,
+                   writer: ResultsWriter | None = None, timeout_s: float | None = 10.0,
+                   server_name: str | None = None) -> list[dict]:
+    """Score every parser on every capture; returns the records (``results.jsonl`` lines, ``slice`` =
+    ``capture:SUITE``, ``kind`` = the backend) and writes each to ``writer`` as produced.
+
+    Modes: ``oneshot``, ``pieces`` (streamed as generated), and ``server`` for the server's own parse
+    (parser ``server:NAME``). A capture whose prompt is not in ``prompts`` raises :class:`HarnessError`."""
+    from harness.suites import judge
+
+    records = []
+    for capture in captures:
+        check_interrupted()
+        prompt = prompts.get(capture.prompt_id)
+        if prompt is None:
+            raise HarnessError(f"capture of prompt {capture.prompt_id!r} ({capture.suite}): no such prompt in the "
+                               f"suites given")
+        for parser in parsers:
+            for mode, result, got in score_capture(capture, prompt, parser, fmt, timeout_s):
+                records.append(_write(writer, capture, parser.name, mode, result, got))
+        if capture.server_message is not None:
+            got = Message.from_json(capture.server_message)
+            records.append(_write(writer, capture, f"server:{server_name or capture.backend}", "server",
+                                  judge(prompt, got, fmt), got))
+    return records
+
+
+def _write(writer, capture: Capture, parser: str, mode: str, result, got: Message | None) -> dict:
+    record = Record(case_id=capture.prompt_id, slice=f"capture:{capture.suite}", kind=capture.backend,
+                    parser=parser, mode=mode, verdict=result.verdict, error_type=result.error_type,
+                    detail=clip(result.detail), got=got.to_json() if got else None, elapsed_ms=0.0,
+                    text_len=len(capture.text or ""), tags=[capture.suite])
+    if writer is not None:
+        writer.write(record)
+    return record.to_json()
+
+
+def capture_stats(captures: list[Capture], fmt: FormatSpec) -> list[dict]:
+    """Per suite: ``{suite, prompts, errors, wrote_call (raw text holds the call opener), finish (counts),
+    tokens, tokens_per_s}`` — how often the model tried a call at all, independent of any parser."""
+    by_suite: dict[str, list[Capture]] = {}
+    for capture in captures:
+        by_suite.setdefault(capture.suite, []).append(capture)
+    rows = []
+    for suite, items in by_suite.items():
+        ok = [c for c in items if c.error is None]
+        tokens = sum(c.tokens for c in ok)
+        seconds = sum(c.elapsed_s for c in ok)
+        finish: dict[str, int] = {}
+        for c in ok:
+            finish[c.finish_reason or "?"] = finish.get(c.finish_reason or "?", 0) + 1
+        rows.append({"suite": suite, "prompts": len(items), "errors": len(items) - len(ok),
+                     "wrote_call": sum(1 for c in ok if fmt.call_open and fmt.call_open in (c.text or "")),
+                     "finish": finish, "tokens": tokens,
+                     "tokens_per_s": round(tokens / seconds, 1) if seconds else 0.0})
+    return rows
+
+
+def capture_key(backend: str, model_sha256: str) -> str:
+    """File name of a model's capture file for a backend: ``<backend>-<sha256[:12]>.jsonl``."""
+    return f"{backend}-{model_sha256[:12] or 'server'}.jsonl"
+
+
+@dataclass(frozen=True)
+class CaptureSettings:
+    """How ``eval`` (and ``capture``) capture: ``backend`` (a :data:`harness.backends.BACKEND_MODULES` name),
+    ``suites`` (names or files; empty: every shipped suite), ``limit`` (first N prompts of each suite),
+    ``sampling``, ``force`` (fixture models write the reference answers), ``grammar`` (GBNF), for ``openai``:
+    ``base_url``, ``server_mode`` (``completions`` or ``chat``), ``concurrency``, ``server_name``;
+    ``files``: score these capture files instead of generating; ``out_dir``: where capture files go."""
+
+    backend: str
+    suites: tuple[str, ...] = ()
+    limit: int | None = None
+    sampling: Sampling = Sampling()
+    force: bool = False
+    grammar: str | None = None
+    base_url: str | None = None
+    server_mode: str = "completions"
+    concurrency: int = 4
+    server_name: str | None = None
+    files: tuple[Path, ...] = ()
+    out_dir: Path | None = None
+
+    def backend_options(self) -> dict:
+        """Options recorded with each capture and given to the backend's ``create``."""
+        if self.backend == "openai":
+            return {"base_url": self.base_url, "mode": self.server_mode, "concurrency": self.concurrency,
+                    **({"server_name": self.server_name} if self.server_name else {})}
+        return {"grammar": self.grammar} if self.grammar and self.backend == "llama-cpp" else {}
+
+
+def load_prompts(suites: Iterable[str], limit: int | None = None) -> list[Prompt]:
+    """The prompts of ``suites`` (names or files; empty: every shipped suite), the first ``limit`` of each.
+    Raises :class:`harness.suites.SuiteError` (file:line) for a bad suite and for an id in two suites."""
+    from harness.suites import SuiteError, load_suite, suite_names
+
+    prompts, seen = [], {}
+    for suite in list(suites) or suite_names():
+        for prompt in load_suite(suite)[:limit]:
+            if prompt.id in seen:
+                raise SuiteError(f"{prompt.source}: id {prompt.id!r} also in {seen[prompt.id]}")
+            seen[prompt.id] = prompt.source
+            prompts.append(prompt)
+    return prompts
+
+
+def open_backend(settings: CaptureSettings, entry, *, gguf: str | None = None, model_dir: str | None = None) -> Backend:
+    """Locate the weights (:func:`harness.weights.locate_weights`; for ``openai`` the server URL) and start the
+    backend. Raises :class:`harness.weights.WeightsNotFound` or :class:`harness.backends.BackendError`."""
+    from harness.backends import BackendError, create_backend
+    from harness.weights import locate_weights, server_weights
+
+    if settings.backend == "openai":
+        if not settings.base_url:
+            raise BackendError("the openai backend needs a server URL: BASE_URL=http://127.0.0.1:8080 (--base-url)")
+        weights = server_weights(entry.name, settings.base_url)
+    else:
+        weights = locate_weights(entry, settings.backend, gguf=gguf, model_dir=model_dir)
+    return create_backend(settings.backend, weights, **settings.backend_options())
+
+
+def latest_captures(paths: Iterable[Path]) -> list[Capture]:
+    """The last record of each prompt across capture files (a later success replaces an earlier failure)."""
+    latest: dict[str, Capture] = {}
+    for path in paths:
+        for capture in read_captures(path):
+            latest[capture.prompt_id] = capture
+    return list(latest.values())
