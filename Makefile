@@ -8,17 +8,31 @@ PARSERS ?=
 SEED   ?= 0
 CASES  ?= 300
 ARGS   ?=
+# capture (see README): BACKEND=transformers|llama-cpp|mlx-lm|openai, GGUF=path, MODEL_DIR=path, BASE_URL=url,
+# SUITES=a,b, CAPTURE_LIMIT=N (prompts per suite), MAX_TOKENS=N
+BACKEND ?=
+GGUF ?=
+MODEL_DIR ?=
+BASE_URL ?=
+SUITES ?=
+CAPTURE_LIMIT ?=
+MAX_TOKENS ?=
+CAPTURE_FLAGS = $(if $(BACKEND),--backend $(BACKEND)) $(if $(GGUF),--gguf $(GGUF)) \
+	$(if $(MODEL_DIR),--model-dir $(MODEL_DIR)) $(if $(BASE_URL),--base-url $(BASE_URL)) \
+	$(if $(SUITES),--suites $(SUITES)) $(if $(CAPTURE_LIMIT),--capture-limit $(CAPTURE_LIMIT)) \
+	$(if $(MAX_TOKENS),--max-tokens $(MAX_TOKENS))
 
 .PHONY: eval test bench clean-venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,capture]"
+	$(BIN)/python -m harness.wheels --install
 	touch $(STAMP)
 
 eval: $(STAMP)
-	$(BIN)/toolcall-harness eval --model $(MODEL) --seed $(SEED) --cases $(CASES) $(if $(PARSERS),--parsers $(PARSERS)) $(ARGS)
+	$(BIN)/toolcall-harness eval --model $(MODEL) --seed $(SEED) --cases $(CASES) $(if $(PARSERS),--parsers $(PARSERS)) $(CAPTURE_FLAGS) $(ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(ARGS)

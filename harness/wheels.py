@@ -4,7 +4,9 @@
 (:mod:`harness.sdist`), building it with ``pip wheel --no-deps`` from the cached, sha256-checked sdist the
 first time. The wheel lives in ``<cache>/wheels/<key>/`` where the key hashes the package, version, build
 flags (``CMAKE_ARGS``) and Python version, so CI on the same machine and later sessions reuse it.
-``python -m harness.wheels`` builds it ahead of time.
+``python -m harness.wheels`` builds it ahead of time; ``python -m harness.wheels --install`` also installs it,
+with the server extras :data:`SERVER_EXTRAS` (for ``python -m llama_cpp.server``), into the running environment
+unless that version is there already.
 """
 
 from __future__ import annotations
@@ -60,5 +62,32 @@ def cached_wheel(cmake_args: str = CMAKE_ARGS, log=print) -> Path:
     return sorted(folder.glob("*.whl"))[0]
 
 
+# ``llama_cpp.server`` of 0.3.36 imports ``starlette_context`` APIs removed in 0.4 (measured here).
+SERVER_EXTRAS = ("starlette-context<0.4",)
+
+
+def install_wheel(log=print) -> str:
+    """Install the cached llama-cpp-python wheel (building it first if needed) with its ``server`` extra into this
+    Python environment; returns the installed version. Raises :class:`WheelBuildError`."""
+    import importlib.metadata
+
+    try:
+        if importlib.metadata.version(SDIST_NAME) == SDIST_VERSION:
+            return SDIST_VERSION
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    wheel = cached_wheel(log=log)
+    log(f"installing {wheel.name} with its server extras")
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                           f"{wheel}[server]", *SERVER_EXTRAS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    if proc.returncode != 0:
+        raise WheelBuildError(f"pip install {wheel.name} failed:\n" + "\n".join(proc.stdout.splitlines()[-15:]))
+    return SDIST_VERSION
+
+
 if __name__ == "__main__":
-    print(cached_wheel())
+    if "--install" in sys.argv[1:]:
+        print(f"{SDIST_NAME} {install_wheel()}")
+    else:
+        print(cached_wheel())

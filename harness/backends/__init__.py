@@ -146,13 +146,15 @@ class PieceCollector:
 
     ``decode(ids) -> str`` decodes ids with special tokens kept. A token that ends inside a UTF-8 character
     (byte-fallback tokens) decodes with a trailing U+FFFD: its id waits and joins the next piece, so every
-    piece is whole text. :meth:`add` returns True when a ``stop`` string has appeared: the text from the stop
-    string on is left out. ``on_piece(text, ids)`` is called for each piece as it is made."""
+    piece is whole text. Like a server, pieces whose end could begin a ``stop`` string are held back until
+    it is known; :meth:`add` returns True when a stop string has appeared, and the text from it on is left
+    out. ``on_piece(text, ids)`` is called for each piece as it is released."""
 
     def __init__(self, decode: Callable[[list], str], stop: tuple[str, ...] = (), on_piece: OnPiece | None = None):
         self.decode, self.stop, self.on_piece = decode, tuple(s for s in stop if s), on_piece
         self.pieces: list = []
-        self.pending: list = []
+        self.pending: list = []   # ids of an unfinished UTF-8 character
+        self.held: list = []      # pieces that may be the start of a stop string
         self.text = ""
         self.tokens = 0
 
@@ -162,31 +164,37 @@ class PieceCollector:
         piece = self.decode(self.pending)
         if piece.endswith("\ufffd") and len(self.pending) < 4:
             return False
-        ids, self.pending = self.pending, []
-        cut = self._stop_at(self.text + piece)
-        if cut is not None:
-            piece = piece[:max(0, cut - len(self.text))]
-        if piece:
-            self._emit(piece, ids)
-        return cut is not None
+        self.held.append((piece, self.pending))
+        self.pending = []
+        window = "".join(text for text, _ in self.held)
+        found = [window.find(s) for s in self.stop if s in window]
+        if found:
+            self._release(min(found))
+            return True
+        if not any(window.endswith(s[:k]) for s in self.stop for k in range(1, len(s))):
+            self._release(len(window))
+        return False
 
     def flush(self) -> list:
-        """The pieces, with any ids still waiting decoded as they are."""
+        """The pieces, with anything held back or still waiting released as it is."""
         if self.pending:
-            self._emit(self.decode(self.pending), self.pending)
+            self.held.append((self.decode(self.pending), self.pending))
             self.pending = []
+        self._release(sum(len(text) for text, _ in self.held))
         return self.pieces
 
-    def _stop_at(self, text: str) -> int | None:
-        found = [text.find(s, max(0, len(self.text) - len(s))) for s in self.stop]
-        found = [i for i in found if i >= 0]
-        return min(found) if found else None
-
-    def _emit(self, piece: str, ids: list) -> None:
-        self.pieces.append((piece, ids))
-        self.text += piece
-        if self.on_piece:
-            self.on_piece(piece, ids)
+    def _release(self, upto: int) -> None:
+        """Emit the held pieces, cut at character ``upto`` of their joined text."""
+        at = 0
+        for text, ids in self.held:
+            keep = text[:max(0, upto - at)]
+            at += len(text)
+            if keep:
+                self.pieces.append((keep, ids))
+                self.text += keep
+                if self.on_piece:
+                    self.on_piece(keep, ids)
+        self.held = []
 
 
 def known_backends() -> list[str]:
