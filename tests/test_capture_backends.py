@@ -139,3 +139,18 @@ def test_eval_without_weights_explains_and_still_runs_the_rendered_slices(tmp_pa
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "capture skipped" in proc.stdout and "GGUF=" in proc.stdout
     assert "curated" in proc.stdout and (tmp_path / "run" / "report.md").is_file()
+
+
+def test_mlx_lm_cpu_backend_gives_the_same_text_and_ids(micro, forced_llama, template, prompts, tmp_path):
+    """mlx-lm's CPU build (mlx[cpu]) loads the fixture's Hugging Face folder directly (model type gemma4);
+    the Metal path cannot run on Linux."""
+    backend = create_backend("mlx-lm", _weights(micro, "hf"))
+    run = run_capture(prompts, backend, template, FMT, tmp_path / "mlx.jsonl", sampling=Sampling(max_tokens=400),
+                      force=True)
+    assert run.errors == 0
+    llama = {c.prompt_id: c for c in forced_llama[1].captures}
+    for capture in run.captures:
+        assert capture.text == llama[capture.prompt_id].text
+        ids = [i for _, piece_ids in capture.pieces for i in piece_ids]
+        assert ids == [i for _, piece_ids in llama[capture.prompt_id].pieces for i in piece_ids]
+    assert set(run.captures[0].versions) == {"mlx-lm", "mlx"}
