@@ -154,3 +154,18 @@ def test_mlx_lm_cpu_backend_gives_the_same_text_and_ids(micro, forced_llama, tem
         ids = [i for _, piece_ids in capture.pieces for i in piece_ids]
         assert ids == [i for _, piece_ids in llama[capture.prompt_id].pieces for i in piece_ids]
     assert set(run.captures[0].versions) == {"mlx-lm", "mlx"}
+
+
+def test_gbnf_grammar_with_token_references_emits_the_real_marker_ids(micro, template, prompts, tmp_path):
+    """A grammar naming special tokens (``<|tool_call>``) makes llama.cpp emit their real ids, where literal text
+    would let it spell the marker out of ordinary pieces (notes: 2/10 runs used id 48 with literal text)."""
+    grammar = ('root ::= <|tool_call> "call:get_weather{city:" <|"|> [A-Z] [a-z]+ <|"|> "}" <tool_call|>')
+    backend = create_backend("llama-cpp", _weights(micro, "gguf"), grammar=grammar)
+    run = run_capture(prompts[:2], backend, template, FMT, tmp_path / "g.jsonl",
+                      sampling=Sampling(max_tokens=40, temperature=1.0, seed=3),
+                      options={"grammar": grammar})
+    for capture in run.captures:
+        assert capture.error is None, capture.error
+        assert capture.pieces[0] == ["<|tool_call>", [TOOL_CALL_ID]]
+        assert capture.text.startswith('<|tool_call>call:get_weather{city:<|"|>')
+        assert capture.options == {"grammar": grammar}
