@@ -30,7 +30,7 @@ from harness.captures import Capture, CaptureWriter, read_captures, score_captur
 from harness.errors import HarnessError, UnrepresentableError
 from harness.formats import FormatSpec
 from harness.model import Message, Scenario, ToolCall
-from harness.render import render_messages, render_scenario, split_completion
+from harness.render import BOS, render_messages, render_scenario, split_completion
 from harness.runner import Record, ResultsWriter, check_interrupted, clip
 from harness.suites import Prompt
 from harness.templates import ChatTemplate
@@ -173,6 +173,7 @@ def score_captures(captures: list[Capture], prompts: dict[str, Prompt], parsers:
 
     Modes: ``oneshot``, ``pieces`` (streamed as generated), and ``server`` for the server's own parse
     (parser ``server:NAME``). A capture whose prompt is not in ``prompts`` raises :class:`HarnessError`."""
+    from harness.backends.openai_backend import message_from_server
     from harness.suites import judge
 
     records = []
@@ -186,7 +187,7 @@ def score_captures(captures: list[Capture], prompts: dict[str, Prompt], parsers:
             for mode, result, got in score_capture(capture, prompt, parser, fmt, timeout_s):
                 records.append(_write(writer, capture, parser.name, mode, result, got))
         if capture.server_message is not None:
-            got = Message.from_json(capture.server_message)
+            got = message_from_server(capture.server_message)
             records.append(_write(writer, capture, f"server:{server_name or capture.backend}", "server",
                                   judge(prompt, got, fmt), got))
     return records
@@ -252,7 +253,9 @@ class CaptureSettings:
     def backend_options(self) -> dict:
         """Options recorded with each capture and given to the backend's ``create``."""
         if self.backend == "openai":
+            # servers add their own BOS to a completions prompt: the template's is stripped (no double BOS)
             return {"base_url": self.base_url, "mode": self.server_mode, "concurrency": self.concurrency,
+                    **({"strip_bos": BOS} if self.server_mode == "completions" else {}),
                     **({"server_name": self.server_name} if self.server_name else {})}
         return {"grammar": self.grammar} if self.grammar and self.backend == "llama-cpp" else {}
 
