@@ -13,6 +13,7 @@ never an exception.
 from __future__ import annotations
 
 import importlib.util
+import json
 import socket
 import subprocess
 import sys
@@ -469,3 +470,34 @@ def test_scripted_timeouts_and_lost_connections():
     assert gen.pieces == [("a", [])] and len(sent) == 1
     assert gen.error == ("truncated stream after 1 pieces: connection lost (RemoteProtocolError: peer closed "
                          "connection without sending complete message body)")
+
+
+# -- the whole eval through a server -----------------------------------------------------------------------------
+
+
+def _eval(tmp_path, gguf: str, *flags: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "eval", "--model", "gemma-4-e2b", "--cases", "0", "--slices", "curated",
+         "--modes", "oneshot", "--no-shrink", "--gguf", gguf, "--backend", "openai", "--suites", "nested-args",
+         "--capture-limit", "3", "--out", str(out), *flags], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = (out / "results.jsonl").read_text(encoding="utf-8").split("\n")
+    return proc, [r for r in map(json.loads, filter(None, lines)) if r["slice"].startswith("capture:")]
+
+
+def test_eval_captures_through_a_server_in_completions_mode(server, gguf, tmp_path):
+    """Forced reference answers (a literal-text grammar), three requests in flight: every parser passes them."""
+    proc, records = _eval(tmp_path, gguf, "--base-url", server.url, "--force-reference", "--concurrency", "3",
+                          "--max-tokens", "300")
+    assert "parsers on captured output" in proc.stdout
+    assert records and all(r["verdict"] == "pass" for r in records if r["mode"] == "oneshot"), \
+        [r["detail"] for r in records if r["verdict"] != "pass"]
+
+
+def test_eval_scores_the_servers_own_parse_in_chat_mode(server, gguf, tmp_path):
+    proc, records = _eval(tmp_path, gguf, "--base-url", server.url, "--server-mode", "chat",
+                          "--server-name", "llama-cpp-python", "--max-tokens", "40")
+    server_rows = [r for r in records if r["parser"] == "server:llama-cpp-python"]
+    assert len(server_rows) == 3 and {r["mode"] for r in server_rows} == {"server"}
+    assert "server:llama-cpp-python" in proc.stdout
