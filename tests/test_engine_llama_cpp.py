@@ -1,20 +1,38 @@
-"""The llama.cpp engine: a C++ protocol worker over llama.cpp's chat parser, built from the pinned sdist.
+"""The llama.cpp engine: a C++ protocol worker over llama.cpp's chat parser, built from the pinned sdist, serving
+Gemma 4 (the Gemma 4 template) and Hermes (the Qwen 2.5 template).
 
 The first run builds it into the user cache (about 3.5 min on 2 cores); later runs reuse it. It is also the
 test suite's non-Python worker, run through ``cmd:`` like any executable.
 """
 
+import json
 import shlex
 
 import pytest
+from engine_common import (
+    CALL,
+    HERMES_CASES,
+    HERMES_MODES,
+    HERMES_TEMPLATE,
+    HERMES_TOOLS,
+    OFF,
+    PARIS,
+    TOOLS,
+    engine_worker,
+    hermes_expected,
+    hermes_msg,
+    hermes_results,
+    hermes_worker,
+)
 
-from engine_common import CALL, OFF, TOOLS, engine_worker
+from harness import engines
 from harness.formats import get_format
 from harness.model import ToolCall
 from harness.protocol import run_stream
 from harness.runner import evaluate_case
+from harness.sdist import sdist_file
 from harness.tokens import token_pieces
-from harness.worker_client import WorkerParser
+from harness.worker_client import WorkerParser, WorkerParserError
 from parsers import create_parsers
 
 # A cold cache builds the environment inside the first test (minutes): allow for it.
@@ -101,5 +119,60 @@ def test_the_documented_example_exchange_is_what_the_worker_answers(llama):
     block = doc.split("## An example exchange", 1)[1].split("```\n", 2)[1]
     sent = [line[2:] for line in block.splitlines() if line.startswith("> ")]
     expected = [json.loads(line[2:]) for line in block.splitlines() if line.startswith("< ")]
-    out = subprocess.run(llama.spec.argv, input="\n".join(sent) + "\n", capture_output=True, text=True, timeout=60)
+    # the documented worker serves Gemma 4 only: start it with that one template
+    argv = [llama.spec.argv[0], "--template", f"gemma4={sdist_file('models/templates/google-gemma-4-31B-it.jinja')}"]
+    out = subprocess.run(argv, input="\n".join(sent) + "\n", capture_output=True, text=True, timeout=60)
     assert [json.loads(line) for line in out.stdout.splitlines()] == expected
+
+
+# ------------------------------------------------------------------------------------------------- Hermes
+
+@pytest.fixture(scope="module")
+def llama_hermes():
+    yield from hermes_worker("llama.cpp")
+
+
+def test_hermes_parser_is_named_for_the_format(llama_hermes):
+    assert llama_hermes.name == "llama.cpp==0.3.36:hermes"
+    assert any(a.endswith("=" + str(sdist_file(HERMES_TEMPLATE))) for a in llama_hermes.spec.argv)
+
+
+def test_hermes_texts_one_shot_and_streaming(llama_hermes):
+    """The Qwen 2.5 template gives llama.cpp's generated ``peg-native`` parser: every text parses, content before
+    a call keeps its newline, ``</tool_call>`` inside a string stays in the value."""
+    got = hermes_results(llama_hermes)
+    expected = {case: {mode: hermes_expected(case) for mode in HERMES_MODES} for case in HERMES_CASES}
+    expected["content_then_call"] = dict.fromkeys(HERMES_MODES, hermes_msg("Let me check.\n", [PARIS]))
+    assert got == expected
+
+
+def test_hermes_text_after_a_call_or_an_undeclared_tool_raises(llama_hermes):
+    """Nothing may follow the last call and every tool name is a literal of the grammar: the parse fails."""
+    call = HERMES_CASES["one_call"][0]()
+    for text in (call + "\nDone.", call.replace("get_weather", "send_mail")):
+        with pytest.raises(WorkerParserError, match="does not match the expected peg-native format"):
+            llama_hermes.parse(text, HERMES_TOOLS, "")
+    assert llama_hermes.parse(call, None, "").content == call  # no tools: a content-only parser
+
+
+def test_hermes_3_template_gives_the_same_parser_but_fails_on_a_type_list():
+    """Started with the Hermes 3 tool-use template instead, the worker answers the Hermes texts alike; but that
+    template's own ``basic_type_map[json_spec.type]`` cannot take a JSON-schema type list such as
+    ``["string", "null"]``, so a request declaring one fails before parsing."""
+    engines.install("llama.cpp")
+    installed = engines.find_installed("llama.cpp")
+    hermes3 = sdist_file("models/templates/NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja")
+    binary = installed.path / "bin" / "llama-cpp-worker"
+    parsers, unavailable = create_parsers([f"cmd:{shlex.join([str(binary), '--template', f'hermes={hermes3}'])}"],
+                                          "hermes")
+    assert unavailable == {}
+    (worker,) = parsers
+    try:
+        call = HERMES_CASES["two_calls"][0]()
+        with pytest.raises(WorkerParserError, match="unhashable type: Array"):
+            worker.parse(call, HERMES_TOOLS, "")
+        tools = json.loads(json.dumps(HERMES_TOOLS))
+        tools[0]["function"]["parameters"]["properties"]["note"]["type"] = "string"
+        assert worker.parse(call, tools, "").to_json() == hermes_expected("two_calls")
+    finally:
+        worker.close()

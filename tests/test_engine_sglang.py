@@ -1,11 +1,25 @@
-"""The SGLang engine: SGLang 0.5.23 in its own virtualenv (no CUDA stack), driven as its OpenAI server does.
+"""The SGLang engine: SGLang 0.5.23 in its own virtualenv (no CUDA stack), driven as its OpenAI server does, with
+its Gemma 4 parsers and its Qwen 2.5 (Hermes JSON) detector.
 
 The first run builds the environment into the user cache (about 1-2.5 min, 2.5 GB); later runs reuse it.
 """
 
 import pytest
+from engine_common import (
+    CALL,
+    HERMES_CASES,
+    HERMES_MODES,
+    HERMES_TOOLS,
+    OFF,
+    PARIS,
+    TOOLS,
+    engine_worker,
+    hermes_expected,
+    hermes_msg,
+    hermes_results,
+    hermes_worker,
+)
 
-from engine_common import CALL, OFF, TOOLS, engine_worker
 from harness.formats import get_format
 from harness.model import Case, Message, ToolCall
 from harness.protocol import run_stream
@@ -63,3 +77,35 @@ def test_a_looping_library_call_is_a_timeout_and_the_worker_stays(sglang):
     assert (record.verdict, record.error_type) == ("error", "timeout")
     assert "did not return within" in record.detail
     assert sglang.parse(CALL, TOOLS, OFF).tool_calls and sglang.restarts == 0
+
+
+# ------------------------------------------------------------------------------------------------- Hermes
+
+@pytest.fixture(scope="module")
+def sglang_hermes():
+    yield from hermes_worker("sglang")
+
+
+def test_hermes_parser_is_named_for_the_format(sglang_hermes):
+    assert sglang_hermes.name == "sglang==0.5.23:hermes"
+
+
+def test_hermes_texts_one_shot_and_streaming(sglang_hermes):
+    """``--tool-call-parser qwen`` (Qwen25Detector): one-shot strips the content before a call; streamed whole,
+    the text before a call and every call after the first are lost; streamed in pieces, content keeps its
+    newline. ``</tool_call>`` inside a string is handled (the detector needs ``\\n</tool_call>``)."""
+    got = hermes_results(sglang_hermes)
+    expected = {case: {mode: hermes_expected(case) for mode in HERMES_MODES} for case in HERMES_CASES}
+    expected["two_calls"]["whole"] = hermes_msg(calls=[PARIS])
+    expected["content_then_call"].update(whole=hermes_msg(calls=[PARIS]), char=hermes_msg("Let me check.\n", [PARIS]),
+                                         pieces=hermes_msg("Let me check.\n", [PARIS]))
+    assert got == expected
+
+
+def test_hermes_call_to_an_undeclared_tool_is_dropped_and_streaming_leaks_its_tail(sglang_hermes):
+    text = '<tool_call>\n{"name": "send_mail", "arguments": {"to": "x"}}\n</tool_call>'
+    got = sglang_hermes.parse(text, HERMES_TOOLS, "")
+    assert (got.content, got.tool_calls) == (None, [])
+    assert any("undefined function: send_mail" in d for d in got.diagnostics)
+    streamed = run_stream(sglang_hermes, list(text), HERMES_TOOLS, "")
+    assert (streamed.content, streamed.tool_calls) == (', "arguments": {"to": "x"}}\n', [])

@@ -1,7 +1,8 @@
 """The reference adapters against the real libraries (transformers 5.24.0, mlx-lm 0.32.2) and the registry.
 
 Inputs: completions rendered by the real Gemma 4 chat template (llama-cpp-python 0.3.36 sdist copy), the
-observed Gemma 4 field cases in ``corpora/observed/observed_public.jsonl``, and hand-made edge shapes. The
+observed Gemma 4 field cases in ``corpora/observed/observed_public.jsonl``, hand-made edge shapes, and Hermes
+completions rendered by the real Qwen 2.5 template (``engine_common.HERMES_CASES``, shared with the engine tests). The
 assertions pin what each library does today, right or wrong; a library upgrade that changes a behaviour
 fails here on purpose.
 """
@@ -13,6 +14,16 @@ import logging
 from pathlib import Path
 
 import pytest
+from engine_common import (
+    HERMES_CASES,
+    HERMES_MODES,
+    HERMES_TOOLS,
+    PARIS,
+    ROME,
+    hermes_expected,
+    hermes_msg,
+    hermes_results,
+)
 
 import parsers
 from harness.model import Message, ToolCall
@@ -437,3 +448,93 @@ def test_create_parsers(fresh_registry):
     assert [p.name for p in got] == ["mlx-lm==0.32.2:gemma4", "transformers==5.24.0:gemma4"] and unavailable == {}
     with pytest.raises(KeyError):
         parsers.create_parsers(["nope"], "gemma4")
+
+
+# ------------------------------------------------------------------------------------------------- Hermes
+
+@pytest.fixture(scope="module")
+def tf_hermes():
+    from parsers.transformers_ref import TransformersHermesParser
+
+    return TransformersHermesParser()
+
+
+@pytest.fixture(scope="module")
+def mlx_hermes():
+    from parsers.mlx_lm_ref import MlxLmHermesParser
+
+    return MlxLmHermesParser()
+
+
+def test_tf_hermes_uses_the_builtin_qwen2_template(tf_hermes):
+    from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
+
+    assert (tf_hermes.name, tf_hermes.formats) == ("transformers==5.24.0:hermes", ("hermes",))
+    key = next(k for k in _RESPONSE_TEMPLATE_FALLBACKS if "qwen2" in k)
+    assert tf_hermes.template_dict is _RESPONSE_TEMPLATE_FALLBACKS[key] and "qwen3" in key
+
+
+def test_tf_hermes_texts(tf_hermes):
+    """All parse except ``</tool_call>`` inside a string: the region closes there and the json content parser
+    raises (one-shot and streaming alike). ``\\s*<tool_call>`` absorbs the newline before a call."""
+    got = hermes_results(tf_hermes)
+    expected = {case: {mode: hermes_expected(case) for mode in HERMES_MODES} for case in HERMES_CASES}
+    unterminated = ("ValueError: json parser could not parse region as JSON.\nContent: '\\n{\"name\": \"get_weather\", "
+                    "\"arguments\": {\"city\": \"Paris\", \"note\": \"a '\nError: Unterminated string starting at: "
+                    "line 2 column 64 (char 64)")
+    expected["close_tag_in_string"] = dict.fromkeys(HERMES_MODES, {"error": unterminated})
+    assert got == expected
+
+
+def test_tf_hermes_thinking_and_text_after_calls(tf_hermes):
+    call = HERMES_CASES["one_call"][0]()
+    text = "<think>\nhmm\n</think>\n\n" + call + "\nDone."
+    assert tf_hermes.parse(text, HERMES_TOOLS, "").to_json() == hermes_msg("Done.", [PARIS], reasoning="hmm")
+    streamed, _, _ = stream_chars(tf_hermes, text, HERMES_TOOLS, "")
+    assert streamed.to_json() == hermes_msg("\nDone.", [PARIS], reasoning="\nhmm\n")
+    with pytest.raises(KeyError):  # a call without "arguments"
+        tf_hermes.parse('<tool_call>\n{"name": "get_weather"}\n</tool_call>', HERMES_TOOLS, "")
+
+
+def test_mlx_hermes_uses_json_tools_without_thinking(mlx_hermes):
+    from mlx_lm.tool_parsers import json_tools
+
+    assert (mlx_hermes.name, mlx_hermes.formats) == ("mlx-lm==0.32.2:hermes", ("hermes",))
+    tok = mlx_hermes._rt.tokenizer
+    assert (tok.tool_call_start, tok.tool_call_end, tok.tool_parser) == (
+        "<tool_call>", "</tool_call>", json_tools.parse_tool_call)
+    assert not tok.has_thinking  # Qwen 2.5's / Hermes 3's vocabulary has no <think> token
+
+
+def test_mlx_hermes_texts(mlx_hermes):
+    """Text outside the segments is content, newlines included (the one between two calls too);
+    ``</tool_call>`` inside a string ends the segment: the call is dropped (JSONDecodeError, logged) and the
+    rest of the string leaks into content."""
+    got = hermes_results(mlx_hermes)
+    expected = {
+        "one_call": dict.fromkeys(HERMES_MODES, hermes_expected("one_call")),
+        "two_calls": dict.fromkeys(HERMES_MODES, hermes_msg("\n", [PARIS, ROME])),
+        "content_then_call": dict.fromkeys(HERMES_MODES, hermes_msg("Let me check.\n", [PARIS])),
+        "close_tag_in_string": dict.fromkeys(HERMES_MODES, hermes_msg(' b"}}\n</tool_call>')),
+    }
+    assert got == expected
+    diagnostics = mlx_hermes.parse(HERMES_CASES["close_tag_in_string"][0](), HERMES_TOOLS, "").diagnostics
+    assert len(diagnostics) == 1 and "JSONDecodeError: Unterminated string" in diagnostics[0]
+
+
+def test_mlx_hermes_stops_at_im_end_and_keeps_think_tags_as_content(mlx_hermes):
+    call = HERMES_CASES["one_call"][0]()
+    got = mlx_hermes.parse("<think>\nhmm\n</think>\n\n" + call + "<|im_end|>ignored", HERMES_TOOLS, "")
+    assert plain(got) == hermes_msg("<think>\nhmm\n</think>\n\n", [PARIS])
+    assert got.diagnostics == [
+        "generation stops at the stop token '<|im_end|>': 7 characters after it never reach mlx-lm"]
+
+
+def test_registry_lists_hermes_references_and_all_names_every_engine(fresh_registry):
+    names = parsers.available_parsers("hermes")
+    assert {"transformers==5.24.0:hermes", "mlx-lm==0.32.2:hermes"} <= set(names)
+    assert parsers.get_parser("transformers", format="hermes").name == "transformers==5.24.0:hermes"
+    assert parsers.get_parser("mlx-lm:hermes").name == "mlx-lm==0.32.2:hermes"
+    expanded = parsers._expand_all(["all"], "hermes")
+    assert {"sglang", "vllm", "llama.cpp"} <= set(expanded)
+    assert {"transformers==5.24.0:hermes", "mlx-lm==0.32.2:hermes"} <= set(expanded)

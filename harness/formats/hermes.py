@@ -8,6 +8,9 @@ between ``<tool_call>\\n`` and ``\\n</tool_call>``; several calls follow one ano
 ``tojson`` (transformers' version: no HTML escaping, non-ASCII kept), so a string value may hold a literal
 ``</tool_call>``. Hermes 3 drops an assistant turn's content when it has tool calls; Qwen 2.5 writes it first.
 Generation ends with ``<|im_end|>``.
+
+Hermes 3 writes ``bos_token`` first; ChatML models (Qwen, SmolLM2) have no BOS text, and Llama 3.1's
+``<|begin_of_text|>`` is added by the engine's tokenizer, so prompts render with an empty ``bos_token``.
 """
 
 from harness.formats import FormatSpec
@@ -21,6 +24,7 @@ SPEC = FormatSpec(
     stop_markers=("<|im_end|>", "<|endoftext|>"),
     call_open=CALL_OPEN,
     call_close=CALL_CLOSE,
+    template_vars={"bos_token": ""},
     source="NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja, Qwen-Qwen2.5-7B-Instruct.jinja "
            "(llama-cpp-python 0.3.36 sdist)",
 )
