@@ -24,9 +24,10 @@ N_CTX = 4096
 
 
 def create(weights: Weights, *, grammar: str | None = None, n_ctx: int = N_CTX, n_threads: int | None = None,
-           n_gpu_layers: int = 0) -> "LlamaCppBackend":
-    """Load ``weights`` (a GGUF). Raises :class:`BackendError` when llama-cpp-python is missing or the file
-    does not load."""
+           n_gpu_layers: int | None = None) -> "LlamaCppBackend":
+    """Load ``weights`` (a GGUF). ``n_gpu_layers`` None offloads every layer when the wheel was built with GPU
+    support (``llama_supports_gpu_offload``), else none. Raises :class:`BackendError` when llama-cpp-python is
+    missing or the file does not load."""
     return LlamaCppBackend(weights, grammar=grammar, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers)
 
 
@@ -37,13 +38,16 @@ class LlamaCppBackend:
     max_concurrency = 1
 
     def __init__(self, weights: Weights, *, grammar: str | None, n_ctx: int, n_threads: int | None,
-                 n_gpu_layers: int) -> None:
+                 n_gpu_layers: int | None) -> None:
         try:
             import llama_cpp
         except ImportError:
             raise BackendError("llama-cpp-python is not installed: `python -m harness.wheels --install` builds "
                                "(10-13 min on 2 cores, once) and installs it") from None
         self.weights, self.grammar, self._llama_cpp = weights, grammar, llama_cpp
+        if n_gpu_layers is None:
+            n_gpu_layers = -1 if llama_cpp.llama_supports_gpu_offload() else 0
+        self.n_gpu_layers = n_gpu_layers
         try:
             self.llm = llama_cpp.Llama(model_path=weights.path, n_ctx=n_ctx, n_threads=n_threads,
                                        n_gpu_layers=n_gpu_layers, verbose=False)
@@ -51,7 +55,7 @@ class LlamaCppBackend:
             raise BackendError(f"llama-cpp-python cannot load {weights.path}: {exc}") from None
 
     def versions(self) -> dict[str, str]:
-        return {"llama-cpp-python": self._llama_cpp.__version__}
+        return {"llama-cpp-python": self._llama_cpp.__version__, "n_gpu_layers": str(self.n_gpu_layers)}
 
     def generate(self, request: Request, on_piece=None) -> Generation:
         started = time.perf_counter()

@@ -19,9 +19,9 @@ import time
 from harness.backends import BackendError, Generation, PieceCollector, Request, Weights
 
 
-def create(weights: Weights, *, device: str = "cpu", dtype: str = "float32") -> "TransformersBackend":
-    """Load the model folder ``weights.path``. Raises :class:`BackendError` when torch is missing or the
-    folder does not load."""
+def create(weights: Weights, *, device: str = "auto", dtype: str = "float32") -> "TransformersBackend":
+    """Load the model folder ``weights.path`` on ``device`` (``auto``: CUDA when torch sees a GPU, else CPU).
+    Raises :class:`BackendError` when torch is missing or the folder does not load."""
     return TransformersBackend(weights, device=device, dtype=dtype)
 
 
@@ -52,7 +52,8 @@ class TransformersBackend:
         self.eos_ids = [eos] if isinstance(eos, int) else list(eos or [self.tokenizer.eos_token_id])
 
     def versions(self) -> dict[str, str]:
-        return {"transformers": self.transformers.__version__, "torch": self.torch.__version__}
+        return {"transformers": self.transformers.__version__, "torch": self.torch.__version__,
+                "device": self.device}
 
     def generate(self, request: Request, on_piece=None) -> Generation:
         started = time.perf_counter()
