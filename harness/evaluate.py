@@ -135,6 +135,7 @@ def run_eval(config: EvalConfig) -> Path:
     if capture_records or capture_info.get("stats"):
         report.print_capture(config.console, capture_info, capture_records)
         report.append_capture_md(run_dir / "report.md", capture_info, capture_records)
+        report.write_summary_csv(report.summarize(records + capture_records), run_dir / "summary.csv")
     return run_dir
 
 

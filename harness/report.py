@@ -407,7 +407,8 @@ def _stats_rows(info: dict) -> list[list[str]]:
     return rows
 
 
-STATS_HEADER = ["suite", "prompts", "capture errors", "wrote a call marker", "finish", "tokens", "tokens/s"]
+STATS_HEADER = ["suite", "prompts", "capture errors", "wrote a call marker", "finish", "tokens",
+                "tokens/s (prompt included)"]
 
 
 def _capture_title(info: dict) -> str:
