@@ -213,7 +213,7 @@ def score_captures(captures: list[Capture], prompts: dict[str, Prompt], parsers:
         if capture.server_message is not None:
             got = message_from_server(capture.server_message)
             records.append(_write(writer, capture, f"server:{server_name or capture.backend}", "server",
-                                  judge(prompt, got, fmt), got))
+                                  judge(prompt, got, fmt, capture.text), got))
     return records
 
 

@@ -125,10 +125,10 @@ def score_capture(capture: Capture, prompt: Prompt, parser: Parser, fmt: FormatS
         return
     timeout_s = alarm_limit(parser, timeout_s)
     got, error = guarded(lambda: parser.parse(capture.text, prompt.tools, capture.prefix), timeout_s)
-    yield "oneshot", error or judge(prompt, got, fmt), got
+    yield "oneshot", error or judge(prompt, got, fmt, capture.text), got
     if capture.pieces:
         chunks = [text for text, _ in capture.pieces]
         ids = [list(token_ids) for _, token_ids in capture.pieces]
         got, error = guarded(lambda: run_stream(parser, chunks, prompt.tools, capture.prefix, token_ids=ids),
                              timeout_s)
-        yield "pieces", error or judge(prompt, got, fmt), got
+        yield "pieces", error or judge(prompt, got, fmt, capture.text), got

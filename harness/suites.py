@@ -124,12 +124,15 @@ def _prompt(data: dict, where: str) -> Prompt:
     return Prompt(data["id"], data["suite"], data["messages"], data["tools"], tuple(expected), where)
 
 
-def judge(prompt: Prompt, got: Message, fmt: FormatSpec) -> Score:
+def judge(prompt: Prompt, got: Message, fmt: FormatSpec, raw: str | None = None) -> Score:
     """Score a parser's message for a captured answer to ``prompt`` (see the module docstring).
 
-    Verdict ``pass`` or ``fail`` with the harness' error types: ``wrong_call_count``, ``wrong_name``,
-    ``invalid_arguments`` (not an object, or rejected by the tool's schema), ``wrong_argument_value`` (a
-    pinned value or required substring missing), ``marker_leak``."""
+    Verdict ``pass`` or ``fail`` with the harness' error types: ``content_lost`` (``raw``, the captured text,
+    has words but the parser returned no call, no content and no reasoning: it dropped the answer),
+    ``wrong_call_count``, ``wrong_name``, ``invalid_arguments`` (not an object, or rejected by the tool's
+    schema), ``wrong_argument_value`` (a pinned value or required substring missing), ``marker_leak``."""
+    if raw and raw.strip() and not (got.tool_calls or (got.content or "").strip() or (got.reasoning or "").strip()):
+        return Score("fail", "content_lost", f"the parser returned nothing for a {len(raw)}-character answer")
     if len(got.tool_calls) != len(prompt.calls):
         return Score("fail", "wrong_call_count", f"expected {len(prompt.calls)} call(s), got {len(got.tool_calls)}")
     for i, (want, have) in enumerate(zip(prompt.calls, got.tool_calls)):

@@ -116,3 +116,16 @@ def test_cli_lists_the_suites():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert "code-with-quotes          20 prompts, 20 expected calls; tools: file_write" in out.stdout
+
+
+def test_a_parser_that_returns_nothing_for_a_real_answer_loses_content():
+    """SGLang's qwen detector drops a malformed call and returns an empty message (SmolLM2 capture notool-05)."""
+    from harness.formats import get_format
+    from harness.model import Message
+    from harness.suites import judge, load_suite
+
+    prompt = load_suite("no-tool")[0]
+    raw = '<tool_call>\n{"name": "rain", "text": "The rain falls"}'
+    assert judge(prompt, Message(), get_format("hermes"), raw).error_type == "content_lost"
+    assert judge(prompt, Message(content="The rain falls"), get_format("hermes"), raw).verdict == "pass"
+    assert judge(prompt, Message(), get_format("hermes"), "   ").verdict == "pass"
