@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.cases import load_cases
 from harness.edge_catalog import curated_scenarios
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, format_edge_scenarios
 from harness.generate import generate_scenarios
 from harness.model import SLICES, Case
 from harness.errors import UnrepresentableError
@@ -40,7 +40,7 @@ def build_corpus(template: ChatTemplate, fmt: FormatSpec, *, seed: int, n_genera
     """
     corpus = Corpus(cases=[])
     if "curated" in slices:
-        _render_all(corpus, template, fmt, curated_scenarios(), "curated")
+        _render_all(corpus, template, fmt, curated_scenarios() + format_edge_scenarios(fmt.name), "curated")
     if "generated" in slices and n_generated > 0:
         scenarios = generate_scenarios(n_generated, seed, forbid=fmt.unrepresentable)
         _render_all(corpus, template, fmt, scenarios, "generated")

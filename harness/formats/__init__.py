@@ -1,7 +1,8 @@
 """Format facts, one module per tool-call format family.
 
-Each module defines ``SPEC``, a :class:`FormatSpec`. Adding a format means adding its module here, its
-catalog rows in ``templates/catalog.toml`` and its tests.
+Each module defines ``SPEC``, a :class:`FormatSpec`, and may define ``edge_scenarios() -> list[Scenario]``:
+format-specific shapes (ids ``edge-<format>-...``) that join the curated slice for that format only. Adding
+a format means adding its module here, its catalog rows in ``templates/catalog.toml`` and its tests.
 """
 
 from __future__ import annotations
@@ -45,3 +46,10 @@ def known_formats() -> list[str]:
     import pkgutil
 
     return sorted(m.name for m in pkgutil.iter_modules(__path__))
+
+
+def format_edge_scenarios(name: str) -> list:
+    """The format module's own curated scenarios (``edge_scenarios()``), or ``[]`` when it has none."""
+    module = importlib.import_module(f"harness.formats.{name}")
+    make = getattr(module, "edge_scenarios", None)
+    return list(make()) if make else []
