@@ -27,8 +27,9 @@ from harness.errors import HarnessError
 from harness.formats import get_format
 from harness.model import SLICES, Case
 from harness.protocol import Parser
-from harness.runner import (DEFAULT_MODES, DEFAULT_TIMEOUT_S, ONESHOT, ResultsWriter, alarm_limit, check_interrupted,
-                            evaluate_case, guarded, modes_for)
+from harness.roundtrip import applies, roundtrip_check
+from harness.runner import (DEFAULT_MODES, DEFAULT_TIMEOUT_S, ONESHOT, ROUNDTRIP, ResultsWriter, alarm_limit,
+                            check_interrupted, evaluate_case, guarded, modes_for)
 from harness.scoring import score
 from harness.templates import load_template
 
@@ -113,7 +114,7 @@ def run_eval(config: EvalConfig) -> Path:
                   markup=False, highlight=False)
 
     try:
-        records = _run_all(corpus.cases, parsers, fmt, config, run_dir / "results.jsonl")
+        records = _run_all(corpus.cases, parsers, fmt, config, run_dir / "results.jsonl", template)
         shrunk = _shrink_generated(records, parsers, template, fmt, config) if config.shrink else {}
         capture_records, capture_info = _capture_slice(config, entry, fmt, template, parsers, run_dir)
     except KeyboardInterrupt:
@@ -220,10 +221,12 @@ def _close(parsers: list[Parser]) -> None:
             parser.close()
 
 
-def _run_all(cases: list[Case], parsers: list[Parser], fmt, config: EvalConfig, results_path: Path) -> list[dict]:
+def _run_all(cases: list[Case], parsers: list[Parser], fmt, config: EvalConfig, results_path: Path,
+             template) -> list[dict]:
     records: list[dict] = []
     plan = [(parser, modes_for(parser, config.modes, fmt)) for parser in parsers]
-    total = len(cases) * sum(len(m) for _, m in plan)
+    check = roundtrip_check(template, fmt) if ROUNDTRIP in config.modes else None
+    total = sum(len(m) - (ROUNDTRIP in m and (check is None or not applies(c))) for c in cases for _, m in plan)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.speed} /s"),
                TimeRemainingColumn())
     with ResultsWriter(results_path) as writer, Progress(*columns, console=config.console, transient=True,
@@ -232,7 +235,7 @@ def _run_all(cases: list[Case], parsers: list[Parser], fmt, config: EvalConfig, 
         for case in cases:
             check_interrupted()
             for parser, modes in plan:
-                for record in evaluate_case(case, parser, fmt, modes, config.seed, config.timeout_s):
+                for record in evaluate_case(case, parser, fmt, modes, config.seed, config.timeout_s, check):
                     writer.write(record)
                     records.append(record.to_json())
                     progress.advance(task)

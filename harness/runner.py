@@ -1,8 +1,10 @@
 """Running parsers over cases: one record per (case, parser, mode), written as it is produced.
 
-Modes: ``oneshot`` (``parser.parse``), the streaming chunkings of :mod:`harness.chunking` (``whole``,
-``char``, ``random``, ``tokens``), and ``prefix`` — for the project's own incremental parsers, the text
-split in two at every position (``text[:k]``, ``text[k:]``) must give the one-shot result each time.
+Modes: ``oneshot`` (``parser.parse``), ``roundtrip`` (the one-shot result rendered back through the template
+must give the case's text: :mod:`harness.roundtrip`; rendered cases only, when a template is given), the
+streaming chunkings of :mod:`harness.chunking` (``whole``, ``char``, ``random``, ``tokens``), and ``prefix`` —
+for the project's own incremental parsers, the text split in two at every position (``text[:k]``,
+``text[k:]``) must give the one-shot result each time.
 
 A parser that raises is recorded as ``error``/``exception``; one that runs past the time limit as
 ``error``/``timeout`` (enforced with ``SIGALRM`` in the main thread, so it interrupts Python code but not a
@@ -27,7 +29,8 @@ from harness.worker_client import WorkerError, WorkerParserError, WorkerParserTi
 
 ONESHOT = "oneshot"
 PREFIX = "prefix"
-DEFAULT_MODES = (ONESHOT, "whole", "char", "random", "tokens", PREFIX)
+ROUNDTRIP = "roundtrip"
+DEFAULT_MODES = (ONESHOT, ROUNDTRIP, "whole", "char", "random", "tokens", PREFIX)
 DEFAULT_TIMEOUT_S = 10.0
 
 
@@ -129,8 +132,10 @@ def modes_for(parser: Parser, modes: tuple[str, ...], fmt: FormatSpec) -> list[s
 
 
 def evaluate_case(case: Case, parser: Parser, fmt: FormatSpec, modes: list[str], seed: int,
-                  timeout_s: float | None = DEFAULT_TIMEOUT_S) -> Iterator[Record]:
-    """Yield one :class:`Record` per mode for ``case`` under ``parser`` (one-shot first)."""
+                  timeout_s: float | None = DEFAULT_TIMEOUT_S, roundtrip=None) -> Iterator[Record]:
+    """Yield one :class:`Record` per mode for ``case`` under ``parser`` (one-shot first). ``roundtrip`` is a
+    :func:`harness.roundtrip.roundtrip_check`; without it, or for a case it does not apply to, the
+    ``roundtrip`` mode yields nothing."""
     timeout_s = alarm_limit(parser, timeout_s)
     started = time.perf_counter()
     oneshot, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), timeout_s)
@@ -140,6 +145,12 @@ def evaluate_case(case: Case, parser: Parser, fmt: FormatSpec, modes: list[str],
         if mode == ONESHOT:
             continue
         started = time.perf_counter()
+        if mode == ROUNDTRIP:
+            from harness.roundtrip import applies
+
+            if roundtrip is not None and applies(case):
+                yield _record(case, parser, mode, error or roundtrip(case, oneshot), oneshot, started)
+            continue
         if mode == PREFIX:
             got, result = _every_prefix(case, parser, fmt, oneshot, timeout_s)
         else:

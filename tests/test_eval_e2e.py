@@ -41,12 +41,18 @@ def test_results_have_one_line_per_case_parser_mode(run):
     slices = {json.loads(c)["slice"] for c in cases}
     assert slices == {"curated", "generated", "observed"}
     modes = {r["mode"] for r in records}
-    assert modes == {"oneshot", "whole", "char", "random", "tokens", "prefix"}
+    assert modes == {"oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"}
     assert {r["mode"] for r in records if r["parser"] != "toolcall-harness:gemma4"} == modes - {"prefix"}
     per_parser = {}
     for r in records:
         per_parser.setdefault((r["parser"], r["mode"]), set()).add(r["case_id"])
-    assert all(len(ids) == len(cases) for ids in per_parser.values())
+    # round trips apply to the cases whose text the template wrote as is
+    full = {json.loads(c)["id"] for c in cases
+            if json.loads(c)["slice"] != "observed" and json.loads(c).get("text_provenance", "full") == "full"}
+    assert all(ids == full for (_, mode), ids in per_parser.items() if mode == "roundtrip")
+    assert all(len(ids) == len(cases) for (_, mode), ids in per_parser.items() if mode != "roundtrip")
+    own_roundtrips = [r for r in records if r["mode"] == "roundtrip" and r["parser"] == "toolcall-harness:gemma4"]
+    assert own_roundtrips and all(r["verdict"] == "pass" for r in own_roundtrips)
     for r in records:
         assert r["verdict"] in ("pass", "fail", "surfaced", "error")
         assert (r["error_type"] is None) == (r["verdict"] in ("pass", "surfaced"))
