@@ -98,6 +98,8 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--captures", type=_csv, default=None, metavar="FILE[,FILE]",
                     help="score these capture files (JSON Lines) instead of generating")
     ev.add_argument("--no-capture", action="store_true", help="skip capturing even when the catalog names a backend")
+    ev.add_argument("--all-models", action="store_true",
+                    help="run every catalog model (captures off) and print one table per format family")
     ev.set_defaults(func=_cmd_eval)
 
     ca = sub.add_parser("capture", help="run a model on the prompt suites and record its raw output (JSON Lines)")
@@ -168,6 +170,14 @@ def _cmd_eval(args, console: Console) -> int:
 
     _check_choices("mode", args.modes, DEFAULT_MODES)
     _check_choices("slice", args.slices, SLICES)
+    if args.all_models:
+        from harness.all_models import run_all_models
+
+        run_all_models(EvalConfig(parsers=args.parsers, modes=tuple(args.modes), slices=tuple(args.slices),
+                                  seed=args.seed, n_generated=args.cases, timeout_s=args.timeout,
+                                  shrink=not args.no_shrink, console=console, install_missing=not args.no_install),
+                       out_root=args.out)
+        return 0
     capture = _capture_settings(args, files=tuple(Path(f) for f in args.captures or ()), required=False)
     run_eval(EvalConfig(model=args.model, parsers=args.parsers, modes=tuple(args.modes), slices=tuple(args.slices),
                         seed=args.seed, n_generated=args.cases, model_dir=args.model_dir, gguf=args.gguf,

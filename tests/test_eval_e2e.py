@@ -149,3 +149,32 @@ def test_parsers_command_lists_the_three_parsers():
     lines = proc.stdout.splitlines()
     for name in ("toolcall-harness:gemma4", "transformers==5.24.0:gemma4", "mlx-lm==0.32.2:gemma4"):
         assert any(line.startswith(name) and "available" in line for line in lines)
+
+
+def test_family_grid_sums_templates_and_counts_observed_cases_once():
+    from harness.all_models import family_grid
+
+    def rec(parser, slice_name, mode, verdict, case_id):
+        return {"parser": parser, "slice": slice_name, "mode": mode, "verdict": verdict, "case_id": case_id}
+
+    records = [rec("p", "curated", "oneshot", "pass", "a"), rec("p", "curated", "oneshot", "fail", "a"),  # 2 templates
+               rec("p", "curated", "char", "pass", "a"), rec("p", "curated", "whole", "pass", "a"),
+               rec("p", "observed", "oneshot", "pass", "o"), rec("p", "observed", "oneshot", "pass", "o")]
+    columns, rows = family_grid(records)
+    assert columns == ["curated oneshot", "curated streaming", "observed oneshot"]
+    assert rows == [("p", ["1/2", "2/2", "1/1"])]
+
+
+def test_eval_all_models_prints_one_table_per_family(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "eval", "--all-models", "--cases", "0",
+                           "--slices", "curated", "--modes", "oneshot", "--parsers", "own", "--no-shrink",
+                           "--out", str(tmp_path / "all")], capture_output=True, text=True, timeout=1200,
+                          env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "gemma4 family: passed/total" in proc.stdout
+    assert "hermes family: passed/total" in proc.stdout
+    report = (tmp_path / "all" / "report.md").read_text(encoding="utf-8")
+    assert "## gemma4" in report and "same template as `gemma-4-e2b`" in report
