@@ -70,9 +70,15 @@ def run_all_models(config, out_root: Path | None = None) -> Path:
 
 
 def _template_sha(model: str, config) -> str:
+    """The sha256 of the model's template, or ``"none:MODEL"`` when no source has one (the run then scores
+    only the observed cases, as ``eval`` does)."""
+    from harness.errors import TemplateNotFoundError
     from harness.templates import load_template
 
-    return load_template(model, model_dir=None, gguf=None).provenance["sha256"]
+    try:
+        return load_template(model, model_dir=None, gguf=None).provenance["sha256"]
+    except TemplateNotFoundError:
+        return f"none:{model}"
 
 
 def _read(path: Path) -> list[dict]:

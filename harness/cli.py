@@ -61,6 +61,20 @@ def _count(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
 def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -162,7 +176,7 @@ def _template_args(cmd: argparse.ArgumentParser) -> None:
                      help="catalog name (see `toolcall-harness models`); it sets the format and hub repo "
                           "even when --model-dir or --gguf supplies the template")
     cmd.add_argument("--model-dir", default=None, help="local model directory holding the chat template")
-    cmd.add_argument("--gguf", default=None, help="GGUF file whose tokenizer.chat_template to use")
+    cmd.add_argument("--gguf", default=None, help="a GGUF file: its tokenizer.chat_template is the template of the run, and the llama-cpp capture backend loads it")
 
 
 def _cmd_eval(args, console: Console) -> int:
@@ -193,8 +207,8 @@ def _capture_args(sub: argparse.ArgumentParser) -> None:
                      help="capture with this backend (default: the catalog's capture_backend for the model)")
     sub.add_argument("--suites", type=_csv, default=None, help="suite names or files (default: every shipped suite)")
     sub.add_argument("--capture-limit", type=_count, default=None, metavar="N", help="first N prompts of each suite")
-    sub.add_argument("--max-tokens", type=_count, default=256, help="completion tokens per prompt (default 256)")
-    sub.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
+    sub.add_argument("--max-tokens", type=_positive, default=256, help="completion tokens per prompt (default 256)")
+    sub.add_argument("--temperature", type=_non_negative, default=0.0, help="0 = greedy (default)")
     sub.add_argument("--capture-seed", type=_count, default=0, help="sampler seed (default 0)")
     sub.add_argument("--grammar", type=Path, default=None, help="GBNF grammar file (llama-cpp backend)")
     sub.add_argument("--force-reference", action="store_true",
@@ -203,10 +217,10 @@ def _capture_args(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--server-mode", choices=["completions", "chat"], default="completions",
                      help="openai backend: raw completions of the rendered prompt, or chat with tools")
     sub.add_argument("--server-name", default=None, help="openai backend: name for the server's own parser")
-    sub.add_argument("--concurrency", type=_count, default=4, help="openai backend: requests in flight (default 4)")
+    sub.add_argument("--concurrency", type=_positive, default=4, help="openai backend: requests in flight (default 4)")
     sub.add_argument("--examples", default=None, metavar="NAME",
-                     help="few-shot turns before each prompt: corpora/fewshot/NAME.json (default: the catalog's "
-                          "capture_examples; 'none' for none)")
+                     help="few-shot turns before each prompt: corpora/fewshot/NAME.json or a .json file (default: "
+                          "the catalog's capture_examples; 'none' for none)")
 
 
 def _capture_settings(args, files: tuple = (), required: bool = True):
@@ -225,6 +239,8 @@ def _capture_settings(args, files: tuple = (), required: bool = True):
                            f"(transformers, llama-cpp, mlx-lm, openai)")
     grammar = None
     if args.grammar is not None:
+        if backend != "llama-cpp":
+            raise HarnessError(f"--grammar applies to the llama-cpp backend, not {backend}")
         grammar = args.grammar.read_text(encoding="utf-8")
     return CaptureSettings(backend=backend, suites=tuple(args.suites or ()), limit=args.capture_limit,
                            sampling=Sampling(temperature=args.temperature, max_tokens=args.max_tokens,
@@ -233,6 +249,7 @@ def _capture_settings(args, files: tuple = (), required: bool = True):
                            server_mode=args.server_mode, concurrency=max(1, args.concurrency),
                            server_name=args.server_name, files=files,
                            examples=None if args.examples == "none" else args.examples or entry.capture_examples or None)
+
 
 
 def _cmd_capture(args, console: Console) -> int:
@@ -258,10 +275,12 @@ def _cmd_capture(args, console: Console) -> int:
                                                  f"({c.tokens} tokens, {c.elapsed_s:.1f} s)"))
     backend.close()
     print(f"{run.generated} generated, {run.reused} reused, {run.errors} capture errors")
+    if run.stopped:
+        print(run.stopped)
     print("  ".join(STATS_HEADER))
     for row in _stats_rows({"stats": capture_stats(run.captures, fmt)}):
         print("  ".join(row))
-    return 0
+    return 1 if run.captures and run.errors == len(run.captures) else 0  # every capture failed
 
 
 def _cmd_check(args, console: Console) -> int:

@@ -11,7 +11,7 @@ import datetime as dt
 import importlib.metadata
 import platform
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -23,7 +23,7 @@ from harness.cases import write_cases
 from harness.capture import CaptureSettings
 from harness.catalog import get_model
 from harness.corpus import build_corpus
-from harness.errors import HarnessError
+from harness.errors import HarnessError, TemplateNotFoundError
 from harness.formats import get_format
 from harness.model import SLICES, Case
 from harness.protocol import Parser
@@ -90,16 +90,27 @@ def run_eval(config: EvalConfig) -> Path:
     started, started_at = time.perf_counter(), dt.datetime.now().astimezone()
     entry = get_model(config.model)
     fmt = get_format(entry.format)
+    plan = _plan_capture(config, entry, fmt)  # bad suites, few-shot or capture files fail before any work
     # Unknown names fail before any work; engines not built yet are built now (or reported unavailable).
     parsers, unavailable = create_parsers(config.parsers, fmt.name, install_missing=config.install_missing,
                                           log=lambda line: console.print(line, markup=False, highlight=False))
     if not parsers:
         raise HarnessError("no parser can run: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items()))
-    template = load_template(config.model, model_dir=config.model_dir, gguf=config.gguf)
-    console.print(f"template: {template.provenance['source']} {template.provenance['file']} "
-                  f"sha256 {template.provenance['sha256'][:12]}…"
-                  + (f"  [yellow]fallback: {template.provenance.get('fallback_note', '')}[/yellow]"
-                     if template.provenance.get("fallback") else ""))
+    try:
+        template = load_template(config.model, model_dir=config.model_dir, gguf=config.gguf)
+    except TemplateNotFoundError as exc:
+        # A model with no offline template (FunctionGemma) still runs its observed cases; anything else fails.
+        if entry.offline_template or config.model_dir or config.gguf or "observed" not in config.slices:
+            raise
+        template, config = None, replace(config, slices=("observed",))
+        console.print(f"[yellow]no template: {escape(str(exc))}[/yellow]")
+        console.print("[yellow]the curated and generated slices are skipped (they are rendered through the "
+                      "template); only the observed cases run[/yellow]")
+    if template is not None:
+        console.print(f"template: {template.provenance['source']} {template.provenance['file']} "
+                      f"sha256 {template.provenance['sha256'][:12]}…"
+                      + (f"  [yellow]fallback: {template.provenance.get('fallback_note', '')}[/yellow]"
+                         if template.provenance.get("fallback") else ""))
     corpus = build_corpus(template, fmt, seed=config.seed, n_generated=config.n_generated, slices=config.slices)
     check_interrupted()
     for name, reason in unavailable.items():
@@ -109,14 +120,17 @@ def run_eval(config: EvalConfig) -> Path:
     run_dir = config.out_dir or REPORTS_DIR / config.model / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     write_cases(run_dir / "corpus.jsonl", corpus.cases)
+    skipped = f" ({len(corpus.skipped)} scenarios the template cannot write skipped: see report.md)" \
+        if corpus.skipped else ""
     console.print("corpus: " + ", ".join(f"{s} {corpus.count(s)}" for s in config.slices)
-                  + f" cases; parsers: {', '.join(p.name for p in parsers)}; writing {run_dir}",
+                  + f" cases{skipped}; parsers: {', '.join(p.name for p in parsers)}; writing {run_dir}",
                   markup=False, highlight=False)
 
     try:
         records = _run_all(corpus.cases, parsers, fmt, config, run_dir / "results.jsonl", template)
         shrunk = _shrink_generated(records, parsers, template, fmt, config) if config.shrink else {}
-        capture_records, capture_info = _capture_slice(config, entry, fmt, template, parsers, run_dir)
+        capture_records, capture_info, capture_texts = _capture_slice(config, entry, fmt, template, parsers,
+                                                                      run_dir, plan)
     except KeyboardInterrupt:
         console.print(f"interrupted: the records produced so far are in {run_dir / 'results.jsonl'}")
         _close(parsers)
@@ -125,7 +139,8 @@ def run_eval(config: EvalConfig) -> Path:
     info = {
         "model": config.model, "format": fmt.name, "run_id": run_id,
         "started": started_at.isoformat(timespec="seconds"),
-        "duration_s": time.perf_counter() - started, "template": template.provenance,
+        "duration_s": time.perf_counter() - started,
+        "template": template.provenance if template is not None else _NO_TEMPLATE,
         "tokenizer": _tokenizer_provenance(fmt.name), "versions": library_versions(), "commit": harness_commit(),
         "seeds": {"run_seed": config.seed, "hypothesis_seed": config.seed, "random_split_seed": config.seed},
         "corpus": {s: corpus.count(s) for s in config.slices}, "skipped": corpus.skipped,
@@ -133,11 +148,20 @@ def run_eval(config: EvalConfig) -> Path:
     }
     _close(parsers)
     _write_reports(run_dir, info, records, corpus.cases, shrunk, [p.name for p in parsers], config)
+    if capture_info.get("skipped"):
+        with open(run_dir / "report.md", "a", encoding="utf-8") as fh:
+            fh.write(f"\n## captured output\n\nCapture with {capture_info['backend']} skipped: "
+                     f"{capture_info['skipped']}\n")
     if capture_records or capture_info.get("stats"):
-        report.print_capture(config.console, capture_info, capture_records)
-        report.append_capture_md(run_dir / "report.md", capture_info, capture_records)
+        report.print_capture(config.console, capture_info, capture_records, capture_texts)
+        report.append_capture_md(run_dir / "report.md", capture_info, capture_records, capture_texts)
         report.write_summary_csv(report.summarize(records + capture_records), run_dir / "summary.csv")
     return run_dir
+
+
+_NO_TEMPLATE = {"source": "none", "file": "-", "location": "-", "sha256": "-", "fallback": True,
+                "fallback_note": "no template could be loaded and the catalog has none offline: only the observed "
+                                 "cases ran"}
 
 
 def _capture_settings(config: EvalConfig, entry) -> CaptureSettings | None:
@@ -149,52 +173,99 @@ def _capture_settings(config: EvalConfig, entry) -> CaptureSettings | None:
         if entry.capture_backend else None
 
 
-def _capture_slice(config: EvalConfig, entry, fmt, template, parsers: list[Parser], run_dir: Path):
-    """Capture the suites with the configured backend (or read given capture files) and score every parser on
-    them; results go to ``results.jsonl`` as produced. Returns ``(records, info)``; a backend that cannot start
-    (no weights, library missing) is explained in ``info["skipped"]`` and the run goes on."""
-    from harness.backends import BackendError
-    from harness.capture import capture_key, capture_stats, latest_captures, load_examples, load_prompts, \
-        open_backend, run_capture, score_captures
-    from harness.weights import WeightsNotFound
+@dataclass
+class _CapturePlan:
+    """What the capture stage will do, checked before any other work: settings, prompts, few-shot turns and,
+    when re-scoring, the captures read from the given files."""
+
+    settings: CaptureSettings
+    prompts: list
+    examples: list | None
+    captures: list | None = None
+
+
+def _plan_capture(config: EvalConfig, entry, fmt) -> _CapturePlan | None:
+    """Read and check suites, few-shot file and capture files up front, so bad input fails before the corpus
+    runs. Raises :class:`HarnessError` naming the file."""
+    from harness.capture import latest_captures, load_examples, load_prompts
 
     settings = _capture_settings(config, entry)
     if settings is None:
-        return [], {}
-    console = config.console
+        return None
     prompts = load_prompts(settings.suites, settings.limit)
+    examples = load_examples(settings.examples) if settings.examples else None
+    plan = _CapturePlan(settings, prompts, examples)
+    if settings.files:
+        known = {p.id for p in prompts}
+        plan.captures = latest_captures(settings.files)
+        for capture in plan.captures:
+            where = f"{', '.join(map(str, settings.files))}: capture of prompt {capture.prompt_id!r}"
+            if capture.format != fmt.name:
+                raise HarnessError(f"{where} is format {capture.format!r}, but {config.model} is {fmt.name!r}")
+            if capture.prompt_id not in known:
+                raise HarnessError(f"{where} ({capture.suite}): no such prompt in the suites given "
+                                   f"({', '.join(settings.suites) or 'all shipped'}; --capture-limit "
+                                   f"{settings.limit})")
+    return plan
+
+
+def _capture_slice(config: EvalConfig, entry, fmt, template, parsers: list[Parser], run_dir: Path,
+                   plan: _CapturePlan | None):
+    """Capture the suites with the configured backend (or take the captures read from files) and score every
+    parser on them; results go to ``results.jsonl`` as produced. Returns ``(records, info, {prompt id: raw
+    text})``; a backend that
+    cannot start (no weights, library missing, bad grammar) is explained in ``info["skipped"]`` and the run
+    goes on."""
+    from harness.backends import BackendError
+    from harness.capture import capture_key, capture_stats, open_backend, run_capture, score_captures
+    from harness.weights import WeightsNotFound
+
+    if plan is None:
+        return [], {}, {}
+    settings, prompts, console = plan.settings, plan.prompts, config.console
     info: dict = {"backend": settings.backend, "suites": sorted({p.suite for p in prompts}),
                   "prompts": len(prompts), "sampling": settings.sampling.to_json(), "forced": settings.force,
                   "options": settings.recorded_options()}
-    if settings.files:
-        captures = latest_captures(settings.files)
+    if plan.captures is not None:
+        captures = plan.captures
         info["files"] = [str(f) for f in settings.files]
+        if not captures:
+            console.print(f"[yellow]no captures in {escape(', '.join(info['files']))}[/yellow]")
+    elif template is None:
+        console.print("[yellow]capture skipped: there is no template to render the prompts with[/yellow]")
+        return [], {**info, "skipped": "no template to render the prompts with"}, {}
     else:
         try:
             backend = open_backend(settings, entry, gguf=config.gguf, model_dir=config.model_dir)
         except (WeightsNotFound, BackendError) as exc:
             console.print(f"[yellow]capture skipped: {escape(str(exc))}[/yellow]")
             console.print("[yellow]the rendered and observed slices ran without it[/yellow]")
-            return [], {**info, "skipped": str(exc)}
+            return [], {**info, "skipped": str(exc)}, {}
         out = (settings.out_dir or REPORTS_DIR / config.model / "captures")
         path = out / capture_key(backend.name, backend.weights.sha256)
         console.print(f"capture: {backend.name} {backend.weights.path} ({backend.weights.source}), "
                       f"{len(prompts)} prompts → {path}", markup=False, highlight=False)
-        examples = load_examples(settings.examples) if settings.examples else None
+        versions = backend.versions()
         with _progress(console, "capturing", len(prompts)) as advance:
             run = run_capture(prompts, backend, template, fmt, path, sampling=settings.sampling,
-                              force=settings.force, options=settings.recorded_options(), examples=examples,
+                              force=settings.force, options=settings.recorded_options(), examples=plan.examples,
                               on_capture=lambda capture: advance())
         backend.close()
         captures = run.captures
-        info.update(file=str(path), model=backend.weights.to_json(), versions=backend.versions(),
-                    reused=run.reused, generated=run.generated)
+        info.update(file=str(path), model=backend.weights.to_json(), versions=versions,
+                    reused=run.reused, generated=run.generated, stopped=run.stopped)
+        if run.stopped:
+            console.print(f"[yellow]{escape(run.stopped)}[/yellow]")
     info["stats"] = capture_stats(captures, fmt)
-    info["errors"] = sum(1 for c in captures if c.error is not None)
+    failed = [c for c in captures if c.error is not None]
+    info["errors"] = len(failed)
+    if failed:
+        console.print(f"[yellow]{len(failed)} capture error(s); first ({escape(failed[0].prompt_id)}): "
+                      f"{escape(failed[0].error)}[/yellow]")
     with ResultsWriter(run_dir / "results.jsonl") as writer:
         records = score_captures(captures, {p.id: p for p in prompts}, parsers, fmt, writer,
                                  timeout_s=config.timeout_s, server_name=settings.server_name)
-    return records, info
+    return records, info, {c.prompt_id: c.text for c in captures}
 
 
 class _progress:
@@ -225,7 +296,7 @@ def _run_all(cases: list[Case], parsers: list[Parser], fmt, config: EvalConfig, 
              template) -> list[dict]:
     records: list[dict] = []
     plan = [(parser, modes_for(parser, config.modes, fmt)) for parser in parsers]
-    check = roundtrip_check(template, fmt) if ROUNDTRIP in config.modes else None
+    check = roundtrip_check(template, fmt) if ROUNDTRIP in config.modes and template is not None else None
     total = sum(len(m) - (ROUNDTRIP in m and (check is None or not applies(c))) for c in cases for _, m in plan)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.speed} /s"),
                TimeRemainingColumn())

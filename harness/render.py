@@ -37,6 +37,23 @@ Hermes JSON family (``NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja``, ``Qwe
 - Hermes 3's tool-declaration macro recurses without end on a parameter typed ``{"type": "null"}`` (a
   string type it does not map is iterated character by character): such a scenario is unrepresentable.
 
+Harmony (``openai-gpt-oss-120b.jinja``, same sdist), measured:
+
+- ``gen`` ends ``<|start|>assistant``; ``full`` continues `` to=functions.NAME<|channel|>commentary json<|message|>``
+  ``ARGS<|call|>`` (or ``<|channel|>analysis<|message|>REASONING<|end|><|start|>assistant to=...`` first, or
+  ``<|channel|>final<|message|>CONTENT<|return|>`` on a turn without calls): the cut falls right after the role,
+  so the text starts inside the first header, where the model starts writing, and the prefix is ``""``.
+- transformers fills the message's ``thinking`` (what the template reads) from ``reasoning_content``.
+- Three things the template does that the checks below turn into unrepresentable scenarios: it writes only the
+  first call of a turn; it writes a tool-call turn's *content* as its analysis (reasoning) message; and it raises
+  on a tool-call turn with both content and reasoning. Prose before the calls (``content_before``) cannot be raw
+  text in Harmony, so the format module composes it (``compose_content_before``: a commentary preamble message).
+
+Format-neutral checks (any template): a full render that fails while the prompt renders means the template refuses
+the turn (unrepresentable); a turn whose last call can be removed without changing the render drops calls; content
+of a turn with calls that renders exactly like the same text given as reasoning is written as reasoning. A format
+module may define ``compose_content_before(completion, prose) -> text`` to place ``content_before`` itself.
+
 Limitation (other formats): pre-filled text that the full render repeats (e.g. a prompt ending
 ``<think>`` followed in history by ``<think>...</think>``) falls inside the common prefix, so it is neither
 in ``text`` nor in ``prefix``; ``text`` is still exactly what the model generates after the prompt.
@@ -195,6 +212,17 @@ def _declaration_fault(template: ChatTemplate, scenario: Scenario, history: list
                                f"declarations ({str(exc).rsplit(': ', 1)[-1]})") from None
 
 
+def _format_hook(fmt: FormatSpec, name: str):
+    """The function ``name`` of the format's module (``harness/formats/<format>.py``), or None."""
+    import importlib
+
+    try:
+        module = importlib.import_module(f"harness.formats.{fmt.name}")
+    except ModuleNotFoundError:
+        return None
+    return getattr(module, name, None)
+
+
 def _call_id(index: int) -> str:
     # 9 alphanumerics: the strictest id rule seen (Mistral-Small-3.2's template raises otherwise).
     return f"call{index:05d}"
@@ -215,7 +243,8 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
 
     - ``text``: the completion with one stop marker stripped. ``content_before`` is inserted before the first
       ``fmt.call_open`` (after any reasoning block), or prepended when there is none -- or, when the
-      template writes the content before the calls (Qwen), before that content -- and ``text_provenance`` is
+      template writes the content before the calls (Qwen), before that content; or where the format module's
+      ``compose_content_before`` puts it (Harmony: a preamble message) -- and ``text_provenance`` is
       ``"composed"``; else ``"full"``.
     - ``prefix``: pre-filled prompt tail (Gemma 4 thinking off: ``<|channel>thought\\n<channel|>``).
     - ``expected``: ``Message(content=(content_before + content_after.strip()).strip() or None,
@@ -226,8 +255,9 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
 
     Raises :class:`UnrepresentableError` (naming the case) when an argument string contains one of
     ``fmt.unrepresentable``, the rendered text lacks the scenario's calls, reasoning or content (the template
-    dropped them), or only the scenario's tool declarations make the template fail; and
-    :class:`TemplateRenderError` when the template fails otherwise.
+    dropped them, or wrote the content of a turn with calls as its reasoning), only the scenario's tool
+    declarations make the template fail, or the template refuses the assistant turn (the prompt renders, the
+    turn does not); and :class:`TemplateRenderError` when the template fails otherwise.
     """
     for call in scenario.calls:
         bad = _unrepresentable_in(call.arguments, fmt.unrepresentable) or \
@@ -256,7 +286,11 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
     except TemplateRenderError as exc:
         _declaration_fault(template, scenario, history, tvars, exc)
         raise
-    full = render_messages(template, history + [assistant], tools, add_generation_prompt=False, **tvars)
+    try:
+        full = render_messages(template, history + [assistant], tools, add_generation_prompt=False, **tvars)
+    except TemplateRenderError as exc:  # the prompt renders: the template refuses this assistant turn itself
+        raise UnrepresentableError(f"case {scenario.id}: {template.file} refuses this assistant turn "
+                                   f"({str(exc).rsplit(': ', 1)[-1]})") from None
     prefix, completion, stop = split_completion(full, gen, fmt)
 
     if scenario.calls and fmt.call_open and fmt.call_open not in completion:
@@ -269,6 +303,9 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
         return render_messages(template, history + [{**assistant, **change}], tools, add_generation_prompt=False,
                                **tvars) == full
 
+    if len(scenario.calls) > 1 and ignored(tool_calls=assistant["tool_calls"][:-1]):
+        raise UnrepresentableError(f"case {scenario.id}: {template.file} does not write every tool call of a turn "
+                                   f"(it drops the last one)")
     if thinking and (scenario.reasoning not in prefix + completion or ignored(reasoning_content="")):
         raise UnrepresentableError(
             f"case {scenario.id}: {template.file} does not write the reasoning of this turn"
@@ -277,10 +314,16 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
     if after and (after not in completion or ignored(content="")):
         raise UnrepresentableError(f"case {scenario.id}: {template.file} does not write content_after "
                                    f"as given (it rewrites or drops it)")
+    if after and scenario.calls and not thinking and ignored(content="", reasoning_content=scenario.content_after):
+        raise UnrepresentableError(f"case {scenario.id}: {template.file} writes the content of a turn with tool "
+                                   f"calls as its reasoning")
 
     text = completion
     provenance = "full"
-    if scenario.content_before:
+    compose = _format_hook(fmt, "compose_content_before")
+    if scenario.content_before and compose is not None:  # the format says where prose before the calls goes
+        text, provenance = compose(completion, scenario.content_before), "composed"
+    elif scenario.content_before:
         at = completion.find(fmt.call_open) if fmt.call_open else -1
         at = at if at >= 0 else 0
         written = completion.rfind(after, 0, at) if after and at > 0 else -1

@@ -417,9 +417,42 @@ def _capture_title(info: dict) -> str:
     return f"captured output — {info['backend']} {where}" + (" (forced reference answers)" if info.get("forced") else "")
 
 
-def print_capture(console: Console, info: dict, records: list[dict]) -> None:
-    """Print the capture statistics (how often the model wrote a call at all) and the per-parser pass table on
-    the captured answers."""
+def capture_failures(records: list[dict]) -> dict[str, list[tuple[str, int, dict]]]:
+    """Per parser, its one-shot failure types on captured answers, most frequent first:
+    ``{parser: [(error type, count, first record)]}``."""
+    out: dict[str, list] = {}
+    for parser in dict.fromkeys(r["parser"] for r in records):
+        failed = [r for r in records if r["parser"] == parser and r["mode"] in ("oneshot", "server")
+                  and r["verdict"] != "pass"]
+        counts = Counter(r["error_type"] or r["verdict"] for r in failed)
+        out[parser] = [(kind, n, next(r for r in failed if (r["error_type"] or r["verdict"]) == kind))
+                       for kind, n in counts.most_common()]
+    return out
+
+
+def _reading(record: dict) -> str:
+    got = record.get("got")
+    if got is None:
+        return f"{record['verdict']}: {record['error_type']}"
+    calls = [(c.get("name"), c.get("arguments")) for c in got.get("tool_calls") or []]
+    return json.dumps({"calls": calls, "content": (got.get("content") or "").strip()}, ensure_ascii=False,
+                      sort_keys=True)
+
+
+def capture_disagreements(records: list[dict]) -> list[tuple[str, dict[str, list[str]]]]:
+    """Captured answers the parsers read differently one-shot (the differential view, independent of what
+    the prompt expected): ``[(prompt id, {reading: [parsers]})]`` where a reading is the calls and content a
+    parser returned, or its error."""
+    by_prompt: dict[str, dict[str, list[str]]] = {}
+    for r in records:
+        if r["mode"] == "oneshot":
+            by_prompt.setdefault(r["case_id"], {}).setdefault(_reading(r), []).append(r["parser"])
+    return [(pid, readings) for pid, readings in by_prompt.items() if len(readings) > 1]
+
+
+def print_capture(console: Console, info: dict, records: list[dict], texts: dict | None = None) -> None:
+    """Print the capture statistics (how often the model wrote a call at all), the per-parser pass table on
+    the captured answers, each parser's failure types, and the answers the parsers read differently."""
     stats = Table(title=_capture_title(info), title_justify="left")
     for name in STATS_HEADER:
         stats.add_column(name, justify="left" if name in ("suite", "finish") else "right")
@@ -427,6 +460,9 @@ def print_capture(console: Console, info: dict, records: list[dict]) -> None:
         stats.add_row(*row)
     console.print(stats)
     columns, grid = capture_grid(records)
+    if not columns:
+        console.print("no capture succeeded: there is nothing to score")
+        return
     table = Table(title="parsers on captured output: passed/total (capture errors count as failures)",
                   title_justify="left")
     table.add_column("parser", no_wrap=True)
@@ -435,16 +471,41 @@ def print_capture(console: Console, info: dict, records: list[dict]) -> None:
     for parser, cells in grid:
         table.add_row(Text(parser), *cells)
     console.print(table)
+    for parser, kinds in capture_failures(records).items():
+        if kinds:
+            console.print(f"{parser} on captured output: " + ", ".join(f"{k} {n}" for k, n, _ in kinds)
+                          + f" — e.g. {kinds[0][2]['case_id']}: {flat(kinds[0][2]['detail'])}",
+                          markup=False, highlight=False)
+    differ = capture_disagreements(records)
+    console.print(f"parsers read {len(differ)} of {len({r['case_id'] for r in records})} captured answers "
+                  f"differently (one-shot)", markup=False, highlight=False)
+    for pid, readings in differ[:3]:
+        console.print(f"  {pid}: {flat((texts or {}).get(pid) or '')[:160]!r}", markup=False, highlight=False)
+        for reading, parsers in readings.items():
+            console.print(f"    {', '.join(parsers)}: {reading[:150]}", markup=False, highlight=False)
 
 
-def append_capture_md(path: Path, info: dict, records: list[dict]) -> None:
-    """Append the captured-output section (statistics, pass table, provenance of the capture) to ``report.md``."""
+def append_capture_md(path: Path, info: dict, records: list[dict], texts: dict | None = None) -> None:
+    """Append the captured-output section (statistics, pass table, failure types, answers the parsers read
+    differently, provenance of the capture) to ``report.md``."""
     columns, grid = capture_grid(records)
     lines = ["", f"## {_capture_title(info)}", "",
              "| " + " | ".join(STATS_HEADER) + " |", "|" + "---|" * len(STATS_HEADER)]
     lines += ["| " + " | ".join(row) + " |" for row in _stats_rows(info)]
-    lines += ["", "| parser | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
-    lines += [f"| `{parser}` | " + " | ".join(cells) + " |" for parser, cells in grid]
+    if columns:
+        lines += ["", "| parser | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+        lines += [f"| `{parser}` | " + " | ".join(cells) + " |" for parser, cells in grid]
+    else:
+        lines += ["", "No capture succeeded: there is nothing to score."]
+    lines += ["", "### Failure types on captured output (one-shot)", ""]
+    for parser, kinds in capture_failures(records).items():
+        lines.append(f"- `{parser}`: " + (", ".join(f"{k} {n} (e.g. `{r['case_id']}`: {flat(r['detail'])})"
+                                                     for k, n, r in kinds) or "no failures"))
+    differ = capture_disagreements(records)
+    lines += ["", f"### Answers the parsers read differently ({len(differ)})", ""]
+    for pid, readings in differ:
+        lines += [f"- `{pid}`: `{flat((texts or {}).get(pid) or '')[:300]}`"]
+        lines += [f"  - {', '.join(f'`{p}`' for p in parsers)}: `{reading[:300]}`" for reading, parsers in readings.items()]
     model = info.get("model") or {}
     lines += ["", f"- backend: {info['backend']} {json.dumps(info.get('versions', {}))}; options "
                   f"{json.dumps(info.get('options', {}))}",

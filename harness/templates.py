@@ -27,7 +27,8 @@ be used is an error, not a silent switch to another template. Otherwise the hub 
 4. ``sdist`` -- the catalog's ``offline_template`` from the pinned llama-cpp-python sdist
    (:func:`harness.sdist.sdist_file`): llama.cpp's copy of a model repository's template. For a model with
    no copy of its own (Gemma 4 E2B/E4B) another model's template stands in; the catalog says so and the
-   provenance repeats it.
+   provenance repeats it. A row with no ``offline_template`` (FunctionGemma: the sdist has no template for it)
+   fails this source, and the :class:`~harness.errors.TemplateNotFoundError` then says what to download.
 
 Every failed source is recorded in ``provenance["attempts"]`` with a short reason. When every source
 fails, :class:`~harness.errors.TemplateNotFoundError` lists them. Unknown model names raise
@@ -292,6 +293,9 @@ def _from_gguf(gguf: str) -> tuple[str, dict]:
 def _from_sdist(entry: ModelEntry) -> tuple[str, dict]:
     from harness.sdist import SDIST_NAME, SDIST_VERSION, SdistError, sdist_file
 
+    if not entry.offline_template:
+        raise _SourceFailed(f"{SDIST_NAME}=={SDIST_VERSION} has no template for {entry.name} "
+                            f"(the catalog names no offline template)")
     try:
         path = sdist_file(entry.offline_template_relpath)
         text = path.read_text(encoding="utf-8")
@@ -364,4 +368,9 @@ def _first_source(entry: ModelEntry, chain: list, failure: str) -> ChatTemplate:
         }
         return ChatTemplate(text=text, model=entry.name, format=entry.format, provenance=provenance)
     tried = "; ".join(f"{a['source']}: {a['error']}" for a in attempts)
-    raise TemplateNotFoundError(f"{failure}: {tried}")
+    hint = ""
+    if not entry.offline_template and any(a["source"] == "sdist" for a in attempts):
+        hint = (f". There is no offline template for {entry.name}: download {entry.hf_repo}'s {entry.hf_file} "
+                f"(`hf download {entry.hf_repo} {entry.hf_file}`, into the HF cache) or pass a model folder "
+                f"(--model-dir) or a GGUF (--gguf) that holds it. Catalog: {entry.offline_note}")
+    raise TemplateNotFoundError(f"{failure}: {tried}{hint}")

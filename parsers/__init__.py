@@ -31,6 +31,17 @@ from harness.protocol import Parser
 PARSER_MODULES: dict[str, str] = {
     "gemma4": "toolcall-harness",
     "hermes": "toolcall-harness",
+    "llama3_json": "toolcall-harness",
+    "mistral": "toolcall-harness",
+    "glm45": "toolcall-harness",
+    "glm47": "toolcall-harness",
+    "qwen3_coder": "toolcall-harness",
+    "minimax_m2": "toolcall-harness",
+    "harmony": "toolcall-harness",
+    "functiongemma": "toolcall-harness",
+    "kimi_k2": "toolcall-harness",
+    "deepseek_v31": "toolcall-harness",
+    "deepseek_v32": "toolcall-harness",
     "transformers_ref": "transformers",
     "mlx_lm_ref": "mlx-lm",
 }

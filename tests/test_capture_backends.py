@@ -78,6 +78,10 @@ def test_a_second_run_reuses_the_file_and_failures_are_recorded_then_retried(for
     backend, run = forced_llama
     again = run_capture(prompts, backend, template, FMT, run.path, sampling=Sampling(max_tokens=400), force=True)
     assert (again.reused, again.generated) == (len(prompts), 0)
+    # a different rendered prompt (here: few-shot turns in front) is generated again, not reused
+    shown = run_capture(prompts[:1], backend, template, FMT, run.path, sampling=Sampling(max_tokens=400), force=True,
+                        examples=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    assert (shown.reused, shown.generated) == (0, 1)
     # a request that cannot fit the context is a recorded capture error, not an exception
     too_long = Sampling(max_tokens=10_000)
     failed = run_capture(prompts[:1], backend, template, FMT, run.path, sampling=too_long)
@@ -168,3 +172,11 @@ def test_gbnf_grammar_with_token_references_emits_the_real_marker_ids(micro, tem
         assert capture.pieces[0] == ["<|tool_call>", [TOOL_CALL_ID]]
         assert capture.text.startswith('<|tool_call>call:get_weather{city:<|"|>')
         assert capture.options == {"grammar": grammar}
+
+
+@pytest.mark.parametrize("grammar", ['root ::= ("yes" ', "root ::= undefined_rule", "root ::= <|nosuchtoken|>"])
+def test_an_invalid_grammar_is_an_error_not_a_crash(micro, grammar):
+    from harness.backends import BackendError
+
+    with pytest.raises(BackendError, match="rejected the GBNF grammar"):
+        create_backend("llama-cpp", _weights(micro, "gguf"), grammar=grammar)

@@ -21,6 +21,8 @@ import time
 from harness.backends import BackendError, Generation, PieceCollector, Request, Weights
 
 N_CTX = 4096
+_BAD_GRAMMAR = ("llama.cpp's grammar parser rejected the GBNF grammar (its `parse: error ...` line is on stderr): "
+                "a syntax error, an undefined rule, or a special token the model's vocabulary does not have")
 
 
 def create(weights: Weights, *, grammar: str | None = None, n_ctx: int = N_CTX, n_threads: int | None = None,
@@ -53,6 +55,19 @@ class LlamaCppBackend:
                                        n_gpu_layers=n_gpu_layers, verbose=False)
         except (ValueError, RuntimeError) as exc:
             raise BackendError(f"llama-cpp-python cannot load {weights.path}: {exc}") from None
+        if grammar is not None and not self.grammar_ok(grammar):
+            raise BackendError(_BAD_GRAMMAR)
+
+    def grammar_ok(self, grammar: str) -> bool:
+        """True when llama.cpp's grammar parser accepts ``grammar`` with this model's vocabulary (token
+        references included). ``LlamaGrammar`` does not check: an invalid grammar crashes the process later
+        (llama-cpp-python 0.3.36), so it is tried here with ``llama_sampler_init_grammar``, which returns NULL."""
+        lib = self._llama_cpp
+        sampler = lib.llama_sampler_init_grammar(self.llm._model.vocab, grammar.encode("utf-8"), b"root")
+        if not sampler:
+            return False
+        lib.llama_sampler_free(sampler)
+        return True
 
     def versions(self) -> dict[str, str]:
         return {"llama-cpp-python": self._llama_cpp.__version__, "n_gpu_layers": str(self.n_gpu_layers)}
@@ -79,6 +94,8 @@ class LlamaCppBackend:
             forced = llm.tokenize(request.force_text.encode("utf-8"), add_bos=False, special=True)
             processors = self._llama_cpp.LogitsProcessorList([_Forcer(forced, llm.token_eos(), len(prompt))])
         grammar = request.grammar or self.grammar
+        if request.grammar and not self.grammar_ok(request.grammar):
+            raise ValueError(_BAD_GRAMMAR)
         tokens = llm.generate(prompt, temp=s.temperature, top_p=s.top_p, top_k=0 if s.temperature else 40,
                               min_p=0.0, repeat_penalty=1.0, logits_processor=processors,
                               grammar=self._llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)

@@ -1,0 +1,40 @@
+"""GLM-4.7 tool-call format facts (format ``glm47``: the inline layout).
+
+Source: ``GLM-4.7-Flash.jinja`` in the llama-cpp-python 0.3.36 sdist (``vendor/llama.cpp/models/templates``),
+llama.cpp's copy of zai-org/GLM-4.7-Flash's chat template. Line numbers below are lines of that file.
+
+Same markers and value rules as :mod:`harness.formats.glm45`, but nothing is written between the parts of a call
+(lines 65-66, ``{{- ... -}}`` and ``trim_blocks``)::
+
+    <tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>...</tool_call>
+
+- An assistant turn (lines 41-68) writes ``<think>REASONING</think>`` (stripped; only after the last user
+  message, or always with ``clear_thinking=false``, line 52) or a lone ``</think>``, then the stripped content
+  (lines 57-59), then the calls with nothing between them; the turn ends right after the last ``</tool_call>``
+  (line 66). A zero-argument call is ``<tool_call>NAME</tool_call>``.
+- Keys raw (line 66); string values raw, other values ``tojson(ensure_ascii=False)`` (line 66). Arguments are
+  iterated with ``.items()`` (line 66): a non-mapping fails.
+- The generation prompt is ``<|assistant|><think>`` (thinking on, the default) or ``<|assistant|></think>``
+  (``enable_thinking=false``) (line 85). The full render of the turn repeats that marker, so the cut between
+  the two renders falls after it: the completion text starts *inside* reasoning (``REASONING</think>...``)
+  with an empty parse prefix, or, thinking off, directly with content or ``<tool_call>``. A parser must
+  therefore read text before a ``</think>`` that precedes any call as reasoning even without ``<think>``.
+- The user turn is written ``<|user|>TEXT`` with no newline (line 39); generation ends on ``<|user|>``,
+  ``<|observation|>`` or ``<|endoftext|>``.
+"""
+
+from harness.formats import FormatSpec
+from harness.formats.glm45 import CALL_CLOSE, CALL_OPEN, MARKERS, STOP_MARKERS, glm_edge_scenarios
+
+SPEC = FormatSpec(
+    name="glm47",
+    markers=MARKERS,
+    stop_markers=STOP_MARKERS,
+    call_open=CALL_OPEN,
+    call_close=CALL_CLOSE,
+    source="GLM-4.7-Flash.jinja (llama-cpp-python 0.3.36 sdist)",
+)
+
+
+def edge_scenarios() -> list:
+    return glm_edge_scenarios("glm47")

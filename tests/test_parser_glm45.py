@@ -1,0 +1,615 @@
+"""Tests of the project's own GLM parser (``parsers/glm45.py``; ``parsers/glm47.py`` is the same reader) and of the
+glm45 family end to end (GLM-4.5, GLM-4.6). GLM-4.7 specifics are in ``tests/test_parser_glm47.py``.
+
+Text rendered by the real templates comes from the llama-cpp-python 0.3.36 sdist copies (``GLM-4.6.jinja``,
+``GLM-4.7-Flash.jinja``) through the harness' own pipeline (catalog, ``load_template`` offline, ``render_scenario``,
+``build_corpus``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import parsers
+from harness.corpus import build_corpus
+from harness.formats import format_edge_scenarios, get_format
+from harness.model import Message, Scenario, ToolCall
+from harness.protocol import Parser, run_stream
+from harness.render import render_scenario
+from harness.roundtrip import roundtrip_check
+from harness.runner import evaluate_case, modes_for
+from harness.templates import load_template
+from parsers.glm45 import Glm45Parser
+from parsers.glm47 import Glm47Parser
+
+FMT = get_format("glm45")
+PARSER = Glm45Parser()
+BOTH = [Glm45Parser(), Glm47Parser()]
+MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers))
+
+
+# ---- helpers ---------------------------------------------------------------------------------------
+
+def view(message: Message):
+    """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
+    calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
+    return message.content, message.reasoning, calls
+
+
+def expected_view(calls, content=None, reasoning=None):
+    return view(Message(content, reasoning, [ToolCall(n, a) for n, a in calls]))
+
+
+def check_delta(delta) -> None:
+    for piece in (delta.content, delta.reasoning):
+        if piece:
+            assert not any(m in piece for m in MARKERS), piece
+
+
+def chunkings(text: str, seed: int = 0) -> list[list[str]]:
+    rng = random.Random(seed)
+    out = [[text], list(text)]
+    for _ in range(4):
+        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
+        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
+    return out
+
+
+def assert_stream_matches(text: str, prefix: str = "", tools=None, parser=PARSER, seed: int = 0,
+                          leak_check: bool = True) -> Message:
+    """One-shot parse; streaming under several chunkings must give the same message and (``leak_check``: text
+    whose content holds no marker) no marker in any delta."""
+    one_shot = parser.parse(text, tools, prefix)
+    for chunks in chunkings(text, seed):
+        got = run_stream(parser, chunks, tools, prefix, on_delta=check_delta if leak_check else None)
+        assert view(got) == view(one_shot), chunks
+    return one_shot
+
+
+def _value(v) -> str:
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+def call45(name: str, arguments: dict) -> str:
+    """A call as GLM-4.6.jinja writes it (newline layout), without the leading newline."""
+    return (f"<tool_call>{name}\n" + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{_value(v)}</arg_value>\n"
+                                             for k, v in arguments.items()) + "</tool_call>")
+
+
+def call47(name: str, arguments: dict) -> str:
+    """A call as GLM-4.7-Flash.jinja writes it (inline layout)."""
+    return (f"<tool_call>{name}" + "".join(f"<arg_key>{k}</arg_key><arg_value>{_value(v)}</arg_value>"
+                                           for k, v in arguments.items()) + "</tool_call>")
+
+
+def tool(name: str, properties: dict) -> dict:
+    return {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
+                                             "parameters": {"type": "object", "properties": properties}}}
+
+
+# ---- protocol and registry -------------------------------------------------------------------------
+
+def test_protocol_attributes():
+    from importlib.metadata import version
+
+    for parser, fmt in zip(BOTH, ("glm45", "glm47")):
+        assert isinstance(parser, Parser)
+        assert parser.name == f"toolcall-harness:{fmt}" and parser.formats == (fmt,)
+        assert parser.library == "toolcall-harness" and parser.version == version("toolcall-harness")
+        assert parser.incremental is True
+
+
+def test_registry_resolves_own_aliases_by_format():
+    parsers.reload()
+    try:
+        for fmt, cls in (("glm45", Glm45Parser), ("glm47", Glm47Parser)):
+            assert f"toolcall-harness:{fmt}" in parsers.available_parsers(fmt)
+            for alias in ("own", "toolcall-harness", f"toolcall-harness:{fmt}", f"own:{fmt}"):
+                assert parsers.resolve(alias, format=fmt) == f"toolcall-harness:{fmt}"
+                assert isinstance(parsers.get_parser(alias, format=fmt), cls)
+            got, _ = parsers.create_parsers(["own"], fmt)
+            assert [p.name for p in got] == [f"toolcall-harness:{fmt}"]
+    finally:
+        parsers.reload()
+
+
+def test_format_facts():
+    for name in ("glm45", "glm47"):
+        spec = get_format(name)
+        assert (spec.call_open, spec.call_close) == ("<tool_call>", "</tool_call>")
+        assert {"<arg_key>", "</arg_value>", "<think>", "</think>"} <= set(spec.markers)
+        assert spec.stop_markers == ("<|user|>", "<|observation|>", "<|endoftext|>")
+        assert spec.unrepresentable == ()
+        ids = [s.id for s in format_edge_scenarios(name)]
+        assert ids and all(i.startswith(f"edge-{name}-") for i in ids) and len(set(ids)) == len(ids)
+
+
+# ---- one-shot and streaming on small inputs ----------------------------------------------------------
+
+HARD = {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:", "e": "", "f": "  pad \n"}
+STRICT = {
+    "one-call": ({"get_weather": {"city": "Paris"}}, None),
+    "zero-args": ({"get_time": {}}, None),
+    "typed": ({"n": {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None,
+                     "obj": {"k": ["é", {"x": None}]}, "arr": []}}, None),
+    "hard-strings": ({"w": HARD}, None),
+    "markers-in-values": ({"note": {"t": "</tool_call>", "u": "<arg_key>k</arg_key>", "v": "a</arg_value>b",
+                                    "w": "<tool_call>x", "x": "<think>no</think>", "y": "<", "z": "</arg_value>"}},
+                          None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRICT))
+@pytest.mark.parametrize("layout", ["newline", "inline"])
+@pytest.mark.parametrize("stop", ["", "<|user|>", "<|observation|>\n", "<|endoftext|>"])
+@pytest.mark.parametrize("parser", BOTH, ids=lambda p: p.formats[0])
+def test_strict_text(case, layout, stop, parser):
+    calls, content = STRICT[case]
+    write = call45 if layout == "newline" else call47
+    text = "\n".join(write(n, a) for n, a in calls.items())
+    tools = [tool(n, {k: ({"type": "string"} if isinstance(v, str) else {}) for k, v in a.items()})
+             for n, a in calls.items()]
+    message = assert_stream_matches(text + stop, tools=tools, parser=parser, seed=len(case),
+                                    leak_check=case != "markers-in-values")
+    assert view(message) == expected_view(list(calls.items()), content)
+    assert message.diagnostics == []
+
+
+def test_parallel_calls_and_content_first():
+    text = "\nLet me look.\n" + call45("search", {"q": "x"}) + "\n" + call45("get_time", {}) + "\n"
+    assert view(assert_stream_matches(text)) == expected_view([("search", {"q": "x"}), ("get_time", {})],
+                                                              "Let me look.")
+    text = "Let me look." + call47("search", {"q": "x"}) + call47("get_time", {})
+    assert view(assert_stream_matches(text, parser=BOTH[1])) == expected_view(
+        [("search", {"q": "x"}), ("get_time", {})], "Let me look.")
+
+
+def test_observed_close_tag_inside_value():
+    """corpora/observed glm47_close_tag_literal_inside_value: only </arg_value> ends a value."""
+    text = ('<tool_call>write_file<arg_key>path</arg_key><arg_value>parser.py</arg_value><arg_key>content</arg_key>'
+            '<arg_value>END_TAG = "</tool_call>"\n</arg_value></tool_call>')
+    for parser in BOTH:
+        message = assert_stream_matches(text, parser=parser)
+        assert view(message) == expected_view([("write_file", {"path": "parser.py",
+                                                               "content": 'END_TAG = "</tool_call>"\n'})])
+
+
+# ---- typing by the schema ----------------------------------------------------------------------------
+
+NULLABLE = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+
+
+@pytest.mark.parametrize("schema,text,want", [
+    ({"type": "string"}, "001", "001"),
+    ({"type": "string"}, "true", "true"),
+    ({"type": "string"}, "null", "null"),
+    ({"type": "string"}, "[1, 2]", "[1, 2]"),
+    ({"type": "integer"}, "001", "001"),  # not an integer: kept as written (the scorer names the type)
+    ({"type": "integer"}, "12", 12),
+    ({"type": "number"}, "1e+16", 1e16),
+    ({"type": "number"}, "3", 3),
+    ({"type": "boolean"}, "false", False),
+    ({"type": "array", "items": {"type": "string"}}, '["a", "b"]', ["a", "b"]),
+    ({"type": "object"}, '{"k": null}', {"k": None}),
+    (NULLABLE, "null", None),
+    (NULLABLE, "None", "None"),     # tojson writes null, never None
+    (NULLABLE, " null", " null"),   # nor padding
+    (NULLABLE, "true", "true"),
+    (NULLABLE, "001", "001"),
+    ({"anyOf": [{"type": "integer"}, {"type": "null"}]}, "7", 7),
+    ({"anyOf": [{"type": "integer"}, {"type": "null"}]}, "None", None),  # no string allowed: the lenient policy
+    ({"oneOf": [{"type": "number"}, {"type": "string"}]}, "2.5", 2.5),
+    ({"oneOf": [{"type": "number"}, {"type": "string"}]}, "2.5 ", "2.5 "),
+    ({}, "001", "001"),
+    ({}, "5", 5),
+    (None, "001", "001"),
+    (None, '{"a": 1}', {"a": 1}),
+    (None, "hello", "hello"),
+])
+def test_values_typed_by_schema(schema, text, want):
+    tools = [tool("f", {"x": schema} if schema is not None else {})]
+    message = PARSER.parse(call45("f", {"x": text}), tools)
+    assert view(message) == expected_view([("f", {"x": want})])
+
+
+def test_undeclared_tool_values_decode_as_json_when_json():
+    message = PARSER.parse(call45("f", {"a": "1.5", "b": "null", "c": "[1]", "d": "x y", "e": ""}))
+    assert message.tool_calls[0].arguments == {"a": 1.5, "b": None, "c": [1], "d": "x y", "e": ""}
+
+
+# ---- drift ----------------------------------------------------------------------------------------------
+
+RECOVERED = {
+    "extra-whitespace": ("<tool_call> f \n\n<arg_key>a</arg_key>\n \n<arg_value>1</arg_value>\t\n</tool_call>",
+                         [("f", {"a": 1})]),
+    "newline-after-name-only": ("<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
+                                [("f", {"a": 1})]),
+    "missing-close-at-end": ("<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n", [("f", {"a": 1})]),
+    "missing-close-then-stop": ("<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value><|observation|>",
+                                [("f", {"a": 1})]),
+    "double-serialized": (('<tool_call>todo\\n<arg_key>todos</arg_key>\\n<arg_value>[{\\"id\\": \\"1\\", '
+                           '\\"t\\": \\"a\\\\nb\\"}]</arg_value>\\n<arg_key>note</arg_key>\\n<arg_value>x\\ty'
+                           '</arg_value>\n</tool_call>'),
+                          [("todo", {"todos": [{"id": "1", "t": "a\nb"}], "note": "x\ty"})]),
+    "json-body": ('<tool_call>{"name": "f", "arguments": {"a": 1, "b": "</tool_call>"}}</tool_call>',
+                  [("f", {"a": 1, "b": "</tool_call>"})]),
+    "json-body-parameters-string": ('<tool_call>\n{"name": "f", "parameters": "{\\"a\\": [1]}"}\n</tool_call>',
+                                    [("f", {"a": [1]})]),
+    "json-body-envelope-array": (('<tool_call>[{"type": "function", "function": {"name": "f", "arguments": {}}}, '
+                                  '{"name": "g"}]</tool_call>'), [("f", {}), ("g", {})]),
+    "json-body-missing-close": ('<tool_call>{"name": "f", "arguments": {"a": null}}\n', [("f", {"a": None})]),
+    "json-after-name": ('<tool_call>f\n{"a": 1, "b": "x</tool_call>"}\n</tool_call>',
+                        [("f", {"a": 1, "b": "x</tool_call>"})]),
+    "json-after-name-inline": ('<tool_call>f{"a": "1"}</tool_call>', [("f", {"a": "1"})]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RECOVERED))
+@pytest.mark.parametrize("parser", BOTH, ids=lambda p: p.formats[0])
+def test_drift_recovered(case, parser):
+    text, calls = RECOVERED[case]
+    message = assert_stream_matches(text, parser=parser)
+    assert view(message) == expected_view(calls)
+    assert message.diagnostics == []
+
+
+def test_padded_key_stripped_only_when_the_schema_says_so():
+    text = "<tool_call>f<arg_key> city </arg_key><arg_value>Oslo</arg_value></tool_call>"
+    assert PARSER.parse(text, [tool("f", {"city": {"type": "string"}})]).tool_calls[0].arguments == {"city": "Oslo"}
+    assert PARSER.parse(text).tool_calls[0].arguments == {" city ": "Oslo"}
+
+
+def test_observed_double_serialized_call_is_recovered():
+    """corpora/observed glm_literal_backslash_escapes_double_serialized_sglang (drift)."""
+    from harness.cases import load_cases
+    from harness.corpus import OBSERVED_FILE
+    from harness.scoring import score
+
+    (case,) = [c for c in load_cases(OBSERVED_FILE, fmt="glm45", default_slice="observed")]
+    assert case.kind == "drift"
+    message = assert_stream_matches(case.text, case.prefix, case.tools)
+    assert score(case, message, FMT).verdict == "pass"
+
+
+SURFACED = {
+    "json-body-not-a-call": '<tool_call>{"tool": "f", "args": {}}</tool_call>',
+    "json-body-invalid": "<tool_call>{'name': 'f'}</tool_call>",
+    "json-body-nan": '<tool_call>{"name": "f", "arguments": {"x": NaN}}</tool_call>',
+    "json-args-not-object": '<tool_call>f {"a": 1} extra</tool_call>',
+    "key-value-args": "<tool_call>f a=1 b=2</tool_call>",
+    "name-with-space": "<tool_call>get weather\n</tool_call>",
+    "empty-name": "<tool_call>\n<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
+    "text-between-parts": "<tool_call>f<arg_key>a</arg_key>x<arg_value>1</arg_value></tool_call>",
+    "value-without-key": "<tool_call>f<arg_value>1</arg_value></tool_call>",
+    "unterminated-key": "<tool_call>f<arg_key>a<arg_value>1</arg_value></tool_call>",
+    "unterminated-value": "<tool_call>f<arg_key>a</arg_key><arg_value>1</tool_call>",
+    "junk-after-value": "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value>junk</tool_call>",
+    "truncated-closer": "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_",
+    "name-only-at-end": "<tool_call>get_time",
+    "name-and-newline-at-end": "<tool_call>get_time\n",
+    "opener-alone": "<tool_call>",
+    "lone-backslash": "<tool_call>f\\",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SURFACED))
+@pytest.mark.parametrize("parser", BOTH, ids=lambda p: p.formats[0])
+def test_malformed_call_stays_in_content(case, parser):
+    text = SURFACED[case]
+    message = assert_stream_matches(text, parser=parser, leak_check=False)  # the surfaced raw text holds markers
+    assert message.tool_calls == []
+    assert message.content == text.strip()
+    assert message.diagnostics and "surfaced" in message.diagnostics[0]
+
+
+def test_surfaced_block_between_good_calls_keeps_them():
+    text = ("Plan.\n" + call45("a", {"x": 1}) + "\n<tool_call>bad name\n</tool_call>\n" + call45("b", {}) + "\nDone.")
+    message = assert_stream_matches(text, leak_check=False)
+    assert view(message) == expected_view([("a", {"x": 1}), ("b", {})],
+                                          "Plan.\n\n<tool_call>bad name\n</tool_call>\n\nDone.")
+
+
+def test_unterminated_value_does_not_swallow_the_next_call():
+    text = "<tool_call>f<arg_key>a</arg_key><arg_value>oops</tool_call>\n" + call45("g", {}) + "\n" + call45("h", {})
+    message = assert_stream_matches(text, leak_check=False)
+    assert view(message) == expected_view([("g", {}), ("h", {})], "<tool_call>f<arg_key>a</arg_key><arg_value>oops"
+                                                                  "</tool_call>")
+    # a value that does end later holds the next call's text: the template writes strings raw, so that is data
+    text = "<tool_call>f<arg_key>a</arg_key><arg_value>oops\n" + call45("g", {"b": 1})
+    assert view(assert_stream_matches(text, leak_check=False)) == expected_view(
+        [("f", {"a": "oops\n<tool_call>g\n<arg_key>b</arg_key>\n<arg_value>1"})])
+
+
+def test_prose_with_angle_brackets_is_content():
+    text = "Use a<b, c>d, <tool>, </tool_calls>, <arg> and <|user|x."
+    assert view(assert_stream_matches(text, leak_check=False)) == (text, None, [])
+
+
+def test_trailing_stop_markers_stripped_inner_kept():
+    assert PARSER.parse("hi<|user|>\n<|endoftext|>").content == "hi"
+    assert PARSER.parse("a<|observation|>b").content == "a<|observation|>b"
+    assert PARSER.parse("hi<|obs").content == "hi<|obs"
+
+
+# ---- known limitations (documented in parsers/glm45.py) ---------------------------------------------------
+
+def test_limitation_value_closer_then_next_part_inside_a_string():
+    """The template writes ``a</arg_value>\\n<arg_key>b`` inside a string unescaped: the first fitting closer wins."""
+    args = {"s": "a</arg_value>\n<arg_key>k</arg_key>\n<arg_value>b", "t": "x"}
+    message = PARSER.parse(call45("f", args))
+    assert message.tool_calls[0].arguments == {"s": "a", "k": "b", "t": "x"}
+
+
+def test_limitation_string_spelling_another_allowed_type():
+    """``"null"`` under ``anyOf [string, null]`` is written exactly like null."""
+    message = PARSER.parse(call45("f", {"x": "null"}), [tool("f", {"x": NULLABLE})])
+    assert message.tool_calls[0].arguments == {"x": None}
+
+
+# ---- reasoning ----------------------------------------------------------------------------------------
+
+def test_think_block_at_start_is_reasoning():
+    text = "\n<think>User wants weather.\nCall it.</think>\nOn it.\n" + call45("w", {"c": "P"})
+    message = assert_stream_matches(text)
+    assert view(message) == expected_view([("w", {"c": "P"})], "On it.", "User wants weather.\nCall it.")
+    assert view(assert_stream_matches("\n<think></think>\nHello.")) == ("Hello.", None, [])
+
+
+def test_think_prefix_and_placement():
+    message = assert_stream_matches("plan</think>\n" + call45("f", {}), prefix="<|assistant|>\n<think>")
+    assert view(message) == expected_view([("f", {})], None, "plan")
+    assert view(PARSER.parse("hello", prefix="<|assistant|>\n<think></think>")) == ("hello", None, [])
+    # glm45 writes its own <think>: without one, </think> is plain content
+    assert view(PARSER.parse("a</think>b")) == ("a</think>b", None, [])
+    assert view(assert_stream_matches("Hi <think>x</think>", leak_check=False)) == ("Hi <think>x</think>", None, [])
+    assert view(assert_stream_matches("<think>\nstill thinking")) == (None, "still thinking", [])
+    inner = call45("f", {})
+    assert view(assert_stream_matches(f"<think>{inner}</think>ok", leak_check=False)) == ("ok", inner, [])
+
+
+# ---- streaming ----------------------------------------------------------------------------------------
+
+HOLD_BACK_TEXTS = [
+    "Sure <tool_call>f\n<arg_key>a</arg_key>\n<arg_value></arg_value></tool_call></arg_value>\n</tool_call> ok<|user|>",
+    "\n<think>r < s</think>\nok <tool_ok " + call45("f", {}) + "<|endoftext|>",
+    "a <tool b </tool_call c <|us d <thin e <arg_ f",
+    "x\n<tool_call>bad name</tool_call>\ny",
+]
+
+
+@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
+@pytest.mark.parametrize("parser", BOTH, ids=lambda p: p.formats[0])
+def test_marker_hold_back_at_every_split_point(text, parser):
+    """Fed in two parts split anywhere, what is streamed after the first part is a prefix of the final content
+    (and reasoning): a marker start is never released early; no delta holds a marker."""
+    prefix = "</think>"  # glm47: thinking off, so content streams at once
+    final = parser.parse(text, None, prefix)
+    watch = None if any(m in (final.content or "") for m in MARKERS) else check_delta  # surfaced text holds them
+    for k in range(len(text) + 1):
+        session = parser.stream(None, prefix)
+        first = session.feed(text[:k])
+        for delta in first:
+            if watch:
+                watch(delta)
+        content = "".join(d.content or "" for d in first)
+        reasoning = "".join(d.reasoning or "" for d in first)
+        assert (final.content or "").startswith(content), (k, content)
+        assert (final.reasoning or "").startswith(reasoning), (k, reasoning)
+        got = run_stream(parser, [text[:k], text[k:]], None, prefix, on_delta=watch)
+        assert view(got) == view(final), k
+
+
+def test_stream_is_incremental_and_calls_arrive_whole_at_close():
+    session = PARSER.stream()
+    assert session.feed("Checking the ")[0].content == "Checking the"
+    assert [d.content for d in session.feed("weather.\n<tool_")] == [" weather."]
+    assert session.feed("call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Pa") == []
+    assert session.feed("ris</arg_value>\n</tool_call") == []
+    deltas = session.feed(">\n")
+    assert len(deltas) == 1 and deltas[0].content is None
+    (piece,) = deltas[0].tool_calls
+    assert (piece.index, piece.name, json.loads(piece.arguments)) == (0, "get_weather", {"city": "Paris"})
+    assert session.finish() == [] and session.diagnostics == []
+
+
+def test_value_closer_waits_for_what_follows():
+    session = PARSER.stream()
+    assert session.feed("<tool_call>f<arg_key>a</arg_key><arg_value>x</arg_value>") == []
+    assert session.feed("\n ") == []
+    assert session.feed("y</arg_value><arg_key>b</arg_key><arg_value>2</arg_value></tool_call>")[0].tool_calls
+    session = PARSER.stream()
+    session.feed("<tool_call>f<arg_key>a</arg_key><arg_value>x</arg_value>")
+    (delta,) = session.finish()  # missing closer at the end: decided at finish
+    assert json.loads(delta.tool_calls[0].arguments) == {"a": "x"}
+
+
+# ---- property tests ----------------------------------------------------------------------------------
+
+NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
+KEYS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\- ]{0,10}", fullmatch=True)
+TRICKY = st.sampled_from(['"', "\\", "</tool_call>", "<tool_call>", "<arg_key>", "</arg_value>", "<|user|>", "\n",
+                          "é😀", "<think>", "</think>", "<", "", " ", "null", "001", "true"])
+STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+                    STRINGS)
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4),
+                      max_leaves=10)
+CALLS = st.lists(st.tuples(NAMES, st.dictionaries(KEYS, VALUES, max_size=5)), min_size=1, max_size=3)
+PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
+
+
+def _schema(value) -> dict:
+    return {"type": "string"} if isinstance(value, str) else {}
+
+
+def _unambiguous(value) -> bool:
+    """A written value holding ``</arg_value>`` then a part marker reads two ways (a documented limitation)."""
+    rest = _value(value)
+    while "</arg_value>" in rest:
+        rest = rest.split("</arg_value>", 1)[1]
+        if rest.lstrip().startswith(("<arg_key>", "</tool_call>")):
+            return False
+    return True
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(calls=CALLS, content=PROSE, layout=st.sampled_from([call45, call47]), data=st.data())
+def test_property_written_calls_roundtrip(calls, content, layout, data):
+    """Calls written as the templates write them (content first) parse back exactly, whatever the chunking."""
+    calls = [(n, {k: v for k, v in a.items() if _unambiguous(v)}) for n, a in calls]
+    calls = list(dict(reversed(calls)).items())[::-1]  # distinct names (one declaration each)
+    tools = [tool(n, {k: _schema(v) for k, v in a.items()}) for n, a in calls]
+    text = content + "".join("\n" + layout(n, a) for n, a in calls)
+    for parser in BOTH:
+        message = parser.parse(text, tools, "</think>")
+        assert view(message) == expected_view(calls, content.strip() or None)
+        splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
+        for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+            assert view(run_stream(parser, chunks, tools, "</think>", on_delta=check_delta)) == view(message)
+
+
+FRAGMENTS = st.sampled_from(["<tool_call>", "</tool_call>", "\n", " ", "f", "<arg_key>", "</arg_key>", "<arg_value>",
+                             "</arg_value>", "k", "1", "null", "\\", "\\n", "<|user|>", "<think>", "</think>", "<",
+                             "x y", "<tool_call>g</tool_call>", "<arg_", "<|endoftext|>", '"', "{", "}",
+                             '{"name": "h"}', '{"a": 1}'])
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(FRAGMENTS, max_size=30), data=st.data())
+def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
+    text = "".join(pieces)
+    for parser in BOTH:
+        message = parser.parse(text, None, "</think>")
+        if not message.tool_calls and "<think>" not in text:  # all is content, bar trailing stop markers
+            body = text.rstrip()
+            while body.endswith(FMT.stop_markers):
+                body = next(body[:-len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
+            assert message.content == (body.strip() or None)
+        splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
+        for prefix in ("</think>", ""):
+            message = parser.parse(text, None, prefix)
+            for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+                assert view(run_stream(parser, chunks, None, prefix)) == view(message)
+
+
+def test_parse_speed():
+    text = "Searching now.\n" + call45("search_documents", {
+        "query": "quarterly revenue by region", "filters": {"year": 2024, "tags": ["finance", "emea"], "draft": False,
+        "owner": None}, "limit": 25, "offset": 0, "ratio": 0.75, "note": 'say "hi"\nline two, with {braces}',
+        "sort": [{"field": "date", "desc": True}]})
+    PARSER.parse(text)
+    n, start = 500, time.perf_counter()
+    for _ in range(n):
+        PARSER.parse(text)
+    assert (time.perf_counter() - start) / n < 1e-3
+
+
+# ---- rendering through the real templates --------------------------------------------------------------
+
+@functools.cache
+def template(model: str):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    mp.setenv("HF_HOME", "/nonexistent/hf-home-for-tests")
+    mp.delenv("HF_HUB_CACHE", raising=False)
+    try:
+        return load_template(model)
+    finally:
+        mp.undo()
+
+
+WEATHER = tool("get_weather", {"city": {"type": "string", "description": "City."},
+                               "days": {"type": "integer", "description": "Days."}})
+
+
+def test_catalog_rows_and_offline_templates():
+    expected = {"glm-4.5": ("glm45", "GLM-4.6.jinja"), "glm-4.6": ("glm45", "GLM-4.6.jinja"),
+                "glm-4.7-flash": ("glm47", "GLM-4.7-Flash.jinja")}
+    for model, (fmt, file) in expected.items():
+        tmpl = template(model)
+        assert (tmpl.format, tmpl.source, tmpl.file) == (fmt, "sdist", file)
+    assert "stands in for glm-4.5" in template("glm-4.5").provenance["fallback_note"]
+
+
+def test_rendered_shapes():
+    call = ToolCall("get_weather", {"city": "Paris", "days": 3})
+    case = render_scenario(template("glm-4.6"), Scenario("s1", [WEATHER], [call, ToolCall("get_time", {})],
+                                                          content_after="Checking."), FMT)
+    assert case.prefix == "" and case.extra["stop"] == ""
+    assert case.text == ("\nChecking.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n"
+                         "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>\n<tool_call>get_time\n"
+                         "</tool_call>")
+    assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
+    case = render_scenario(template("glm-4.6"), Scenario("s2", [WEATHER], [call], reasoning="Paris, so call it."), FMT)
+    assert case.text.startswith("\n<think>Paris, so call it.</think>\n<tool_call>get_weather\n")
+    assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
+
+
+def test_arguments_that_are_not_an_object_make_the_template_raise():
+    from harness.errors import TemplateRenderError
+    from harness.render import render_messages
+
+    turn = {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "id": "call00000",
+                                                                 "function": {"name": "f", "arguments": "[1]"}}]}
+    with pytest.raises(TemplateRenderError, match="Invalid tool call arguments"):
+        render_messages(template("glm-4.6"), [{"role": "user", "content": "hi"}, turn], None)
+
+
+def evaluate_corpus(model: str, parser, fmt, seed: int = 3, n_generated: int = 60):
+    """Every strict rendered case of ``model``'s corpus (curated + generated + observed) through every mode the
+    runner applies to the own parser, round trip included; returns (corpus, failures, observed records)."""
+    tmpl = template(model)
+    corpus = build_corpus(tmpl, fmt, seed=seed, n_generated=n_generated)
+    modes = modes_for(parser, ("oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"), fmt)
+    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", "prefix"]
+    check = roundtrip_check(tmpl, fmt)
+    failures, observed = [], []
+    for case in corpus.cases:
+        records = list(evaluate_case(case, parser, fmt, modes, seed=seed, roundtrip=check))
+        if case.slice == "observed":
+            observed += records
+        if case.kind != "strict":
+            continue
+        failures += [(case.id, r.mode, r.error_type, r.detail) for r in records if r.verdict != "pass"]
+    return corpus, failures, observed
+
+
+@pytest.mark.parametrize("model", ["glm-4.6", "glm-4.5"])
+def test_own_parser_passes_every_strict_rendered_case(model):
+    corpus, failures, observed = evaluate_corpus(model, PARSER, FMT)
+    assert corpus.count("curated") >= 140 and corpus.count("generated") >= 50 and corpus.count("observed") == 1
+    assert corpus.skipped == []
+    assert failures == []
+    assert observed and all(r.verdict == "pass" for r in observed)  # the drift case is recovered
+
+
+@pytest.mark.parametrize("model,parser", [("glm-4.6", BOTH[0]), ("glm-4.7-flash", BOTH[1])], ids=["glm45", "glm47"])
+def test_format_edge_scenarios_render_and_pass(model, parser):
+    """The GLM shapes of ``harness/formats/glm45.py`` (markers inside values, lookalike strings under string and
+    ``anyOf`` schemas, typed values, calls after reasoning) render through the real template, hold what they claim
+    and parse back exactly, one-shot and streamed, and re-render to the same text."""
+    fmt = get_format(parser.formats[0])
+    tmpl = template(model)
+    check = roundtrip_check(tmpl, fmt)
+    scenarios = format_edge_scenarios(fmt.name)
+    assert len(scenarios) >= 20
+    texts = {}
+    for scenario in scenarios:
+        case = render_scenario(tmpl, scenario, fmt)
+        texts[scenario.id.removeprefix(f"edge-{fmt.name}-")] = case.text
+        message = assert_stream_matches(case.text, case.prefix, case.tools, parser=parser, leak_check=False)
+        assert view(message) == view(case.expected), scenario.id
+        assert check(case, message).verdict == "pass", scenario.id
+    sep = "\n" if fmt.name == "glm45" else ""
+    assert f"<arg_value>a</arg_value>b</arg_value>{sep}<arg_key>version" in texts["value-close-in-string"]
+    assert f"<arg_value>x</tool_call></arg_value>{sep}</tool_call>" in texts["call-close-last"]
+    assert "<arg_value>None</arg_value>" in texts["anyof-string-lookalikes"]
+    assert "<arg_value>null</arg_value>" in texts["anyof-null-and-values"]
+    reasoning = texts["reasoning-then-call"]
+    assert reasoning.startswith("\n<think>The user" if fmt.name == "glm45" else "The user wants")

@@ -1,0 +1,326 @@
+"""Tests of the project's own MiniMax-M2 XML parser (``parsers/minimax_m2.py``) and of the format end to end.
+
+Text rendered by the real template comes from the llama-cpp-python 0.3.36 sdist copy (``MiniMax-M2.jinja``)
+through the harness' own pipeline (catalog, ``load_template`` offline, ``render_scenario``, ``build_corpus``,
+the runner's modes including ``roundtrip``). The reader itself is shared with the Qwen3-Coder parser and tested
+in depth in ``tests/test_parser_qwen3_coder.py``; these tests cover MiniMax's markers, values and reasoning.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import re
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+import parsers
+from harness.corpus import build_corpus
+from harness.formats import format_edge_scenarios, get_format
+from harness.model import Message, Scenario, ToolCall
+from harness.protocol import Parser, run_stream
+from harness.render import render_scenario
+from harness.roundtrip import roundtrip_check
+from harness.runner import evaluate_case, modes_for
+from harness.templates import load_template
+from parsers.minimax_m2 import MiniMaxM2Parser
+
+FMT = get_format("minimax_m2")
+PARSER = MiniMaxM2Parser()
+MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers))
+
+
+# ---- helpers ---------------------------------------------------------------------------------------
+
+def view(message: Message):
+    calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
+    return message.content, message.reasoning, calls
+
+
+def expected_view(calls, content=None, reasoning=None):
+    return view(Message(content, reasoning, [ToolCall(n, a) for n, a in calls]))
+
+
+def check_delta(delta) -> None:
+    for piece in (delta.content, delta.reasoning):
+        if piece:
+            assert not any(m in piece for m in MARKERS), piece
+
+
+def chunkings(text: str, seed: int = 0) -> list[list[str]]:
+    rng = random.Random(seed)
+    out = [[text], list(text)]
+    for _ in range(4):
+        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
+        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
+    return out
+
+
+def assert_stream_matches(text: str, tools=None, prefix: str = "", seed: int = 0, leak_check: bool = True) -> Message:
+    one_shot = PARSER.parse(text, tools, prefix)
+    for chunks in chunkings(text, seed):
+        got = run_stream(PARSER, chunks, tools, prefix, on_delta=check_delta if leak_check else None)
+        assert view(got) == view(one_shot), chunks
+    return one_shot
+
+
+def written(value) -> str:
+    """A value as MiniMax-M2.jinja writes it (line 114): strings raw, anything else ``tojson``."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def block(*calls) -> str:
+    """One block holding ``calls`` (``(name, arguments)`` pairs), as the template writes it (lines 104-120)."""
+    out = "<minimax:tool_call>\n"
+    for name, arguments in calls:
+        out += f'<invoke name="{name}">\n'
+        out += "".join(f'<parameter name="{k}">{written(v)}</parameter>\n' for k, v in arguments.items())
+        out += "</invoke>\n"
+    return out + "</minimax:tool_call>"
+
+
+def tool(name: str, properties: dict) -> dict:
+    return {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
+                                             "parameters": {"type": "object", "properties": properties}}}
+
+
+S, I, N, B, O, A = ({"type": t} for t in ("string", "integer", "number", "boolean", "object", "array"))
+NULLABLE_S = {"anyOf": [S, {"type": "null"}]}
+WEATHER = tool("get_weather", {"location": S, "days": I})
+TYPED = tool("t", {"s": S, "i": I, "n": N, "b": B, "z": NULLABLE_S, "o": O, "a": A})
+
+
+# ---- protocol and registry -------------------------------------------------------------------------
+
+def test_protocol_attributes_and_registry():
+    assert isinstance(PARSER, Parser)
+    assert PARSER.name == "toolcall-harness:minimax_m2" and PARSER.formats == ("minimax_m2",)
+    assert PARSER.incremental is True
+    parsers.reload()
+    try:
+        assert parsers.resolve("own", format="minimax_m2") == "toolcall-harness:minimax_m2"
+        assert isinstance(parsers.get_parser("own", format="minimax_m2"), MiniMaxM2Parser)
+    finally:
+        parsers.reload()
+
+
+# ---- one-shot and streaming on small inputs ----------------------------------------------------------
+
+STRICT = {
+    "one-call": ("\n" + block(("get_weather", {"location": "Paris", "days": 3})), [WEATHER],
+                 [("get_weather", {"location": "Paris", "days": 3})], None),
+    "content-first": ("Let me look.\n" + block(("get_weather", {"location": "Oslo"})), [WEATHER],
+                      [("get_weather", {"location": "Oslo"})], "Let me look."),
+    "parallel-one-block": (block(("a", {"x": 1}), ("b", {})), None, [("a", {"x": 1}), ("b", {})], None),
+    "json-scalars": (block(("t", {"s": "null", "i": -7, "n": 1e-07, "b": True, "z": None, "o": {"k": [None]},
+                                  "a": [1.5, "x"]})), [TYPED],
+                     [("t", {"s": "null", "i": -7, "n": 1e-07, "b": True, "z": None, "o": {"k": [None]},
+                             "a": [1.5, "x"]})], None),
+    "closers-in-values": (block(("t", {"s": "a</parameter>b</invoke>\n</minimax:tool_call>\n<minimax:tool_call>c",
+                                       "i": 1})), [TYPED],
+                          [("t", {"s": "a</parameter>b</invoke>\n</minimax:tool_call>\n<minimax:tool_call>c",
+                                  "i": 1})], None),
+    "closer-chain-in-middle-value": (block(("t", {"s": "x</parameter>\n</invoke>\n</minimax:tool_call>\nmore",
+                                                  "i": 2})), [TYPED],
+                                     [("t", {"s": "x</parameter>\n</invoke>\n</minimax:tool_call>\nmore", "i": 2})],
+                                     None),
+    "newline-values-unpadded": (block(("t", {"s": "\n", "z": "\nbody\n"})), [TYPED],
+                                [("t", {"s": "\n", "z": "\nbody\n"})], None),
+    "observed-dynamo": ('<minimax:tool_call><invoke name="get_weather"><parameter name="location">Montréal '
+                        '</minimax:tool_call> café</parameter></invoke></minimax:tool_call>', [WEATHER],
+                        [("get_weather", {"location": "Montréal </minimax:tool_call> café"})], None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRICT))
+@pytest.mark.parametrize("stop", ["", "[e~[", "[e~[\n"])
+def test_strict_text(case, stop):
+    text, tools, calls, content = STRICT[case]
+    message = assert_stream_matches(text + stop, tools, seed=len(case))
+    assert view(message) == expected_view(calls, content)
+    assert message.diagnostics == []
+
+
+def test_values_are_typed_by_the_schema():
+    lookup = tool("lookup", {"code": {"anyOf": [S, I]}, "flag": {"anyOf": [S, B]}, "n": {"type": ["string", "null"]},
+                             "s": S})
+    args = {"code": "001", "flag": "yes", "n": "nil", "s": "true"}
+    assert PARSER.parse(block(("lookup", args)), [lookup]).tool_calls[0].arguments == args
+    got = PARSER.parse(block(("lookup", {"code": "12", "flag": "false", "n": "null"})), [lookup])
+    assert got.tool_calls[0].arguments == {"code": 12, "flag": False, "n": None}
+    untyped = PARSER.parse(block(("f", {"a": "001", "b": "true", "c": "[1, 2]", "d": "x"})))
+    assert untyped.tool_calls[0].arguments == {"a": "001", "b": True, "c": [1, 2], "d": "x"}
+
+
+RECOVERED = {
+    "no-newlines": ('<minimax:tool_call><invoke name="f"><parameter name="a">1</parameter></invoke>'
+                    '<invoke name="g"></invoke></minimax:tool_call>', [("f", {"a": 1}), ("g", {})]),
+    "missing-parameter-close": ('<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">x</parameter>\n'
+                                '<parameter name="b">{"k": true}\n</invoke>\n</minimax:tool_call>',
+                                [("f", {"a": "x", "b": {"k": True}})]),
+    "missing-block-close-at-end": ('<minimax:tool_call>\n<invoke name="f">\n</invoke>\n', [("f", {})]),
+    "two-blocks": (block(("f", {})) + "\n" + block(("g", {"x": "y"})), [("f", {}), ("g", {"x": "y"})]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RECOVERED))
+def test_drift_recovered(case):
+    text, calls = RECOVERED[case]
+    message = assert_stream_matches(text)
+    assert view(message) == expected_view(calls)
+    assert message.diagnostics == []
+
+
+@pytest.mark.parametrize("text", [
+    "<minimax:tool_call>\nget_weather(city='Paris')\n</minimax:tool_call>",
+    "<minimax:tool_call></minimax:tool_call>",
+    '<minimax:tool_call>\n<invoke name=f>\n</invoke>\n</minimax:tool_call>',
+    '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">1',
+])
+def test_malformed_block_stays_in_content(text):
+    message = assert_stream_matches(text, leak_check=False)
+    assert message.tool_calls == [] and message.content == text.strip()
+    assert message.diagnostics and "surfaced" in message.diagnostics[0]
+
+
+# ---- reasoning ----------------------------------------------------------------------------------------
+
+def test_reasoning_is_told_by_think_close_not_by_the_prefix():
+    """The prompt always ends ``<think>\\n``: a turn with reasoning renders ``R\\n</think>\\n\\n...`` with prefix
+    ``""``; a turn without renders plain content with prefix ``<think>\\n``."""
+    call = block(("get_weather", {"location": "Paris"}))
+    with_reasoning = "Paris.\nCall it.\n</think>\n\nOn it.\n" + call
+    for prefix in ("", "<think>\n"):
+        assert view(assert_stream_matches(with_reasoning, [WEATHER], prefix)) == expected_view(
+            [("get_weather", {"location": "Paris"})], "On it.", "Paris.\nCall it.")
+        assert view(assert_stream_matches("On it.\n" + call, [WEATHER], prefix)) == expected_view(
+            [("get_weather", {"location": "Paris"})], "On it.")
+    assert view(assert_stream_matches("<think>\nr\n</think>\n\nok")) == ("ok", "r", [])
+
+
+def test_undecided_start_is_held_then_released():
+    session = PARSER.stream(prefix="<think>\n")
+    assert session.feed("Thinking about") == [] and session.feed(" it.\n</thi") == []
+    reasoning, content = session.feed("nk>\n\nAnswer")
+    assert (reasoning.reasoning, content.content) == ("Thinking about it.", "Answer")
+    assert session.feed(" now.")[0].content == " now."
+
+
+HOLD_BACK_TEXTS = [
+    'r < s\n</think>\n\nok <minimax ' + block(("f", {"a": "</parameter>\n</invoke>"})) + "[e~[",
+    "a <minimax:tool b </minimax:tool_call c [e~ d ]~b e <thin f",
+    "x\n<minimax:tool_call>\nbad\n</minimax:tool_call>\ny",
+]
+
+
+@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
+def test_marker_hold_back_at_every_split_point(text):
+    final = PARSER.parse(text)
+    watch = None if any(m in (final.content or "") for m in MARKERS) else check_delta
+    for k in range(len(text) + 1):
+        session = PARSER.stream()
+        first = session.feed(text[:k])
+        for delta in first:
+            if watch:
+                watch(delta)
+        assert (final.content or "").startswith("".join(d.content or "" for d in first)), k
+        assert (final.reasoning or "").startswith("".join(d.reasoning or "" for d in first)), k
+        assert view(run_stream(PARSER, [text[:k], text[k:]], on_delta=watch)) == view(final), k
+
+
+# ---- property test -----------------------------------------------------------------------------------
+
+NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
+KEYS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_. \-]{0,10}", fullmatch=True)
+TRICKY = st.sampled_from(["</parameter>", "</invoke>", "</minimax:tool_call>", "<minimax:tool_call>",
+                          '<parameter name="x">', '<invoke name="f">', "[e~[", "<think>", "</think>", "\n", " ",
+                          "<", '">', "é😀", '"', "null", "true", "001", ""])
+STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
+AMBIGUOUS = re.compile(r'</parameter>\s*(<parameter name="|</invoke>\s*<invoke name=")'
+                       r"|</minimax:tool_call>\s*<minimax:tool_call>")  # documented limitations
+TYPED_VALUES = st.one_of(
+    st.tuples(st.just(S), STRINGS),
+    st.tuples(st.just(I), st.integers()),
+    st.tuples(st.just(N), st.floats(allow_nan=False, allow_infinity=False)),
+    st.tuples(st.just(B), st.booleans()),
+    st.tuples(st.just(NULLABLE_S), st.none()),
+    st.tuples(st.just(O), st.dictionaries(STRINGS, st.one_of(st.none(), st.integers(), STRINGS), max_size=3)),
+)
+CALLS = st.lists(st.tuples(NAMES, st.dictionaries(KEYS, TYPED_VALUES, max_size=4)), min_size=1, max_size=3,
+                 unique_by=lambda call: call[0])
+PROSE = st.text(st.characters(blacklist_characters="<[]", blacklist_categories=("Cs",)), max_size=30)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=CALLS, content=PROSE, reasoning=PROSE, data=st.data())
+def test_property_written_calls_roundtrip(calls, content, reasoning, data):
+    assume(not any(isinstance(v, str) and AMBIGUOUS.search(v) for _, args in calls for _, v in args.values()))
+    tools = [tool(n, {k: schema for k, (schema, _) in args.items()}) for n, args in calls]
+    plain = [(n, {k: v for k, (_, v) in args.items()}) for n, args in calls]
+    think = f"{reasoning.strip()}\n</think>\n\n" if reasoning.strip() else ""
+    text = think + content.strip() + "\n" + block(*plain)
+    message = PARSER.parse(text, tools, "<think>\n")
+    assert view(message) == expected_view(plain, content.strip() or None, reasoning.strip() or None)
+    splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+        assert view(run_stream(PARSER, chunks, tools, "<think>\n")) == view(message)
+
+
+# ---- rendering through the real template -------------------------------------------------------------
+
+@functools.cache
+def template(model: str):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    mp.setenv("HF_HOME", "/nonexistent/hf-home-for-tests")
+    mp.delenv("HF_HUB_CACHE", raising=False)
+    try:
+        return load_template(model)
+    finally:
+        mp.undo()
+
+
+def test_catalog_row_and_rendered_shape():
+    tmpl = template("minimax-m2")
+    assert (tmpl.format, tmpl.source, tmpl.file) == ("minimax_m2", "sdist", "MiniMax-M2.jinja")
+    scenario = Scenario("s1", [WEATHER], [ToolCall("get_weather", {"location": "Paris", "days": 2})],
+                        content_after="Checking.")
+    case = render_scenario(tmpl, scenario, FMT)
+    assert (case.text, case.prefix, case.extra["stop"]) == (
+        'Checking.\n<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="location">Paris</parameter>\n'
+        '<parameter name="days">2</parameter>\n</invoke>\n</minimax:tool_call>', "<think>\n", "[e~[\n")
+    thinking = Scenario("s2", [WEATHER], [ToolCall("get_weather", {"location": "Oslo"})], reasoning="Oslo it is.")
+    case = render_scenario(tmpl, thinking, FMT)
+    assert case.text.startswith("Oslo it is.\n</think>\n\n\n<minimax:tool_call>") and case.prefix == ""
+    assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
+
+
+def test_format_edge_scenarios_render_and_pass():
+    scenarios = format_edge_scenarios("minimax_m2")
+    assert len(scenarios) >= 12 and all(s.id.startswith("edge-minimax_m2-") for s in scenarios)
+    tmpl = template("minimax-m2")
+    check = roundtrip_check(tmpl, FMT)
+    for scenario in scenarios:
+        case = render_scenario(tmpl, scenario, FMT)
+        got = assert_stream_matches(case.text, case.tools, case.prefix, leak_check=False)
+        assert view(got) == view(case.expected), case.id
+        assert check(case, got).passed, case.id
+
+
+def test_own_parser_passes_every_strict_rendered_case():
+    """The rendered corpus (curated + the format's edge scenarios + generated) and the observed case through
+    every mode the runner applies to this parser, round trip included."""
+    tmpl = template("minimax-m2")
+    corpus = build_corpus(tmpl, FMT, seed=3, n_generated=60)
+    assert corpus.count("curated") >= 130 and corpus.count("generated") >= 40 and corpus.count("observed") >= 1
+    modes = modes_for(PARSER, ("oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"), FMT)
+    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", "prefix"]
+    check = roundtrip_check(tmpl, FMT)
+    failures = []
+    for case in corpus.cases:
+        for record in evaluate_case(case, PARSER, FMT, modes, seed=3, roundtrip=check):
+            if record.verdict != "pass":
+                failures.append((case.id, record.mode, record.error_type, record.detail))
+    assert failures == []
