@@ -401,9 +401,10 @@ def _stats_rows(info: dict) -> list[list[str]]:
     rows = []
     for row in info.get("stats", []):
         finish = ", ".join(f"{k} {v}" for k, v in sorted(row["finish"].items()))
+        known = row["tokens"] > 0  # servers that send no usage leave the count unknown
         rows.append([row["suite"], str(row["prompts"]), str(row["errors"]),
-                     f"{row['wrote_call']}/{row['prompts'] - row['errors']}", finish, str(row["tokens"]),
-                     f"{row['tokens_per_s']}"])
+                     f"{row['wrote_call']}/{row['prompts'] - row['errors']}", finish,
+                     str(row["tokens"]) if known else "-", f"{row['tokens_per_s']}" if known else "-"])
     return rows
 
 
