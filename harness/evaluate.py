@@ -25,6 +25,7 @@ from harness.catalog import get_model
 from harness.corpus import build_corpus
 from harness.errors import HarnessError, TemplateNotFoundError
 from harness.formats import get_format
+from harness.limitations import known_limitations
 from harness.model import SLICES, Case
 from harness.protocol import Parser
 from harness.roundtrip import applies, roundtrip_check
@@ -145,6 +146,7 @@ def run_eval(config: EvalConfig) -> Path:
         "seeds": {"run_seed": config.seed, "hypothesis_seed": config.seed, "random_split_seed": config.seed},
         "corpus": {s: corpus.count(s) for s in config.slices}, "skipped": corpus.skipped,
         "workers": _worker_provenance(parsers), "unavailable": unavailable, "capture": capture_info,
+        "limitations": known_limitations(fmt.name),
     }
     _close(parsers)
     _write_reports(run_dir, info, records, corpus.cases, shrunk, [p.name for p in parsers], config)
@@ -390,6 +392,9 @@ def _write_reports(run_dir: Path, info: dict, records: list[dict], cases: list[C
                                     title=f"{info['model']}: passed/total"):
         console.print(table)
     console.print(report.LEGEND, markup=False, highlight=False)
+    if info.get("limitations"):
+        console.print(f"known limitations of the project's {info['format']} parser: {len(info['limitations'])} "
+                      f"(listed in report.md, from parsers/{info['format']}.py)", markup=False, highlight=False)
     comparisons = report.flip_tables(records, parser_names)
     report.print_flips(console, comparisons, modes)
     failures = report.top_failures(records, {c.id: c.text for c in cases})

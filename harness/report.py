@@ -194,6 +194,10 @@ def write_report_md(path: Path, info: dict, summary: pd.DataFrame, failures: dic
             lines.append(f"- `{row['case_id']}` ({', '.join(row['tags'][:3]) or 'observed'}) — **{what}** in "
                          f"{', '.join(row['modes'])}: {flat(row['detail'])}")
         lines.append("")
+    if info.get("limitations"):
+        lines += [f"## Known limitations of the project's {info['format']} parser", "",
+                  f"As stated in `parsers/{info['format']}.py`; cases that hit them fail above, they are not "
+                  f"filtered out.", ""] + [f"- {item}" for item in info["limitations"]] + [""]
     lines += ["## Provenance", ""] + provenance_lines(info, parsers)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 

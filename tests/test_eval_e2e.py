@@ -178,3 +178,12 @@ def test_eval_all_models_prints_one_table_per_family(tmp_path):
     assert "hermes family: passed/total" in proc.stdout
     report = (tmp_path / "all" / "report.md").read_text(encoding="utf-8")
     assert "## gemma4" in report and "same template as `gemma-4-e2b`" in report
+
+
+def test_known_limitations_come_from_the_parser_docstring():
+    from harness.limitations import known_limitations
+
+    items = known_limitations("llama3_json")
+    assert items and any("no marker" in item for item in items)
+    assert all("\n" not in item for item in items)
+    assert known_limitations("no_such_format") == []
