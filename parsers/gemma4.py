@@ -41,6 +41,14 @@ one-shot on every input, malformed ones included: nothing emitted ever needs ret
 ``Gemma4Parser(eager=True)`` instead emits a call's name when complete and its arguments as JSON fragments
 as they are read; on well-formed text that equals one-shot for any chunking, but a call found malformed
 after its name was streamed cannot be retracted (its raw text goes to content and the partial call stays).
+
+Known limitations:
+
+- A key holding ``:`` or a marker, or starting with ``}``; a tool name holding ``{``, ``(`` or ``<``; a string
+  holding ``<|"|>``: the template writes them unescaped, so they cannot be read back unambiguously (the call
+  is surfaced as content).
+- Drift that is surfaced, not recovered: ``key=value`` arguments and calls wrapped in a generic envelope
+  (``call:tool_call{args:{...}}``).
 """
 
 from __future__ import annotations

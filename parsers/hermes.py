@@ -44,6 +44,12 @@ proper prefix of any marker of the format is held back). Each ``<tool_call>`` bl
 decided -- at its ``</tool_call>``, at the next ``<tool_call>`` or at the end -- and then emitted whole (name
 and arguments JSON per call), so streaming equals one-shot for any chunking, malformed input included:
 nothing emitted ever needs retracting.
+
+Known limitations:
+
+- Arguments that are not a JSON object (a JSON-encoded string is decoded first) leave the call surfaced as
+  content; Python-literal arguments (``{'a': True}``) are not read.
+- A call written inside ``<think>`` stays reasoning text, as Qwen's reasoning parsers read it.
 """
 
 from __future__ import annotations
