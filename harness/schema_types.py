@@ -8,7 +8,8 @@ whose text carries no types (GLM ``<arg_value>``, Qwen3-Coder ``<parameter>``, M
 2. If only ``string`` is allowed, the text is the value, as written (``"001"`` stays ``"001"``).
 3. Otherwise the first reading that the schema allows, in this order: ``null`` (``null``, ``None``),
    ``boolean`` (``true``/``false``, any case: templates that print Python values write ``True``), ``integer``
-   (JSON integer syntax), ``number`` (JSON number syntax), ``object`` / ``array`` (JSON, then a Python literal:
+   (JSON integer syntax; also a number with a zero fraction such as ``140.0`` when the schema allows integers
+   but not other numbers: JSON Schema counts it as an integer), ``number`` (JSON number syntax), ``object`` / ``array`` (JSON, then a Python literal:
    Qwen3-Coder's template prints dicts with ``True``/``None``), and finally ``string`` when allowed.
 4. When nothing the schema allows fits, the text is kept as a string (the scorer then reports the type).
 5. No schema (an undeclared tool or property): the text is JSON-decoded when it is a JSON object, array,
@@ -25,6 +26,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from decimal import Decimal
 from typing import Any
 
 _INT = re.compile(r"-?(0|[1-9][0-9]*)\Z")
@@ -68,6 +70,8 @@ def typed_value(text: str, schema: Any = None) -> Any:
         return stripped.lower() == "true"
     if "integer" in types and _INT.match(stripped):
         return int(stripped)
+    if "integer" in types and "number" not in types and _NUMBER.match(stripped) and _integral(stripped):
+        return int(Decimal(stripped))  # JSON Schema: 140.0 is an integer (a model writes it so, mlx-lm case)
     if "number" in types and _NUMBER.match(stripped):
         return int(stripped) if _INT.match(stripped) else float(stripped)
     if types & {"object", "array"}:
@@ -75,6 +79,11 @@ def typed_value(text: str, schema: Any = None) -> Any:
         if (isinstance(value, dict) and "object" in types) or (isinstance(value, list) and "array" in types):
             return value
     return text
+
+
+def _integral(text: str) -> bool:
+    value = Decimal(text)
+    return value == value.to_integral_value() and abs(value) < Decimal(10) ** 30
 
 
 def _untyped(text: str) -> Any:

@@ -258,7 +258,6 @@ class SectionReader:
         self.diagnostics: list[str] = []
         self.n_calls = 0
         self.think_allowed = self.THINK     # a think block may still open the text
-        self.section = False                # inside a section (explicit or implied by a bare call opener)
         self.section_open_pending = False   # the section opener waits for its first call's verdict
         self.section_silent = True          # the section's closer is protocol (its opener was consumed, or a
                                             # section without opener gave a call)
@@ -352,14 +351,15 @@ class SectionReader:
         marker = self._scan(self._emit_content, markers)
         if marker in (THINK_OPEN, THINK_CLOSE):
             self.think_allowed = False
-            if self.content.started:  # only at the start of the text is it protocol
+            if self.content.started:  # content came first (in this same scan): the marker is text
                 self._emit_content(marker)
             elif marker == THINK_OPEN:
                 self.step = self._think
+            # else: a leading </think> closes an empty block
         elif marker == self.SECTION_OPEN:
             self._begin_section(self.pos - len(marker))
         elif marker == self.CALL_OPEN:  # drift: no section opener
-            self.section, self.section_open_pending, self.section_silent, self.section_calls = True, False, False, 0
+            self.section_open_pending, self.section_silent, self.section_calls = False, False, 0
             self.section_implicit = True
             self._begin_call(self.pos - len(marker), self.pos - len(marker))
         return marker is not None
@@ -389,7 +389,7 @@ class SectionReader:
 
     def _begin_section(self, at: int) -> None:
         self.think_allowed = False
-        self.section, self.section_open_pending, self.section_silent, self.section_calls = True, True, False, 0
+        self.section_open_pending, self.section_silent, self.section_calls = True, False, 0
         self.section_implicit = False
         self.in_block, self.block_at, self.call_open_at = True, at, -1
         self.step = self._section_next
@@ -431,7 +431,6 @@ class SectionReader:
         return True
 
     def _end_section(self) -> None:
-        self.section = False
         self.in_block = False
         self.step = self._text
 

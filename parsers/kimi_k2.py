@@ -23,8 +23,8 @@ faults and streaming; this module reads one call):
   3. Otherwise, the id without its ``functions.`` prefix (or a ``functions`` glued before a letter): a
      non-numeric index after the last colon is cut off (``functions.search:call_1`` -> ``search``); with
      no colon, trailing digits are the glued index (``functions.exec5`` -> ``exec``).
-  4. An id that is empty or only digits (a bare call counter, seen from Kimi K2.5): the one declared tool,
-     or the only declared tool whose properties include every argument key.
+  4. An id that is empty or only digits (a bare call counter; SGLang's ``kimi_k2`` detector reads the same
+     drift): the one declared tool, or the only declared tool whose properties include every argument key.
 
   A call whose name cannot be found is a fault (surfaced as content).
 - A ``<think>...</think>`` block at the start is reasoning (Kimi-K2-Thinking writes one; this template does

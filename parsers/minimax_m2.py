@@ -23,7 +23,7 @@ Reading rules (the same as Qwen3-Coder's, see :mod:`parsers.qwen3_coder` for the
   ``</minimax:tool_call>`` may occur inside a value (the observed Dynamo case holds the last).
 - The value is kept exactly (no padding to remove) and typed by the tool's schema with
   :func:`harness.schema_types.typed_value`.
-- Drift recovered: ``</parameter>`` missing before ``</invoke>``; ``</minimax:tool_call>`` missing at the end of
+- Drift recovered: ``</parameter>`` missing before ``</invoke>`` (one newline before it is then structure); ``</minimax:tool_call>`` missing at the end of
   the text or before the next block; any whitespace (or none) between the tags.
 - Malformed blocks are surfaced: the opener stays in content and the text after it is read again as content.
 - Reasoning: the prompt always ends ``<think>\\n``; a turn with reasoning renders as ``REASONING\\n</think>\\n\\n...``

@@ -112,6 +112,28 @@ from harness.protocol import Delta, ToolCallDelta
 
 
 
+# Special tokens of each model family's vocabulary: all the wrapper reads of it (``_infer_thinking`` looks for
+# ``<think>``/``</think>``; the text state machine matches marker text). Sources in the module docstring.
+_GLM_VOCAB = ("<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>",
+              "<|assistant|>", "<|observation|>", "<think>", "</think>", "<tool_call>", "</tool_call>",
+              "<tool_response>", "</tool_response>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
+              "/nothink")
+_QWEN3_VOCAB = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<|fim_prefix|>",
+                "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
+                "<tool_response>", "</tool_response>", "<think>", "</think>")
+_MINIMAX_VOCAB = ("]~!b[", "]~b]", "[e~[", "<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>")
+_MISTRAL_VOCAB = ("<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+                  "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
+                  "[TOOL_CONTENT]", "[ARGS]", "[CALL_ID]")
+_KIMI_K2_VOCAB = ("[BOS]", "[EOS]", "<|im_end|>", "<|im_user|>", "<|im_assistant|>", "<|start_header_id|>",
+                  "<|end_header_id|>", "[EOT]", "<|im_system|>", "<|tool_calls_section_begin|>",
+                  "<|tool_calls_section_end|>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>",
+                  "<|tool_call_end|>", "<|im_middle|>", "[UNK]", "[PAD]")
+_FUNCTIONGEMMA_VOCAB = ("<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>",
+                        "<start_function_declaration>", "<end_function_declaration>", "<start_function_call>",
+                        "<end_function_call>", "<start_function_response>", "<end_function_response>", "<escape>")
+
+
 @dataclass(frozen=True)
 class FormatConfig:
     """What ``mlx_lm.tokenizer_utils.load`` would set up for a model of one format: its tool parser module, the
@@ -134,6 +156,30 @@ FORMATS: dict[str, FormatConfig] = {
     # thinking; generation stops at <|im_end|> (or <|endoftext|>).
     "hermes": FormatConfig("json_tools", _hermes_format.SPEC.markers + ("<|endoftext|>",),
                            "<|im_start|>assistant\n", _hermes_format.SPEC.stop_markers),
+    # The formats below: see "Newer formats" in the module docstring for where each fact comes from. Tool parser:
+    # what ``_infer_tool_parser`` picks for the catalog presets' templates; vocabulary: the special tokens of the
+    # model's tokenizer; prompt tail: the generation prompt of the request (thinking off where the template has a
+    # switch); stop markers: the format's (``harness.formats.<format>.SPEC.stop_markers``).
+    "glm45": FormatConfig("glm47", _GLM_VOCAB, "<|assistant|>\n<think></think>",
+                          ("<|user|>", "<|observation|>", "<|endoftext|>")),
+    "glm47": FormatConfig("glm47", _GLM_VOCAB, "<|assistant|></think>",
+                          ("<|user|>", "<|observation|>", "<|endoftext|>")),
+    "qwen3_coder": FormatConfig("qwen3_coder", _QWEN3_VOCAB, "<|im_start|>assistant\n",
+                                ("<|im_end|>", "<|endoftext|>")),
+    "minimax_m2": FormatConfig("minimax_m2", _MINIMAX_VOCAB, "]~b]ai\n<think>\n", ("[e~[",)),
+    "mistral": FormatConfig("mistral", _MISTRAL_VOCAB, "[/INST]", ("</s>",)),
+    "kimi_k2": FormatConfig("kimi_k2", _KIMI_K2_VOCAB, "<|im_assistant|>assistant<|im_middle|>", ("<|im_end|>",)),
+    "functiongemma": FormatConfig("function_gemma", _FUNCTIONGEMMA_VOCAB, "<start_of_turn>model\n",
+                                  ("<start_function_response>", "<end_of_turn>", "<eos>")),
+}
+# Formats mlx-lm has no tool parser for (see "Not supported" in the module docstring).
+UNSUPPORTED: dict[str, str] = {
+    "llama3_json": "no tool parser: _infer_tool_parser finds none of its markers in the Llama 3.1 / 3.2 templates "
+                   "and the vocabulary has no <|tool_call_start|>",
+    "deepseek_v31": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V3.1 template",
+    "deepseek_v32": "no tool parser: mlx-lm ships a DeepSeek-V3.2 chat template (mlx_lm/chat_templates/deepseek_v32.py)"
+                    " but no tool_parsers module for its DSML calls",
+    "harmony": "no tool parser: _infer_tool_parser finds none of its markers in the gpt-oss template",
 }
 _SERVER_PATH = os.path.join("mlx_lm", "server.py")
 

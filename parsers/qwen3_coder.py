@@ -32,7 +32,7 @@ Reading rules:
   typed by the tool's schema with :func:`harness.schema_types.typed_value` (``True``/``None`` and Python-literal
   containers are understood; without a declared schema only JSON-looking text is decoded).
 - Drift recovered: a parameter whose ``</parameter>`` is missing before ``</function>`` (its value runs to the
-  ``</function>``; only when no strict parse exists); ``</tool_call>`` missing at the end of the text or before
+  ``</function>``, one newline before it being structure; only when no strict parse exists); ``</tool_call>`` missing at the end of the text or before
   the next ``<tool_call>``; any whitespace (or none) between the structural tags; no padding newlines.
 - Everything else (no ``<function=`` after ``<tool_call>``, text between parameters, an unterminated call) is
   *surfaced*: the ``<tool_call>`` opener stays in content and the text after it is read again as content (a later

@@ -313,7 +313,7 @@ def harmony_tokenizer_dir() -> str:
 
     base = tiktoken.get_encoding("o200k_base")
     harmony = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
-    first = base.n_vocab - len(base._special_tokens)  # 199998 ordinary ranks
+    first = len(base._mergeable_ranks)  # 199998 ordinary ranks
     specials = []
     for token_id in range(first, first + 2048):
         if not harmony.is_special_token(token_id):

@@ -116,3 +116,105 @@ def hermes_worker(name: str):
     parser = get_any_parser(name, "hermes")
     yield parser
     parser.close()
+
+
+# ------------------------------------------------------------------------------------------------- newer formats
+# The texts an engine reference is run on for the formats added after Hermes (glm45, qwen3_coder, kimi_k2, ...):
+# rendered by a catalog model's own template through the harness (harness.render.render_scenario), so every text
+# is the template's own, with the case's parse prefix and tools.
+
+RENDERED_PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
+                                                         "note": {"type": ["string", "null"]}}}
+RENDERED_MODES = ("oneshot", "whole", "char", "pieces")
+
+
+def rendered_cases(model: str, marker: str | None = None) -> dict:
+    """``{name: Case}`` for catalog model ``model``: ``one_call``, ``two_calls`` (two calls to one tool),
+    ``content_call`` (prose before and after a call), ``marker_in_string`` (``marker``, default the format's
+    ``call_close``, inside a string value) and ``reasoning_call`` (reasoning, then a call), each a call to
+    ``get_weather``. A scenario the template cannot write (Llama 3.x refuses two calls, Mistral Small 3.2 drops
+    content, Kimi K2 writes no reasoning, ...) is left out."""
+    from harness.catalog import get_model
+    from harness.edge_catalog import call, edge
+    from harness.errors import UnrepresentableError
+    from harness.formats import get_format
+    from harness.render import render_scenario
+    from harness.templates import load_template
+
+    fmt = get_format(get_model(model).format)
+    template = load_template(model, offline=True)
+    marker = fmt.call_close if marker is None else marker
+    params = {"get_weather": RENDERED_PARAMETERS}
+    scenarios = {
+        "one_call": edge("one-call", [], call("get_weather", PARIS), parameters=params),
+        "two_calls": edge("two-calls", [], [call("get_weather", PARIS), call("get_weather", ROME)], parameters=params),
+        "content_call": edge("content-call", [], call("get_weather", PARIS), parameters=params,
+                             content_before="Let me check.", content_after="Done."),
+        "marker_in_string": edge("marker-in-string", [], call("get_weather", {"city": "Paris", "note": f"a {marker} b"}),
+                                 parameters=params),
+        "reasoning_call": edge("reasoning-call", [], call("get_weather", PARIS), parameters=params,
+                               reasoning="The user wants the weather."),
+    }
+    cases = {}
+    for name, scenario in scenarios.items():
+        try:
+            cases[name] = render_scenario(template, scenario, fmt)
+        except UnrepresentableError:
+            continue
+    return cases
+
+
+def rendered_pieces(text: str, format: str) -> list[str]:
+    """Token-like chunks: the format's markers whole (single tokens in its vocabulary), then runs of letters or
+    digits, runs of whitespace and single other characters."""
+    import re
+
+    from harness.formats import get_format
+
+    markers = sorted(get_format(format).markers, key=len, reverse=True)
+    pattern = "|".join([re.escape(m) for m in markers if m] + [r"\s+", r"\w+", r"[^\w\s]"])
+    return re.findall(pattern, text)
+
+
+def plain_message(message) -> dict:
+    """A message as the scorer compares it: content and reasoning stripped (empty -> None), no diagnostics."""
+    out = message.to_json()
+    out.pop("diagnostics", None)
+    for key in ("content", "reasoning"):
+        out[key] = (out.get(key) or "").strip() or None
+    return out
+
+
+def rendered_results(parser, cases: dict, modes=RENDERED_MODES) -> dict[str, dict[str, dict]]:
+    """``{case: {mode: plain_message}}`` for ``cases`` (from :func:`rendered_cases`): one-shot, and streamed
+    whole, by characters and by token-like pieces; an exception becomes ``{"error": "Type: message"}``."""
+    from harness.protocol import run_stream
+
+    out: dict[str, dict[str, dict]] = {}
+    for name, case in cases.items():
+        chunkings = {"whole": [case.text], "char": list(case.text), "pieces": rendered_pieces(case.text, case.format)}
+        out[name] = {}
+        for mode in modes:
+            try:
+                if mode == "oneshot":
+                    got = parser.parse(case.text, case.tools, case.prefix)
+                else:
+                    got = run_stream(parser, chunkings[mode], case.tools, case.prefix)
+            except Exception as exc:  # what the library raised, recorded as the outcome
+                out[name][mode] = {"error": f"{type(exc).__name__}: {exc}"}
+                continue
+            out[name][mode] = plain_message(got)
+    return out
+
+
+def rendered_expected(cases: dict, modes=RENDERED_MODES) -> dict[str, dict[str, dict]]:
+    """What a correct parser gives for each case in every mode (the case's expected message)."""
+    return {name: {mode: plain_message(case.expected) for mode in modes} for name, case in cases.items()}
+
+
+def rendered_msg(content=None, calls=(), reasoning=None, name="get_weather") -> dict:
+    """A plain message (see :func:`plain_message`) with calls to ``name``, given as argument dicts or raw
+    JSON argument strings."""
+    from harness.model import Message, ToolCall
+
+    return plain_message(Message(content, reasoning, [ToolCall(name, a) for a in calls]))

@@ -152,6 +152,9 @@ RECOVERED = {
                                      + invoke("g", {}) + BLOCK_CLOSE, [("f", {"a": "x"}), ("g", {})]),
     "no-closers-at-end": (f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{param("a", 1)}', [("f", {"a": 1})]),
     "no-block-opener": (invoke("f", {"a": 1}) + BLOCK_CLOSE, [("f", {"a": 1})]),
+    "official-encoder-layout": (f'\n\n{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{param("a", "x")}{param("b", 2)}'
+                                f'{INVOKE_CLOSE}\n{INVOKE_OPEN} name="g">\n\n{INVOKE_CLOSE}\n{BLOCK_CLOSE}',
+                                [("f", {"a": "x", "b": 2}), ("g", {})]),
     "repeated-key-last-wins": (block(f'{INVOKE_OPEN} name="f">\n{param("a", 1)}{param("a", 2)}{INVOKE_CLOSE}'),
                                [("f", {"a": 2})]),
 }

@@ -13,6 +13,9 @@ NULLABLE_INT = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
     ("true", STRING, "true"),
     ("  padded ", STRING, "  padded "),
     ("42", {"type": "integer"}, 42),
+    ("140.0", {"type": "integer"}, 140),          # a model's integral float (mlx-lm qwen3_coder case)
+    ("140.5", {"type": "integer"}, "140.5"),
+    ("1e3", {"type": "integer"}, 1000),
     ("-7", {"type": "number"}, -7),
     ("1.5e3", {"type": "number"}, 1500.0),
     ("True", {"type": "boolean"}, True),          # templates printing Python values

@@ -15,9 +15,8 @@ the ``▁`` in the markers are U+FF5C (FULLWIDTH VERTICAL LINE) and U+2581 (LOWE
   ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>`` for each further call, then
   ``<｜tool▁calls▁end｜><｜end▁of▁sentence｜>``. Nothing separates them. ``ARGS`` is
   ``arguments | tojson`` (the filter binds tighter than ``+``): JSON, non-ASCII kept, markers inside strings
-  written literally. (The model card's template concatenates ``arguments`` as a string; llama.cpp's copy
-  applies ``tojson``, so an ``arguments`` already given as a JSON string would be double-encoded. The
-  harness passes objects.)
+  written literally. (Because of ``tojson``, an ``arguments`` already given as a JSON string would be
+  double-encoded; the harness passes objects.)
 - Generation prompt (lines 67-70): ``<｜Assistant｜><think></think>`` with thinking off, ``<｜Assistant｜><think>``
   with thinking on. The full render of a turn with calls repeats ``<think></think>``, so with thinking off the
   cut leaves the prefix ``""`` and the completion starts with the content or ``<｜tool▁calls▁begin｜>``.

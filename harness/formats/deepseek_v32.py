@@ -22,7 +22,9 @@ templates``): llama.cpp's Jinja rendition of DeepSeek's Python encoder (the mode
   thinking on gives prefix ``""`` (the prompt's ``<think>`` lies in the common prefix) and a completion
   ``REASONING</think>CONTENT\\n\\n<｜DSML｜function_calls>...``; thinking off gives the prefix
   ``<think></think>`` and a completion that starts with a second ``</think>`` -- a quirk of this rendition
-  (DeepSeek's own encoder pre-fills ``</think>`` alone with thinking off).
+  (DeepSeek's own encoder, ``encoding_dsv32.py``, of which vLLM keeps a copy in
+  ``vllm/tokenizers/deepseek_v32_encoding.py``, pre-fills ``</think>`` alone with thinking off, joins
+  parameters and calls with single newlines and writes ``\n\n`` inside an invoke without parameters).
 - The prompt starts with ``bos_token`` (line 40); DeepSeek's BOS text ``<｜begin▁of▁sentence｜>`` is given as
   ``template_vars`` (it does not affect the cut completions).
 - Generation ends with ``<｜end▁of▁sentence｜>``.

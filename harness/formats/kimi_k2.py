@@ -20,7 +20,7 @@ llama.cpp's copy of moonshotai/Kimi-K2-Instruct's chat template. Line numbers be
 - The template has no reasoning: ``reasoning_content`` is never written (Kimi-K2-Thinking adds ``<think>``
   blocks, which this template does not write), so scenarios with reasoning are unrepresentable.
 - No BOS text is written; the template needs no ``template_vars``.
-- Generation ends with ``<|im_end|>`` (the id Kimi's generation config stops on).
+- Generation ends with ``<|im_end|>``, the turn end the template writes after the section (line 39).
 
 Nothing is unrepresentable in strings: JSON escapes what it must and the markers inside strings are data.
 """
