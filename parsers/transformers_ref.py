@@ -2,7 +2,9 @@
 
 One parser per format (:data:`FORMATS`: the model type whose built-in template ``transformers serve`` falls back
 to, and that model's generation-prompt end): ``transformers==5.24.0:gemma4`` (:class:`TransformersGemma4Parser`,
-described first) and ``transformers==5.24.0:hermes`` (:class:`TransformersHermesParser`, section "Hermes" below).
+described first), ``transformers==5.24.0:hermes`` (:class:`TransformersHermesParser`, section "Hermes" below) and
+``transformers==5.24.0:qwen3_coder`` (:class:`TransformersQwen3CoderParser`, section "Qwen3-Coder"). The other
+formats have no built-in template (section "Formats without a built-in template", :data:`UNSUPPORTED`).
 
 Library calls (transformers 5.24.0, the version pinned in ``pyproject.toml``; the adapter reads the
 installed version at run time and names itself after it):
@@ -66,6 +68,52 @@ last content region, stripped), ``"\\nDone."`` streamed. Faults:
 - Qwen3's thinking-off pre-fill ``"<think>\\n\\n</think>\\n\\n"`` as prefix: streaming emits the pre-filled empty
   block's whitespace (``initial_events``: reasoning ``"\\n\\n"``, content ``"\\n\\n"`` before the first chunk);
   one-shot does not.
+
+Qwen3-Coder (``transformers==5.24.0:qwen3_coder``): transformers 5.24.0 holds three built-in response templates
+(``transformers.cli.serving.utils._RESPONSE_TEMPLATE_FALLBACKS``, keyed by model type: Qwen 2 / Qwen3, Qwen 3.5,
+Gemma 4) and no other (``transformers/utils/chat_parsing`` ships none; model repositories may add their own
+``response_template`` to ``tokenizer_config.json``, which the offline hub cannot show). The Qwen 3.5 one, keyed by
+``("qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")`` (5.16.0: ``("qwen3_5", "qwen3_5_moe")``, reasoning
+field ``thinking``), reads exactly the markup Qwen3-Coder and Nemotron-3-Nano write: ``open_pattern``
+``\\s*<tool_call>\\s*<function=(?P<name>[^>\\n]+)>``, ``close_pattern`` ``</function>\\s*</tool_call>`` (``utils.py``
+lines 237-238), arguments by the ``xml-inline`` content parser with ``tag_pattern``
+``<parameter=(?P<key>[^>\\n]+)>\\s*(?P<value>.*?)\\s*</parameter>`` (line 242), ``<think>`` reasoning, content closed by
+``<|im_end|>`` / ``<|endoftext|>``, ``start_anchor`` ``"<|im_start|>assistant\\n"`` (the Qwen3-Coder generation prompt's
+end). It is the only built-in template for this format, so it is this format's reference. Caveat: ``transformers
+serve`` picks it by model type only, and the catalog's models are not of a Qwen 3.5 type: Qwen3-Coder-30B-A3B is
+``qwen3_moe``, which falls back to the Qwen 2 / Qwen3 JSON template (its ``json`` content parser rejects
+``<function=...>``: every call is an error, see the tests), and Nemotron-3-Nano (``nemotron_h``) has none (no
+parsing at all). Serving them with transformers' parser means giving the tokenizer this template
+(``tokenizer.response_template``), which is what this adapter models. Same calls as for Gemma 4, prefix
+``"<|im_start|>assistant\\n" + case prefix``.
+
+Measured behaviour (texts rendered by the Qwen3-Coder and Nemotron-3-Nano templates; every mode alike unless
+said): one and two calls, content before the calls, ``</tool_call>`` inside a string value (the region closes only
+on ``</function>`` + ``</tool_call>``): parsed. Values are text cast by the request's tool schema
+(``transformers/utils/chat_parsing/response_parser.py``, ``_coerce``, lines 43-70: the declared types tried in
+order, ``string`` and failed casts keep the text); the 5.16.0 server passes no tools, so every value stays a string
+there. Faults:
+
+- the ``tag_pattern``'s ``\\s*`` around the value (``utils.py`` line 242) strips every value: a whitespace-only
+  string becomes ``""`` and a value's own leading or trailing newlines are lost (``wrong_argument_value``);
+- a value ends at the first ``</parameter>`` and a call at the first ``</function>`` + ``</tool_call>`` inside it;
+- under a schema allowing several types, ``_coerce`` takes the first that casts: ``"001"`` under
+  ``anyOf [integer, string]`` becomes ``1`` (``response_parser.py`` lines 45-47);
+- Nemotron-3-Nano writes ``\\n`` after each ``</tool_call>``. On the case text, which ends there (the harness
+  removes the stop token), that newline opens the implicit content region, and its close at the end of the text
+  overwrites the content before the calls with ``""``: one-shot loses that content, streaming keeps it
+  (``stream_diverges``). This is not what the server sees: ``generate_non_streaming`` keeps the stop token in
+  ``generated_ids`` (``utils.py`` line 888, ``sequences[0, input_len:]``), and with ``<|im_end|>`` at the end the
+  content ``close_pattern`` ``\\s*<|im_end|>`` swallows the newline and the content survives (tested);
+- a Nemotron-3-Nano text rendered with thinking on starts inside the reasoning (the template pre-fills
+  ``<think>\\n``, which the case does not carry: ``harness/render.py``'s limitation): ``REASONING\\n</think>`` is
+  content here (one-shot the content is lost as above).
+
+Formats without a built-in template (not registered, :data:`UNSUPPORTED`): ``glm45``, ``glm47``, ``minimax_m2``,
+``llama3_json``, ``mistral``, ``kimi_k2``, ``deepseek_v31``, ``deepseek_v32``, ``harmony``, ``functiongemma``:
+``_RESPONSE_TEMPLATE_FALLBACKS`` has no entry for their models' types (e.g. ``llama`` for Llama 3.x, ``gpt_oss``,
+``deepseek_v3``), so ``transformers serve`` returns their raw text unparsed unless the checkpoint's tokenizer
+brings its own ``response_template``, and transformers ships no template a user could select for them.
 """
 
 from __future__ import annotations
@@ -83,6 +131,16 @@ FORMATS: dict[str, tuple[str, str]] = {
     # The fallback keyed by qwen2 ... qwen3_vl_moe: Qwen 2.5's and Qwen3's JSON-in-<tool_call> format. Hermes 3
     # (model type llama) has none: served by transformers it needs a response template of its own.
     "hermes": ("qwen2", "<|im_start|>assistant\n"),
+    # The fallback keyed by qwen3_5 ...: the only built-in template for the <tool_call><function=NAME><parameter=KEY>
+    # markup that Qwen3-Coder and Nemotron-3-Nano write (see "Qwen3-Coder" in the module docstring).
+    "qwen3_coder": ("qwen3_5", "<|im_start|>assistant\n"),
+}
+# Formats transformers has no built-in response template for (see "Formats without a built-in template").
+UNSUPPORTED: dict[str, str] = {
+    fmt: "no built-in response template (transformers.cli.serving.utils._RESPONSE_TEMPLATE_FALLBACKS has none for "
+         "its models' types)"
+    for fmt in ("glm45", "glm47", "minimax_m2", "llama3_json", "mistral", "kimi_k2", "deepseek_v31", "deepseek_v32",
+                "harmony", "functiongemma")
 }
 # The end of the Gemma 4 generation prompt, i.e. the start_anchor of the built-in response template.
 GENERATION_PROMPT_TAIL = FORMATS["gemma4"][1]
@@ -169,6 +227,13 @@ class TransformersHermesParser(TransformersParser):
     format = "hermes"
 
 
+class TransformersQwen3CoderParser(TransformersParser):
+    """The built-in Qwen 3.5 response template (``model_type == "qwen3_5"``): ``<tool_call><function=NAME>`` regions
+    whose ``<parameter=KEY>VALUE</parameter>`` pairs the ``xml-inline`` content parser reads."""
+
+    format = "qwen3_coder"
+
+
 def message_from_parsed(parsed: dict) -> Message:
     """Map the library's message dict to a :class:`Message` as ``parse_assistant_message`` reads it."""
     from transformers.cli.serving.utils import _normalize_tool_call
@@ -234,7 +299,7 @@ class TransformersStream:
         return deltas
 
 
-PARSERS = [TransformersGemma4Parser, TransformersHermesParser]
+PARSERS = [TransformersGemma4Parser, TransformersHermesParser, TransformersQwen3CoderParser]
 
 # transformers at another version than the main environment's, in its own virtualenv, serving this same
 # adapter over the worker protocol. 5.16.0 is the oldest release whose server has the Gemma 4 response

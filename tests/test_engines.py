@@ -160,3 +160,56 @@ def test_engines_cli_lists_engines_and_installed_environments():
     installed_part = out.stdout.split("\ninstalled (", 1)[1]
     installed = [line for line in installed_part.splitlines() if line.strip().startswith("transformers==5.16.0 ")]
     assert installed and "MB" in installed[0] and "(current)" in installed[0]
+
+
+def test_mlx_lm_versions_on_the_newer_formats():
+    """The same adapter on other mlx-lm versions (engine workers), on texts rendered by the presets' templates
+    (``engine_common.rendered_cases``). 0.32.0 agrees with 0.32.2 character by character and token-like piece by
+    piece (its ``step`` breaks only pieces holding a marker and text); 0.31.3 shows three older faults: its GLM
+    parser keeps the newline after the name, its state machine has no reasoning→tool edge (MiniMax-M2's prompt
+    ends ``<think>``: the calls stay reasoning text), and its Mistral parser matches one greedy ``{.*}`` (two calls in
+    one segment: JSONDecodeError, dropped)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from engine_common import rendered_cases, rendered_results
+
+    def results(spec: str, preset: str, fmt: str, modes=("oneshot", "char", "pieces")):
+        cases = rendered_cases(preset, "[TOOL_CALLS]" if fmt == "mistral" else None)
+        parsers, unavailable = create_parsers([spec], fmt)
+        assert unavailable == {}, unavailable
+        try:
+            return rendered_results(parsers[0], cases, modes)
+        finally:
+            if hasattr(parsers[0], "close"):
+                parsers[0].close()
+
+    presets = {"glm-4.6": "glm45", "glm-4.7-flash": "glm47", "qwen3-coder-30b-a3b": "qwen3_coder",
+               "minimax-m2": "minimax_m2", "devstral-small": "mistral", "kimi-k2": "kimi_k2"}
+    for preset, fmt in presets.items():
+        new = results(f"mlx-lm==0.32.2:{fmt}", preset, fmt, ("char", "pieces"))
+        assert results(f"mlx-lm==0.32.0:{fmt}", preset, fmt, ("char", "pieces")) == new, preset
+
+    old = results("mlx-lm==0.31.3:glm45", "glm-4.6", "glm45")
+    assert {c["name"] for modes in old.values() for m in modes.values() for c in m["tool_calls"]} == {"get_weather\n"}
+    old = results("mlx-lm==0.31.3:minimax_m2", "minimax-m2", "minimax_m2")
+    assert old["one_call"]["oneshot"]["tool_calls"] == []
+    assert old["one_call"]["oneshot"]["reasoning"].startswith("<minimax:tool_call>")
+    old = results("mlx-lm==0.31.3:mistral", "devstral-small", "mistral")
+    assert old["two_calls"] == {mode: {"content": None, "reasoning": None, "tool_calls": []}
+                                for mode in ("oneshot", "char", "pieces")}
+    assert len(old["one_call"]["oneshot"]["tool_calls"]) == 1
+
+
+def test_transformers_5_16_qwen3_coder_parses_without_tools():
+    """5.16.0 has the same Qwen 3.5 template, but its server passes no tools to the parser: values stay text."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from engine_common import rendered_cases, rendered_msg, rendered_results
+
+    cases = rendered_cases("qwen3-coder-30b-a3b")
+    parsers, unavailable = create_parsers(["transformers==5.16.0:qwen3_coder"], "qwen3_coder")
+    assert unavailable == {} and parsers[0].name == "transformers==5.16.0:qwen3_coder"
+    try:
+        got = rendered_results(parsers[0], {"two_calls": cases["two_calls"]}, ("oneshot", "char"))
+    finally:
+        parsers[0].close()
+    text_args = rendered_msg(None, [{"city": "Paris", "days": "3"}, {"city": "Rome", "days": "1"}])
+    assert got == {"two_calls": {"oneshot": text_args, "char": text_args}}

@@ -538,3 +538,345 @@ def test_registry_lists_hermes_references_and_all_names_every_engine(fresh_regis
     expanded = parsers._expand_all(["all"], "hermes")
     assert {"sglang", "vllm", "llama.cpp"} <= set(expanded)
     assert {"transformers==5.24.0:hermes", "mlx-lm==0.32.2:hermes"} <= set(expanded)
+
+
+def test_all_names_sglang_for_every_format_it_parses(fresh_registry):
+    """``--parsers all`` adds the SGLang engine for each format its module configures, and not for FunctionGemma,
+    which SGLang has no parser for (parsers/sglang_ref.py)."""
+    from parsers.sglang_ref import FORMATS, UNSUPPORTED
+
+    for fmt in FORMATS:
+        assert "sglang" in parsers._expand_all(["all"], fmt), fmt
+    for fmt in UNSUPPORTED:
+        assert "sglang" not in parsers._expand_all(["all"], fmt), fmt
+
+
+# ------------------------------------------------------------------------------------------------ newer formats
+# transformers' built-in Qwen 3.5 template (qwen3_coder) and mlx-lm's tool parsers for glm45, glm47, qwen3_coder,
+# minimax_m2, mistral, kimi_k2 and functiongemma, on texts rendered by each catalog preset's own template through
+# the harness (engine_common.rendered_cases; FunctionGemma has no template offline: hand-written texts). Module
+# docstrings: "Qwen3-Coder" (parsers/transformers_ref.py) and "Newer formats" (parsers/mlx_lm_ref.py).
+
+from engine_common import RENDERED_MODES, rendered_cases, rendered_msg, rendered_results
+
+PARIS3 = {"city": "Paris", "days": 3}
+ROME1 = {"city": "Rome", "days": 1}
+# The marker put inside a string value: the format's call close, except Mistral's (it has none).
+NEW_MARKERS = {"mistral": "[TOOL_CALLS]"}
+
+
+def new_cases(preset: str) -> dict:
+    from harness.catalog import get_model
+
+    return rendered_cases(preset, NEW_MARKERS.get(get_model(preset).format))
+
+
+def every_mode(message: dict) -> dict:
+    return dict.fromkeys(RENDERED_MODES, message)
+
+
+@pytest.fixture(scope="module")
+def tf_qwen3_coder():
+    from parsers.transformers_ref import TransformersQwen3CoderParser
+
+    return TransformersQwen3CoderParser()
+
+
+def test_tf_qwen3_coder_uses_the_builtin_qwen3_5_template(tf_qwen3_coder):
+    """The only built-in template for the <function=...> markup is keyed by Qwen 3.5's model types; Qwen3-Coder's
+    own type (qwen3_moe) falls back to the JSON template, which rejects every such call."""
+    from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
+    from transformers.utils.chat_parsing import parse_response
+    from transformers.utils.chat_parsing.response_templates import (
+        load_response_template,
+    )
+
+    from parsers.transformers_ref import builtin_template
+
+    assert (tf_qwen3_coder.name, tf_qwen3_coder.formats) == ("transformers==5.24.0:qwen3_coder", ("qwen3_coder",))
+    key = next(k for k in _RESPONSE_TEMPLATE_FALLBACKS if "qwen3_5" in k)
+    assert tf_qwen3_coder.template_dict is _RESPONSE_TEMPLATE_FALLBACKS[key]
+    assert "qwen3_moe" not in key and "nemotron_h" not in {t for k in _RESPONSE_TEMPLATE_FALLBACKS for t in k}
+    text = new_cases("qwen3-coder-30b-a3b")["one_call"].text
+    with pytest.raises(ValueError, match="json parser could not parse region as JSON"):
+        parse_response(text, load_response_template(builtin_template("qwen3_moe")), prefix="<|im_start|>assistant\n")
+
+
+def test_tf_qwen3_coder_rendered_texts_qwen3_coder(tf_qwen3_coder):
+    """Every Qwen3-Coder text parses in every mode, ``</tool_call>`` inside a value included (the region closes
+    only on ``</function>`` + ``</tool_call>``)."""
+    cases = new_cases("qwen3-coder-30b-a3b")
+    assert set(cases) == {"one_call", "two_calls", "content_call", "marker_in_string"}  # the template has no thinking
+    assert rendered_results(tf_qwen3_coder, cases) == {
+        "one_call": every_mode(rendered_msg(None, [PARIS3])),
+        "two_calls": every_mode(rendered_msg(None, [PARIS3, ROME1])),
+        "content_call": every_mode(rendered_msg("Let me check.Done.", [PARIS3])),
+        "marker_in_string": every_mode(rendered_msg(None, [{"city": "Paris", "note": "a </tool_call> b"}])),
+    }
+
+
+def test_tf_qwen3_coder_rendered_texts_nemotron(tf_qwen3_coder):
+    """Nemotron writes ``\\n`` after each ``</tool_call>``: on the case text (stop token removed) that newline opens
+    the implicit content region, whose close overwrites the content one-shot; streaming keeps it. With the stop
+    token the server keeps in ``generated_ids``, the content survives. A thinking-on text starts inside the
+    reasoning (the pre-filled ``<think>`` is not in the case): content, or nothing one-shot."""
+    cases = new_cases("nemotron-3-nano")
+    got = rendered_results(tf_qwen3_coder, cases)
+    streamed = dict.fromkeys(("whole", "char", "pieces"))
+    assert got == {
+        "one_call": every_mode(rendered_msg(None, [PARIS3])),
+        "two_calls": every_mode(rendered_msg(None, [PARIS3, ROME1])),
+        "content_call": {"oneshot": rendered_msg(None, [PARIS3]),
+                         **{m: rendered_msg("Let me check.Done.", [PARIS3]) for m in streamed}},
+        "marker_in_string": every_mode(rendered_msg(None, [{"city": "Paris", "note": "a </tool_call> b"}])),
+        "reasoning_call": {"oneshot": rendered_msg(None, [PARIS3]),
+                           **{m: rendered_msg("The user wants the weather.\n</think>", [PARIS3]) for m in streamed}},
+    }
+    case = cases["content_call"]
+    assert case.text.endswith("</tool_call>\n")
+    with_stop = tf_qwen3_coder.parse(case.text + "<|im_end|>", case.tools, case.prefix)
+    assert plain(with_stop)["content"] == "Let me check.Done."
+
+
+def test_tf_qwen3_coder_faults(tf_qwen3_coder):
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+        "s": {"type": "string"}, "code": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}}}}]
+    text = ("<tool_call>\n<function=f>\n<parameter=s>\n \n</parameter>\n<parameter=code>\n001\n</parameter>\n"
+            "</function>\n</tool_call>")
+    # the tag pattern's \s* strips every value; the first declared type that casts wins
+    assert plain(tf_qwen3_coder.parse(text, tools, "")) == msg(calls=[("f", {"s": "", "code": 1})])
+    assert plain(tf_qwen3_coder.parse(text, None, "")) == msg(calls=[("f", {"s": "", "code": "001"})])
+
+
+def test_tf_registers_only_formats_with_a_builtin_template(fresh_registry):
+    from parsers.transformers_ref import FORMATS, UNSUPPORTED
+
+    assert not set(FORMATS) & set(UNSUPPORTED)
+    assert "transformers==5.24.0:qwen3_coder" in parsers._expand_all(["all"], "qwen3_coder")
+    for fmt in UNSUPPORTED:
+        assert not [n for n in parsers.available_parsers(fmt) if n.startswith("transformers")], fmt
+
+
+# mlx-lm ------------------------------------------------------------------------------------------------------
+
+NEW_MLX_PRESETS = {
+    "glm-4.5": "glm45", "glm-4.6": "glm45", "glm-4.7-flash": "glm47", "qwen3-coder-30b-a3b": "qwen3_coder",
+    "nemotron-3-nano": "qwen3_coder", "minimax-m2": "minimax_m2", "mistral-small-3.2": "mistral",
+    "devstral-small": "mistral", "kimi-k2": "kimi_k2",
+}
+THINKING_FORMATS = {"glm45", "glm47", "qwen3_coder", "minimax_m2"}
+
+
+def mlx_parser(fmt: str):
+    from parsers.mlx_lm_ref import PARSERS
+
+    return next(cls for cls in PARSERS if cls.format == fmt)()
+
+
+@pytest.mark.parametrize("preset, fmt", sorted(NEW_MLX_PRESETS.items()))
+def test_mlx_tool_parser_is_the_one_mlx_lm_infers_from_the_preset_template(preset, fmt):
+    import importlib
+
+    from mlx_lm.tokenizer_utils import _infer_tool_parser
+
+    from harness.templates import load_template
+    from parsers.mlx_lm_ref import FORMATS
+
+    class Tokenizer:  # what _infer_tool_parser reads: the chat template, then (no match) the vocabulary
+        chat_template = load_template(preset, offline=True).text
+
+        def get_vocab(self):
+            return dict.fromkeys(FORMATS[fmt].special_tokens, 0)
+
+    assert _infer_tool_parser(Tokenizer()) == FORMATS[fmt].tool_module
+    parser = mlx_parser(fmt)
+    module = importlib.import_module(f"mlx_lm.tool_parsers.{FORMATS[fmt].tool_module}")
+    tok = parser._rt.tokenizer
+    assert (tok.tool_call_start, tok.tool_call_end, tok.tool_parser) == (
+        module.tool_call_start, module.tool_call_end, module.parse_tool_call)
+    assert parser.name == f"mlx-lm==0.32.2:{fmt}"
+    assert tok.has_thinking == (fmt in THINKING_FORMATS)
+    if tok.has_thinking:
+        assert (tok.think_start, tok.think_end) == ("<think>", "</think>")
+
+
+def test_mlx_new_formats_stop_markers_are_the_formats_and_special_tokens_are_single_ids():
+    from harness.formats import get_format
+    from parsers.mlx_lm_ref import FORMATS, UNSUPPORTED, _CharTokenizer
+
+    for fmt in set(NEW_MLX_PRESETS.values()) | {"functiongemma"}:
+        assert FORMATS[fmt].stop_markers == get_format(fmt).stop_markers, fmt
+    assert not set(FORMATS) & set(UNSUPPORTED)
+    tok = _CharTokenizer(("<think>", "</think>", "<tool_call>"))
+    ids = tok.encode("a<think>b</think><tool_call>")
+    assert ids == [ord("a"), 0x110000, ord("b"), 0x110001, 0x110002]
+    assert tok.decode(ids) == "a<think>b</think><tool_call>"
+
+
+# What mlx-lm 0.32.2 gives for each preset's rendered texts: the same in every mode (one-shot, streamed whole, by
+# characters, by token-like pieces); a call dropped by the server leaves its warning in diagnostics.
+_GLM_CUT = {"city": "Paris"}  # </tool_call> in the value: the call comes back without that argument, no warning
+MLX_RENDERED = {
+    "glm-4.6": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+                "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+                "marker_in_string": rendered_msg("b</arg_value>\n</tool_call>", [_GLM_CUT]),
+                "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather.")},
+    "glm-4.7-flash": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+                      "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+                      "marker_in_string": rendered_msg("b</arg_value></tool_call>", [_GLM_CUT]),
+                      # thinking-on text, thinking-off request: the reasoning and its close marker are content
+                      "reasoning_call": rendered_msg("The user wants the weather.</think>", [PARIS3])},
+    "qwen3-coder-30b-a3b": {"one_call": rendered_msg(None, [PARIS3]),
+                            "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+                            "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+                            "marker_in_string": rendered_msg("b\n</parameter>\n</function>\n</tool_call>")},
+    "nemotron-3-nano": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+                        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+                        "marker_in_string": rendered_msg("b\n</parameter>\n</function>\n</tool_call>"),
+                        "reasoning_call": rendered_msg("The user wants the weather.\n</think>", [PARIS3])},
+    "minimax-m2": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+                   # the prompt ends <think>: without </think> the content is reasoning
+                   "content_call": rendered_msg(None, [PARIS3], reasoning="Let me check.Done."),
+                   "marker_in_string": rendered_msg("b</parameter>\n</invoke>\n</minimax:tool_call>"),
+                   "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather.")},
+    # Small 3.2 writes NAME[CALL_ID]ID[ARGS]: the header regex names each call after its id
+    "mistral-small-3.2": {"one_call": rendered_msg(None, [PARIS3], name="call00000"),
+                          "two_calls": {**rendered_msg(None, [PARIS3], name="call00000"), "tool_calls": [
+                              {"name": "call00000", "arguments": PARIS3}, {"name": "call00001", "arguments": ROME1}]},
+                          "marker_in_string": rendered_msg(None, [{"city": "Paris", "note": "a [TOOL_CALLS] b"}],
+                                                           name="call00000")},
+    "devstral-small": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+                       "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+                       "marker_in_string": rendered_msg(None, [{"city": "Paris", "note": "a [TOOL_CALLS] b"}])},
+    "kimi-k2": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+                "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+                # the cut section parsed as one call: name with the call-begin token, arguments the cut JSON text
+                "marker_in_string": rendered_msg('b"}<|tool_call_end|><|tool_calls_section_end|>',
+                                                 ['{"city": "Paris", "note": "a '],
+                                                 name="<|tool_call_begin|>functions.get_weather")},
+}
+MLX_DROPPED = {  # preset -> the server's warning for the marker_in_string call it drops
+    "qwen3-coder-30b-a3b": "ValueError: No function provided.", "nemotron-3-nano": "ValueError: No function provided.",
+    "minimax-m2": "ValueError: No tool call found",
+}
+
+
+@pytest.mark.parametrize("preset", sorted(MLX_RENDERED))
+def test_mlx_rendered_texts_of_newer_formats(preset):
+    parser = mlx_parser(NEW_MLX_PRESETS[preset])
+    cases = new_cases(preset)
+    assert set(cases) == set(MLX_RENDERED[preset])
+    got = rendered_results(parser, cases)
+    assert got == {name: every_mode(message) for name, message in MLX_RENDERED[preset].items()}
+    for name, case in cases.items():
+        diagnostics = parser.parse(case.text, case.tools, case.prefix).diagnostics
+        if name == "marker_in_string" and preset in MLX_DROPPED:
+            assert len(diagnostics) == 1 and MLX_DROPPED[preset] in diagnostics[0]
+        else:
+            assert diagnostics == [], (name, diagnostics)
+
+
+def test_mlx_glm45_and_glm47_share_the_glm47_parser_on_the_same_template_shapes():
+    # GLM-4.5 renders with GLM-4.6's template offline (the catalog's stand-in): same texts, same results
+    assert {k: c.text for k, c in new_cases("glm-4.5").items()} == {k: c.text for k, c in new_cases("glm-4.6").items()}
+
+
+G = "<start_function_call>"
+E = "<end_function_call>"
+ESC = "<escape>"
+FG_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
+                                     "note": {"type": "string"}, "where": {"type": "object"}}}}}]
+
+
+@pytest.mark.parametrize("text, expected, diagnostic", [
+    (f"{G}call:get_weather{{city:{ESC}Paris{ESC},days:3}}{E}", rendered_msg(None, [PARIS3]), None),
+    (f"{G}call:get_weather{{city:{ESC}Paris{ESC},days:3}}{E}{G}call:get_weather{{city:{ESC}Rome{ESC},days:1}}{E}",
+     rendered_msg(None, [PARIS3, ROME1]), None),
+    (f"Let me check.{G}call:get_weather{{city:{ESC}Paris{ESC},days:3}}{E}",
+     rendered_msg("Let me check.", [PARIS3]), None),
+    # the call's end marker inside a string value ends the segment: dropped, the rest leaks into content
+    (f"{G}call:get_weather{{city:{ESC}Paris{ESC},note:{ESC}a {E} b{ESC}}}{E}",
+     rendered_msg(f"b{ESC}}}{E}"), "ValueError: No function provided."),
+    # arguments end at the first "}": a brace inside a string or a nested object breaks the key scan
+    (f"{G}call:get_weather{{city:{ESC}Paris{ESC},note:{ESC}a }} b{ESC}}}{E}", rendered_msg(None),
+     "ValueError: substring not found"),
+    # (a nested object: its text up to the first "}" becomes a string value; what follows is lost)
+    (f"{G}call:get_weather{{where:{{city:{ESC}Paris{ESC}}},days:3}}{E}",
+     rendered_msg(None, [{"where": f"{{city:{ESC}Paris{ESC}"}]), None),
+    # \w+ names: a hyphenated name finds no call
+    (f"{G}call:get-weather{{days:3}}{E}", rendered_msg(None), "ValueError: No function provided."),
+    # <start_function_response> is a stop token: what follows never reaches mlx-lm
+    (f"{G}call:get_weather{{days:3}}{E}<start_function_response>x", rendered_msg(None, [{"days": 3}]),
+     "never reach mlx-lm"),
+])
+def test_mlx_functiongemma_hand_written_texts(text, expected, diagnostic):
+    """No FunctionGemma template offline: texts in the shape harness/formats/functiongemma.py describes."""
+    from harness.protocol import run_stream
+
+    parser = mlx_parser("functiongemma")
+    got = parser.parse(text, FG_TOOLS, "")
+    assert plain_message_of(got) == expected
+    assert (len(got.diagnostics) == 1 and diagnostic in got.diagnostics[0]) if diagnostic else got.diagnostics == []
+    for chunks in ([text], list(text)):
+        assert plain_message_of(run_stream(parser, chunks, FG_TOOLS, "")) == expected
+
+
+def plain_message_of(message) -> dict:
+    from engine_common import plain_message
+
+    return plain_message(message)
+
+
+@pytest.mark.parametrize("fmt, text, tools, expected, diagnostic", [
+    # glm47.py line 226 strips values; only {"type": "string"} keeps text (lines 25-39)
+    ("glm47", ("<tool_call>f<arg_key>s</arg_key><arg_value> </arg_value><arg_key>b</arg_key><arg_value>true"
+               "</arg_value></tool_call>"),
+     [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+         "s": {"type": "string"}, "b": {"anyOf": [{"type": "string"}, {"type": "boolean"}]}}}}}],
+     msg(calls=[("f", {"s": "", "b": True})]), None),
+    # qwen3_coder.py: numbers through float (lines 62-72); null whatever the schema (line 39)
+    ("qwen3_coder", ("<tool_call>\n<function=f>\n<parameter=n>\n9007199254740993\n</parameter>\n<parameter=s>\n"
+                     "null\n</parameter>\n</function>\n</tool_call>"),
+     [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+         "n": {"type": "integer"}, "s": {"type": "string"}}}}}],
+     msg(calls=[("f", {"n": 9007199254740992, "s": None})]), None),
+    # minimax_m2.py line 92: the string "null" is None even when declared a string; line 191 strips values
+    ("minimax_m2", ('</think><minimax:tool_call><invoke name="f"><parameter name="s">null</parameter>'
+                    '<parameter name="t"> x </parameter></invoke></minimax:tool_call>'),
+     [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+         "s": {"type": "string"}, "t": {"type": "string"}}}}}],
+     msg(calls=[("f", {"s": None, "t": "x"})]), None),
+    # mistral.py line 9: [\w-]+ before [ARGS] -- a dotted name keeps its last part; </s> in a string is the stop
+    ("mistral", '[TOOL_CALLS]web.search[ARGS]{"q": "x"}', None, msg(calls=[("search", {"q": "x"})]), None),
+    ("mistral", '[TOOL_CALLS]f[ARGS]{"q": "a </s> b"}', None, msg(), "Could not parse tool call"),
+    # kimi_k2.py lines 16-18: an id without functions./:N finds no name; the whole section is dropped
+    ("kimi_k2", ("<|tool_calls_section_begin|><|tool_call_begin|>functionsexec5<|tool_call_argument_begin|>{}"
+                 "<|tool_call_end|><|tool_call_begin|>functions.f:1<|tool_call_argument_begin|>{}<|tool_call_end|>"
+                 "<|tool_calls_section_end|>"), None, msg(), "No tool call found."),
+])
+def test_mlx_newer_format_faults(fmt, text, tools, expected, diagnostic):
+    parser = mlx_parser(fmt)
+    got = parser.parse(text, tools, "")
+    assert plain(got) == expected
+    assert any(diagnostic in d for d in got.diagnostics) if diagnostic else got.diagnostics == []
+    streamed, _, _session = stream_chars(parser, text, tools, "")
+    assert streamed.to_json() == expected
+
+
+def test_mlx_minimax_prompt_starts_in_reasoning_and_calls_leave_it():
+    parser = mlx_parser("minimax_m2")
+    text = 'plan\n<minimax:tool_call>\n<invoke name="f">\n</invoke>\n</minimax:tool_call>'
+    assert plain(parser.parse(text, None, "<think>\n")) == msg(reasoning="plan\n", calls=[("f", {})])
+    assert plain(parser.parse("plan</think>Hi", None, "")) == msg("Hi", "plan")
+
+
+def test_mlx_registry_and_all_name_every_newer_format(fresh_registry):
+    from parsers.mlx_lm_ref import FORMATS, UNSUPPORTED
+
+    for fmt in set(FORMATS) - {"gemma4", "hermes"}:
+        name = f"mlx-lm==0.32.2:{fmt}"
+        assert name in parsers.available_parsers(fmt) and name in parsers._expand_all(["all"], fmt), fmt
+        assert parsers.get_parser("mlx-lm", format=fmt).name == name
+    for fmt in UNSUPPORTED:
+        assert not [n for n in parsers.available_parsers(fmt) if n.startswith("mlx-lm")], fmt
