@@ -150,8 +150,8 @@ def rendered_cases(model: str, marker: str | None = None) -> dict:
         "two_calls": edge("two-calls", [], [call("get_weather", PARIS), call("get_weather", ROME)], parameters=params),
         "content_call": edge("content-call", [], call("get_weather", PARIS), parameters=params,
                              content_before="Let me check.", content_after="Done."),
-        "marker_in_string": edge("marker-in-string", [], call("get_weather", {"city": "Paris", "note": f"a {marker} b"}),
-                                 parameters=params),
+        "marker_in_string": edge("marker-in-string", [],
+                                 call("get_weather", {"city": "Paris", "note": f"a {marker} b"}), parameters=params),
         "reasoning_call": edge("reasoning-call", [], call("get_weather", PARIS), parameters=params,
                                reasoning="The user wants the weather."),
     }
