@@ -1,9 +1,11 @@
-"""Reference adapter: SGLang's tool-call (and reasoning) parsers for Gemma 4 and Hermes, driven the way its OpenAI
-server does.
+"""Reference adapter: SGLang's tool-call (and reasoning) parsers, driven the way its OpenAI server does.
 
-One parser per format (:data:`FORMATS`: the server's ``--tool-call-parser`` / ``--reasoning-parser`` and the
-template's thinking switch): ``sglang==0.5.23:gemma4`` (:class:`SglangGemma4Parser`, described first) and
-``sglang==0.5.23:hermes`` (:class:`SglangHermesParser`, section "Hermes" at the end).
+One parser per format (:data:`FORMATS`: the server's ``--tool-call-parser`` / ``--reasoning-parser``, what SGLang's
+template detection finds in the model's chat template, and the request's thinking switch):
+``sglang==0.5.23:gemma4`` (:class:`SglangGemma4Parser`, described first), ``sglang==0.5.23:hermes`` (section
+"Hermes"), and ``glm45``, ``glm47``, ``qwen3_coder``, ``minimax_m2``, ``llama3_json``, ``mistral``, ``kimi_k2``,
+``deepseek_v31``, ``deepseek_v32``, ``harmony`` (section "Formats added after Hermes" at the end). ``functiongemma``
+is not supported (:data:`UNSUPPORTED`).
 
 SGLang runs in its own virtualenv (:data:`ENGINE`; CPU torch, no CUDA stack) and is served to the harness by
 ``python -m harness.worker_server parsers.sglang_ref``. Library calls (sglang 0.5.23; the installed version is
@@ -143,6 +145,162 @@ by token-like pieces):
   ``</tool_call>``); an unterminated call at the end is dropped one-shot (server warning) but streamed; invalid
   JSON: dropped one-shot (warning), streamed by characters as a call with arguments ``{}``;
 - no tools: the text, markup included, is the content.
+
+Formats added after Hermes. Each is served as its model's SGLang documentation launches it (SGLang's tool-parser
+and reasoning-parser tables, its GLM / DeepSeek / gpt-oss guides, MiniMax's SGLang deployment guide); the request
+is a plain chat request with the case's tools (``tool_choice`` "auto"), and everything above about requests,
+``_process_tool_calls``, streaming deltas, ``_check_for_unstreamed_tool_args``, logs and the :data:`CALL_LIMIT_S`
+hang guard holds for all of them.
+
+======================  ==========================================  ==============================================
+format (preset)         server flags                                request ``chat_template_kwargs``
+======================  ==========================================  ==============================================
+glm45 (glm-4.5/4.6)     ``--tool-call-parser glm45``                ``{"enable_thinking": false}`` (see "GLM")
+                        ``--reasoning-parser glm45``
+glm47 (glm-4.7-flash)   ``--tool-call-parser glm47``                none: the default, thinking on
+                        ``--reasoning-parser glm45``
+qwen3_coder             ``--tool-call-parser qwen3_coder``          none
+minimax_m2              ``--tool-call-parser minimax-m2``           none
+                        ``--reasoning-parser minimax-append-think``
+llama3_json             ``--tool-call-parser llama3``               none
+mistral                 ``--tool-call-parser mistral``              none
+kimi_k2                 ``--tool-call-parser kimi_k2``              none
+deepseek_v31            ``--tool-call-parser deepseekv31``          none: the default, thinking off
+                        ``--reasoning-parser deepseek-v3``
+deepseek_v32            ``--tool-call-parser deepseekv32``          none after the thinking-off prefix
+                        ``--reasoning-parser deepseek-v3``          ``<think></think>``, else ``{"thinking": true}``
+harmony (gpt-oss)       ``--tool-call-parser gpt-oss``              none (the template always reasons)
+                        ``--reasoning-parser gpt-oss``
+======================  ==========================================  ==============================================
+
+- Server state mirrored: ``template_manager.reasoning_config`` / ``force_reasoning`` are what SGLang's
+  ``detect_reasoning_pattern`` (``sglang/srt/parser/template_detection.py``) finds in each format's template from
+  the pinned llama-cpp-python sdist (:attr:`FormatConfig.template`; the engine test re-runs it): GLM-4.6 and
+  GLM-4.7-Flash ``enable_thinking`` on by default, gpt-oss ``always``, the others none (Gemma 4: off by default).
+  ``_get_reasoning_from_request`` (``serving_chat.py``) then gives ``force_reasoning``; without a template toggle it
+  falls back to the reasoning detector's ``reasoning_default`` (``deepseek-v3``: ``explicit_thinking``, so only
+  ``{"thinking": true}`` forces reasoning). ``_tool_call_parsing_active`` without tools asks the detector class
+  (``parses_without_tools()``: False for every parser here), so without tools the text is content.
+- Tokenizer: none is needed. ``FunctionCallParser`` and ``ReasoningParser`` pass the server's tokenizer only to
+  detector classes whose constructor takes one; none of the detectors used here does (only ``hunyuan``'s and the
+  response-template ones do), so the adapter installs no tokenizer package.
+- gpt-oss stop token: the server's detokenizer keeps ``<|call|>`` at the end of the output when the tool-call parser
+  is ``gpt-oss`` (``trim_matched_stop``, ``sglang/srt/managers/detokenizer_manager.py`` lines 218-220), while the
+  harness strips it as a stop marker; :func:`restore_kept_stop` puts it back where the generation must have stopped
+  on it (the last message is addressed ``to=``), one-shot and as the last streamed chunk.
+- Not supported: ``functiongemma``. SGLang 0.5.23 has no FunctionGemma parser (``ToolCallParserEnum`` in
+  ``function_call_parser.py``; its ``gemma4`` detector reads only Gemma 4's ``<|tool_call>`` markup), so
+  ``--parsers all`` leaves SGLang out for it.
+- Streaming by single characters splits the special-token markers that a real model emits as one token; the tests
+  also stream token-like pieces (markers whole), which is what tells a split-marker fault from others.
+
+Measured on the texts the catalog models' own templates render (tests/test_engine_sglang.py: one call, two calls,
+prose around a call, the format's closing marker inside a string value, reasoning then a call; one-shot and
+streamed whole, by characters and by pieces; content and reasoning compared stripped):
+
+GLM (``glm45``, ``glm47``; ``sglang/srt/function_call/glm4_moe_detector.py``, ``glm47_moe_detector.py``,
+``sglang/srt/parser/reasoning_parser.py``). The request: GLM-4.6's template default is thinking on, and its
+thinking-off prompt pre-fills ``\\n<think></think>``, which the harness' cut leaves out of the case; a thinking-on
+GLM-4.5/4.6 answer opens ``<think>`` itself, which ``Glm45Detector`` finds in the text whatever the request says
+(``think_start_token in text``, reasoning_parser.py line 164), so ``{"enable_thinking": false}`` matches both kinds
+of rendered answer, while the default request reads every thinking-off answer's prose before a call as reasoning.
+GLM-4.7's thinking-on prompt pre-fills ``<think>`` and its answer starts inside the reasoning, so only the default
+request (thinking on) parses reasoning there; its thinking-off answers then have their prose before a call read as
+reasoning (the ``<tool_call>`` tool-start token ends the forced reasoning, reasoning_parser.py lines 180-186).
+
+- calls, two calls, typed values: parsed in every mode.
+- a value holding ``</tool_call>``: one-shot the call ends there (``func_call_regex = r"<tool_call>.*?</tool_call>"``,
+  glm4_moe_detector.py line 177 / glm47_moe_detector.py line 318) and the cut value, lacking ``</arg_value>``,
+  no longer matches ``func_arg_regex`` (line 181): the key is dropped (GLM-4.7 also leaves
+  ``b</arg_value></tool_call>`` in content); streamed, the argument JSON is cut into invalid JSON (``{"city":
+  "Paris", "note": "a}`` / ``"note": }``) and the rest of the value leaks into content.
+- glm45 streamed whole: prose before ``<tool_call>`` in the same chunk is lost (``parse_streaming_increment``,
+  glm4_moe_detector.py line 466, returns no normal text once ``<tool_call>`` is in its buffer); in smaller
+  chunks it is kept.
+- glm45 one-shot reasoning keeps ``<think>``: the template writes ``\\n<think>``, and ``_detect_and_parse_impl``
+  strips the start token only at the very start of the text (reasoning_parser.py line 172), so reasoning is
+  ``\\n<think>The user ...`` (a ``marker_leak``); streaming removes it anywhere (line 242).
+
+Qwen3-Coder (``qwen3_coder``; ``qwen3_coder_detector.py``). ``--tool-call-parser qwen3_coder`` without a reasoning
+parser, as for Qwen3-Coder, which does not think: Nemotron-3-Nano (same format; SGLang would add
+``--reasoning-parser nemotron_3`` for it) keeps its reasoning and ``</think>`` in content.
+
+- one-shot, a value holding ``</tool_call>`` ends the call there (``tool_call_regex``, line 35): the value is cut
+  to ``"a "``; streaming keeps it whole. Everything else passes in every mode.
+
+MiniMax-M2 (``minimax_m2``; ``minimax_m2.py``, reasoning_parser.py ``MiniMaxAppendThinkDetector``). MiniMax's own
+SGLang flags use ``minimax-append-think``, which separates no reasoning: it prepends ``<think>`` to the output and
+passes everything on as content (reasoning_parser.py lines 1069-1101), so every answer's content starts with
+``<think>`` (thinking-off answers: ``<think>`` alone; with reasoning: ``<think>REASONING</think>``), a
+``marker_leak`` on every case by design (the model wants its thinking passed back in history). Calls:
+
+- one-shot and streamed whole or by pieces, calls parse; by characters none does: the stream path flushes its
+  buffer as content whenever ``<minimax:tool_call>`` is not (yet) complete in it, holding back no partial marker
+  (``parse_streaming_increment``, minimax_m2.py lines 240-243), so the markup goes to content.
+- two calls streamed in one chunk: both come out with the second call's arguments
+  (``_parse_and_stream_parameters(self._buf, ...)``, line 320, reads every ``<parameter>`` in the buffer, the next
+  ``<invoke>``'s included).
+- a value holding ``</minimax:tool_call>``: the block ends there (``_extract``, line 469) and the cut value
+  comes out ``null`` (one-shot also leaves the rest of the block in content).
+
+Llama 3 (``llama3_json``; ``llama32_detector.py``): the bare ``{"name": ..., "parameters": ...}`` turn parses in every
+mode, ``<|eot_id|>`` inside a string included (the templates write one call and no content per turn). From the
+corpus: a call after prose (no ``<|python_tag|>``, text not starting with ``{``) is no call one-shot or streamed
+whole (``detect_and_parse``, line 55), though streamed by characters it is; ``<|python_tag|>`` inside a string
+value splits the text there (line 58-59): no call one-shot (the text, minus the tag, is content), nothing at all
+streamed whole, the value cut at the tag by characters.
+
+Mistral (``mistral``; ``mistral_detector.py``): Devstral's ``[TOOL_CALLS]NAME[ARGS]{...}`` passes in every mode. Mistral
+Small 3.2's ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}`` yields no call: the compact parser takes everything between
+``[TOOL_CALLS`` and ``[ARGS`` as the name (``_try_parse_compact_args_format``, line 227), so the name is
+``get_weather[CALL_ID]call00000``, an undeclared tool, dropped one-shot ("Model attempted to call undefined
+function"; the content is empty) and streamed back as content (line 153-157). Streaming also parses at most
+one compact call per step (lines 150-189 return after the first), so three calls in one chunk give two (the finish
+step parses one more), and drops every ``]`` from prose, the ``eot_token`` (lines 133-134).
+
+Kimi K2 (``kimi_k2``; ``kimik2_detector.py``): passes one-shot, streamed whole and by pieces (marker text inside a
+JSON string included). By characters no call: ``_split_pending_start`` (line 395) holds back a trailing partial
+marker only from two characters on (``range(..., 1, -1)``), so a lone ``<`` is flushed as content and the marker
+never reassembles. A ``<|tool_call_end|>`` split across chunks leaks its first part into the arguments (an open
+call streams ``buffer[args_start:]`` up to the end of the buffer, line 320: ``{"city": "Paris"}<|too``): with random
+1-8 character chunks every corpus case fails one way or the other. A tool name holding ``:`` (the template
+writes ``functions.ns.tool:v2:0``) does not match ``tool_call_id_regex`` (line 86, ``[\\w.\\-]+``): no call.
+
+DeepSeek (``deepseek_v31``, ``deepseek_v32``; ``deepseekv31_detector.py``, ``deepseekv32_detector.py``; reasoning
+``_DeepSeekV3Detector`` = ``Qwen3Detector`` with ``reasoning_default="explicit_thinking"``).
+
+- V3.1 one-shot and by pieces: all pass. Streamed whole: prose before the calls is lost (the streaming branch that
+  sees a marker returns no normal text, ``parse_streaming_increment`` from line 111 on), and two calls in one
+  chunk become one call whose name runs from the first call's name to the second's (the greedy
+  ``<｜tool▁call▁begin｜>(.*)<｜tool▁sep｜>`` of line 117).
+  By characters no call: without a complete marker the chunk is flushed as content with no partial hold-back
+  (lines 104-109).
+- V3.2 thinking off: the template's text starts with a second ``</think>`` after the pre-filled ``<think></think>``
+  (a quirk of llama.cpp's rendition, see harness/formats/deepseek_v32.py); without ``{"thinking": true}`` and no
+  ``<think>`` in the text, the reasoning parser passes it through (reasoning_parser.py lines 164-167) and content
+  keeps ``</think>`` in every mode (``marker_leak``). Thinking on: reasoning and calls pass.
+- V3.2 one-shot, a value holding ``</｜DSML｜function_calls>`` ends the block there (``function_calls_regex``,
+  line 92); the invoke is left unclosed and dropped ("Dropping unclosed DeepSeek invoke", lines 229-233): no call.
+  Streaming keeps the value whole.
+
+Harmony (``harmony``; ``gpt_oss_detector.py``, ``sglang/srt/parser/harmony_parser.py``, reasoning_parser.py
+``GptOssDetector``): no call in any mode on the template's texts. The template writes the recipient before the
+channel and a bare content type (`` to=functions.NAME<|channel|>commentary json<|message|>``); ``HarmonyParser``
+reads a block's recipient only after ``<|channel|>`` (``_parse_block``, lines 260-330), so the leading
+`` to=functions.NAME`` is plain text (content; streamed it comes out twice), and the tool detector's pattern needs
+``<|constrain|>json`` (lines 34-37). One-shot also needs ``<|start|>assistant<|channel|>commentary`` in the text
+(``bot_token``, lines 30 and 39-41), which the first message never has (``<|start|>assistant`` is the prompt's).
+In the form gpt-oss models write (``<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>...``) calls
+do parse, streamed (the tests show it). Reasoning on the analysis channel is separated one-shot, streamed whole and
+by pieces; by characters it runs on to the end of the text, calls included: an open analysis block's text is
+emitted as reasoning as it arrives with no partial ``<|end|>`` held back (``_parse_partial_analysis``,
+harmony_parser.py lines 240-245), so the split ``<|end|>`` never closes the block.
+
+On the harness corpus (``eval --model M --parsers own,sglang --cases 50``, seed 0; curated / generated one-shot):
+glm-4.6 118/147, 40/50; glm-4.7-flash 130/147, 26/50; qwen3-coder-30b-a3b 127/143, 40/41; nemotron-3-nano 127/149,
+40/50; minimax-m2 0/143, 0/50 (``<think>`` in content by design); llama-3.1-8b 117/125, 12/19; mistral-small-3.2
+0/129, 0/24 (``[CALL_ID]``); devstral-small 130/132, 41/41; kimi-k2 127/130, 41/41; deepseek-v3.1 123/128, 41/41;
+deepseek-v3.2 7/136, 14/50 (the thinking-off ``</think>``); gpt-oss-20b 1/129, 0/21.
 """
 
 from __future__ import annotations
@@ -249,8 +407,9 @@ FORMATS: dict[str, FormatConfig] = {
                                  thinking_off_prefix="<think></think>", thinking_kwargs={"thinking": True}),
     # gpt-oss: ``--tool-call-parser gpt-oss --reasoning-parser gpt-oss``; the template always reasons.
     "harmony": FormatConfig(tool_call_parser="gpt-oss", reasoning_parser="gpt-oss", model_name="openai/gpt-oss-20b",
-                            template="openai-gpt-oss-120b.jinja", template_toggle=ReasoningToggle(special_case="always"),
-                            template_force_reasoning=True, kept_stop="<|call|>"),
+                            template="openai-gpt-oss-120b.jinja",
+                            template_toggle=ReasoningToggle(special_case="always"), template_force_reasoning=True,
+                            kept_stop="<|call|>"),
 }
 # Formats of the harness SGLang has no parser for (see "Not supported" in the module docstring).
 UNSUPPORTED = {"functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "
