@@ -25,11 +25,15 @@ Library calls (``common/chat.h``), per request, mirroring llama-server's ``/v1/c
   ``COMMON_CHAT_FORMAT_PEG_GEMMA4``;
 - ``common_chat_templates_inputs``: one user message, ``tools = common_chat_tools_parse_oaicompat(tools)``,
   ``tool_choice`` auto, ``add_generation_prompt = true``, ``reasoning_format = deepseek`` (the server
-  default), ``parallel_tool_calls`` from ``common_chat_templates_get_caps``; ``enable_thinking`` is chosen
-  from the case's ``prefix``: the worker applies the template with thinking on, then off, and keeps the first
-  whose ``generation_prompt`` ends with the prefix — for Gemma 4, ``""`` → thinking on (generation prompt
-  ``"<|turn>model\\n"``, the server's default), ``"<|channel>thought\\n<channel|>"`` → thinking off
-  (``"<|turn>model\\n<|channel>thought\\n<channel|>"``);
+  default), ``parallel_tool_calls`` from ``common_chat_templates_get_caps``, ``chat_template_kwargs`` from the
+  worker's ``--chat-template-kwargs FORMAT=JSON`` (llama-server's option of that name); ``enable_thinking`` is
+  the server's (``--reasoning FORMAT=on|off|auto``, as llama-server's ``-rea``: ``auto``, the default, turns
+  thinking on when ``common_chat_templates_support_enable_thinking`` says the template supports it,
+  server-context.cpp) unless the case's ``prefix`` asks for the other setting: the worker applies the template
+  with the server's setting, then the other, and keeps the first whose ``generation_prompt`` ends with the
+  prefix (a client's ``chat_template_kwargs: {"enable_thinking": ...}``) — for Gemma 4, ``""`` → thinking on
+  (generation prompt ``"<|turn>model\\n"``, the server's default), ``"<|channel>thought\\n<channel|>"`` →
+  thinking off (``"<|turn>model\\n<|channel>thought\\n<channel|>"``);
 - ``common_chat_templates_apply`` → ``common_chat_params``; ``common_chat_parser_params(chat_params)`` plus
   ``reasoning_format = deepseek``, ``parse_tool_calls = true`` and ``parser.load(chat_params.parser)``,
   exactly the fields the server forwards; the result is cached per (format, tools, prefix);
@@ -40,6 +44,10 @@ Library calls (``common/chat.h``), per request, mirroring llama-server's ``/v1/c
   assigned (``set_tool_call_ids``) and ``common_chat_msg_diff::compute_diffs(previous, current)`` gives the
   deltas (reasoning, content, ``{index, name?, arguments?}``), as the server streams them; ``finish``
   re-parses with ``is_partial=false`` and emits the last diffs.
+
+The worker also answers a ``describe`` request (not part of the protocol; tests and debugging): for a format and
+tools, the chat format, generation prompts, thinking tags, rendered prompt and a dump of the PEG parser llama.cpp
+built, with the server's thinking setting and the other.
 
 Errors: any ``std::exception`` from the library (``"The model produced output that does not match the
 expected peg-gemma4 format"``, ``"Invalid diff: ..."`` when a re-parse shrinks what was already streamed,
@@ -94,13 +102,112 @@ unterminated last call all parse; content before a call keeps the newline before
 - ``"arguments"`` written as a JSON string (``"{\"city\": ...}"``) gives arguments ``{}`` without an error;
 - ``<tool_call>{...}</tool_call>`` without the template's newlines is not a call (it stays content);
 - without tools the parser is content-only: calls stay in content, markup included.
+
+The formats added after Hermes (:data:`FORMATS`): each worker is started as ``llama-server --jinja`` would be on
+that model's GGUF, its embedded template standing as the sdist's copy of the preset's template, with the
+``--reasoning`` / ``--chat-template-kwargs`` a user would give. One template per format: the protocol does not
+say which preset a case was rendered for, so a format with two presets gets the one whose parser reads both
+presets' texts (measured: the other gives the same results or fewer). Which handler llama.cpp picks is decided
+in ``common/chat.cpp`` (``common_chat_try_specialized_template``, lines 1090-1223); templates no handler claims go
+to the template-derived generator (``chat-auto-parser-generator.cpp``; ``peg-native``), whose grammars have
+properties common to all of them: every declared tool and argument name is a literal (an undeclared one fails
+the parse with "does not match the expected peg-native format"); the grammar ends with ``p.end()`` after the
+calls (text after the last call fails); without ``tools`` the parser is content-only (calls stay in content:
+every observed case recorded without its request's tools counts as surfaced or failed).
+
+- ``glm45`` (glm-4.5, glm-4.6): ``GLM-4.6.jinja``, the generator (tag-tagged arguments,
+  ``build_tool_parser_tag_tagged``, chat-auto-parser-generator.cpp:359-475), ``--reasoning auto`` (thinking
+  on: generation prompt ``<|assistant|>``, an optional ``<think>...</think>``). Faults: required arguments
+  must come first in ``required`` order, then optional ones (lines 394-408), so a call whose optional
+  argument precedes a required one fails the parse (most generated failures); a value whose schema admits a
+  string is raw text up to ``</arg_value>`` (line 379): ``null`` for ``["string", "null"]`` stays the string
+  "null", "7" for a number-or-string stays "7"; other values are JSON under their schema. A string holding
+  ``</arg_value>`` followed by a newline fails.
+- ``glm47`` (glm-4.7-flash): ``GLM-4.7-Flash.jinja``, the same generator, ``--reasoning off``. The harness
+  renders a turn without reasoning with ``enable_thinking=false`` (generation prompt ``<|assistant|></think>``)
+  and one with reasoning with thinking on (``<|assistant|><think>``), and both cases carry the prefix ``""``
+  (the full render repeats the pre-filled marker), so the worker cannot tell them apart; llama.cpp's own
+  tests (tests/test-chat.cpp, the GLM-4.7-Flash block) likewise set ``enable_thinking`` per case. Run thinking
+  off, a text with reasoning keeps ``REASONING</think>`` in content (9 of the 197 cases, ``marker_leak``); run
+  with the server default (thinking on), every text without ``</think>`` is all reasoning (measured 6/147
+  curated, 3/50 generated). Faults as for ``glm45``.
+- ``qwen3_coder`` (qwen3-coder-30b-a3b, nemotron-3-nano): ``Qwen3-Coder.jinja``; llama.cpp's dedicated
+  handler (chat.cpp:1212, ``<tool_call>``, ``<function=``, ``<parameter=``; ``common/parsers/qwen3-coder.cpp``), no
+  thinking. Started with Nemotron's template the handler extracts reasoning (thinking end tags ``</think>``
+  and ``<tool_call>``, lines 23-30); with ``--reasoning off`` it scores exactly as Qwen3-Coder's template on
+  both presets, with the server default it reads prose before a call as reasoning. Faults: both templates
+  write non-string values with Python's ``str()`` (``True``, ``False``, ``None``), and a value whose schema
+  admits no string is read as JSON only (lines 108-135): the call holding it is dropped **without an error**
+  one-shot (the worker's diagnostic names the dropped tail), while streaming by characters has already sent
+  its first fragments, which stay as a truncated arguments string (``stream_diverges``), or a later re-parse
+  finds fewer calls ("Invalid diff: now finding less tool calls!", an ``exception`` in char/random modes);
+  ``None`` for a string-or-null value is the string "None"; optional parameters may not precede required
+  ones (lines 142-147: a permutation of the required ones, then the optional ones); a second
+  ``</parameter>`` after a value drops the call. Nemotron's reasoning cases keep ``REASONING\\n</think>`` in
+  content (8 cases).
+- ``minimax_m2`` (minimax-m2): ``MiniMax-M2.jinja``, the generator, thinking on (the template pre-fills
+  ``<think>\\n`` whatever ``enable_thinking`` is). Everything up to ``</think>`` is reasoning: the template
+  renders a turn without reasoning with no ``</think>`` (prefix ``<think>\\n``), so every such text, calls
+  included, is returned as reasoning (179 cases). The generator found a section marker
+  (``<minimax:tool_call>``) but no per-call marker and joins calls with its default ``", "``
+  (chat-auto-parser-generator.cpp:457): a block with two ``<invoke>`` lines, as the template writes them,
+  fails the parse even after reasoning; required-first argument order as for ``glm45``.
+- ``llama3_json`` (llama-3.1-8b, llama-3.2-3b): ``meta-llama-Llama-3.1-8B-Instruct.jinja`` (3.2's gives
+  identical results), the generator (bare JSON, ``build_tool_parser_json_native``, lines 196-237), with
+  ``--chat-template-kwargs {"date_string": "26 Jul 2024"}``: llama.cpp passes ``date_string`` = today into every
+  template (``common_chat_extra_context``), which the kwarg overrides; the date is part of the prompt only
+  (the generation prompt and the parser are cut from renders that share it), so pinning it changes no
+  result, only makes the rendered prompt reproducible. Faults: the content before a call is ``until("{")``
+  (line 229-237), so a brace in the prose fails the parse (3 curated cases); ``"arguments"`` instead of
+  ``"parameters"`` and text after the call fail; ``<|python_tag|>`` before the call stays in content.
+- ``mistral`` (mistral-small-3.2, devstral-small): ``Mistral-Small-3.2-24B-Instruct-2506.jinja``, the
+  generator, which reads ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}`` and Devstral's ``[TOOL_CALLS]NAME[ARGS]{...}``
+  alike (all rendered cases of both presets pass). Started with Devstral's own template
+  (``unsloth-mistral-Devstral-Small-2507.jinja``) llama.cpp picks the Ministral 3 handler instead
+  (chat.cpp:1094-1100: ``[SYSTEM_PROMPT]``, ``[TOOL_CALLS]``, ``[ARGS]`` and no ``[CALL_ID]``), which gives the
+  same results on Devstral's texts and drops every Small 3.2 call without an error. Small 3.2's template puts
+  ``strftime_now`` (today) into its system prompt; llama.cpp's Jinja reads the clock itself
+  (``common/jinja/value.cpp``), so it cannot be pinned, and, as above, only the prompt holds it.
+- ``kimi_k2`` (kimi-k2): ``moonshotai-Kimi-K2.jinja``, the dedicated "Kimi K2 Thinking" handler
+  (chat.cpp:1121; ``common/parsers/kimi-k2.cpp``). Every rendered case passes; text after the section and
+  undeclared tools fail the parse.
+- ``deepseek_v31`` (deepseek-v3.1): ``deepseek-ai-DeepSeek-V3.1.jinja``, the generator, ``--reasoning off``:
+  the template writes no reasoning on a turn with calls (the harness renders every case thinking off); with
+  the server default (thinking on, generation prompt ``<think>``) every text is all reasoning (0/128 curated).
+  Every rendered case passes; text after the calls fails.
+- ``deepseek_v32`` (deepseek-v3.2): ``deepseek-ai-DeepSeek-V3.2.jinja``, the dedicated DeepSeek V3.2 handler
+  (chat.cpp:1182; ``common/parsers/deepseek.cpp``), ``--reasoning auto``. The harness' thinking-off cases carry
+  the prefix ``<think></think>``, which selects thinking off; llama.cpp then consumes that pre-filled pair (lines
+  231-237) and the template's turn repeats ``</think>``, which stays at the start of the content (151 cases,
+  ``wrong_content``); thinking-on texts (``REASONING</think>...``) parse. Fault: a parameter's ``string``
+  attribute is a literal fixed by its schema (lines 162-171: ``"true"`` exactly when the schema admits a
+  string), so ``null`` written ``string="false"`` for a string-or-null parameter, or ``string="true"`` on an
+  any-of string/number value written as a number, fails the parse (13 cases); required parameters first, as
+  for ``glm45``.
+- ``harmony`` (gpt-oss-20b): ``openai-gpt-oss-120b.jinja``, the dedicated GPT-OSS handler
+  (chat.cpp:1102; ``common/parsers/gpt-oss.cpp``). Every rendered case passes; a ``<|call|>`` left at the end is dropped
+  silently. The template's system prompt holds ``strftime_now`` (prompt only, as for Mistral).
+
+Not served (:data:`UNSUPPORTED`): ``functiongemma``. llama.cpp has no FunctionGemma handler (nothing in
+``common/chat.cpp`` or ``tests/test-chat.cpp`` names it), so it would build the generator from the model's own
+template, and the sdist has none (the catalog row has no offline template; google/functiongemma-270m-it is
+gated and the hub unreachable here): there is no template to start the worker with.
+
+Measured (this worker, ``eval --cases 50 --no-shrink``, seed 0; one-shot, round trip and streamed whole, by
+characters and by random pieces agree except where said): glm-4.5 and glm-4.6 141/147 curated, 39/50 generated;
+glm-4.7-flash 131/147, 36/50; qwen3-coder-30b-a3b 132/143, 16/41 (char and random: 19 "Invalid diff" errors);
+nemotron-3-nano 132/149, 16/50 (26 such errors); minimax-m2 4/143, 2/50; llama-3.1-8b and llama-3.2-3b 122/125,
+19/19; mistral-small-3.2 129/129, 24/24; devstral-small 132/132, 41/41; kimi-k2 130/130, 41/41; deepseek-v3.1
+128/128, 41/41; deepseek-v3.2 6/136, 16/50; gpt-oss-20b 129/129, 21/21.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import tarfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.engine_spec import Engine, EngineBuildError, Log, run_step
@@ -108,11 +215,52 @@ from harness.engine_spec import Engine, EngineBuildError, Log, run_step
 NAME = "llama.cpp"
 VERSION = "0.3.36"  # the llama-cpp-python sdist whose vendored llama.cpp is built
 LLAMA_CPP_COMMIT = "0c1e57098bba43ac29e6e3b677cdceebdd22334f"  # its .git/modules/vendor/llama.cpp/HEAD
+
+
+@dataclass(frozen=True)
+class FormatSetup:
+    """How the worker serves one format: as ``llama-server --jinja`` started on that model's GGUF would.
+
+    - ``template``: the chat template (a file of the sdist's ``vendor/llama.cpp``), standing for the GGUF's
+      embedded one; llama.cpp picks its parser from the template text;
+    - ``reasoning``: llama-server's ``--reasoning on|off|auto`` (``auto``, the default: thinking on when the
+      template supports it); a request's prefix that only the other setting produces still selects it, as a
+      client's ``chat_template_kwargs: {"enable_thinking": ...}`` would;
+    - ``kwargs``: llama-server's ``--chat-template-kwargs`` (template variables).
+    """
+
+    template: str
+    reasoning: str = "auto"
+    kwargs: dict = field(default_factory=dict)
+
+
+# Llama 3.x: llama.cpp passes date_string = today into every template (common/chat.cpp:
+# common_chat_extra_context); pinned, as `--chat-template-kwargs '{"date_string": "26 Jul 2024"}'` would, to
+# Llama 3.1's own default (the date harness.formats.llama3_json renders with too).
+LLAMA3_DATE_STRING = "26 Jul 2024"
+
+FORMATS: dict[str, FormatSetup] = {
+    "gemma4": FormatSetup("models/templates/google-gemma-4-31B-it.jinja"),
+    # hermes: Qwen 2.5's template (the Hermes 3 tool-use template gives the same parser: see "Hermes" above).
+    "hermes": FormatSetup("models/templates/Qwen-Qwen2.5-7B-Instruct.jinja"),
+    "glm45": FormatSetup("models/templates/GLM-4.6.jinja"),
+    "glm47": FormatSetup("models/templates/GLM-4.7-Flash.jinja", reasoning="off"),
+    "qwen3_coder": FormatSetup("models/templates/Qwen3-Coder.jinja"),
+    "minimax_m2": FormatSetup("models/templates/MiniMax-M2.jinja"),
+    "llama3_json": FormatSetup("models/templates/meta-llama-Llama-3.1-8B-Instruct.jinja",
+                               kwargs={"date_string": LLAMA3_DATE_STRING}),
+    "mistral": FormatSetup("models/templates/Mistral-Small-3.2-24B-Instruct-2506.jinja"),
+    "kimi_k2": FormatSetup("models/templates/moonshotai-Kimi-K2.jinja"),
+    "deepseek_v31": FormatSetup("models/templates/deepseek-ai-DeepSeek-V3.1.jinja", reasoning="off"),
+    "deepseek_v32": FormatSetup("models/templates/deepseek-ai-DeepSeek-V3.2.jinja"),
+    "harmony": FormatSetup("models/templates/openai-gpt-oss-120b.jinja"),
+}
 # The chat template each format's worker is started with; llama.cpp picks its parser from the template text.
-# hermes: Qwen 2.5's template (the Hermes 3 tool-use template gives the same parser: see "Hermes" above).
-FORMAT_TEMPLATES = {
-    "gemma4": "models/templates/google-gemma-4-31B-it.jinja",
-    "hermes": "models/templates/Qwen-Qwen2.5-7B-Instruct.jinja",
+FORMAT_TEMPLATES = {fmt: setup.template for fmt, setup in FORMATS.items()}
+# Formats of the harness this engine does not serve, and why (see "Not served" above).
+UNSUPPORTED = {
+    "functiongemma": "llama.cpp has no FunctionGemma handler and the pinned sdist no FunctionGemma template to derive "
+                     "a parser from (google/functiongemma-270m-it is gated; offline there is no template at all)",
 }
 SHIM_DIR = Path(__file__).resolve().parent / "llama_cpp_shim"
 SHIM_FILES = ("shim.cpp", "CMakeLists.txt")
@@ -216,20 +364,24 @@ def install(env_dir: Path, version: str, log: Log) -> None:
 
 
 def worker_command(env_dir: Path, version: str) -> tuple[list[str], dict[str, str]]:
-    """``llama-cpp-worker --template FORMAT=<template> ...``, one per :data:`FORMAT_TEMPLATES` entry (the sdist's
-    Gemma 4 and Qwen 2.5 templates, extracted into the cache)."""
+    """``llama-cpp-worker --template FORMAT=<template> [--reasoning FORMAT=...] [--chat-template-kwargs FORMAT=...]``
+    for every :data:`FORMATS` entry (the sdist's templates, extracted into the cache)."""
     from harness.sdist import sdist_file
 
     argv = [str(env_dir / "bin" / BINARY)]
-    for fmt, relpath in FORMAT_TEMPLATES.items():
-        argv += ["--template", f"{fmt}={sdist_file(relpath)}"]
+    for fmt, setup in FORMATS.items():
+        argv += ["--template", f"{fmt}={sdist_file(setup.template)}"]
+        if setup.reasoning != "auto":
+            argv += ["--reasoning", f"{fmt}={setup.reasoning}"]
+        if setup.kwargs:
+            argv += ["--chat-template-kwargs", f"{fmt}={json.dumps(setup.kwargs, separators=(',', ':'))}"]
     return argv, {}
 
 
 ENGINE = Engine(
     name=NAME,
     default_version=VERSION,
-    formats=tuple(FORMAT_TEMPLATES),
+    formats=tuple(FORMATS),
     cold_install="~3.5 min on 2 cores (cmake/ninja build of llama.cpp's common library and the shim from the "
                  "cached llama-cpp-python 0.3.36 sdist; needs cmake and a C++17 compiler); 9.4 MB installed",
     recipe=recipe,

@@ -551,6 +551,17 @@ def test_all_names_sglang_for_every_format_it_parses(fresh_registry):
         assert "sglang" not in parsers._expand_all(["all"], fmt), fmt
 
 
+def test_all_names_llama_cpp_for_every_format_it_parses(fresh_registry):
+    """``--parsers all`` adds the llama.cpp engine for each format its module configures, and not for
+    FunctionGemma, which llama.cpp cannot be set up for offline (parsers/llama_cpp_ref.py)."""
+    from parsers.llama_cpp_ref import FORMATS, UNSUPPORTED
+
+    for fmt in FORMATS:
+        assert "llama.cpp" in parsers._expand_all(["all"], fmt), fmt
+    for fmt in UNSUPPORTED:
+        assert "llama.cpp" not in parsers._expand_all(["all"], fmt), fmt
+
+
 # ------------------------------------------------------------------------------------------------ newer formats
 # transformers' built-in Qwen 3.5 template (qwen3_coder) and mlx-lm's tool parsers for glm45, glm47, qwen3_coder,
 # minimax_m2, mistral, kimi_k2 and functiongemma, on texts rendered by each catalog preset's own template through

@@ -1,10 +1,13 @@
 // llama-cpp-worker: llama.cpp's chat-output parser (common/chat.h) served over the harness worker protocol
 // (docs/worker-protocol.md): one JSON request per line on stdin, one JSON response per line on stdout.
 //
-// Usage: llama-cpp-worker --template FORMAT=PATH [--template ...] [--verbose]
+// Usage: llama-cpp-worker --template FORMAT=PATH [--template ...] [--reasoning FORMAT=on|off|auto ...]
+//                         [--chat-template-kwargs FORMAT=JSON ...] [--verbose]
 //
 // Each harness format is bound to a chat template file; llama.cpp's own template detection decides which
-// parser it builds (the Gemma 4 template gives COMMON_CHAT_FORMAT_PEG_GEMMA4). Requests are served the way
+// parser it builds (the Gemma 4 template gives COMMON_CHAT_FORMAT_PEG_GEMMA4). Per format, --reasoning and
+// --chat-template-kwargs are llama-server's options of the same names (-rea, --chat-template-kwargs), as a
+// server started for that one model would have them. Requests are served the way
 // llama-server serves /v1/chat/completions (tools/server/server-common.cpp: oaicompat_chat_params_parse;
 // tools/server/server-task.cpp: task_result_state::update_chat_msg):
 //   common_chat_templates_apply(tmpls, inputs) -> common_chat_params (format, generation_prompt, parser)
@@ -132,7 +135,8 @@ struct parser_setup {
 // The template inputs llama-server builds for a request with one user message and these tools
 // (oaicompat_chat_params_parse with the server defaults: tool_choice auto, reasoning_format deepseek,
 // parallel_tool_calls from the template's caps).
-static common_chat_templates_inputs server_inputs(const common_chat_templates * tmpls, const json & tools) {
+static common_chat_templates_inputs server_inputs(const common_chat_templates * tmpls, const json & tools,
+                                                  const std::map<std::string, std::string> & kwargs) {
     common_chat_msg user;
     user.role    = "user";
     user.content = "Please help me with this request, using the tools if they are useful.";
@@ -145,23 +149,36 @@ static common_chat_templates_inputs server_inputs(const common_chat_templates * 
     inputs.add_generation_prompt = true;
     inputs.reasoning_format      = COMMON_REASONING_FORMAT_DEEPSEEK;
     inputs.parallel_tool_calls   = common_chat_templates_get_caps(tmpls)["supports_parallel_tool_calls"];
+    inputs.chat_template_kwargs  = kwargs;  // --chat-template-kwargs (values are JSON texts, as the server keeps them)
     return inputs;
 }
 
-// Apply the template with thinking on, then off, and keep the first whose generation prompt ends with the
-// request's prefix (the text the template pre-filled after the generation prompt). For Gemma 4 the
-// thinking-off prompt ends with "<|channel>thought\n<channel|>"; an empty prefix keeps thinking on, the
-// server's default (enable_reasoning auto) for a template that supports thinking.
+// enable_thinking for one apply; a kwarg of that name (the server's --reasoning on|off puts one there) is set
+// alike, as a client's chat_template_kwargs would override it.
+static void set_thinking(common_chat_templates_inputs & inputs, bool thinking) {
+    inputs.enable_thinking = thinking;
+    auto it = inputs.chat_template_kwargs.find("enable_thinking");
+    if (it != inputs.chat_template_kwargs.end()) {
+        it->second = thinking ? "true" : "false";
+    }
+}
+
+// Apply the template with the server's enable_thinking (`server_thinking`), then with the other setting, and keep
+// the first whose generation prompt ends with the request's prefix (the text the template pre-filled after the
+// generation prompt): a prefix only the other setting produces stands for a client that sent
+// chat_template_kwargs {"enable_thinking": ...}. For Gemma 4 the thinking-off prompt ends with
+// "<|channel>thought\n<channel|>"; an empty prefix keeps the server's setting.
 static common_chat_params apply_for_prefix(const common_chat_templates * tmpls, common_chat_templates_inputs inputs,
-                                           const std::string & prefix, std::vector<std::string> & diagnostics) {
-    for (bool thinking : { true, false }) {
-        inputs.enable_thinking = thinking;
+                                           bool server_thinking, const std::string & prefix,
+                                           std::vector<std::string> & diagnostics) {
+    for (bool thinking : { server_thinking, !server_thinking }) {
+        set_thinking(inputs, thinking);
         common_chat_params params = common_chat_templates_apply(tmpls, inputs);
         if (ends_with(params.generation_prompt, prefix)) {
             return params;
         }
     }
-    inputs.enable_thinking = prefix.empty();
+    set_thinking(inputs, server_thinking);
     common_chat_params params = common_chat_templates_apply(tmpls, inputs);
     diagnostics.push_back("no enable_thinking setting makes the generation prompt end with the prefix; "
                           "generation prompt used: " + json(params.generation_prompt).dump());
@@ -285,6 +302,15 @@ static json deltas_json(const std::vector<common_chat_msg_diff> & diffs) {
 // The worker
 // ---------------------------------------------------------------------------------------------------------
 
+// One served format: its template and the server options it is run with.
+struct format_config {
+    std::string                        path;
+    common_chat_templates_ptr          templates;
+    std::string                        reasoning = "auto";  // llama-server --reasoning on|off|auto
+    std::map<std::string, std::string> kwargs;              // llama-server --chat-template-kwargs
+    bool                               server_thinking = true;
+};
+
 class worker {
   public:
     bool add_template(const std::string & format, const std::string & path) {
@@ -296,12 +322,71 @@ class worker {
         std::stringstream src;
         src << file.rdbuf();
         try {
-            templates_[format] = common_chat_templates_init(/* model */ nullptr, src.str());
+            formats_[format].path      = path;
+            formats_[format].templates = common_chat_templates_init(/* model */ nullptr, src.str());
         } catch (const std::exception & e) {
             fprintf(stderr, "chat template %s: %s\n", path.c_str(), e.what());
             return false;
         }
         return true;
+    }
+
+    // --reasoning FORMAT=on|off|auto, as llama-server's -rea: `on` sets the enable_thinking kwarg, `off` disables
+    // thinking, `auto` (the default) enables it when the template supports it.
+    bool set_reasoning(const std::string & format, const std::string & value) {
+        if (value != "on" && value != "off" && value != "auto") {
+            fprintf(stderr, "--reasoning %s: expected on, off or auto\n", value.c_str());
+            return false;
+        }
+        formats_[format].reasoning = value;
+        return true;
+    }
+
+    // --chat-template-kwargs FORMAT=JSON: a JSON object whose values the template gets as variables.
+    bool set_kwargs(const std::string & format, const std::string & text) {
+        try {
+            json object = json::parse(text);
+            if (!object.is_object()) {
+                throw std::runtime_error("not a JSON object");
+            }
+            for (const auto & item : object.items()) {
+                formats_[format].kwargs[item.key()] = item.value().dump();
+            }
+        } catch (const std::exception & e) {
+            fprintf(stderr, "--chat-template-kwargs %s: %s\n", text.c_str(), e.what());
+            return false;
+        }
+        return true;
+    }
+
+    // After the options: every format needs a template; the server's enable_thinking is fixed per format
+    // (server-context.cpp: enable_reasoning != 0 && common_chat_templates_support_enable_thinking).
+    bool finish_setup() {
+        for (auto & entry : formats_) {
+            format_config & config = entry.second;
+            if (!config.templates) {
+                fprintf(stderr, "format %s has options but no --template\n", entry.first.c_str());
+                return false;
+            }
+            if (config.reasoning == "on") {
+                config.kwargs["enable_thinking"] = "true";
+            } else if (config.reasoning == "off") {
+                config.kwargs["enable_thinking"] = "false";
+            }
+            try {
+                bool supported         = common_chat_templates_support_enable_thinking(config.templates.get());
+                config.server_thinking = config.reasoning != "off" && supported;
+            } catch (const std::exception & e) {
+                fprintf(stderr, "chat template %s: %s\n", config.path.c_str(), e.what());
+                return false;
+            }
+            // the server turns an "enable_thinking" kwarg into inputs.enable_thinking (server-common.cpp)
+            auto it = config.kwargs.find("enable_thinking");
+            if (it != config.kwargs.end() && (it->second == "true" || it->second == "false")) {
+                config.server_thinking = it->second == "true";
+            }
+        }
+        return !formats_.empty();
     }
 
     json handle(const json & request) {
@@ -312,19 +397,20 @@ class worker {
         if (name == "open")     return open(request);
         if (name == "feed")     return feed(request);
         if (name == "finish")   return finish(request);
+        if (name == "describe") return describe(request);
         if (name == "shutdown") return json::object();
         throw request_error("unknown_op", "unknown op " + (op != request.end() ? op->dump() : std::string("(none)")));
     }
 
   private:
-    std::map<std::string, common_chat_templates_ptr>                   templates_;
+    std::map<std::string, format_config>                               formats_;
     std::map<std::string, std::shared_ptr<const parser_setup>>         setups_;
     std::map<std::string, stream_state>                                streams_;
     static constexpr size_t                                            max_setups = 1024;
 
     json hello() const {
         json formats = json::array();
-        for (const auto & entry : templates_) {
+        for (const auto & entry : formats_) {
             formats.push_back(entry.first);
         }
         return {
@@ -337,25 +423,32 @@ class worker {
         };
     }
 
-    // The cached parser setup for the request's format, tools and prefix.
-    std::shared_ptr<const parser_setup> setup_for(const json & request) {
+    const format_config & config_for(const json & request) const {
         std::string format = string_field(request, "format");
-        auto tmpl = templates_.find(format);
-        if (tmpl == templates_.end()) {
+        auto it = formats_.find(format);
+        if (it == formats_.end()) {
             throw request_error("unsupported_format", "format '" + format + "' not served");
         }
+        return it->second;
+    }
+
+    // The cached parser setup for the request's format, tools and prefix.
+    std::shared_ptr<const parser_setup> setup_for(const json & request) {
+        const format_config & config = config_for(request);
         json        tools  = tools_field(request);
         std::string prefix = prefix_field(request);
 
-        std::string key = format + '\0' + tools.dump(-1, ' ', false, json::error_handler_t::replace) + '\0' + prefix;
+        std::string key = string_field(request, "format") + '\0' +
+                          tools.dump(-1, ' ', false, json::error_handler_t::replace) + '\0' + prefix;
         auto cached = setups_.find(key);
         if (cached != setups_.end()) {
             return cached->second;
         }
         auto setup = std::make_shared<parser_setup>();
         try {
-            auto inputs   = server_inputs(tmpl->second.get(), tools);
-            auto chat     = apply_for_prefix(tmpl->second.get(), inputs, prefix, setup->diagnostics);
+            auto inputs   = server_inputs(config.templates.get(), tools, config.kwargs);
+            auto chat     = apply_for_prefix(config.templates.get(), inputs, config.server_thinking, prefix,
+                                             setup->diagnostics);
             setup->params = server_parser_params(chat);
         } catch (const std::exception & e) {
             throw parser_error(e);
@@ -365,6 +458,41 @@ class worker {
         }
         setups_[key] = setup;
         return setup;
+    }
+
+    // Not a protocol op (the harness never sends it): what llama.cpp derives for a format and these tools, with
+    // the server's enable_thinking and with the other setting -- for tests and for reading the PEG parser.
+    json describe(const json & request) {
+        const format_config & config = config_for(request);
+        json result = {
+            { "template", config.path },
+            { "reasoning", config.reasoning },
+            { "chat_template_kwargs", config.kwargs },
+            { "server_enable_thinking", config.server_thinking },
+        };
+        try {
+            auto inputs = server_inputs(config.templates.get(), tools_field(request), config.kwargs);
+            for (bool thinking : { config.server_thinking, !config.server_thinking }) {
+                set_thinking(inputs, thinking);
+                common_chat_params chat = common_chat_templates_apply(config.templates.get(), inputs);
+                common_peg_arena   arena;
+                if (!chat.parser.empty()) {
+                    arena.load(chat.parser);
+                }
+                result[thinking ? "thinking_on" : "thinking_off"] = {
+                    { "chat_format", common_chat_format_name(chat.format) },
+                    { "supports_thinking", chat.supports_thinking },
+                    { "generation_prompt", chat.generation_prompt },
+                    { "thinking_start_tag", chat.thinking_start_tag },
+                    { "thinking_end_tags", chat.thinking_end_tags },
+                    { "prompt", chat.prompt },
+                    { "parser", arena.empty() ? "" : arena.dump(arena.root()) },
+                };
+            }
+        } catch (const std::exception & e) {
+            throw parser_error(e);
+        }
+        return result;
     }
 
     json parse(const json & request) {
@@ -460,40 +588,45 @@ static json answer(worker & w, const std::string & line, bool & stop) {
 }
 
 static int usage() {
-    fprintf(stderr, "usage: llama-cpp-worker --template FORMAT=PATH [--template FORMAT=PATH ...] [--verbose]\n");
+    fprintf(stderr, "usage: llama-cpp-worker --template FORMAT=PATH [--template FORMAT=PATH ...] "
+                    "[--reasoning FORMAT=on|off|auto ...] [--chat-template-kwargs FORMAT=JSON ...] [--verbose]\n");
     return 2;
 }
 
 int main(int argc, char ** argv) {
     redirect_stdout();
     bool verbose = false;
-    std::vector<std::pair<std::string, std::string>> specs;  // (format, template path)
+    struct option_value { std::string option, format, value; };
+    std::vector<option_value> options;
     for (int i = 1; i < argc; i++) {
         std::string arg = argv[i];
         if (arg == "--verbose") {
             verbose = true;
-        } else if (arg == "--template" && i + 1 < argc) {
+        } else if ((arg == "--template" || arg == "--reasoning" || arg == "--chat-template-kwargs") && i + 1 < argc) {
             std::string spec = argv[++i];
             size_t eq = spec.find('=');
             if (eq == std::string::npos || eq == 0) {
                 return usage();
             }
-            specs.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+            options.push_back({ arg, spec.substr(0, eq), spec.substr(eq + 1) });
         } else {
             return usage();
         }
-    }
-    if (specs.empty()) {
-        return usage();
     }
     // quiet: the library's warnings ("unparsed ... output") repeat what the error response says
     common_log_set_verbosity_thold(verbose ? LOG_DEFAULT_LLAMA : LOG_LEVEL_ERROR);
 
     worker w;
-    for (const auto & spec : specs) {
-        if (!w.add_template(spec.first, spec.second)) {
+    for (const auto & opt : options) {
+        bool ok = opt.option == "--template"  ? w.add_template(opt.format, opt.value)
+                : opt.option == "--reasoning" ? w.set_reasoning(opt.format, opt.value)
+                                              : w.set_kwargs(opt.format, opt.value);
+        if (!ok) {
             return 3;
         }
+    }
+    if (!w.finish_setup()) {
+        return options.empty() ? usage() : 3;
     }
 
     std::string line;
