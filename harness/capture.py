@@ -119,8 +119,8 @@ def run_capture(prompts: list[Prompt], backend: Backend, template: ChatTemplate,
 
     ``force`` makes fixture models write :func:`reference_text`; ``examples`` (few-shot turns) go before each
     prompt's messages; ``options`` (backend settings such as the server URL or mode, the few-shot file name)
-    are recorded, and a capture is reused only with the same options. ``on_capture`` is called after each record is written (progress).
-    A template that cannot render a prompt raises; a failed generation is recorded with its error; after
+    are recorded, and a capture is reused only with the same options. ``on_capture`` is called after each
+    record is written (progress). A template that cannot render a prompt raises; a failed generation is recorded with its error; after
     :data:`MAX_FAILURES_IN_A_ROW` failed generations in a row the run stops (``CaptureRun.stopped`` says why)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     model = backend.weights.to_json()
@@ -161,7 +161,7 @@ def _request(prompt: Prompt, template: ChatTemplate, fmt: FormatSpec, sampling: 
     shown = dataclasses.replace(prompt, messages=examples + prompt.messages) if examples else prompt
     prompt_text, prefix = render_prompt(template, fmt, shown)
     return Request(prompt_id=prompt.id, prompt_text=prompt_text, prefix=prefix, sampling=sampling,
-                   messages=prompt.messages, tools=prompt.tools, stop=fmt.stop_markers,
+                   messages=shown.messages, tools=prompt.tools, stop=fmt.stop_markers,
                    force_text=reference_text(template, fmt, prompt) if force else None)
 
 
