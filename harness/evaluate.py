@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness import report
 from harness.cases import write_cases
 from harness.capture import CaptureSettings
+from harness.capture_stage import capture_slice, plan_capture
 from harness.catalog import get_model
 from harness.corpus import build_corpus
 from harness.errors import HarnessError, TemplateNotFoundError
@@ -91,7 +92,7 @@ def run_eval(config: EvalConfig) -> Path:
     started, started_at = time.perf_counter(), dt.datetime.now().astimezone()
     entry = get_model(config.model)
     fmt = get_format(entry.format)
-    plan = _plan_capture(config, entry, fmt)  # bad suites, few-shot or capture files fail before any work
+    plan = plan_capture(config, entry, fmt)  # bad suites, few-shot or capture files fail before any work
     # Unknown names fail before any work; engines not built yet are built now (or reported unavailable).
     parsers, unavailable = create_parsers(config.parsers, fmt.name, install_missing=config.install_missing,
                                           log=lambda line: console.print(line, markup=False, highlight=False))
@@ -130,8 +131,8 @@ def run_eval(config: EvalConfig) -> Path:
     try:
         records = _run_all(corpus.cases, parsers, fmt, config, run_dir / "results.jsonl", template)
         shrunk = _shrink_generated(records, parsers, template, fmt, config) if config.shrink else {}
-        capture_records, capture_info, capture_texts = _capture_slice(config, entry, fmt, template, parsers,
-                                                                      run_dir, plan)
+        capture_records, capture_info, capture_texts = capture_slice(config, entry, fmt, template, parsers,
+                                                                     run_dir, plan)
     except KeyboardInterrupt:
         console.print(f"interrupted: the records produced so far are in {run_dir / 'results.jsonl'}")
         _close(parsers)
@@ -164,127 +165,6 @@ def run_eval(config: EvalConfig) -> Path:
 _NO_TEMPLATE = {"source": "none", "file": "-", "location": "-", "sha256": "-", "fallback": True,
                 "fallback_note": "no template could be loaded and the catalog has none offline: only the observed "
                                  "cases ran"}
-
-
-def _capture_settings(config: EvalConfig, entry) -> CaptureSettings | None:
-    if config.no_capture:
-        return None
-    if config.capture is not None:
-        return config.capture
-    return CaptureSettings(backend=entry.capture_backend, examples=entry.capture_examples or None) \
-        if entry.capture_backend else None
-
-
-@dataclass
-class _CapturePlan:
-    """What the capture stage will do, checked before any other work: settings, prompts, few-shot turns and,
-    when re-scoring, the captures read from the given files."""
-
-    settings: CaptureSettings
-    prompts: list
-    examples: list | None
-    captures: list | None = None
-
-
-def _plan_capture(config: EvalConfig, entry, fmt) -> _CapturePlan | None:
-    """Read and check suites, few-shot file and capture files up front, so bad input fails before the corpus
-    runs. Raises :class:`HarnessError` naming the file."""
-    from harness.capture import latest_captures, load_examples, load_prompts
-
-    settings = _capture_settings(config, entry)
-    if settings is None:
-        return None
-    prompts = load_prompts(settings.suites, settings.limit)
-    examples = load_examples(settings.examples) if settings.examples else None
-    plan = _CapturePlan(settings, prompts, examples)
-    if settings.files:
-        known = {p.id for p in prompts}
-        plan.captures = latest_captures(settings.files)
-        for capture in plan.captures:
-            where = f"{', '.join(map(str, settings.files))}: capture of prompt {capture.prompt_id!r}"
-            if capture.format != fmt.name:
-                raise HarnessError(f"{where} is format {capture.format!r}, but {config.model} is {fmt.name!r}")
-            if capture.prompt_id not in known:
-                raise HarnessError(f"{where} ({capture.suite}): no such prompt in the suites given "
-                                   f"({', '.join(settings.suites) or 'all shipped'}; --capture-limit "
-                                   f"{settings.limit})")
-    return plan
-
-
-def _capture_slice(config: EvalConfig, entry, fmt, template, parsers: list[Parser], run_dir: Path,
-                   plan: _CapturePlan | None):
-    """Capture the suites with the configured backend (or take the captures read from files) and score every
-    parser on them; results go to ``results.jsonl`` as produced. Returns ``(records, info, {prompt id: raw
-    text})``; a backend that
-    cannot start (no weights, library missing, bad grammar) is explained in ``info["skipped"]`` and the run
-    goes on."""
-    from harness.backends import BackendError
-    from harness.capture import capture_key, capture_stats, open_backend, run_capture, score_captures
-    from harness.weights import WeightsNotFound
-
-    if plan is None:
-        return [], {}, {}
-    settings, prompts, console = plan.settings, plan.prompts, config.console
-    info: dict = {"backend": settings.backend, "suites": sorted({p.suite for p in prompts}),
-                  "prompts": len(prompts), "sampling": settings.sampling.to_json(), "forced": settings.force,
-                  "options": settings.recorded_options()}
-    if plan.captures is not None:
-        captures = plan.captures
-        info["files"] = [str(f) for f in settings.files]
-        if not captures:
-            console.print(f"[yellow]no captures in {escape(', '.join(info['files']))}[/yellow]")
-    elif template is None:
-        console.print("[yellow]capture skipped: there is no template to render the prompts with[/yellow]")
-        return [], {**info, "skipped": "no template to render the prompts with"}, {}
-    else:
-        try:
-            backend = open_backend(settings, entry, gguf=config.gguf, model_dir=config.model_dir)
-        except (WeightsNotFound, BackendError) as exc:
-            console.print(f"[yellow]capture skipped: {escape(str(exc))}[/yellow]")
-            console.print("[yellow]the rendered and observed slices ran without it[/yellow]")
-            return [], {**info, "skipped": str(exc)}, {}
-        out = (settings.out_dir or REPORTS_DIR / config.model / "captures")
-        path = out / capture_key(backend.name, backend.weights.sha256)
-        console.print(f"capture: {backend.name} {backend.weights.path} ({backend.weights.source}), "
-                      f"{len(prompts)} prompts → {path}", markup=False, highlight=False)
-        versions = backend.versions()
-        with _progress(console, "capturing", len(prompts)) as advance:
-            run = run_capture(prompts, backend, template, fmt, path, sampling=settings.sampling,
-                              force=settings.force, options=settings.recorded_options(), examples=plan.examples,
-                              on_capture=lambda capture: advance())
-        backend.close()
-        captures = run.captures
-        info.update(file=str(path), model=backend.weights.to_json(), versions=versions,
-                    reused=run.reused, generated=run.generated, stopped=run.stopped)
-        if run.stopped:
-            console.print(f"[yellow]{escape(run.stopped)}[/yellow]")
-    info["stats"] = capture_stats(captures, fmt)
-    failed = [c for c in captures if c.error is not None]
-    info["errors"] = len(failed)
-    if failed:
-        console.print(f"[yellow]{len(failed)} capture error(s); first ({escape(failed[0].prompt_id)}): "
-                      f"{escape(failed[0].error)}[/yellow]")
-    with ResultsWriter(run_dir / "results.jsonl") as writer:
-        records = score_captures(captures, {p.id: p for p in prompts}, parsers, fmt, writer,
-                                 timeout_s=config.timeout_s, server_name=settings.server_name)
-    return records, info, {c.prompt_id: c.text for c in captures}
-
-
-class _progress:
-    """A transient progress bar on terminals (silent in CI logs); the context value advances it by one."""
-
-    def __init__(self, console: Console, label: str, total: int) -> None:
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-        self.bar = Progress(*columns, console=console, transient=True, disable=not console.is_terminal)
-        self.label, self.total = label, total
-
-    def __enter__(self):
-        self.bar.__enter__()
-        task = self.bar.add_task(self.label, total=self.total)
-        return lambda: self.bar.advance(task)
-
-    def __exit__(self, *exc):
-        return self.bar.__exit__(*exc)
 
 
 def _close(parsers: list[Parser]) -> None:
