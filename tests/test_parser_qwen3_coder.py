@@ -381,12 +381,25 @@ CALLS = st.lists(st.tuples(NAMES, st.dictionaries(KEYS, TYPED_VALUES, max_size=4
 PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
 
 
+def _strings(value):
+    """Every string in ``value``, dict keys included: the limitation applies to text written anywhere in a value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=CALLS, content=PROSE, data=st.data())
 def test_property_written_calls_roundtrip(calls, content, data):
     """Calls written as Qwen3-Coder.jinja writes them (content first) parse back exactly under their schemas,
     whatever the chunking."""
-    assume(not any(isinstance(v, str) and AMBIGUOUS.search(v) for _, args in calls for _, v in args.values()))
+    assume(not any(AMBIGUOUS.search(text) for _, args in calls for _, v in args.values() for text in _strings(v)))
     tools = [tool(n, {k: schema for k, (schema, _) in args.items()}) for n, args in calls]
     plain = [(n, {k: v for k, (_, v) in args.items()}) for n, args in calls]
     text = (content.strip() + "\n" if content.strip() else "") + "".join("\n" + call_text(n, a) for n, a in plain)
