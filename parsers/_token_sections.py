@@ -37,12 +37,12 @@ any chunking, malformed text included: nothing emitted is ever retracted.
 from __future__ import annotations
 
 import json
-import math
 import re
 from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 from harness.model import Message, ToolCall
 from harness.protocol import Delta, ToolCallDelta
+from parsers._common import finite_float as _finite_float, reject_constant as _reject_constant, suffix_in
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
@@ -67,17 +67,6 @@ class Malformed(Exception):
 
 
 # ---- JSON helpers ----------------------------------------------------------------------------------------
-
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is beyond the double range")
-    return value
-
 
 def decode_json(text: str):
     """Strict JSON: no NaN/Infinity, no number that overflows a double. Raises ``ValueError``."""
@@ -171,14 +160,6 @@ class Field:
             return ""
         out, self.held, self.started = self.held + body, text[len(body):], True
         return out
-
-
-def suffix_in(text: str, prefixes: frozenset[str], maxlen: int) -> int:
-    """Length of the longest suffix of ``text`` that is in ``prefixes`` (0 when none)."""
-    for k in range(min(maxlen - 1, len(text)), 0, -1):
-        if text[-k:] in prefixes:
-            return k
-    return 0
 
 
 class StopTail:

@@ -59,6 +59,7 @@ from harness.formats.functiongemma import CALL_CLOSE, CALL_OPEN, ESCAPE, SPEC
 from harness.model import Message, ToolCall
 from harness.protocol import Delta, ToolCallDelta
 from harness.schema_types import typed_value
+from parsers._common import suffix_in as _suffix_in
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
@@ -472,14 +473,6 @@ def _parameters(tools: list | None, name: str):
         if isinstance(function, dict) and function.get("name") == name:
             return function.get("parameters") or {}
     return None
-
-
-def _suffix_in(text: str, prefixes: frozenset[str], maxlen: int) -> int:
-    """Length of the longest suffix of ``text`` that is in ``prefixes`` (0 when none)."""
-    for k in range(min(maxlen - 1, len(text)), 0, -1):
-        if text[-k:] in prefixes:
-            return k
-    return 0
 
 
 def _message(events: list[tuple], diagnostics: list[str]) -> Message:

@@ -61,6 +61,7 @@ from importlib.metadata import PackageNotFoundError, version as _dist_version
 from harness.formats.gemma4 import CALL_CLOSE, CALL_OPEN, CHANNEL_CLOSE, CHANNEL_OPEN, SPEC, STRING_DELIM
 from harness.model import Message, ToolCall
 from harness.protocol import Delta, ToolCallDelta
+from parsers._common import TextField as _Field, suffix_in as _suffix_in
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
@@ -140,27 +141,6 @@ class _Frame:
 
     def __init__(self, closer: str):
         self.closer, self.count = closer, 0
-
-
-class _Field:
-    """Strips surrounding whitespace from a streamed text field (content or reasoning).
-
-    Leading whitespace is dropped; trailing whitespace is held until more text follows, so the
-    concatenation of what ``push`` returns equals ``"".join(all pushed).strip()``.
-    """
-
-    def __init__(self) -> None:
-        self.started, self.held = False, ""
-
-    def push(self, text: str) -> str:
-        if not self.started:
-            text = text.lstrip()
-        body = text.rstrip()
-        if not body:
-            self.held += text if self.started else ""
-            return ""
-        out, self.held, self.started = self.held + body, text[len(body):], True
-        return out
 
 
 class _StopTail:
@@ -587,14 +567,6 @@ class _Reader:
 
 
 _DELIM_PREFIXES = frozenset(STRING_DELIM[:k] for k in range(1, len(STRING_DELIM)))
-
-
-def _suffix_in(text: str, prefixes: frozenset[str], maxlen: int) -> int:
-    """Length of the longest suffix of ``text`` that is in ``prefixes`` (0 when none)."""
-    for k in range(min(maxlen - 1, len(text)), 0, -1):
-        if text[-k:] in prefixes:
-            return k
-    return 0
 
 
 def _escape(text: str) -> str:

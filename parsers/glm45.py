@@ -84,9 +84,11 @@ from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 from harness.formats.glm45 import (CALL_CLOSE, CALL_OPEN, KEY_CLOSE, KEY_OPEN, MARKERS, STOP_MARKERS, THINK_CLOSE,
                                    THINK_OPEN, VALUE_CLOSE, VALUE_OPEN)
-from harness.model import Message, ToolCall
-from harness.protocol import Delta, ToolCallDelta
+from harness.model import Message
+from harness.protocol import Delta
 from harness.schema_types import allowed_types, property_schema, typed_value
+from parsers._common import (
+    deltas_from_events as _deltas, message_from_events as _message, reject_constant as _reject_constant)
 
 _STOPS = STOP_MARKERS
 _SCAN_MARKERS = tuple(m for m in dict.fromkeys(MARKERS + _STOPS) if m.startswith("<"))
@@ -584,10 +586,6 @@ def _suffix_in(text: str, prefixes: frozenset[str]) -> int:
     return 0
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
 def _is_json_text(text: str) -> bool:
     """True when ``text`` is exactly a JSON text (what ``tojson`` may write: no padding, no NaN)."""
     if not text or text != text.strip():
@@ -653,34 +651,6 @@ def _unescape(text: str) -> str:
         return json.loads(f'"{text}"')
     except ValueError:
         return text
-
-
-def _message(events: list[tuple], diagnostics: list[str]) -> Message:
-    """Fold events into a :class:`Message`."""
-    content, reasoning, calls = [], [], []
-    for event in events:
-        if event[0] == "content":
-            content.append(event[1])
-        elif event[0] == "reasoning":
-            reasoning.append(event[1])
-        else:
-            calls.append(ToolCall(event[2], json.loads(event[3])))
-    return Message("".join(content) or None, "".join(reasoning) or None, calls, list(diagnostics))
-
-
-def _deltas(events: list[tuple]) -> list[Delta]:
-    """Events as deltas, merging neighbouring content (or reasoning) pieces."""
-    out: list[Delta] = []
-    for event in events:
-        kind, last = event[0], out[-1] if out else None
-        if kind in ("content", "reasoning"):
-            if last is not None and getattr(last, kind) is not None and not last.tool_calls:
-                setattr(last, kind, getattr(last, kind) + event[1])
-            else:
-                out.append(Delta(**{kind: event[1]}))
-        else:
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3])]))
-    return out
 
 
 PARSERS = [Glm45Parser]  # registry entry (see parsers/__init__.py); glm47: parsers/glm47.py

@@ -56,14 +56,16 @@ Known limitations:
 from __future__ import annotations
 
 import json
-import math
 import re
 from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 from harness.formats.harmony import (CALL, CHANNEL, CONSTRAIN, END, ENDOFTEXT, FUNCTIONS, MESSAGE, RECIPIENT,
                                      RETURN, SPEC, START)
-from harness.model import Message, ToolCall
-from harness.protocol import Delta, ToolCallDelta
+from harness.model import Message
+from harness.protocol import Delta
+from parsers._common import (
+    deltas_from_events as _deltas, finite_float as _finite_float, message_from_events as _message,
+    reject_constant as _reject_constant, suffix_in as _suffix_in)
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
@@ -525,25 +527,6 @@ class _Reader:
         raise _Malformed(pos, "text after the call's JSON")
 
 
-def _suffix_in(text: str, prefixes: frozenset[str], maxlen: int) -> int:
-    """Length of the longest suffix of ``text`` that is in ``prefixes`` (0 when none)."""
-    for k in range(min(maxlen - 1, len(text)), 0, -1):
-        if text[-k:] in prefixes:
-            return k
-    return 0
-
-
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is beyond the double range")
-    return value
-
-
 def _arguments(text: str, end: int) -> dict:
     """The call's arguments object; raises :class:`_Malformed` at ``end`` for invalid JSON or a non-object."""
     try:
@@ -553,34 +536,6 @@ def _arguments(text: str, end: int) -> dict:
     if not isinstance(value, dict):
         raise _Malformed(end, "call arguments are not a JSON object")
     return value
-
-
-def _message(events: list[tuple], diagnostics: list[str]) -> Message:
-    """Fold events into a :class:`Message`."""
-    content, reasoning, calls = [], [], []
-    for event in events:
-        if event[0] == "content":
-            content.append(event[1])
-        elif event[0] == "reasoning":
-            reasoning.append(event[1])
-        else:
-            calls.append(ToolCall(event[2], json.loads(event[3])))
-    return Message("".join(content) or None, "".join(reasoning) or None, calls, list(diagnostics))
-
-
-def _deltas(events: list[tuple]) -> list[Delta]:
-    """Events as deltas, merging neighbouring content (or reasoning) pieces."""
-    out: list[Delta] = []
-    for event in events:
-        kind, last = event[0], out[-1] if out else None
-        if kind in ("content", "reasoning"):
-            if last is not None and getattr(last, kind) is not None and not last.tool_calls:
-                setattr(last, kind, getattr(last, kind) + event[1])
-            else:
-                out.append(Delta(**{kind: event[1]}))
-        else:
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3])]))
-    return out
 
 
 PARSERS = [HarmonyParser]  # registry entry (see parsers/__init__.py)

@@ -55,13 +55,15 @@ Known limitations:
 from __future__ import annotations
 
 import json
-import math
 import re
 from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 from harness.formats.hermes import CALL_CLOSE, CALL_OPEN, SPEC
-from harness.model import Message, ToolCall
-from harness.protocol import Delta, ToolCallDelta
+from harness.model import Message
+from harness.protocol import Delta
+from parsers._common import (
+    TextField as _Field, deltas_from_events as _deltas, finite_float as _finite_float,
+    message_from_events as _message, reject_constant as _reject_constant, suffix_in as _suffix_in)
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"  # Qwen-Qwen3-0.6B.jinja
 
@@ -129,27 +131,6 @@ class _Malformed(Exception):
     def __init__(self, at: int, reason: str):
         super().__init__(reason)
         self.at, self.reason = at, reason
-
-
-class _Field:
-    """Strips surrounding whitespace from a streamed text field (content or reasoning).
-
-    Leading whitespace is dropped; trailing whitespace is held until more text follows, so the
-    concatenation of what ``push`` returns equals ``"".join(all pushed).strip()``.
-    """
-
-    def __init__(self) -> None:
-        self.started, self.held = False, ""
-
-    def push(self, text: str) -> str:
-        if not self.started:
-            text = text.lstrip()
-        body = text.rstrip()
-        if not body:
-            self.held += text if self.started else ""
-            return ""
-        out, self.held, self.started = self.held + body, text[len(body):], True
-        return out
 
 
 class _StopTail:
@@ -425,25 +406,6 @@ class _Reader:
         raise _Malformed(pos, "expected </tool_call> after the call's JSON")
 
 
-def _suffix_in(text: str, prefixes: frozenset[str], maxlen: int) -> int:
-    """Length of the longest suffix of ``text`` that is in ``prefixes`` (0 when none)."""
-    for k in range(min(maxlen - 1, len(text)), 0, -1):
-        if text[-k:] in prefixes:
-            return k
-    return 0
-
-
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is beyond the double range")
-    return value
-
-
 def _decode(text: str):
     """Strict JSON: no NaN/Infinity, no number that overflows a double."""
     return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
@@ -481,34 +443,6 @@ def _call(obj) -> tuple[str, dict] | None:
     if args is None:
         args = {}
     return (name, args) if isinstance(args, dict) else None
-
-
-def _message(events: list[tuple], diagnostics: list[str]) -> Message:
-    """Fold events into a :class:`Message`."""
-    content, reasoning, calls = [], [], []
-    for event in events:
-        if event[0] == "content":
-            content.append(event[1])
-        elif event[0] == "reasoning":
-            reasoning.append(event[1])
-        else:
-            calls.append(ToolCall(event[2], json.loads(event[3])))
-    return Message("".join(content) or None, "".join(reasoning) or None, calls, list(diagnostics))
-
-
-def _deltas(events: list[tuple]) -> list[Delta]:
-    """Events as deltas, merging neighbouring content (or reasoning) pieces."""
-    out: list[Delta] = []
-    for event in events:
-        kind, last = event[0], out[-1] if out else None
-        if kind in ("content", "reasoning"):
-            if last is not None and getattr(last, kind) is not None and not last.tool_calls:
-                setattr(last, kind, getattr(last, kind) + event[1])
-            else:
-                out.append(Delta(**{kind: event[1]}))
-        else:
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3])]))
-    return out
 
 
 PARSERS = [HermesParser]  # registry entry (see parsers/__init__.py)

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import re
 from importlib.metadata import PackageNotFoundError, version as _dist_version
 
@@ -63,6 +62,7 @@ from harness.formats.llama3_json import PYTHON_TAG, SPEC
 from harness.model import Message, ToolCall
 from harness.protocol import Delta, ToolCallDelta
 from harness.schema_types import allowed_types, property_schema, typed_value
+from parsers._common import finite_float as _finite_float, reject_constant as _reject_constant, suffix_in
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
@@ -190,14 +190,6 @@ class StopTail:
         return self.held + self.partial if self.partial else ""
 
 
-def suffix_in(text: str, prefixes: frozenset[str], maxlen: int) -> int:
-    """Length of the longest suffix of ``text`` that is in ``prefixes`` (0 when none)."""
-    for k in range(min(maxlen - 1, len(text)), 0, -1):
-        if text[-k:] in prefixes:
-            return k
-    return 0
-
-
 class JsonScan:
     """Finds the end of one JSON object or array by its syntax, resumably, starting at ``start`` (a ``{`` or
     ``[``). ``run(buf)`` returns the end offset (exclusive) once the value closes, ``None`` when the buffer ran
@@ -254,17 +246,6 @@ class JsonInvalid(Exception):
     def __init__(self, at: int, reason: str):
         super().__init__(reason)
         self.at, self.reason = at, reason
-
-
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is beyond the double range")
-    return value
 
 
 def decode_json(text: str):

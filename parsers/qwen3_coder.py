@@ -85,8 +85,8 @@ from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 from harness.formats import FormatSpec
 from harness.formats import qwen3_coder as _fmt
-from harness.model import Message, ToolCall
-from harness.protocol import Delta, ToolCallDelta
+from harness.model import Message
+from harness.protocol import Delta
 from harness.schema_types import property_schema, typed_value
 
 try:
@@ -122,6 +122,7 @@ class Dialect:
 
 QWEN3_CODER = Dialect(_fmt.SPEC, _fmt.FUNCTION_OPEN, ">", _fmt.FUNCTION_CLOSE, _fmt.PARAMETER_OPEN,
                       _fmt.PARAMETER_CLOSE, padded=True)
+from parsers._common import TextField as _Field, deltas_from_events as _deltas, message_from_events as _message
 
 
 class XmlCallParser:
@@ -178,27 +179,6 @@ class XmlCallStream:
 
 
 # ---- text helpers ------------------------------------------------------------------------------------
-
-class _Field:
-    """Strips surrounding whitespace from a streamed text field (content or reasoning).
-
-    Leading whitespace is dropped; trailing whitespace is held until more text follows, so the
-    concatenation of what ``push`` returns equals ``"".join(all pushed).strip()``.
-    """
-
-    def __init__(self) -> None:
-        self.started, self.held = False, ""
-
-    def push(self, text: str) -> str:
-        if not self.started:
-            text = text.lstrip()
-        body = text.rstrip()
-        if not body:
-            self.held += text if self.started else ""
-            return ""
-        out, self.held, self.started = self.held + body, text[len(body):], True
-        return out
-
 
 def _proper_prefixes(markers) -> frozenset[str]:
     return frozenset(m[:k] for m in markers for k in range(1, len(m)))
@@ -593,34 +573,6 @@ def _jsonable(value) -> bool:
         return True
     except (TypeError, ValueError):
         return False
-
-
-def _message(events: list[tuple], diagnostics: list[str]) -> Message:
-    """Fold events into a :class:`Message`."""
-    content, reasoning, calls = [], [], []
-    for event in events:
-        if event[0] == "content":
-            content.append(event[1])
-        elif event[0] == "reasoning":
-            reasoning.append(event[1])
-        else:
-            calls.append(ToolCall(event[2], json.loads(event[3])))
-    return Message("".join(content) or None, "".join(reasoning) or None, calls, list(diagnostics))
-
-
-def _deltas(events: list[tuple]) -> list[Delta]:
-    """Events as deltas, merging neighbouring content (or reasoning) pieces."""
-    out: list[Delta] = []
-    for event in events:
-        kind, last = event[0], out[-1] if out else None
-        if kind in ("content", "reasoning"):
-            if last is not None and getattr(last, kind) is not None and not last.tool_calls:
-                setattr(last, kind, getattr(last, kind) + event[1])
-            else:
-                out.append(Delta(**{kind: event[1]}))
-        else:
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3])]))
-    return out
 
 
 PARSERS = [Qwen3CoderParser]  # registry entry (see parsers/__init__.py)

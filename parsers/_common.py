@@ -1,0 +1,82 @@
+"""Pieces the project's own parsers share: stripping a streamed text field, folding reader events into a
+message or into deltas, the longest marker-prefix suffix of a buffer, and strict JSON number/constant hooks.
+
+Readers emit events ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``; the parsers
+turn them into a :class:`~harness.model.Message` (one-shot) or :class:`~harness.protocol.Delta` lists (streaming).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from harness.model import Message, ToolCall
+from harness.protocol import Delta, ToolCallDelta
+
+
+class TextField:
+    """Strips surrounding whitespace from a streamed text field (content or reasoning).
+
+    Leading whitespace is dropped; trailing whitespace is held until more text follows, so the
+    concatenation of what ``push`` returns equals ``"".join(all pushed).strip()``.
+    """
+
+    def __init__(self) -> None:
+        self.started, self.held = False, ""
+
+    def push(self, text: str) -> str:
+        if not self.started:
+            text = text.lstrip()
+        body = text.rstrip()
+        if not body:
+            self.held += text if self.started else ""
+            return ""
+        out, self.held, self.started = self.held + body, text[len(body):], True
+        return out
+
+
+def message_from_events(events: list[tuple], diagnostics: list[str]) -> Message:
+    """Fold events into a :class:`Message`."""
+    content, reasoning, calls = [], [], []
+    for event in events:
+        if event[0] == "content":
+            content.append(event[1])
+        elif event[0] == "reasoning":
+            reasoning.append(event[1])
+        else:
+            calls.append(ToolCall(event[2], json.loads(event[3])))
+    return Message("".join(content) or None, "".join(reasoning) or None, calls, list(diagnostics))
+
+
+def deltas_from_events(events: list[tuple]) -> list[Delta]:
+    """Events as deltas, merging neighbouring content (or reasoning) pieces."""
+    out: list[Delta] = []
+    for event in events:
+        kind, last = event[0], out[-1] if out else None
+        if kind in ("content", "reasoning"):
+            if last is not None and getattr(last, kind) is not None and not last.tool_calls:
+                setattr(last, kind, getattr(last, kind) + event[1])
+            else:
+                out.append(Delta(**{kind: event[1]}))
+        else:
+            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3])]))
+    return out
+
+
+def suffix_in(text: str, prefixes: frozenset[str], maxlen: int) -> int:
+    """Length of the longest suffix of ``text`` that is in ``prefixes`` (0 when none)."""
+    for k in range(min(maxlen - 1, len(text)), 0, -1):
+        if text[-k:] in prefixes:
+            return k
+    return 0
+
+
+def finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is beyond the double range")
+    return value
+
+
+def reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
