@@ -39,6 +39,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py $(ARGS)
+	$(BIN)/python bench/bench_parsers.py
 	$(BIN)/python bench/bench_worker.py
 	$(BIN)/python bench/bench_capture.py
 

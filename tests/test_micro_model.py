@@ -6,7 +6,6 @@ not project dependencies, so the module is skipped without them.
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -106,9 +105,7 @@ def test_llama_cpp_renders_the_embedded_template_like_transformers(micro, hf_tok
 
 
 def test_cache_is_reused_and_keyed_by_parameters(micro):
-    start = time.perf_counter()
     again = micro_gemma4(log=lambda line: pytest.fail(f"rebuilt: {line}"))
-    assert time.perf_counter() - start < 1.0
     assert again == micro
     key = micro_gemma4_key()
     assert micro.hf_dir.parent.name == f"micro-gemma4-{key}" == f"micro-gemma4-{micro.provenance['key']}"

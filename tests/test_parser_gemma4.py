@@ -11,7 +11,6 @@ import functools
 import json
 import random
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -462,19 +461,6 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
 
 
 # ---- speed -------------------------------------------------------------------------------------------
-
-def test_parse_speed():
-    calls = [("search_documents", {"query": "quarterly revenue by region", "filters": {"year": 2024, "tags":
-             ["finance", "emea"], "draft": False, "owner": None}, "limit": 25, "offset": 0, "ratio": 0.75,
-             "note": 'say "hi"\nline two, with {braces}', "sort": [{"field": "date", "desc": True}]})]
-    text, prefix = render(calls)
-    assert 280 < len(text) < 360, len(text)
-    PARSER.parse(text, None, prefix)
-    n, start = 500, time.perf_counter()
-    for _ in range(n):
-        PARSER.parse(text, None, prefix)
-    per_parse = (time.perf_counter() - start) / n
-    assert per_parse < 1e-3, per_parse
 
 
 def test_default_parser_holds_calls_until_close():

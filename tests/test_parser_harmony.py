@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import random
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -365,17 +364,6 @@ def test_property_arbitrary_text_never_raises_and_streams_alike(pieces, data):
     for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
         assert view(run_stream(PARSER, chunks)) == view(message)
 
-
-def test_parse_speed():
-    text = "<|channel|>analysis<|message|>Search the documents.<|end|>" + NEXT + template_call("search_documents", {
-        "query": "quarterly revenue by region", "filters": {"year": 2024, "tags": ["finance", "emea"], "draft": False,
-        "owner": None}, "limit": 25, "ratio": 0.75, "note": 'say "hi"\nline two <|call|>, with {braces}',
-        "sort": [{"field": "date", "desc": True}]})
-    PARSER.parse(text)
-    n, start = 500, time.perf_counter()
-    for _ in range(n):
-        PARSER.parse(text)
-    assert (time.perf_counter() - start) / n < 1e-3
 
 
 # ---- rendering through the real template --------------------------------------------------------------

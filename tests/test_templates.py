@@ -472,9 +472,7 @@ def test_gguf_without_template_or_not_gguf_is_an_error(tmp_path, offline):
 
 def test_sdist_vocab_gguf_embeds_an_older_gemma4_template(offline):
     path = sdist_file(SDIST_GGUF)
-    start = time.monotonic()
     tmpl = load_template("gemma-4-e2b", gguf=str(path))
-    assert time.monotonic() - start < 2.0  # gguf.GGUFReader needs ~16 s for this file
     assert tmpl.source == "gguf" and tmpl.provenance["file"] == "ggml-vocab-gemma-4.gguf"
     assert tmpl.sha256 == SDIST_GGUF_TEMPLATE_SHA256
     assert tmpl.text.startswith("{%- macro format_parameters(properties, required) -%}")
