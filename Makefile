@@ -22,7 +22,7 @@ CAPTURE_FLAGS = $(if $(BACKEND),--backend $(BACKEND)) $(if $(GGUF),--gguf $(GGUF
 	$(if $(SUITES),--suites $(SUITES)) $(if $(CAPTURE_LIMIT),--capture-limit $(CAPTURE_LIMIT)) \
 	$(if $(MAX_TOKENS),--max-tokens $(MAX_TOKENS))
 
-.PHONY: eval test bench clean-venv
+.PHONY: eval test bench clean-venv baseline gate
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,22 @@ $(STAMP): pyproject.toml
 eval: $(STAMP)
 	$(BIN)/toolcall-harness eval --model $(MODEL) --seed $(SEED) --cases $(CASES) $(if $(PARSERS),--parsers $(PARSERS)) $(CAPTURE_FLAGS) $(ARGS)
 
+# regression gate (README "Baselines and the regression gate"): save per-case verdicts, then compare a rerun
+baseline: $(STAMP)
+	$(BIN)/toolcall-harness baseline save --model $(MODEL) --seed $(SEED) --cases $(CASES) $(if $(PARSERS),--parsers $(PARSERS)) $(ARGS)
+
+gate: $(STAMP)
+	$(BIN)/toolcall-harness gate --model $(MODEL) $(if $(PARSERS),--parsers $(PARSERS)) $(ARGS)
+
+# random sweep (README "Random sweep"): make sweep MODEL=gemma-4-e2b PARSER=toolcall-harness:gemma4 N=200000
+PARSER ?= toolcall-harness
+N      ?= 2000
+.PHONY: sweep
+sweep: $(STAMP)
+	$(BIN)/toolcall-harness sweep --model $(MODEL) --parser $(PARSER) -n $(N) --seed $(SEED) $(ARGS)
+
 test: $(STAMP)
+	@sh scripts/install_chromium.sh
 	$(BIN)/python -m pytest -q $(ARGS)
 
 bench: $(STAMP)

@@ -1,12 +1,12 @@
 """``toolcall-harness eval --all-models``: the main job for every catalog model, one table per format family.
 
 Each model runs as ``eval`` would (its own run directory under ``reports/all-models/<run-id>/<model>/``, its
-per-model report and ``results.jsonl``), quietly. Models of a family whose template is byte-identical to one
-already run (same sha256) are skipped, so a family's counts never hold the same case twice. The family table
-sums the runs: rows = parsers (with versions), columns = slice × {one-shot, round trip, streaming (every
-chunking together), prefix}. ``reports/all-models/<run-id>/report.md`` holds the tables and, per model, the
-template, the run directory and what was skipped or failed. A model whose run fails (no template anywhere, a
-template that does not render) is reported with its error and the other models go on.
+per-model ``report.md``, ``report.html`` and ``results.jsonl``), quietly. Models of a family whose template is
+byte-identical to one already run (same sha256) are skipped, so a family's counts never hold the same case
+twice. The family table sums the runs: rows = parsers (with versions), columns = slice × {one-shot, round trip,
+streaming (every chunking together), prefix}. ``reports/all-models/<run-id>/report.md`` holds the tables and,
+per model, the template, the run directory and what was skipped or failed. A model whose run fails (no template
+anywhere, a template that does not render) is reported with its error and the other models go on.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def run_all_models(config, out_root: Path | None = None) -> Path:
     for fmt, (columns, rows) in tables.items():
         console.print(_rich_table(fmt, columns, rows))
     _write_md(root / "report.md", run_id, tables, notes)
-    console.print(f"wrote {root}/report.md and one run folder per model")
+    console.print(f"wrote {root}/report.md and one run folder per model (its report.md and report.html)")
     return root
 
 

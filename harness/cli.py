@@ -1,5 +1,6 @@
 """``toolcall-harness`` command line: ``eval``, ``check``, ``parsers``, ``engines``, ``suites``, ``models``,
-``template``, ``corpus``.
+``template``, ``corpus``, ``baseline save`` and ``gate`` (exit 1 when a case that passed now fails), ``sweep``
+(the seeded random sweep).
 
 Bad input (unknown model or parser, malformed case file, a template that fails to render) prints one
 ``error:`` line and exits with status 2; no traceback reaches the user.
@@ -98,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     _template_args(ev)
     ev.add_argument("--parsers", type=_csv, default=None,
                     help="comma-separated parser names or aliases; 'all' adds every engine; ENGINE[==VERSION]; "
-                         "cmd:COMMAND (no commas in it) (default: the in-process parsers for the format)")
+                         "cmd:COMMAND (no commas in it); py:MODULE:CLASS or py:FILE.py:CLASS "
+                         "(default: the in-process parsers for the format)")
     ev.add_argument("--modes", type=_csv, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
     ev.add_argument("--slices", type=_csv, default=list(SLICES), help=f"default: {','.join(SLICES)}")
     ev.add_argument("--seed", type=_count, default=0, help="seed for generated cases and random chunkings")
@@ -168,7 +170,103 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("--slices", type=_csv, default=list(SLICES))
     cp.add_argument("--out", type=Path, required=True)
     cp.set_defaults(func=_cmd_corpus)
+    _baseline_commands(sub)
+    _sweep_command(sub)
     return top
+
+
+def _sweep_command(sub) -> None:
+    """``sweep``: the seeded random sweep (:mod:`harness.sweep`)."""
+    from harness.sweep import DEFAULT_CUTS, DEFAULT_FULL_EVERY, DEFAULT_KEEP
+
+    sw = sub.add_parser("sweep", help="random tool calls through the real template: one-shot, char-by-char "
+                                      "streaming and truncation checks; prints the wrong/total rate per parser")
+    sw.add_argument("--model", default="gemma-4-e2b", help="catalog name (see `toolcall-harness models`)")
+    sw.add_argument("--parser", "--parsers", dest="parsers", type=_csv, default=["toolcall-harness"],
+                    help="parser name(s), comma-separated (default: the project's own parser)")
+    sw.add_argument("-n", "--cases", dest="n", type=_count, default=2000, help="random cases (default 2000)")
+    sw.add_argument("--seed", type=_count, default=0, help="case i is built from (seed, i) alone")
+    sw.add_argument("--jobs", type=_positive, default=None, help="processes (default: every CPU)")
+    sw.add_argument("--out", type=Path, default=None, help="run directory (default reports/<model>/sweep-<time>)")
+    sw.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")
+    sw.add_argument("--cuts", type=_count, default=DEFAULT_CUTS, help="seeded random truncation cuts per case")
+    sw.add_argument("--full-every", type=_count, default=DEFAULT_FULL_EVERY,
+                    help="truncate at every position on every Nth case (0: never)")
+    sw.add_argument("--keep", type=_count, default=DEFAULT_KEEP,
+                    help="failure lines written per (parser, check, error type); counts stay exact")
+    sw.add_argument("--repros", type=_count, default=10, help="failure groups to minimize (default 10)")
+    sw.add_argument("--budget", type=_count, default=300, help="checks per minimization (default 300)")
+    sw.set_defaults(func=_cmd_sweep)
+
+
+def _cmd_sweep(args, console: Console) -> int:
+    from harness.sweep import SweepConfig, run_sweep
+
+    run_sweep(SweepConfig(model=args.model, parsers=args.parsers, n=args.n, seed=args.seed, jobs=args.jobs,
+                          out_dir=args.out, timeout_s=args.timeout, cuts=args.cuts, full_every=args.full_every,
+                          keep=args.keep, repros=args.repros, budget=args.budget, console=console))
+    return 0
+
+
+def _baseline_commands(sub) -> None:
+    """``baseline save`` and ``gate`` (:mod:`harness.baseline`)."""
+    from harness.baseline import BASELINES_DIR
+
+    bl = sub.add_parser("baseline", help="store per-case verdicts of parsers, for `gate` to compare with")
+    bl_sub = bl.add_subparsers(dest="baseline_command", required=True)
+    bs = bl_sub.add_parser("save", help="run the corpus and write reports/baselines/<model>/<parser>.json")
+    _template_args(bs)
+    bs.add_argument("--parsers", type=_csv, default=None,
+                    help="parsers as in eval (default: the in-process parsers for the format); one baseline each")
+    bs.add_argument("--modes", type=_csv, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
+    bs.add_argument("--slices", type=_csv, default=list(SLICES), help=f"default: {','.join(SLICES)}")
+    bs.add_argument("--seed", type=_count, default=0)
+    bs.add_argument("--cases", type=_count, default=300, help="number of generated cases")
+    _gate_common_args(bs, BASELINES_DIR)
+    bs.set_defaults(func=_cmd_baseline_save)
+
+    gt = sub.add_parser("gate", help="rerun saved baselines and compare case by case (exit 1 on any regression)")
+    gt.add_argument("--model", default=None, help="catalog name (default: the --baseline file's, else gemma-4-e2b)")
+    gt.add_argument("--model-dir", default=None,
+                    help="template from this model directory instead of the recorded source")
+    gt.add_argument("--gguf", default=None, help="template from this GGUF instead of the recorded source")
+    gt.add_argument("--parsers", type=_csv, default=None,
+                    help="parsers to gate, e.g. a candidate py:MODULE:CLASS (default: each baseline's own parser)")
+    gt.add_argument("--baseline", type=Path, default=None, metavar="FILE",
+                    help="compare with this baseline file (default: the model's baselines in --dir)")
+    gt.add_argument("--shrink", action="store_true", help="hypothesis-shrink generated failures (in the run report)")
+    gt.add_argument("--no-minimize", action="store_true",
+                    help="skip reducing each regressed case to a minimal failing input (harness/minimize.py)")
+    _gate_common_args(gt, BASELINES_DIR)
+    gt.set_defaults(func=_cmd_gate)
+
+
+def _gate_common_args(cmd: argparse.ArgumentParser, baselines_dir: Path) -> None:
+    cmd.add_argument("--dir", type=Path, default=baselines_dir, help=f"baselines folder (default {baselines_dir})")
+    cmd.add_argument("--out", type=Path, default=None, help="folder for the run directories (default reports/<model>)")
+    cmd.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")
+    cmd.add_argument("--no-install", action="store_true", help="do not build a missing engine (report it instead)")
+
+
+def _cmd_baseline_save(args, console: Console) -> int:
+    from harness.baseline import RunSettings, save_baselines
+
+    _check_choices("mode", args.modes, DEFAULT_MODES)
+    _check_choices("slice", args.slices, SLICES)
+    settings = RunSettings(model=args.model, seed=args.seed, n_generated=args.cases, slices=tuple(args.slices),
+                           modes=tuple(args.modes), model_dir=args.model_dir, gguf=args.gguf)
+    save_baselines(settings, args.parsers, baseline_dir=args.dir, runs_root=args.out, console=console,
+                   timeout_s=args.timeout, install_missing=not args.no_install)
+    return 0
+
+
+def _cmd_gate(args, console: Console) -> int:
+    from harness.baseline import run_gate
+
+    results = run_gate(args.model, args.parsers, args.baseline, baseline_dir=args.dir, runs_root=args.out,
+                       console=console, model_dir=args.model_dir, gguf=args.gguf, timeout_s=args.timeout,
+                       shrink=args.shrink, install_missing=not args.no_install, minimize=not args.no_minimize)
+    return 1 if any(r.regressions for r in results) else 0
 
 
 def _template_args(cmd: argparse.ArgumentParser) -> None:

@@ -1,5 +1,6 @@
 """Building a model's corpus: curated edge cases and generated cases rendered through its real chat
-template, plus the observed field outputs shipped in ``corpora/observed/``."""
+template, the drift slice (curated cases mutated, :mod:`harness.mutators`), plus the observed field outputs
+shipped in ``corpora/observed/``."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ from harness.edge_catalog import curated_scenarios
 from harness.formats import FormatSpec, format_edge_scenarios
 from harness.generate import generate_scenarios
 from harness.model import SLICES, Case
+from harness.mutators import drift_cases
 from harness.errors import UnrepresentableError
 from harness.render import render_scenario
 from harness.templates import ChatTemplate
 
 CORPORA_DIR = Path(__file__).resolve().parent.parent / "corpora"
 OBSERVED_FILE = CORPORA_DIR / "observed" / "observed_public.jsonl"
+#: the default of :func:`build_corpus`: every slice but ``drift`` (which callers ask for by name).
+RENDERED_SLICES = tuple(s for s in SLICES if s != "drift")
 
 
 @dataclass
@@ -31,16 +35,24 @@ class Corpus:
 
 
 def build_corpus(template: ChatTemplate, fmt: FormatSpec, *, seed: int, n_generated: int,
-                 slices: tuple[str, ...] = SLICES, observed_file: Path = OBSERVED_FILE) -> Corpus:
-    """Render the curated and ``n_generated`` generated scenarios (seeded) and load the observed cases.
+                 slices: tuple[str, ...] = RENDERED_SLICES, observed_file: Path = OBSERVED_FILE) -> Corpus:
+    """Render the curated and ``n_generated`` generated scenarios (seeded) and load the observed cases; with
+    ``"drift"`` in ``slices`` (``eval`` asks for every slice of :data:`harness.model.SLICES`), also mutate the
+    curated cases (:func:`harness.mutators.drift_cases`, seeded by ``seed``).
 
     Scenarios the format cannot represent (e.g. a Gemma 4 string containing ``<|"|>``) are skipped and
     listed in ``Corpus.skipped``. Raises :class:`harness.errors.HarnessError` subclasses for a template that
     fails to render or a malformed observed file.
     """
     corpus = Corpus(cases=[])
-    if "curated" in slices:
-        _render_all(corpus, template, fmt, curated_scenarios() + format_edge_scenarios(fmt.name), "curated")
+    if "curated" in slices or "drift" in slices:
+        curated = Corpus(cases=[])
+        _render_all(curated, template, fmt, curated_scenarios() + format_edge_scenarios(fmt.name), "curated")
+        if "curated" in slices:
+            corpus.cases.extend(curated.cases)
+            corpus.skipped.extend(curated.skipped)
+        if "drift" in slices:  # the curated cases mutated (harness.mutators), seeded by ``seed``
+            corpus.cases.extend(drift_cases(curated.cases, fmt, seed))
     if "generated" in slices and n_generated > 0:
         scenarios = generate_scenarios(n_generated, seed, forbid=fmt.unrepresentable)
         _render_all(corpus, template, fmt, scenarios, "generated")

@@ -2,13 +2,16 @@
 
 ``run_eval(EvalConfig(...))`` writes ``reports/<model>/<run-id>/`` with ``corpus.jsonl`` (the cases, to
 re-check with ``toolcall-harness check``), ``results.jsonl`` (one line per case × parser × mode, written as
-produced), ``summary.csv`` and ``report.md``, and prints the pass-rate table.
+produced), ``summary.csv``, ``report.md``, ``report.html`` (plots, :mod:`harness.report_html`) and
+``run.json`` (the provenance: template, seeds, versions, parsers with library and version), and prints the
+pass-rate table.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import importlib.metadata
+import json
 import platform
 import time
 from dataclasses import dataclass, field, replace
@@ -16,7 +19,8 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+from rich.text import Text
 
 from harness import report
 from harness.cases import write_cases
@@ -27,8 +31,10 @@ from harness.corpus import build_corpus
 from harness.errors import HarnessError, TemplateNotFoundError
 from harness.formats import get_format
 from harness.limitations import known_limitations
+from harness.minimize import CLUSTER_BUDGET, cluster_repros
 from harness.model import SLICES, Case
 from harness.protocol import Parser
+from harness.report_html import write_report_html
 from harness.roundtrip import applies, roundtrip_check
 from harness.runner import (DEFAULT_MODES, DEFAULT_TIMEOUT_S, ONESHOT, ROUNDTRIP, ResultsWriter, alarm_limit,
                             check_interrupted, evaluate_case, guarded, modes_for)
@@ -131,6 +137,8 @@ def run_eval(config: EvalConfig) -> Path:
     try:
         records = _run_all(corpus.cases, parsers, fmt, config, run_dir / "results.jsonl", template)
         shrunk = _shrink_generated(records, parsers, template, fmt, config) if config.shrink else {}
+        clusters = cluster_repros(report.cluster_failures(records), corpus.cases, records, parsers, fmt, template,
+                                  shrunk, config.seed, config.timeout_s, CLUSTER_BUDGET if config.shrink else 0)
         capture_records, capture_info, capture_texts = capture_slice(config, entry, fmt, template, parsers,
                                                                      run_dir, plan)
     except KeyboardInterrupt:
@@ -148,9 +156,14 @@ def run_eval(config: EvalConfig) -> Path:
         "corpus": {s: corpus.count(s) for s in config.slices}, "skipped": corpus.skipped,
         "workers": _worker_provenance(parsers), "unavailable": unavailable, "capture": capture_info,
         "limitations": known_limitations(fmt.name),
+        "parsers": {p.name: {"library": p.library, "version": str(p.version)} for p in parsers},
     }
+    (run_dir / "run.json").write_text(json.dumps(info, ensure_ascii=False, indent=1, default=str) + "\n",
+                                      encoding="utf-8")
     _close(parsers)
     _write_reports(run_dir, info, records, corpus.cases, shrunk, [p.name for p in parsers], config)
+    report.print_clusters(console, clusters)
+    report.append_clusters_md(run_dir / "report.md", clusters)
     if capture_info.get("skipped"):
         with open(run_dir / "report.md", "a", encoding="utf-8") as fh:
             fh.write(f"\n## captured output\n\nCapture with {capture_info['backend']} skipped: "
@@ -159,6 +172,10 @@ def run_eval(config: EvalConfig) -> Path:
         report.print_capture(config.console, capture_info, capture_records, capture_texts)
         report.append_capture_md(run_dir / "report.md", capture_info, capture_records, capture_texts)
         report.write_summary_csv(report.summarize(records + capture_records), run_dir / "summary.csv")
+    write_report_html(run_dir / "report.html", info, records + capture_records, corpus.cases,
+                      [p.name for p in parsers], capture_texts)
+    console.print(f"wrote {run_dir / 'report.html'}: plots and searchable failing cases (opens offline in a browser)",
+                  markup=False, highlight=False)
     return run_dir
 
 
@@ -174,13 +191,20 @@ def _close(parsers: list[Parser]) -> None:
             parser.close()
 
 
+class RateColumn(ProgressColumn):
+    """Results per second (case × parser × mode), blank until rich has measured a rate."""
+
+    def render(self, task) -> Text:
+        return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="progress.data.speed")
+
+
 def _run_all(cases: list[Case], parsers: list[Parser], fmt, config: EvalConfig, results_path: Path,
              template) -> list[dict]:
     records: list[dict] = []
     plan = [(parser, modes_for(parser, config.modes, fmt)) for parser in parsers]
     check = roundtrip_check(template, fmt) if ROUNDTRIP in config.modes and template is not None else None
     total = sum(len(m) - (ROUNDTRIP in m and (check is None or not applies(c))) for c in cases for _, m in plan)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.speed} /s"),
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
                TimeRemainingColumn())
     with ResultsWriter(results_path) as writer, Progress(*columns, console=config.console, transient=True,
                                                            disable=not config.console.is_terminal) as progress:
@@ -272,6 +296,11 @@ def _write_reports(run_dir: Path, info: dict, records: list[dict], cases: list[C
                                     title=f"{info['model']}: passed/total"):
         console.print(table)
     console.print(report.LEGEND, markup=False, highlight=False)
+    drift_tables = report.outcome_tables(records, parser_names)
+    for table in drift_tables:
+        console.print(table)
+    if drift_tables:
+        console.print(report.OUTCOME_LEGEND, markup=False, highlight=False)
     if info.get("limitations"):
         console.print(f"known limitations of the project's {info['format']} parser: {len(info['limitations'])} "
                       f"(listed in report.md, from parsers/{info['format']}.py)", markup=False, highlight=False)
@@ -282,4 +311,5 @@ def _write_reports(run_dir: Path, info: dict, records: list[dict], cases: list[C
     report.write_summary_csv(summary, run_dir / "summary.csv")
     report.write_report_md(run_dir / "report.md", info, summary, failures, shrunk, parser_names, slices, modes,
                            report.failing_cases(records), comparisons)
+    report.append_outcomes_md(run_dir / "report.md", records, parser_names)
     console.print(f"wrote {run_dir}/: report.md, summary.csv, results.jsonl, corpus.jsonl")

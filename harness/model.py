@@ -18,7 +18,7 @@ FORMATS = (
     "kimi_k2", "deepseek_v31", "deepseek_v32", "harmony", "minimax_m2", "other",
 )
 KINDS = ("strict", "drift")
-SLICES = ("curated", "generated", "observed")
+SLICES = ("curated", "generated", "observed", "drift")
 
 
 @dataclass
@@ -78,7 +78,8 @@ class Case:
     Fields beyond the external format:
     - ``prefix``: text the chat template pre-fills after the generation prompt (e.g. Gemma 4 with thinking
       off ends the prompt with ``<|channel>thought\\n<channel|>``); parsers that need the prompt get it.
-    - ``slice``: ``curated``, ``generated`` or ``observed``.
+    - ``slice``: ``curated``, ``generated``, ``observed`` or ``drift`` (curated cases mutated by
+      :mod:`harness.mutators`; their mutator facts are in ``extra["drift"]``).
     - ``tags``: edge shapes the case exercises (e.g. ``nested-object``, ``quote-in-string``).
     - ``seed``: the seed that generated the case (generated slice), for reproduction.
     - ``template``: provenance of the template that rendered it (source, file, sha256).

@@ -54,9 +54,14 @@ the turn (unrepresentable); a turn whose last call can be removed without changi
 of a turn with calls that renders exactly like the same text given as reasoning is written as reasoning. A format
 module may define ``compose_content_before(completion, prose) -> text`` to place ``content_before`` itself.
 
-Limitation (other formats): pre-filled text that the full render repeats (e.g. a prompt ending
-``<think>`` followed in history by ``<think>...</think>``) falls inside the common prefix, so it is neither
-in ``text`` nor in ``prefix``; ``text`` is still exactly what the model generates after the prompt.
+Pre-filled reasoning markers (formats with ``FormatSpec.reasoning_markers``), measured on the same sdist:
+MiniMax-M2 always ends the prompt ``]~b]ai\\n<think>\\n``; GLM-4.7-Flash ``<|assistant|><think>`` (thinking on) or
+``<|assistant|></think>`` (off); Nemotron 3 Nano and DeepSeek V3.1/V3.2 ``<think>`` (on) or ``<think></think>``
+(off); Qwen3 ``<think>\\n\\n</think>\\n\\n`` (off). The full render repeats them, so the common prefix would swallow
+them: the cut gives them back to ``prefix`` (:func:`split_completion`). When the prompt leaves the block open and
+the turn has no reasoning (MiniMax-M2, which always pre-fills ``<think>``), the template's history render writes no
+closer at all; a model must close the block before its calls, so the case text starts with the closer
+(``text_provenance: composed``).
 
 Errors (all :class:`~harness.errors.HarnessError`, messages without tracebacks):
 :class:`UnrepresentableError` -- an argument string (key or value) contains one of
@@ -150,20 +155,58 @@ def _backed_off(n: int, texts: Iterable[str], markers: Iterable[str]) -> int:
     return n
 
 
+def _prefill_start(common: str, fmt: FormatSpec) -> int:
+    """Where the reasoning markers that end ``common`` (with whitespace between and after them) start:
+    what the generation prompt pre-fills that the full render repeats; ``len(common)`` when none."""
+    start = len(common)
+    while fmt.reasoning_markers:
+        body = common[:start].rstrip()
+        marker = next((m for m in fmt.reasoning_markers if m and body.endswith(m)), None)
+        if marker is None:
+            return start
+        start = len(body) - len(marker)
+    return start
+
+
+def _reasoning_open(prefix: str, fmt: FormatSpec) -> bool:
+    """True when ``prefix`` leaves a reasoning block open (its last reasoning marker is the opener)."""
+    if len(fmt.reasoning_markers) != 2:
+        return False
+    opener, closer = fmt.reasoning_markers
+    return prefix.rfind(opener) > prefix.rfind(closer)
+
+
+def _without_repeated_close(prefix: str, completion: str, fmt: FormatSpec) -> str:
+    """``completion`` without a leading reasoning closer that a closed pre-filled block already wrote.
+
+    DeepSeek V3.2 (``deepseek-ai-DeepSeek-V3.2.jinja``, thinking off): the prompt ends ``<think></think>`` and the
+    history render of the turn starts ``</think>`` again; a model after that prompt writes no second closer."""
+    if len(fmt.reasoning_markers) != 2 or fmt.reasoning_markers[1] not in prefix or _reasoning_open(prefix, fmt):
+        return completion
+    closer = fmt.reasoning_markers[1]
+    stripped = completion.lstrip()
+    return stripped[len(closer):] if stripped.startswith(closer) else completion
+
+
 def split_completion(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str, str]:
     """Cut ``(prefix, completion, stop)`` out of a full render and a generation-prompt render.
 
-    ``prefix = gen[n:]``, ``completion = full[n:]`` where ``n`` is the common-prefix length backed off
-    to a marker boundary (:func:`_backed_off`); one trailing stop marker of ``fmt.stop_markers`` (with any
-    whitespace after it, e.g. ``<turn|>\\n``) is removed from the completion and returned as ``stop``
-    (``""`` when there is none), so ``completion + stop == full[n:]``.
+    ``completion = full[n:]`` where ``n`` is the common-prefix length backed off to a marker boundary
+    (:func:`_backed_off`); ``prefix`` is what the generation prompt pre-fills for the answer: ``gen[n:]``, plus the
+    reasoning markers of ``fmt.reasoning_markers`` right before ``n`` that the full render repeats (MiniMax M2's
+    ``<think>\\n``, Qwen3's ``<think>\\n\\n</think>\\n\\n`` with thinking off, GLM-4.7's ``</think>``), so the
+    prompt always ends with ``prefix`` and the model writes ``completion`` after it. A reasoning closer that a
+    closed pre-filled block already wrote is dropped from the start of the completion (DeepSeek V3.2). One
+    trailing stop marker of ``fmt.stop_markers`` (with any whitespace after it, e.g. ``<turn|>\\n``) is removed
+    from the completion and returned as ``stop`` (``""`` when there is none).
     """
     n = 0
     limit = min(len(full), len(gen))
     while n < limit and full[n] == gen[n]:
         n += 1
     n = _backed_off(n, (full, gen), (*fmt.markers, *fmt.stop_markers, BOS, EOS))
-    completion, prefix = full[n:], gen[n:]
+    completion, prefix = full[n:], gen[:n][_prefill_start(gen[:n], fmt):] + gen[n:]
+    completion = _without_repeated_close(prefix, completion, fmt)
     stop = ""
     body = completion.rstrip()
     for marker in sorted(fmt.stop_markers, key=len, reverse=True):
@@ -318,18 +361,20 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
         raise UnrepresentableError(f"case {scenario.id}: {template.file} writes the content of a turn with tool "
                                    f"calls as its reasoning")
 
-    text = completion
-    provenance = "full"
+    text, provenance, floor = completion, "full", 0
+    if _reasoning_open(prefix, fmt) and fmt.reasoning_markers[1] not in completion:
+        floor = len(fmt.reasoning_markers[1])  # the model closes the open block before anything else
+        text, provenance = fmt.reasoning_markers[1] + completion, "composed"
     compose = _format_hook(fmt, "compose_content_before")
     if scenario.content_before and compose is not None:  # the format says where prose before the calls goes
-        text, provenance = compose(completion, scenario.content_before), "composed"
+        text, provenance = compose(text, scenario.content_before), "composed"
     elif scenario.content_before:
-        at = completion.find(fmt.call_open) if fmt.call_open else -1
-        at = at if at >= 0 else 0
-        written = completion.rfind(after, 0, at) if after and at > 0 else -1
-        if written >= 0 and not completion[written + len(after):at].strip():
+        at = text.find(fmt.call_open) if fmt.call_open else -1
+        at = at if at >= 0 else floor
+        written = text.rfind(after, floor, at) if after and at > floor else -1
+        if written >= 0 and not text[written + len(after):at].strip():
             at = written  # the template writes the content right before the calls (Qwen): prose goes first
-        text = completion[:at] + scenario.content_before + completion[at:]
+        text = text[:at] + scenario.content_before + text[at:]
         provenance = "composed"
 
     content = (scenario.content_before + after).strip() or None

@@ -367,6 +367,126 @@ def flips_markdown(comparisons: list[tuple[str, str, dict]], modes: list[str]) -
 
 
 
+# --- drift slice: outcome classes --------------------------------------------------------------------------
+
+OUTCOME_LETTERS = {"recovered": "R", "surfaced": "S", "dropped": "D", "leaked": "L", "wrong": "W", "error": "E"}
+OUTCOME_LEGEND = ("drift slice (curated cases mutated as models and servers deviate, harness/mutators.py), one-shot: "
+                  "R recovered (the intended calls), S surfaced (no call, the damaged text kept in content), "
+                  "D dropped (text lost), L leaked (markers left in content), W wrong (another call), E error; "
+                  "ok = cases whose class the mutator allows (mutators allow R and/or S).")
+
+
+def drift_outcomes(records: list[dict]) -> pd.DataFrame:
+    """One row per drift record that has an outcome: columns ``parser, case_id, mode, mutator, outcome,
+    verdict, detail`` (mutator from the ``mutator:NAME`` tag)."""
+    rows = [{"parser": r["parser"], "case_id": r["case_id"], "mode": r["mode"], "outcome": r["outcome"],
+             "verdict": r["verdict"], "detail": r["detail"],
+             "mutator": next((t.removeprefix("mutator:") for t in r.get("tags") or [] if t.startswith("mutator:")),
+                             "?")}
+            for r in records if r.get("slice") == "drift" and r.get("outcome")]
+    return pd.DataFrame(rows, columns=["parser", "case_id", "mode", "mutator", "outcome", "verdict", "detail"])
+
+
+def _allowed(mutator: str) -> str:
+    from harness.mutators import get_mutator
+
+    try:
+        return "/".join(OUTCOME_LETTERS[o] for o in get_mutator(mutator).outcomes)
+    except KeyError:
+        return "?"
+
+
+def _outcome_cell(rows: pd.DataFrame) -> str:
+    if rows.empty:
+        return "-"
+    counts = rows.outcome.value_counts()
+    letters = " ".join(f"{OUTCOME_LETTERS.get(o, o)}{counts[o]}" for o in OUTCOME_LETTERS if o in counts)
+    return f"{int((rows.verdict == 'pass').sum())}/{len(rows)} {letters}"
+
+
+def outcome_grids(records: list[dict], parsers: list[str]):
+    """``(per_parser, per_mutator)`` for the drift slice, or ``None`` without drift records.
+
+    ``per_parser``: ``(columns, [(parser, cells)])`` with one-shot counts per outcome class, ``ok`` and
+    ``stream≠oneshot`` (drift cases where some streaming mode's class differs from the one-shot class);
+    ``per_mutator``: ``(columns, [(mutator, allowed, cells per parser)])`` with cells ``ok/total R2 S1``.
+    """
+    frame = drift_outcomes(records)
+    if frame.empty:
+        return None
+    oneshot = frame[frame["mode"] == "oneshot"]
+    first = dict(zip(zip(oneshot.parser, oneshot.case_id), oneshot.outcome))
+    columns = [*OUTCOME_LETTERS, "ok", "stream≠oneshot"]
+    per_parser = []
+    for parser in parsers:
+        mine = oneshot[oneshot.parser == parser]
+        counts = mine.outcome.value_counts()
+        streamed = frame[(frame.parser == parser) & (frame["mode"] != "oneshot")]
+        differ = {c for p, c, o in zip(streamed.parser, streamed.case_id, streamed.outcome) if first.get((p, c)) != o}
+        per_parser.append((parser, [str(int(counts.get(o, 0))) for o in OUTCOME_LETTERS]
+                           + [f"{int((mine.verdict == 'pass').sum())}/{len(mine)}", str(len(differ))]))
+    per_mutator = [(m, _allowed(m), [_outcome_cell(oneshot[(oneshot.mutator == m) & (oneshot.parser == p)])
+                                     for p in parsers])
+                   for m in dict.fromkeys(oneshot.mutator)]
+    return (columns, per_parser), (parsers, per_mutator)
+
+
+def outcome_tables(records: list[dict], parsers: list[str]) -> list[Table]:
+    """Rich tables of the drift slice: outcome classes per parser, then per mutator × parser (none without
+    drift records)."""
+    grids = outcome_grids(records, parsers)
+    if grids is None:
+        return []
+    (columns, per_parser), (_, per_mutator) = grids
+    summary = Table(title="drift: outcome classes per parser (one-shot)", title_justify="left")
+    summary.add_column("parser", no_wrap=True)
+    for column in columns:
+        summary.add_column(column, justify="right", no_wrap=True)
+    for parser, cells in per_parser:
+        summary.add_row(Text(parser), *cells)
+    detail = Table(title="drift: per mutator, ok/total and classes (one-shot)", title_justify="left")
+    detail.add_column("mutator", no_wrap=True)
+    detail.add_column("allowed", no_wrap=True)
+    for parser in parsers:
+        detail.add_column(Text(parser), justify="right", no_wrap=True)
+    for mutator, allowed, cells in per_mutator:
+        detail.add_row(mutator, allowed, *cells)
+    return [summary, detail]
+
+
+def outcome_markdown(records: list[dict], parsers: list[str], limit: int = 30) -> list[str]:
+    """Markdown lines of the drift section: both tables of :func:`outcome_tables` and, per parser, the first
+    ``limit`` drift cases whose one-shot class the mutator does not allow. ``[]`` without drift records."""
+    grids = outcome_grids(records, parsers)
+    if grids is None:
+        return []
+    (columns, per_parser), (_, per_mutator) = grids
+    lines = ["## Drift slice: outcome classes", "", OUTCOME_LEGEND, "",
+             "| parser | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
+    lines += [f"| `{parser}` | " + " | ".join(cells) + " |" for parser, cells in per_parser]
+    lines += ["", "| mutator | allowed | " + " | ".join(f"`{p}`" for p in parsers) + " |",
+              "|---|---|" + "---:|" * len(parsers)]
+    lines += [f"| {m} | {allowed} | " + " | ".join(cells) + " |" for m, allowed, cells in per_mutator]
+    frame = drift_outcomes(records)
+    failing = frame[(frame["mode"] == "oneshot") & (frame.verdict != "pass")]
+    for parser in parsers:
+        mine = failing[failing.parser == parser]
+        lines += ["", f"### `{parser}`: {_plural(len(mine), 'drift case')} with a class the mutator does not allow", ""]
+        lines += [f"- `{row.case_id}`: " + ("**error** — " if row.outcome == "error" else "") + clip(flat(row.detail), 300)
+                  for row in mine.head(limit).itertuples()]
+        if len(mine) > limit:
+            lines.append(f"- … {len(mine) - limit} more in results.jsonl")
+    return lines + [""]
+
+
+def append_outcomes_md(path: Path, records: list[dict], parsers: list[str]) -> None:
+    """Append the drift section (:func:`outcome_markdown`) to ``report.md``; nothing without drift records."""
+    lines = outcome_markdown(records, parsers)
+    if lines:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write("\n" + "\n".join(lines))
+
+
 # --- captured output ---------------------------------------------------------------------------------------
 
 def capture_grid(records: list[dict]) -> tuple[list[str], list[tuple[str, list[str]]]]:
@@ -520,3 +640,121 @@ def append_capture_md(path: Path, info: dict, records: list[dict], texts: dict |
               f"({info.get('generated', 0)} generated now, {info.get('reused', 0)} reused)", ""]
     with open(path, "a", encoding="utf-8") as fh:
         fh.write("\n".join(lines))
+
+
+
+# --- fault classes (clusters) with minimal repros ----------------------------------------------------------
+
+CLUSTER_MODE_ORDER = ("oneshot", "whole", "random", "tokens", "char", "prefix", "roundtrip")
+
+
+def cluster_group(record: dict) -> str:
+    """The third cluster key of a failing record: its case's ``mutator:NAME`` tag when it has one (drift cases
+    made by a mutator), else its slice (``curated``, ``generated``, ``observed``, ...)."""
+    return next((t for t in record.get("tags") or [] if t.startswith("mutator:")), record["slice"])
+
+
+def cluster_failures(records: list[dict]) -> list[dict]:
+    """Failing records (``fail``/``error``) grouped by (parser, error type, :func:`cluster_group`): a handful of
+    fault classes instead of one row per case.
+
+    Returns one dict per cluster, parsers in record order and then most cases first: ``{"parser", "error_type",
+    "group", "cases" (distinct), "records" (case × mode rows), "modes", "tags" ([(tag, cases)], the 3 commonest
+    other tags), "example" (the record with the shortest text, cheapest mode first: :data:`CLUSTER_MODE_ORDER`)}``.
+    """
+    clusters: dict[tuple, list[dict]] = {}
+    for r in records:
+        if r["verdict"] in ("fail", "error"):
+            clusters.setdefault((r["parser"], r["error_type"] or r["verdict"], cluster_group(r)), []).append(r)
+    order = {p: i for i, p in enumerate(dict.fromkeys(r["parser"] for r in records))}
+    out = []
+    for (parser, error_type, group), hits in clusters.items():
+        cases = {r["case_id"]: r for r in hits}
+        tags = Counter(t for r in cases.values() for t in r.get("tags") or [] if t != group)
+        example = min(hits, key=lambda r: (r["text_len"], _mode_rank(r["mode"]), r["case_id"]))
+        out.append({"parser": parser, "error_type": error_type, "group": group, "cases": len(cases),
+                    "records": len(hits), "modes": sorted({r["mode"] for r in hits}, key=_mode_rank),
+                    "tags": tags.most_common(3), "example": example})
+    return sorted(out, key=lambda c: (order[c["parser"]], -c["cases"], c["error_type"], c["group"]))
+
+
+def _mode_rank(mode: str) -> int:
+    return CLUSTER_MODE_ORDER.index(mode) if mode in CLUSTER_MODE_ORDER else len(CLUSTER_MODE_ORDER)
+
+
+def _repro_note(repro: dict) -> str:
+    """``method, N → M chars[, K checks]`` of a cluster's repro."""
+    checks = f", {repro['calls']} checks" if repro.get("calls") is not None else ""
+    return f"{repro['method']}, {repro['original_len']} → {len(repro['text'])} chars{checks}"
+
+
+def _repro_lines(repro: dict) -> tuple[str, str, str]:
+    """``(input, expected, got)`` one-line texts of a cluster's repro."""
+    expected = _one_line(repro["expected"]) if repro.get("expected") is not None else "-"
+    got = _one_line(repro["got"]) if repro.get("got") is not None else "raised"
+    return repr(repro["text"]), expected, got
+
+
+def print_clusters(console: Console, clusters: list[dict], limit: int = 20) -> None:
+    """Print the fault-class table (one row per cluster) and, under it, each cluster's shortest failing input
+    (minimized where a repro is attached: ``cluster["repro"]``) with the parser's output beside the expected."""
+    if not clusters:
+        console.print("fault classes: none (every parser passed every case)", markup=False, highlight=False)
+        return
+    table = Table(title=Text(f"fault classes: {len(clusters)} (parser, error type, mutator or slice)"),
+                  title_justify="left")
+    for name, justify in (("#", "right"), ("parser", "left"), ("error type", "left"), ("group", "left"),
+                          ("cases", "right"), ("modes", "left"), ("common tags", "left")):
+        table.add_column(name, justify=justify)
+    for i, c in enumerate(clusters[:limit], 1):
+        table.add_row(str(i), Text(c["parser"]), c["error_type"], Text(c["group"]), str(c["cases"]),
+                      ",".join(c["modes"]), Text(", ".join(f"{t} {n}" for t, n in c["tags"])))
+    console.print(table)
+    for i, c in enumerate(clusters[:limit], 1):
+        repro = c.get("repro")
+        if not repro:
+            continue
+        text, expected, got = _repro_lines(repro)
+        console.print(f"  #{i} shortest input ({_repro_note(repro)}): {clip(text, 240)}", markup=False, highlight=False)
+        console.print(f"      expected {clip(expected, 200)}", markup=False, highlight=False)
+        console.print(f"      got      {clip(got, 200)}", markup=False, highlight=False)
+    if len(clusters) > limit:
+        console.print(f"  … {len(clusters) - limit} more fault classes in report.md", markup=False, highlight=False)
+
+
+def clusters_markdown(clusters: list[dict]) -> list[str]:
+    """Markdown lines: the fault-class table, then each class' shortest failing input with expected and got."""
+    lines = ["## Fault classes", "",
+             "Failing results grouped by (parser, error type, mutator tag or slice), with the shortest failing input "
+             "found: minimized by delta debugging (`structure`: re-rendered through the template; `text`: ddmin over "
+             "the raw text; `differential`: against a parser that passed the case) or hypothesis' shrinking "
+             "(generated cases).", ""]
+    if not clusters:
+        return lines + ["No failures.", ""]
+    lines += ["| # | parser | error type | group | cases | results | modes | common tags |",
+              "|---:|---|---|---|---:|---:|---|---|"]
+    for i, c in enumerate(clusters, 1):
+        lines.append(f"| {i} | `{c['parser']}` | {c['error_type']} | `{c['group']}` | {c['cases']} | {c['records']} | "
+                     f"{', '.join(c['modes'])} | {', '.join(f'{t} {n}' for t, n in c['tags'])} |")
+    lines.append("")
+    for i, c in enumerate(clusters, 1):
+        ex = c["example"]
+        lines += [f"### {i}. `{c['parser']}` — {c['error_type']} — `{c['group']}`", "",
+                  f"Shortest failing case `{ex['case_id']}` ({ex['mode']}): {flat(ex['detail'])}", ""]
+        repro = c.get("repro")
+        if repro:
+            text, expected, got = _repro_lines(repro)
+            lines += [f"Shortest input ({_repro_note(repro)}){': ' + flat(repro['detail']) if repro.get('detail') else ''}", "",
+                      "```text", repro["text"], "```", "", "| expected | got |", "|---|---|",
+                      f"| `{_md_cell(expected)}` | `{_md_cell(got)}` |", ""]
+    return lines
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def append_clusters_md(path: Path, clusters: list[dict]) -> None:
+    """Append :func:`clusters_markdown` to ``report.md``."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("\n" + "\n".join(clusters_markdown(clusters)) + "\n")

@@ -23,6 +23,7 @@ from typing import Callable, Iterator
 from harness import chunking, guards
 from harness.formats import FormatSpec
 from harness.model import Case, Message
+from harness.outcomes import drift_info
 from harness.protocol import Delta, Parser, run_stream
 from harness.scoring import Score, delta_leak, score
 from harness.worker_client import WorkerError, WorkerParserError, WorkerParserTimeout
@@ -60,7 +61,8 @@ class ParserTimeout(Exception):
 
 @dataclass
 class Record:
-    """The result of one (case, parser, mode): one line of ``results.jsonl``."""
+    """The result of one (case, parser, mode): one line of ``results.jsonl``. ``outcome`` is the outcome class
+    on a drift case (:mod:`harness.outcomes`); it is left out of the JSON for other cases."""
 
     case_id: str
     slice: str
@@ -74,9 +76,13 @@ class Record:
     elapsed_ms: float
     text_len: int
     tags: list[str] = field(default_factory=list)
+    outcome: str | None = None
 
     def to_json(self) -> dict:
-        return dict(vars(self))
+        data = dict(vars(self))
+        if data["outcome"] is None:
+            del data["outcome"]
+        return data
 
 
 def time_limit(seconds: float | None):
@@ -178,13 +184,13 @@ def _stream(case: Case, parser: Parser, fmt: FormatSpec, chunks: list, oneshot: 
 def _every_prefix(case: Case, parser: Parser, fmt: FormatSpec, oneshot: Message | None,
                   timeout_s: float | None) -> tuple[Message | None, Score]:
     """Split at every position; the first split whose result fails decides the verdict."""
-    got = None
+    got, result = None, Score("pass")
     for k, split in enumerate(chunking.every_prefix_splits(case.text)):
         got, result = _stream(case, parser, fmt, [(part, None) for part in split], oneshot, timeout_s)
         if not result.passed:
             result.detail = f"split at {k}/{len(case.text)}: {result.detail}"
             return got, result
-    return got, Score("pass")
+    return got, result  # the last split's score: a pass (with the drift outcome, if any)
 
 
 def _record(case: Case, parser: Parser, mode: str, result: Score, got: Message | None, started: float) -> Record:
@@ -193,6 +199,7 @@ def _record(case: Case, parser: Parser, mode: str, result: Score, got: Message |
         verdict=result.verdict, error_type=result.error_type, detail=result.detail,
         got=got.to_json() if got is not None else None,
         elapsed_ms=round((time.perf_counter() - started) * 1000, 3), text_len=len(case.text), tags=case.tags,
+        outcome=result.outcome or ("error" if result.verdict == "error" and drift_info(case) else None),
     )
 
 

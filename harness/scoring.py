@@ -38,16 +38,19 @@ ERROR_TYPES = {
     "crash": "the parser's worker process exited or closed its output (it is restarted)",
     "protocol": "the parser's worker answered something that is not a valid protocol response (it is restarted)",
     "capture_error": "the backend produced no output to parse (connection or HTTP error, truncated stream)",
+    "not_recovered": "a drift case whose mutator allows only recovery came back surfaced (no call, raw text kept)",
 }
 
 
 @dataclass
 class Score:
-    """Verdict for one (case, parser, mode); ``detail`` is a one-line human explanation."""
+    """Verdict for one (case, parser, mode); ``detail`` is a one-line human explanation; ``outcome`` is the
+    outcome class on a drift case (:mod:`harness.outcomes`), ``None`` on other cases."""
 
     verdict: str
     error_type: str | None = None
     detail: str = ""
+    outcome: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -60,11 +63,17 @@ def score(case: Case, got: Message, fmt: FormatSpec, oneshot: Message | None = N
 
     ``oneshot`` is the same parser's one-shot result when ``got`` comes from streaming: a failing stream
     whose result differs from it is typed ``stream_diverges``. ``leaked_delta`` is the first streamed delta
-    text that contained a marker, if any.
+    text that contained a marker, if any. A drift case with mutator facts (``extra["drift"]``) is scored by its
+    outcome class (:func:`harness.outcomes.drift_score`).
     """
-    result = _score_message(case, got, fmt, leaked_delta)
+    from harness.outcomes import drift_info, drift_score  # outcomes builds on this module
+
+    if drift_info(case) is not None:
+        result = drift_score(case, got, fmt, leaked_delta)
+    else:
+        result = _score_message(case, got, fmt, leaked_delta)
     if result.verdict == "fail" and oneshot is not None and not messages_equal(got, oneshot):
-        return Score("fail", "stream_diverges", f"{result.error_type}: {result.detail}")
+        return Score("fail", "stream_diverges", f"{result.error_type}: {result.detail}", outcome=result.outcome)
     return result
 
 

@@ -16,6 +16,29 @@ Exported strategies:
   calls of them.
 - :func:`scenarios` -- :class:`~harness.model.Scenario` objects (id ``"gen"``; :mod:`harness.generate`
   numbers them) with optional prose before/after and optional reasoning.
+- :func:`rendered_tool_calls` -- :class:`~harness.model.Case` objects: a scenario rendered through a catalog
+  model's real chat template (raw completion ``text``, ``prefix``, ``tools`` and the ``expected`` message).
+
+Use from another project's tests (``parse`` is the parser under test; it must return a
+:class:`~harness.model.Message`)::
+
+    from hypothesis import given, settings
+    from harness.formats import get_format
+    from harness.scoring import score
+    from harness.strategies import arguments_for_schema, rendered_tool_calls
+
+    @settings(max_examples=50, deadline=None)      # rendering through Jinja takes milliseconds
+    @given(rendered_tool_calls("gemma-4-e2b"))
+    def test_my_parser(case):
+        got = parse(case.text, case.tools, case.prefix)
+        verdict = score(case, got, get_format(case.format))
+        assert verdict.passed, f"{verdict.error_type}: {verdict.detail}"
+
+    SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+    @given(arguments_for_schema(SCHEMA, forbid=('<|"|>',)))
+    def test_my_argument_writer(arguments):
+        assert read_back(write(arguments)) == arguments
 
 Every strategy takes ``forbid``: a tuple of substrings no generated string (names, keys, values, enum
 members, descriptions, prose) may contain -- the format-specific guard, e.g. ``('<|"|>',)`` for Gemma 4
@@ -409,3 +432,51 @@ def schema_errors(value: Any, schema: dict) -> list[str]:
     empty when valid. Each message is ``<JSON path>: <jsonschema message>``."""
     validator = _validator(json.dumps(schema, sort_keys=True))
     return [f"{error.json_path}: {error.message}" for error in validator.iter_errors(value)]
+
+
+# --------------------------------------------------------------------------------------------------------
+# Rendered cases (for other projects' tests)
+# --------------------------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _template_and_format(model: str):
+    from harness.catalog import get_model
+    from harness.formats import get_format
+    from harness.templates import load_template
+
+    return load_template(model), get_format(get_model(model).format)
+
+
+def rendered_tool_calls(model: str = "gemma-4-e2b", forbid: Forbid = ()) -> st.SearchStrategy:
+    """:class:`~harness.model.Case` objects: a random :func:`scenarios` draw rendered through ``model``'s real
+    chat template (:func:`harness.render.render_scenario`, offline template of the catalog row).
+
+    ``case.text`` is the completion a model would generate, ``case.prefix`` what the prompt pre-filled,
+    ``case.tools`` the declarations and ``case.expected`` the message a correct parser returns (compare with
+    :func:`harness.scoring.score`, which applies the project's content and number conventions). Strings
+    never contain the format's ``FormatSpec.unrepresentable`` substrings nor ``forbid``; scenarios the
+    template cannot write (e.g. Harmony's second call) are rejected (``hypothesis.reject``), so formats that
+    drop much may need ``suppress_health_check=[HealthCheck.filter_too_much]``. Ids are ``"gen"``, slice
+    ``"generated"``, tags the shapes present. The template is loaded once per model when the strategy is
+    built: raises :class:`~harness.errors.UnknownModelError` or
+    :class:`~harness.errors.TemplateNotFoundError` (FunctionGemma has no offline template).
+    """
+    from hypothesis import reject
+
+    from harness.edge_catalog import shape_tags
+    from harness.errors import UnrepresentableError
+    from harness.render import render_scenario
+
+    template, fmt = _template_and_format(model)
+    source = scenarios(forbid=tuple(fmt.unrepresentable) + tuple(forbid))
+
+    @st.composite
+    def build(draw):
+        scenario = draw(source)
+        scenario.tags = shape_tags(scenario)
+        try:
+            return render_scenario(template, scenario, fmt, slice="generated")
+        except UnrepresentableError:
+            reject()
+
+    return build()

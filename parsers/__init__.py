@@ -14,7 +14,8 @@ or a library alias — ``transformers``, ``mlx-lm`` (``mlx_lm``), ``toolcall-har
 ``format`` unless the library has a single parser (the project's own parsers are one per format: ``own`` is
 ``toolcall-harness:gemma4`` with format ``gemma4``, ``toolcall-harness:hermes`` with ``hermes``).
 :func:`create_parsers` also takes ``all``, engine names with versions (``sglang==0.5.23:gemma4``, run out of
-process: :mod:`harness.engines`) and ``cmd:COMMAND`` workers.
+process: :mod:`harness.engines`), ``cmd:COMMAND`` workers and ``py:MODULE:ATTR`` candidate parsers
+(:mod:`parsers.loader`).
 """
 
 from __future__ import annotations
@@ -221,7 +222,9 @@ def create_parsers(names: list[str] | None, format: str, install_missing: bool =
       at their default versions; engines that duplicate an in-process library are left out);
     - ``ENGINE[==VERSION][:FORMAT]`` (``sglang``, ``vllm==0.33.0:gemma4``, ``transformers==5.16.0:gemma4``):
       an engine's worker (:mod:`harness.engines`), built first when missing and ``install_missing``;
-    - ``cmd:COMMAND LINE``: any executable speaking the worker protocol (``docs/worker-protocol.md``).
+    - ``cmd:COMMAND LINE``: any executable speaking the worker protocol (``docs/worker-protocol.md``);
+    - ``py:pkg.module:Attr`` or ``py:path/file.py:Attr``: a parser class or object loaded in-process by
+      :func:`parsers.loader.load_parser_object` (a candidate to gate; a load failure raises).
 
     An engine or worker that cannot be built or started is reported unavailable with the reason; a name
     nobody knows raises :class:`UnknownParserError`.
@@ -269,6 +272,8 @@ def _create_one(name: str, format: str, install_missing: bool, log) -> Parser:
     reg = _registry()
     if name.startswith("cmd:"):
         return _worker_parser(_command_spec(name[4:]), format)
+    if name.startswith("py:"):
+        return _python_parser(name[3:], format)
     try:
         return reg.entries[resolve(name, format)].factory()
     except UnknownParserError as unknown:
@@ -288,6 +293,17 @@ def _create_one(name: str, format: str, install_missing: bool, log) -> Parser:
             return _worker_parser(worker_spec(engine_name, version, install_missing, log), format)
         except EngineError as exc:
             raise _Unavailable(str(exc)) from None
+
+
+def _python_parser(spec: str, format: str) -> Parser:
+    from parsers.loader import ParserLoadError, check_protocol, load_parser_object
+
+    parser = load_parser_object(spec)
+    check_protocol(parser, spec)
+    if format not in parser.formats:
+        raise ParserLoadError(f"parser spec {spec!r}: {parser.name} parses {', '.join(parser.formats)}, "
+                              f"not {format!r}")
+    return parser
 
 
 def _command_spec(command: str):

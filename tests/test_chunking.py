@@ -13,14 +13,33 @@ CALL = '<|tool_call>call:get_weather{location:{city:<|"|>Paris<|"|>}}<tool_call|
 TEXTS = ["", "x", CALL, "héllo 🚀 wörld\r\n\t", 'Sure.<|tool_call>call:f{a:<|"|>ꙮ\u2581<|"|>}<tool_call|>']
 
 
+# a rendered call of each format with a package tokenizer, and the (piece, ids) its markers must come out as
+FORMAT_CALLS = {
+    "hermes": ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Zürich 🌦"}}\n</tool_call>',
+               [("<tool_call>", [151657]), ("</tool_call>", [151658])]),
+    "qwen3_coder": (("<tool_call>\n<function=get_weather>\n<parameter=city>\n東京\n</parameter>\n</function>\n"
+                     "</tool_call>"), [("<tool_call>", [151657]), ("</tool_call>", [151658])]),
+    "llama3_json": ('<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|eom_id|>',
+                    [("<|python_tag|>", [128010]), ("<|eom_id|>", [128008])]),
+    "deepseek_v31": (('</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}'
+                      "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
+                     [("</think>", [128799]), ("<｜tool▁calls▁begin｜>", [128806]), ("<｜tool▁sep｜>", [128814])]),
+    "deepseek_v32": (('</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="city" '
+                      'string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>'
+                      "<｜end▁of▁sentence｜>"), [("</think>", [128799]), ("<｜end▁of▁sentence｜>", [1])]),
+}
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _tokenizer_loaded_once():
-    load_tokenizer("gemma4")
+    for name in set(chunking.TOKENIZED_FORMATS.values()):
+        load_tokenizer(name)
 
 
 def test_registered_modes():
     assert set(chunking.MODES) == {"whole", "char", "random", "tokens"}
-    assert chunking.has_tokenizer("gemma4") and not chunking.has_tokenizer("hermes")
+    assert all(chunking.has_tokenizer(f) for f in ["gemma4", *FORMAT_CALLS])
+    assert not chunking.has_tokenizer("harmony") and not chunking.has_tokenizer("mistral")
 
 
 @pytest.mark.parametrize("mode", sorted(chunking.MODES))
@@ -67,9 +86,29 @@ def test_tokens_mode_carries_real_ids():
     assert (":{", [29616]) in chunks and ("}}", [1807]) in chunks
 
 
+@pytest.mark.parametrize("fmt", sorted(FORMAT_CALLS))
+def test_tokens_mode_for_package_tokenizers(fmt):
+    text, markers = FORMAT_CALLS[fmt]
+    for sample in (text, TEXTS[3], TEXTS[4]):
+        chunks = chunking.chunks_for("tokens", sample, seed=0, case_key="", fmt=fmt)
+        assert "".join(c for c, _ in chunks) == sample
+        assert all(c and ids for c, ids in chunks)
+    chunks = chunking.chunks_for("tokens", text, seed=0, case_key="", fmt=fmt)
+    for marker in markers:
+        assert marker in chunks, (fmt, marker)
+    assert any(len(ids) == 1 and len(c) > 1 and not c.isalnum() and c not in dict(markers) for c, ids in chunks)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(FORMAT_CALLS)), st.text())
+def test_tokens_mode_concatenates_for_every_format(fmt, text):
+    chunks = chunking.chunks_for("tokens", FORMAT_CALLS[fmt][0] + text, seed=0, case_key="", fmt=fmt)
+    assert "".join(c for c, _ in chunks) == FORMAT_CALLS[fmt][0] + text
+
+
 def test_tokens_mode_needs_a_vocabulary():
     with pytest.raises(ValueError, match="real vocabulary"):
-        chunking.chunks_for("tokens", "x", seed=0, case_key="", fmt="hermes")
+        chunking.chunks_for("tokens", "x", seed=0, case_key="", fmt="harmony")
 
 
 def test_unknown_mode():

@@ -218,7 +218,7 @@ def test_rendered_shapes():
     assert (tmpl.format, tmpl.source, tmpl.file) == ("deepseek_v31", "sdist", "deepseek-ai-DeepSeek-V3.1.jinja")
     calls = [ToolCall("get_weather", {"city": "Paris"}), ToolCall("get_time", {})]
     case = render_scenario(tmpl, Scenario("s1", [WEATHER, tool("get_time", {})], calls, content_after="Checking."), FMT)
-    assert (case.prefix, case.extra["stop"]) == ("", EOS)
+    assert (case.prefix, case.extra["stop"]) == ("<think></think>", EOS)
     assert case.text == "Checking." + calls_block(ds_call("get_weather", {"city": "Paris"}), ds_call("get_time", {}))
     assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
     with pytest.raises(UnrepresentableError, match="reasoning"):  # never written on a turn with calls

@@ -529,7 +529,7 @@ def test_rendered_shapes():
     call = ToolCall("get_weather", {"city": "Paris", "days": 3})
     case = render_scenario(template("glm-4.6"), Scenario("s1", [WEATHER], [call, ToolCall("get_time", {})],
                                                           content_after="Checking."), FMT)
-    assert case.prefix == "" and case.extra["stop"] == ""
+    assert case.prefix == "<think></think>" and case.extra["stop"] == ""  # thinking off: an empty block pre-filled
     assert case.text == ("\nChecking.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n"
                          "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>\n<tool_call>get_time\n"
                          "</tool_call>")

@@ -33,19 +33,19 @@ def test_rendered_shapes():
     call = ToolCall("get_weather", {"city": "Paris", "days": 3})
     case = render_scenario(template("glm-4.7-flash"), Scenario("s1", [WEATHER], [call, ToolCall("get_time", {})],
                                                                 content_after="Checking."), FMT)
-    assert (case.prefix, case.extra["stop"]) == ("", "")
+    assert (case.prefix, case.extra["stop"]) == ("</think>", "")  # thinking off: the prompt pre-fills </think>
     assert case.text == ("Checking.<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>"
                          "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call><tool_call>get_time</tool_call>")
     assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
 
 
 def test_reasoning_starts_the_text_when_the_prompt_prefilled_think():
-    """The generation prompt ends ``<think>`` and the full render repeats it, so the cut leaves the completion
-    starting inside reasoning with an empty prefix: ``REASONING</think>CONTENT<tool_call>...``."""
+    """The generation prompt ends ``<think>`` and the full render repeats it: the case's prefix is ``<think>`` and
+    the completion starts inside reasoning: ``REASONING</think>CONTENT<tool_call>...``."""
     scenario = Scenario("s2", [WEATHER], [ToolCall("get_weather", {"city": "Oslo", "days": 1})],
                         reasoning="Oslo, so call it.", content_after="On it.")
     case = render_scenario(template("glm-4.7-flash"), scenario, FMT)
-    assert case.prefix == "" and case.text.startswith("Oslo, so call it.</think>On it.<tool_call>get_weather")
+    assert case.prefix == "<think>" and case.text.startswith("Oslo, so call it.</think>On it.<tool_call>get_weather")
     message = assert_stream_matches(case.text, case.prefix, case.tools, parser=PARSER)
     assert view(message) == view(case.expected)
     no_call = render_scenario(template("glm-4.7-flash"), Scenario("s3", [WEATHER], [], reasoning="Hmm.",

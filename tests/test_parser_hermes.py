@@ -378,9 +378,9 @@ def test_rendered_shapes_per_template():
     call = ToolCall("get_weather", {"city": "Paris"})
     scenario = Scenario("s1", [WEATHER], [call], content_after="Checking.")
     want = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-    for model in ("qwen2.5-7b", "qwen3-0.6b"):  # content first, then the calls
+    for model, prefix in (("qwen2.5-7b", ""), ("qwen3-0.6b", "<think>\n\n</think>\n\n")):  # content, then calls
         case = render_scenario(template(model), scenario, FMT)
-        assert (case.text, case.prefix, case.extra["stop"]) == ("Checking.\n" + want, "", "<|im_end|>\n")
+        assert (case.text, case.prefix, case.extra["stop"]) == ("Checking.\n" + want, prefix, "<|im_end|>\n")
     with pytest.raises(UnrepresentableError, match="does not write content_after"):  # Hermes 3 drops it
         render_scenario(template("hermes-3-8b"), scenario, FMT)
     case = render_scenario(template("hermes-3-8b"), Scenario("s2", [WEATHER], [call]), FMT)

@@ -288,12 +288,15 @@ def test_catalog_row_and_rendered_shape():
     scenario = Scenario("s1", [WEATHER], [ToolCall("get_weather", {"location": "Paris", "days": 2})],
                         content_after="Checking.")
     case = render_scenario(tmpl, scenario, FMT)
-    assert (case.text, case.prefix, case.extra["stop"]) == (
-        'Checking.\n<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="location">Paris</parameter>\n'
-        '<parameter name="days">2</parameter>\n</invoke>\n</minimax:tool_call>', "<think>\n", "[e~[\n")
+    # The prompt always pre-fills an open <think>; a turn without reasoning has no closer in the history render,
+    # so the case composes the one the model must write first.
+    assert (case.text, case.prefix, case.extra["stop"], case.text_provenance) == (
+        '</think>Checking.\n<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="location">Paris</parameter>\n'
+        '<parameter name="days">2</parameter>\n</invoke>\n</minimax:tool_call>', "<think>\n", "[e~[\n", "composed")
+    assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
     thinking = Scenario("s2", [WEATHER], [ToolCall("get_weather", {"location": "Oslo"})], reasoning="Oslo it is.")
     case = render_scenario(tmpl, thinking, FMT)
-    assert case.text.startswith("Oslo it is.\n</think>\n\n\n<minimax:tool_call>") and case.prefix == ""
+    assert case.text.startswith("Oslo it is.\n</think>\n\n\n<minimax:tool_call>") and case.prefix == "<think>\n"
     assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
 
 

@@ -447,10 +447,11 @@ def test_rendered_shapes_per_template():
     case = render_scenario(template("qwen3-coder-30b-a3b"), scenario, FMT)
     assert (case.text, case.prefix, case.extra["stop"]) == ("Checking.\n\n" + body, "", "<|im_end|>\n")
     case = render_scenario(template("nemotron-3-nano"), scenario, FMT)
-    assert (case.text, case.prefix, case.extra["stop"]) == ("Checking.\n" + body + "\n", "", "<|im_end|>\n")
+    assert (case.text, case.prefix, case.extra["stop"]) == ("Checking.\n" + body + "\n", "<think></think>",
+                                                            "<|im_end|>\n")
     thinking = Scenario("s2", [WEATHER], [ToolCall("get_weather", {"city": "Oslo"})], reasoning="Oslo it is.")
     case = render_scenario(template("nemotron-3-nano"), thinking, FMT)
-    assert case.text.startswith("Oslo it is.\n</think>\n<tool_call>") and case.prefix == ""
+    assert case.text.startswith("Oslo it is.\n</think>\n<tool_call>") and case.prefix == "<think>\n"
     assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
 
 

@@ -21,6 +21,9 @@ class FormatSpec:
     - ``call_open``/``call_close``: the markers around one tool call.
     - ``unrepresentable``: substrings a string value cannot contain in this format (the template has no
       escape for them); curated cases containing them are skipped with a note.
+    - ``reasoning_markers``: ``(open, close)`` of the reasoning block when the template may pre-fill it after the
+      generation prompt (``<think>`` / ``</think>``), so the rendered case's ``prefix`` holds what was pre-filled
+      (see :func:`harness.render.split_completion`); ``()`` when the format has none or never pre-fills one.
     """
 
     name: str
@@ -31,6 +34,7 @@ class FormatSpec:
     unrepresentable: tuple[str, ...] = ()
     template_vars: dict = field(default_factory=dict)
     source: str = ""
+    reasoning_markers: tuple[str, ...] = ()
 
 
 def get_format(name: str) -> FormatSpec:

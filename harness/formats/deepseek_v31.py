@@ -48,6 +48,7 @@ SPEC = FormatSpec(
     call_open=CALLS_BEGIN,
     call_close=CALLS_END,
     template_vars={"bos_token": BOS},
+    reasoning_markers=(THINK_OPEN, THINK_CLOSE),
     source="deepseek-ai-DeepSeek-V3.1.jinja (llama-cpp-python 0.3.36 sdist), lines 1-71",
 )
 

@@ -54,6 +54,7 @@ SPEC = FormatSpec(
     call_close=BLOCK_CLOSE,
     unrepresentable=(PARAM_CLOSE,),
     template_vars={"bos_token": BOS},
+    reasoning_markers=(THINK_OPEN, THINK_CLOSE),
     source="deepseek-ai-DeepSeek-V3.2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-141",
 )
 

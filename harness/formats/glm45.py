@@ -59,6 +59,7 @@ SPEC = FormatSpec(
     stop_markers=STOP_MARKERS,
     call_open=CALL_OPEN,
     call_close=CALL_CLOSE,
+    reasoning_markers=(THINK_OPEN, THINK_CLOSE),
     source="GLM-4.6.jinja (llama-cpp-python 0.3.36 sdist)",
 )
 

@@ -32,6 +32,7 @@ SPEC = FormatSpec(
     stop_markers=STOP_MARKERS,
     call_open=CALL_OPEN,
     call_close=CALL_CLOSE,
+    reasoning_markers=("<think>", "</think>"),
     source="GLM-4.7-Flash.jinja (llama-cpp-python 0.3.36 sdist)",
 )
 

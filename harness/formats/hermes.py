@@ -25,6 +25,7 @@ SPEC = FormatSpec(
     call_open=CALL_OPEN,
     call_close=CALL_CLOSE,
     template_vars={"bos_token": ""},
+    reasoning_markers=("<think>", "</think>"),
     source="NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja, Qwen-Qwen2.5-7B-Instruct.jinja "
            "(llama-cpp-python 0.3.36 sdist)",
 )

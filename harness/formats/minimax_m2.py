@@ -51,6 +51,7 @@ SPEC = FormatSpec(
     stop_markers=(END_OF_TURN,),
     call_open=CALL_OPEN,
     call_close=CALL_CLOSE,
+    reasoning_markers=(THINK_OPEN, THINK_CLOSE),
     source="MiniMax-M2.jinja (llama-cpp-python 0.3.36 sdist)",
 )
 

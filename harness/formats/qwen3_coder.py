@@ -52,6 +52,7 @@ SPEC = FormatSpec(
     stop_markers=("<|im_end|>", "<|endoftext|>"),
     call_open=CALL_OPEN,
     call_close=CALL_CLOSE,
+    reasoning_markers=(THINK_OPEN, THINK_CLOSE),
     source="Qwen3-Coder.jinja, NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja (llama-cpp-python 0.3.36 sdist)",
 )
 
