@@ -259,21 +259,25 @@ def minimize_case(case: Case, parser, fmt: FormatSpec, mode: str, error_type: st
                   seconds: float | None = 60.0, base: Case | None = None) -> dict:
     """The shortest failing input found for a (case, parser, mode) that fails with ``error_type``.
 
-    Strategies (module doc), the first that applies and whose predicate holds on the case itself: ``structure``
-    when the case re-renders through ``template`` — or, for a drift case (``extra["drift"]``) given its rendered
-    ``base`` case, when the base re-renders: each reduced base is rendered and damaged again by the case's
-    mutator (:mod:`harness.mutators`), so the repro keeps the mutation; ``differential`` against ``oracle`` (a parser that passed
-    the case); ``text`` for :data:`SELF_CONTAINED` error types; else ``none``. Text reductions never reach
-    ``""``. ``budget``: checks; ``seconds``: time limit. Returns ``{"text", "prefix", "expected", "got",
-    "detail", "method", "calls", "original_len"}`` (``expected``/``got`` as message JSON; ``got`` None when the
-    parser raised). ``roundtrip`` failures are not re-checked (method ``none``, ``got`` None), nor
+    Strategies (module doc), the first that applies and whose predicate holds on the case itself:
+    ``structure`` when the case re-renders through ``template`` — or, for a drift case (``extra["drift"]``)
+    given its rendered ``base`` case, when the base re-renders: each reduced base is rendered and damaged again
+    by the case's mutator (:mod:`harness.mutators`), so the repro keeps the mutation; ``differential`` against
+    ``oracle`` (a parser that passed the case); ``text`` for :data:`SELF_CONTAINED` error types; else ``none``.
+    Text reductions never reach ``""``; a result longer than the case is dropped for the case.
+
+    ``budget``: checks; ``seconds``: time limit. Returns ``{"text", "prefix", "expected", "got", "detail",
+    "method", "calls", "original_len"}`` (``expected``/``got`` as message JSON; ``got`` None when the parser
+    raised). ``roundtrip`` failures are not re-checked (method ``none``, ``got`` None), nor
     :data:`NOT_MINIMIZED` ones (method ``none``, the record's check run once).
     """
     spent = Budget(budget, seconds)
     markers = (*fmt.markers, *fmt.stop_markers)
 
     def fails(candidate: Case | None) -> bool:
-        return candidate is not None and check_mode(candidate, parser, fmt, mode, seed, timeout_s).error_type == error_type
+        if candidate is None:
+            return False
+        return check_mode(candidate, parser, fmt, mode, seed, timeout_s).error_type == error_type
 
     def structure() -> tuple[Case, str] | None:
         from harness.render import render_scenario

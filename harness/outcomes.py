@@ -10,7 +10,8 @@ Classes, decided in this order:
   lost;
 - ``leaked``: the intended calls, but content or reasoning holds marker text the expected message does not
   (``drift.tolerated`` text, e.g. a stray closer, may stay), or a streamed delta did;
-- ``recovered``: the intended calls (names, arguments as JSON values), expected content and reasoning kept;
+- ``recovered``: the intended calls (names, arguments as JSON values), expected content and reasoning kept
+  (tolerated text may sit between pieces of the content);
 - ``wrong``: any other call list (a wrong name, wrong arguments, a call made of damaged text).
 
 Text is compared whitespace-insensitively (all whitespace removed), as :mod:`harness.scoring` compares
@@ -52,7 +53,7 @@ def classify(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | None
         leak = _leak(got, case.expected, fmt, tolerated) or _delta_leak(leaked_delta, case.expected, fmt, tolerated)
         if leak:
             return "leaked", leak
-        if not _contains(got.content, case.expected.content or ""):
+        if not _contains(_without(got.content, tolerated), case.expected.content or ""):
             return "dropped", f"expected content {_short(case.expected.content)} not kept"
         if not _contains(got.reasoning, case.expected.reasoning or ""):
             return "dropped", f"expected reasoning {_short(case.expected.reasoning)} not kept"
@@ -81,6 +82,14 @@ def _contains(text: str | None, part: str) -> bool:
     return _squash(part) in _squash(text)
 
 
+def _without(text: str | None, tolerated: tuple[str, ...]) -> str:
+    """``text`` with the tolerated marker text (a kept stray closer, say) taken out."""
+    text = text or ""
+    for extra in tolerated:
+        text = text.replace(extra, "")
+    return text
+
+
 def _same_call(want: ToolCall, have: ToolCall) -> bool:
     return want.name == have.name and isinstance(have.arguments, dict) \
         and json_difference(want.arguments, have.arguments) is None
@@ -99,9 +108,7 @@ def _leak(got: Message, expected: Message, fmt: FormatSpec, tolerated: tuple[str
     """The first marker (or trailing marker prefix) in content/reasoning that neither the expected text nor
     the tolerated text explains."""
     for name in ("content", "reasoning"):
-        text = getattr(got, name) or ""
-        for extra in tolerated:
-            text = text.replace(extra, "")
+        text = _without(getattr(got, name), tolerated)
         allowed = getattr(expected, name) or ""
         for marker in fmt.markers:
             if marker in text and marker not in allowed:

@@ -211,7 +211,7 @@ def provenance_lines(info: dict, parsers: list[str]) -> list[str]:
         lines.append(f"- **fallback template used**: {t.get('fallback_note', '')}")
     tok = info.get("tokenizer")
     if tok:
-        lines.append(f"- tokenizer: `{tok.get('gguf_file')}` ({tok.get('gguf_source')}), sha256 `{tok.get('gguf_sha256')}`, "
+        lines.append(f"- tokenizer: `{tok.get('file')}` ({tok.get('source')}), sha256 `{tok.get('sha256')}`, "
                      f"{tok.get('vocab_size')} tokens, {tok.get('library')}")
     lines.append(f"- harness: {info.get('commit', 'unknown commit')}")
     lines.append("- libraries: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()))

@@ -11,8 +11,13 @@ whose text carries no types (GLM ``<arg_value>``, Qwen3-Coder ``<parameter>``, M
    (JSON integer syntax; also a number with a zero fraction such as ``140.0`` when the schema allows integers
    but not other numbers: JSON Schema counts it as an integer), ``number`` (JSON number syntax), ``object`` / ``array`` (JSON, then a Python literal:
    Qwen3-Coder's template prints dicts with ``True``/``None``), and finally ``string`` when allowed.
-4. When nothing the schema allows fits, the text is kept as a string (the scorer then reports the type).
-5. No schema (an undeclared tool or property): the text is JSON-decoded when it is a JSON object, array,
+4. Drift, only when the schema allows ``object`` or ``array`` but not ``string`` and step 3 found no container:
+   JSON double-encoded inside the value (``{\\"a\\": 1}``, escaped quotes, seen in
+   ``glm_literal_backslash_escapes_double_serialized_sglang`` and SGLang/smolagents reports) is decoded --
+   both as a JSON string body (``\\\\`` -> ``\\``) and with only ``\\"`` -> ``"`` -- and a reading is taken when it is
+   a container the schema validates (``jsonschema``); when both readings validate and differ, neither is taken.
+5. When nothing the schema allows fits, the text is kept as a string (the scorer then reports the type).
+6. No schema (an undeclared tool or property): the text is JSON-decoded when it is a JSON object, array,
    number, boolean or null, else kept as a string — so ``"001"``, ``"1.10 "`` and ``"hello"`` stay strings.
 
 Sources: the templates in the llama-cpp-python 0.3.36 sdist (``GLM-4.6.jinja``, ``Qwen3-Coder.jinja``,
@@ -24,10 +29,13 @@ Sources: the templates in the llama-cpp-python 0.3.36 sdist (``GLM-4.6.jinja``, 
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from decimal import Decimal
 from typing import Any
+
+import jsonschema
 
 _INT = re.compile(r"-?(0|[1-9][0-9]*)\Z")
 _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
@@ -76,9 +84,53 @@ def typed_value(text: str, schema: Any = None) -> Any:
         return int(stripped) if _INT.match(stripped) else float(stripped)
     if types & {"object", "array"}:
         value = _container(stripped)
-        if (isinstance(value, dict) and "object" in types) or (isinstance(value, list) and "array" in types):
+        if _fits_container(value, types):
             return value
+        if "string" not in types and '\\"' in stripped:
+            found = _double_encoded(stripped, types, schema)
+            if found is not None:
+                return found[0]
     return text
+
+
+def _fits_container(value: Any, types: frozenset[str]) -> bool:
+    return (isinstance(value, dict) and "object" in types) or (isinstance(value, list) and "array" in types)
+
+
+def _double_encoded(text: str, types: frozenset[str], schema: dict) -> tuple[Any] | None:
+    """``(value,)`` for JSON double-encoded in ``text`` (rule 4 of the module docstring); None when no reading, or
+    two different readings, are containers that ``schema`` validates."""
+    readings = []
+    for unescaped in (_json_string_body(text), text.replace('\\"', '"')):
+        try:
+            value = json.loads(unescaped) if unescaped is not None else None
+        except (ValueError, RecursionError):
+            continue
+        if _fits_container(value, types) and _validates(value, schema) and value not in readings:
+            readings.append(value)
+    return (readings[0],) if len(readings) == 1 else None
+
+
+def _json_string_body(text: str) -> str | None:
+    try:
+        return json.loads(f'"{text}"')
+    except ValueError:
+        return None
+
+
+def _validates(value: Any, schema: dict) -> bool:
+    try:
+        return _validator(json.dumps(schema, sort_keys=True)).is_valid(value)
+    except (TypeError, ValueError, jsonschema.exceptions.SchemaError):
+        return True  # an unusable schema: its types (checked above) are the evidence
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str):
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def _integral(text: str) -> bool:

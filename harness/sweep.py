@@ -16,7 +16,8 @@ nested objects and arrays, and in about 1 string of 25 a protocol marker of this
 Keys are identifier-like (letters, digits, ``_``, ``-``, ``.``, space, non-ASCII): a key holding ``:``
 or a marker is a format ambiguity (the Gemma 4 template writes keys raw), not a parser bug. Tools are
 inferred from the calls (:func:`harness.edge_catalog.tools_for_calls`). Every case is rendered through the
-real template (:func:`harness.render.render_scenario`, ~0.3-0.5 ms a case, measured); one the template
+real template (:func:`harness.render.render_scenario`; with the draw ~1.1 ms a case, more than half of a sweep
+of the own parser, measured by ``bench/bench_sweep.py``: 871 vs 637 cases per CPU-second); one the template
 cannot write is counted as ``skipped``.
 
 Checks, per case and parser (:data:`CHECKS`):
@@ -54,7 +55,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from rich.console import Console
 
@@ -127,14 +128,20 @@ def _string(rng: random.Random, markers: tuple[str, ...], forbid: tuple[str, ...
     return _clean(text, forbid)
 
 
-def _key(rng: random.Random) -> str:
+def _identifier(rng: random.Random, plain: tuple, odd: tuple, p_plain: float, p_odd: float, first: str,
+                max_tail: int) -> str:
+    """A plain name (probability ``p_plain``), an odd one (``p_odd``), else a random identifier."""
     roll = rng.random()
-    if roll < 0.7:
-        return rng.choice(_PLAIN_KEYS)
-    if roll < 0.85:
-        return rng.choice(_ODD_KEYS)
-    first = rng.choice("abcdefghijklmnopqrstuvwxyz_")
-    return first + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789_") for _ in range(rng.randint(0, 10)))
+    if roll < p_plain:
+        return rng.choice(plain)
+    if roll < p_plain + p_odd:
+        return rng.choice(odd)
+    return rng.choice(first) + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789_")
+                                       for _ in range(rng.randint(0, max_tail)))
+
+
+def _key(rng: random.Random) -> str:
+    return _identifier(rng, _PLAIN_KEYS, _ODD_KEYS, 0.7, 0.15, "abcdefghijklmnopqrstuvwxyz_", 10)
 
 
 def _value(rng: random.Random, depth: int, markers, forbid) -> Any:
@@ -168,13 +175,7 @@ def _object(rng: random.Random, depth: int, markers, forbid, size: int) -> dict:
 
 
 def _name(rng: random.Random) -> str:
-    roll = rng.random()
-    if roll < 0.75:
-        return rng.choice(_PLAIN_TOOLS)
-    if roll < 0.9:
-        return rng.choice(_ODD_TOOLS)
-    return rng.choice("abcdefghijklmnopqrstuvwxyz") + "".join(
-        rng.choice("abcdefghijklmnopqrstuvwxyz0123456789_") for _ in range(rng.randint(0, 14)))
+    return _identifier(rng, _PLAIN_TOOLS, _ODD_TOOLS, 0.75, 0.15, "abcdefghijklmnopqrstuvwxyz", 14)
 
 
 def _prose(rng: random.Random) -> str:
@@ -413,9 +414,10 @@ def _results(job: _Job, n: int, jobs: int, batch: int) -> Iterator[BatchResult]:
 @dataclass
 class SweepConfig:
     """Settings of ``toolcall-harness sweep``. ``parsers``: names as for ``eval`` (in-process parsers meet the
-    speed target) or parser instances; ``n``: cases; ``jobs``: processes (default ``os.cpu_count()``); ``cuts`` / ``full_every``:
-    truncation sampling; ``keep``: failure lines written per (parser, check, error type) — counts stay exact;
-    ``repros``: groups whose first failure is minimized; ``budget``: checks per minimization."""
+    speed target) or parser instances; ``n``: cases; ``jobs``: processes (default ``os.cpu_count()``);
+    ``cuts`` / ``full_every``: truncation sampling; ``keep``: failure lines written per (parser, check, error
+    type) — counts stay exact; ``repros``: groups whose first failure is minimized; ``budget``: checks per
+    minimization."""
 
     model: str = "gemma-4-e2b"
     parsers: list = field(default_factory=lambda: ["toolcall-harness"])
@@ -575,20 +577,31 @@ def print_sweep(console: Console, result: SweepResult, config: SweepConfig) -> N
                   markup=False, highlight=False)
     for name, check, text in _rate_lines(result):
         console.print(f"  {name:32s} {check:10s} {text}", markup=False, highlight=False)
+    from harness.report import flat
+
     for repro in result.repros:
         console.print(f"minimal repro: {repro['parser']} {repro['check']} {repro['error_type']} (case "
-                      f"{repro['index']}, {repro['original_len']} → {len(repro['text'])} chars, {repro['calls']} "
-                      f"checks): {clip(repro['detail'], 200)}", markup=False, highlight=False)
+                      f"{repro['index']}, {repro['method']}, {repro['original_len']} → {len(repro['text'])} chars, "
+                      f"{repro['calls']} checks): {clip(flat(repro['detail']), 200)}", markup=False, highlight=False)
+        expected, got = _shown(repro)
         console.print(f"    text:     {repro['text']!r}"[:500], markup=False, highlight=False)
-        console.print(f"    expected: {json.dumps(repro['expected'], ensure_ascii=False)}"[:500], markup=False,
-                      highlight=False)
-        console.print(f"    got:      {json.dumps(repro['got'], ensure_ascii=False)}"[:500], markup=False,
-                      highlight=False)
+        console.print(f"    expected: {expected}"[:500], markup=False, highlight=False)
+        console.print(f"    got:      {got}"[:500], markup=False, highlight=False)
     console.print(f"wrote {result.run_dir}/: failures.jsonl, summary.json, report.md", markup=False, highlight=False)
+
+
+def _shown(repro: dict) -> tuple[str, str]:
+    """``(expected, got)`` of a repro as one-line text (a truncation has no expected message; None got: raised)."""
+    expected = json.dumps(repro["expected"], ensure_ascii=False) if repro["expected"] is not None else \
+        "no exception, hang or marker leak (truncated text)"
+    got = json.dumps(repro["got"], ensure_ascii=False) if repro["got"] is not None else "raised or timed out"
+    return expected, got
 
 
 def sweep_markdown(result: SweepResult, info: dict) -> str:
     """``report.md`` of a sweep: settings, the rate table and the minimal repros."""
+    from harness.report import flat
+
     t = result.totals
     lines = [f"# Random sweep: {info['model']} ({info['format']})", "",
              f"{t.cases} cases (seed {info['seed']}, {t.skipped} skipped), {result.elapsed_s:.1f} s with "
@@ -603,10 +616,10 @@ def sweep_markdown(result: SweepResult, info: dict) -> str:
     lines += ["", "## Minimal repros", ""]
     for repro in result.repros:
         lines += [f"- **{repro['parser']}** {repro['check']} **{repro['error_type']}** (case {repro['index']}, "
-                  f"{repro['method']}, {repro['original_len']} → {len(repro['text'])} chars): {repro['detail']}", "",
+                  f"{repro['method']}, {repro['original_len']} → {len(repro['text'])} chars): {flat(repro['detail'])}",
+                  "",
                   "  ```text", "  " + repro["text"].replace("\n", "\n  "), "  ```",
-                  f"  - expected: `{json.dumps(repro['expected'], ensure_ascii=False)}`",
-                  f"  - got: `{json.dumps(repro['got'], ensure_ascii=False)}`", ""]
+                  f"  - expected: `{_shown(repro)[0]}`", f"  - got: `{_shown(repro)[1]}`", ""]
     if not result.repros:
         lines.append("No failures.")
     return "\n".join(lines) + "\n"

@@ -1,5 +1,6 @@
 """Pieces the project's own parsers share: stripping a streamed text field, folding reader events into a
-message or into deltas, the longest marker-prefix suffix of a buffer, and strict JSON number/constant hooks.
+message or into deltas, the longest marker-prefix suffix of a buffer, strict JSON number/constant hooks, and
+typing the raw value text of a template that writes non-strings with ``tojson`` (:func:`tojson_typed`).
 
 Readers emit events ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``; the parsers
 turn them into a :class:`~harness.model.Message` (one-shot) or :class:`~harness.protocol.Delta` lists (streaming).
@@ -12,6 +13,7 @@ import math
 
 from harness.model import Message, ToolCall
 from harness.protocol import Delta, ToolCallDelta
+from harness.schema_types import allowed_types, typed_value
 
 
 class TextField:
@@ -80,3 +82,28 @@ def finite_float(text: str) -> float:
 
 def reject_constant(name: str):
     raise ValueError(f"{name} is not JSON")
+
+
+def is_json_text(text: str) -> bool:
+    """True when ``text`` is exactly a JSON text (what ``tojson`` may write: no padding, no NaN)."""
+    if not text or text != text.strip():
+        return False
+    try:
+        json.loads(text, parse_constant=reject_constant)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def tojson_typed(text: str, schema) -> object:
+    """The value of one raw argument ``text`` under its property ``schema`` (None: undeclared), for a template
+    that writes strings raw and every other value with ``tojson`` (GLM-4.x, MiniMax-M2).
+
+    The shared policy (:func:`harness.schema_types.typed_value`) after one template fact: where the schema allows
+    a string next to other types, a text ``tojson`` cannot have written (``None``, `` null``, ``001``) is the
+    string itself."""
+    if schema is not None:
+        types = allowed_types(schema)
+        if "string" in types and types != {"string"} and not is_json_text(text):
+            return text
+    return typed_value(text, schema)

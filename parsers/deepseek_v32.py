@@ -33,6 +33,12 @@ faults and streaming; this module reads one ``invoke``):
     typed by the schema.
   - no (or another) ``string`` attribute: typed by the schema.
   - A repeated key keeps its last value.
+  - Drift: a value whose ``</｜DSML｜parameter>`` is missing before the next call (``</｜DSML｜invoke>``,
+    whitespace and a whole ``<｜DSML｜invoke name="...">`` tag come before any parameter closer) ends at that
+    ``</｜DSML｜invoke>`` (one newline before it is structure); without the next call's tag it is not cut (a
+    value may hold ``</｜DSML｜invoke>\\n</｜DSML｜function_calls>``), and an unterminated last call is surfaced.
+  - Drift: JSON double-encoded inside a value whose schema wants an object or array (``{\\"a\\": 1}``) is
+    decoded by the shared policy (:func:`harness.schema_types.typed_value`, rule 4).
 - Thinking: the prompt pre-fills ``<think>`` (thinking on) or ``<think></think>`` (off). A prefix that leaves
   ``<think>`` open -- and a prefix with no think marker at all (the prompt's tail unknown) -- starts the
   text in reasoning, up to
@@ -47,6 +53,8 @@ Known limitations:
 - Called with no prefix (or one without a think marker), text is reasoning until ``</think>`` or the
   call block: a thinking-off completion must come with the prompt's tail (``<think></think>``) as its prefix.
 - A parameter key holding ``<｜DSML｜`` or ``</｜DSML｜`` is a fault (such a tag bounds the parameter tag).
+- A raw value holding ``</｜DSML｜invoke>``, whitespace and a whole ``<｜DSML｜invoke name="...">`` tag is cut
+  there (read as the missing-closer drift above).
 """
 
 from __future__ import annotations
@@ -62,6 +70,8 @@ _INVOKE_HEAD = re.compile(r'\s+name="(?P<name>[^"]*)"\s*(?P<close>/?)>')
 _PARAM_HEAD = re.compile(r'\s+name="(?P<key>.*?)"(?:\s+string="(?P<kind>[^"]*)")?\s*>', re.DOTALL)
 _JSON_WS = re.compile(r"[ \t\n\r]*")
 _TAGS = ("<" + DSML, "</" + DSML)
+#: a call boundary inside a parameter value: the value's closer is missing (drift)
+_CALL_BOUNDARY = re.compile(re.escape(INVOKE_CLOSE) + r"\s*" + re.escape(INVOKE_OPEN) + r'\s+name="[^"]*"\s*/?>')
 
 
 def _next_tag(buf: str, start: int, end: int | None = None) -> int:
@@ -191,6 +201,11 @@ class DeepSeekV32Reader(SectionReader):
                         return False
                 self.extent = False  # not JSON after all: the raw text up to the first closer
         close = buf.find(PARAM_CLOSE, max(start, self.find_from))
+        boundary = _CALL_BOUNDARY.search(buf, start, close if close >= 0 else len(buf))
+        if boundary:  # drift: the parameter closer is missing before the next call
+            end = boundary.start()
+            self._set(self._typed(buf[start:end - (buf[end - 1:end] == "\n" and end > start)]), end)
+            return True
         if close == -1:
             self.find_from = max(start, len(buf) - len(PARAM_CLOSE) + 1)
             return False

@@ -23,9 +23,21 @@ the strict reading would give an implausible key):
   line break (arguments on new lines), or when ``tools`` declares the stripped key and not the raw one; keys
   written ``<|"|>key<|"|>`` (the template's ``escape_keys=True`` form); a trailing comma; the paren form
   ``call:NAME(key:value)``; a missing ``<tool_call|>`` when the arguments are followed only by whitespace
-  up to the end of the text or the next ``<|tool_call>``.
-- Everything else that breaks the grammar (``key=value``, JSON-quoted strings, an unterminated call) is
-  *surfaced*: the call's raw text, from ``<|tool_call>`` to the next ``<tool_call|>`` (inclusive) or
+  up to the end of the text or the next ``<|tool_call>``; ``<|tool_call>`` written twice; a stray
+  ``<tool_call|>`` right before a ``<|tool_call>`` (whitespace between), read as part of that call's opener
+  (so it goes with the call: dropped when the call is read, surfaced with it when not; a ``<tool_call|>``
+  anywhere else outside a call is content).
+- Drift recovered, ``key='value'`` (observed ``gemma4_key_equals_value_ollama``; also ``key="value"``): a bare
+  key (no space, comma, bracket, quote, ``=``, ``:`` or ``<`` in it) followed by ``=``, optional whitespace
+  and a quote is a string argument; the string runs to the first matching quote that is followed (after
+  optional whitespace) by ``,`` or the container's close, and is taken as written. A ``=`` not followed by a
+  quote is part of the key (the strict reading: ``{a=b:1}`` has the key ``a=b``).
+- Drift recovered, the generic envelope ``call:tool_call{args:{...},id:<|"|>NAME<|"|>}`` (observed
+  ``gemma4_wrapper_call_with_id_field_fastflowlm``'s shape): a call named ``tool_call`` whose arguments are
+  exactly an ``args`` object and an ``id`` string that is a valid name is the call ``NAME(args)`` -- unless
+  ``tools`` declares a tool named ``tool_call``.
+- Everything else that breaks the grammar (unquoted ``key=value``, JSON-quoted strings, an unterminated call)
+  is *surfaced*: the call's raw text, from ``<|tool_call>`` to the next ``<tool_call|>`` (inclusive) or
   ``<|tool_call>`` (exclusive) after the fault, becomes content and a diagnostic names the fault.
 - Content is the text outside calls (prose before, between and after them, concatenated) and reasoning the
   thought channels' text (label dropped); both are stripped of surrounding whitespace (``None`` when empty).
@@ -41,14 +53,18 @@ one-shot on every input, malformed ones included: nothing emitted ever needs ret
 ``Gemma4Parser(eager=True)`` instead emits a call's name when complete and its arguments as JSON fragments
 as they are read; on well-formed text that equals one-shot for any chunking, but a call found malformed
 after its name was streamed cannot be retracted (its raw text goes to content and the partial call stays).
+A call named ``tool_call`` (a possible envelope) is held to its close in eager mode too.
 
 Known limitations:
 
 - A key holding ``:`` or a marker, or starting with ``}``; a tool name holding ``{``, ``(`` or ``<``; a string
   holding ``<|"|>``: the template writes them unescaped, so they cannot be read back unambiguously (the call
   is surfaced as content).
-- Drift that is surfaced, not recovered: ``key=value`` arguments and calls wrapped in a generic envelope
-  (``call:tool_call{args:{...}}``).
+- Drift that is surfaced, not recovered: unquoted ``key=value`` arguments; strings in JSON quotes (so the
+  observed envelope ``gemma4_wrapper_call_with_id_field_fastflowlm``, whose inner string is ``"..."``, is
+  surfaced); an envelope of another shape (``name`` instead of ``id``, extra members).
+- A bare key followed by ``=`` and a quote is read as the ``key='value'`` drift, so a strict key of that shape
+  (``a='b``) cannot be read back (the generated keys never hold ``=``).
 """
 
 from __future__ import annotations
@@ -69,10 +85,12 @@ _PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # prop
 _STOP_PREFIXES = frozenset(m[:k] for m in _STOPS for k in range(1, len(m)))
 _MAXLEN = max(map(len, _MARKERS))
 _LABEL = "thought"  # channel name the template writes after <|channel>
+_ENVELOPE = "tool_call"  # the generic envelope's name (drift)
 
 _WS = re.compile(r"\s*")
 _NAME_END = re.compile(r"[{(<]")
-_KEY_END = re.compile(r"[:<]")
+_KEY_END = re.compile(r"[:<=]")
+_BARE_KEY = re.compile(r"[^\s,{}()\[\]'\"=:<]+")  # a key before ``='`` (drift: key='value')
 _BARE_END = re.compile(r"[\s,}\])<]")
 _INT = re.compile(r"-?\d+")
 _FLOAT = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
@@ -280,12 +298,32 @@ class _Reader:
         return None
 
     def _text(self) -> bool:
-        marker = self._scan(self._emit_content, (CALL_OPEN, CHANNEL_OPEN))
+        marker = self._scan(self._emit_content, (CALL_OPEN, CHANNEL_OPEN, CALL_CLOSE))
         if marker == CALL_OPEN:
             self._begin_call()
         elif marker == CHANNEL_OPEN:
             self.step = self._label
+        elif marker == CALL_CLOSE:
+            return self._stray_close()
         return marker is not None
+
+    def _stray_close(self) -> bool:
+        """After a ``<tool_call|>`` met in text: followed (whitespace between) by ``<|tool_call>`` it is read as
+        part of that call's opener (drift: dropped if the call is read, surfaced with it if not); else content."""
+        at = self.pos - len(CALL_CLOSE)
+        j = _WS.match(self.buf, self.pos).end()
+        rest = self.buf[j:j + len(CALL_OPEN)]
+        if self.buf.startswith(CALL_OPEN, j):
+            opener, self.pos = self.buf[at:j + len(CALL_OPEN)], j + len(CALL_OPEN)
+            self.diagnostics.append("a stray <tool_call|> before <|tool_call> read as part of the call opener")
+            self._begin_call()
+            self.raw = [opener]
+            return True
+        if not self.final and len(rest) < len(CALL_OPEN) and CALL_OPEN.startswith(rest):
+            self.pos = at  # wait: the next call opener may follow
+            return False
+        self._emit_content(CALL_CLOSE)
+        return True
 
     def _label(self) -> bool:
         """Skip the channel name ``thought`` the template writes after ``<|channel>``."""
@@ -334,7 +372,8 @@ class _Reader:
         self.raw: list[str] = []     # consumed text of the current call
         self.frags: list[str] = []   # its arguments as JSON fragments (held mode)
         self.stack: list[_Frame] = []
-        self.name, self.key, self.index = "", "", -1
+        self.name, self.key, self.index, self.quote = "", "", -1, ""
+        self.streaming = False       # eager and this call's name sent: arguments stream as read
         self.mark = None
 
     def _begin_call(self) -> None:
@@ -344,11 +383,29 @@ class _Reader:
         self.step = self._head
 
     def _accept(self) -> None:
-        if not self.eager:
-            self.events.append(("call", self.n_calls, self.name, "".join(self.frags)))
+        if not self.streaming:
+            name, arguments = self._unwrapped(self.name, "".join(self.frags))
+            self.events.append(("call", self.n_calls, name, arguments))
             self.n_calls += 1
         self._reset_call()
         self.step = self._text
+
+    def _unwrapped(self, name: str, arguments: str) -> tuple[str, str]:
+        """Drift: ``call:tool_call{args:{...},id:NAME}`` (a generic envelope, observed case
+        ``gemma4_wrapper_call_with_id_field_fastflowlm``) is the call ``NAME(args)`` unless ``tool_call`` is a
+        declared tool; any other call is returned as it is."""
+        if not self._maybe_envelope(name):
+            return name, arguments
+        value = json.loads(arguments)
+        inner, real = value.get("args"), value.get("id")
+        if set(value) != {"args", "id"} or not isinstance(inner, dict) or not isinstance(real, str) \
+                or not real.strip() or _NAME_END.search(real):
+            return name, arguments
+        self.diagnostics.append(f"call unwrapped from a {_ENVELOPE}{{args,id}} envelope")
+        return real.strip(), json.dumps(inner, ensure_ascii=False)
+
+    def _maybe_envelope(self, name: str) -> bool:
+        return name == _ENVELOPE and _ENVELOPE not in self.declared
 
     def _surface(self, at: int, reason: str) -> None:
         """Give the current call's raw text up to ``at`` to content; the rest is read by ``_resync``."""
@@ -362,7 +419,7 @@ class _Reader:
     def _arg(self, fragment: str) -> None:
         if not fragment:
             return
-        if self.eager:
+        if self.streaming:
             self.events.append(("args", self.index, fragment))
         else:
             self.frags.append(fragment)
@@ -374,6 +431,12 @@ class _Reader:
     def _head(self) -> bool:
         """``call:`` after ``<|tool_call>``."""
         pos = self._skip_ws()
+        if self.buf.startswith(CALL_OPEN, pos):  # drift: the opener written twice
+            self.pos = pos + len(CALL_OPEN)
+            self.diagnostics.append("a doubled <|tool_call> read as one")
+            return True
+        if len(self.buf) - pos < len(CALL_OPEN) and CALL_OPEN.startswith(self.buf[pos:]) and not self.final:
+            return False
         rest = self.buf[pos:pos + 5]
         if rest == "call:":
             self.pos = self.mark = self.scan = pos + 5
@@ -393,8 +456,8 @@ class _Reader:
         if m.group() == "<" or not name:
             raise _Malformed(m.start(), "bad tool name")
         self.name, self.mark, self.pos = name, None, m.end()
-        if self.eager:
-            self.index, self.n_calls = self.n_calls, self.n_calls + 1
+        if self.eager and not self._maybe_envelope(name):  # a possible envelope is held to the close
+            self.streaming, self.index, self.n_calls = True, self.n_calls, self.n_calls + 1
             self.events.append(("name", self.index, name))
         self._open("}" if m.group() == "{" else ")")
         return True
@@ -425,11 +488,25 @@ class _Reader:
         return True
 
     def _key(self) -> bool:
-        """A bare key runs to ``:``; a marker inside it is a fault, ``<|"|>`` first makes it quoted."""
+        """A bare key runs to ``:``; a marker inside it is a fault, ``<|"|>`` first makes it quoted; a bare key
+        followed by ``=`` and a quote is the ``key='value'`` drift."""
         buf = self.buf
         m = _KEY_END.search(buf, self.scan)
-        while m is not None and m.group() == "<":
+        while m is not None and m.group() in "<=":
             i = m.start()
+            if m.group() == "=":
+                j = _WS.match(buf, i + 1).end()
+                if j == len(buf) and not self.final:
+                    self.scan = i
+                    return False
+                key = buf[self.mark:i].strip()
+                if j < len(buf) and buf[j] in "'\"" and _BARE_KEY.fullmatch(key):
+                    self._key_done(key)
+                    self.quote, self.mark, self.pos = buf[j], j + 1, j + 1
+                    self.scan, self.step = j + 1, self._equals_string
+                    return True
+                m = _KEY_END.search(buf, i + 1)
+                continue
             if buf.startswith(STRING_DELIM, i) and not buf[self.mark:i].strip():
                 self.mark = self.scan = i + len(STRING_DELIM)
                 self.step = self._quoted_key
@@ -447,6 +524,24 @@ class _Reader:
         self.mark, self.pos = None, m.end()
         self._key_done(key)
         return True
+
+    def _equals_string(self) -> bool:
+        """Drift ``key='value'`` (or ``key="value"``): the value runs to the first matching quote followed by
+        ``,`` or the container's close (whitespace between); it is a string, taken as written."""
+        buf, closer = self.buf, self.stack[-1].closer
+        k = buf.find(self.quote, self.scan)
+        while k != -1:
+            j = _WS.match(buf, k + 1).end()
+            if j == len(buf) and not self.final:
+                self.scan = k
+                return False
+            if j < len(buf) and buf[j] in (",", closer):
+                self._arg(json.dumps(buf[self.mark:k], ensure_ascii=False))
+                self.mark, self.pos, self.step = None, k + 1, self._after
+                return True
+            k = buf.find(self.quote, k + 1)
+        self.scan = len(buf)
+        return False
 
     def _quoted_key(self) -> bool:
         i = self.buf.find(STRING_DELIM, self.scan)

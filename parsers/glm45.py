@@ -28,10 +28,11 @@ Reading rules:
   ``<tool_call>``, ``<arg_key>`` or ``<think>`` text inside a value, is data.
 - Typing: the text carries no types, so each value is typed by its property's schema with the shared policy,
   :func:`harness.schema_types.typed_value` (``property_schema(tools, name, key)``). One GLM fact is applied
-  first: the template writes every non-string value with ``tojson``, never padded and never as ``None`` or
-  ``True``, so when the schema allows ``string`` among other types, a text that is not exactly a JSON text
-  (``None``, `` null``, ``001``) is the string itself. Undeclared tools and properties get the policy's
-  schema-less reading (JSON objects, arrays, numbers, booleans and null decode; anything else is a string).
+  first (:func:`parsers._common.tojson_typed`): the template writes every non-string value with ``tojson``,
+  never padded and never as ``None`` or ``True``, so when the schema allows ``string`` among other types, a
+  text that is not exactly a JSON text (``None``, `` null``, ``001``) is the string itself. Undeclared tools
+  and properties get the policy's schema-less reading (JSON objects, arrays, numbers, booleans and null
+  decode; anything else is a string).
 - Drift recovered:
 
   - a missing ``</tool_call>`` when only whitespace (or stop markers) follows a complete value up to the end;
@@ -41,8 +42,13 @@ Reading rules:
     before which the JSON decodes (values keep their JSON types; mlx-lm's ``glm47`` parser accepts the same);
   - a double-serialized call (SGLang PR #12456; observed case ``glm_literal_backslash_escapes_double_serialized_
     sglang``), recognised by the two-character escapes ``\\n``/``\\t``/``\\r`` where the layout puts whitespace
-    (after the name, between parts): only then are its keys and values JSON-unescaped (``\\"`` -> ``"``) before
-    typing.
+    (after the name, between parts): its keys and values are JSON-unescaped (``\\"`` -> ``"``) before typing when
+    a value shows they were escaped (a container that decodes only unescaped), kept raw when a text shows they
+    were not (it is no valid escaped string body, e.g. a raw ``"``) or when unescaping changes nothing; a call
+    that shows neither and whose texts unescaping would change (``a\\\\``: escaped ``a\\`` or raw ``a\\\\``?) is
+    *surfaced* (the drift slice's ``literal-backslash-escapes`` mutator escapes only the layout);
+  - JSON double-encoded inside a value whose schema wants an object or array (``{\\"a\\": 1}``): decoded by the
+    shared typing policy (:func:`harness.schema_types.typed_value`, rule 4).
 - Everything else (a bad name, text between parts, an unterminated key or value, a truncated call) is
   *surfaced*: the block's raw text, from ``<tool_call>`` up to the fault (or to a later ``<tool_call>`` when that
   comes first), becomes content, then content runs to the next ``</tool_call>`` (kept) or ``<tool_call>``; a
@@ -86,9 +92,10 @@ from harness.formats.glm45 import (CALL_CLOSE, CALL_OPEN, KEY_CLOSE, KEY_OPEN, M
                                    THINK_OPEN, VALUE_CLOSE, VALUE_OPEN)
 from harness.model import Message
 from harness.protocol import Delta
-from harness.schema_types import allowed_types, property_schema, typed_value
+from harness.schema_types import property_schema
 from parsers._common import (
-    deltas_from_events as _deltas, message_from_events as _message, reject_constant as _reject_constant)
+    deltas_from_events as _deltas, message_from_events as _message, reject_constant as _reject_constant,
+    tojson_typed as _typed)
 
 _STOPS = STOP_MARKERS
 _SCAN_MARKERS = tuple(m for m in dict.fromkeys(MARKERS + _STOPS) if m.startswith("<"))
@@ -396,10 +403,12 @@ class _Reader:
         self.step = self._name
 
     def _accept(self) -> None:
+        pairs = _unescaped_pairs(self.pairs) if self.escaped else self.pairs
+        if pairs is None:
+            self._surface(self.pos, "a double-serialized call whose values may or may not be escaped")
+            return
         arguments = {}
-        for key, value in self.pairs:
-            if self.escaped:
-                key, value = _unescape(key), _unescape(value)
+        for key, value in pairs:
             key = self._declared_key(key)
             arguments[key] = _typed(value, property_schema(self.tools, self.name, key))
         self.events.append(("call", self.n_calls, self.name, json.dumps(arguments, ensure_ascii=False)))
@@ -586,29 +595,6 @@ def _suffix_in(text: str, prefixes: frozenset[str]) -> int:
     return 0
 
 
-def _is_json_text(text: str) -> bool:
-    """True when ``text`` is exactly a JSON text (what ``tojson`` may write: no padding, no NaN)."""
-    if not text or text != text.strip():
-        return False
-    try:
-        json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
-        return False
-    return True
-
-
-def _typed(text: str, schema) -> object:
-    """The value of one ``<arg_value>`` text under its property ``schema`` (None: undeclared).
-
-    The shared policy (:func:`harness.schema_types.typed_value`) after one GLM fact: where the schema allows a
-    string next to other types, a text ``tojson`` cannot have written is the string itself."""
-    if schema is not None:
-        types = allowed_types(schema)
-        if "string" in types and types != {"string"} and not _is_json_text(text):
-            return text
-    return typed_value(text, schema)
-
-
 def _decode(text: str):
     """Strict JSON (no NaN/Infinity); None when ``text`` is not JSON."""
     try:
@@ -644,13 +630,30 @@ def _json_calls(text: str) -> list[tuple[str, dict]] | None:
     return calls or None
 
 
-def _unescape(text: str) -> str:
-    """JSON-unescape the text of a double-serialized call (``\\"`` -> ``"``, ``\\n`` -> newline); unchanged when it
-    is not a valid JSON string body."""
+def _unescape(text: str) -> str | None:
+    """JSON-unescape the text of a double-serialized call (``\\"`` -> ``"``, ``\\n`` -> newline); None when it is
+    not a valid JSON string body (a raw ``"``, a lone backslash: text that was not escaped)."""
     try:
         return json.loads(f'"{text}"')
     except ValueError:
-        return text
+        return None
+
+
+def _unescaped_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]] | None:
+    """The ``(key, value)`` texts of a call whose layout is double-serialized (literal ``\\n`` between parts): JSON-
+    unescaped when a value shows its values were escaped too (a container that decodes only unescaped, as in the
+    observed case), kept raw when one shows they were not (text that is no escaped string body) or when unescaping
+    changes nothing; None (ambiguous: surface) when the texts show neither and unescaping would change them."""
+    texts = [text for pair in pairs for text in pair]
+    unescaped = [_unescape(text) for text in texts]
+    escaped = any(_decode(text) is None and isinstance(_decode(u), (dict, list))
+                  for text, u in zip(texts, unescaped) if u is not None)
+    raw = any(u is None for u in unescaped)
+    if escaped and not raw:
+        return list(zip(unescaped[::2], unescaped[1::2]))
+    if (raw and not escaped) or unescaped == texts:
+        return pairs
+    return None
 
 
 PARSERS = [Glm45Parser]  # registry entry (see parsers/__init__.py); glm47: parsers/glm47.py

@@ -124,18 +124,19 @@ every observed case recorded without its request's tools counts as surfaced or f
   "null", "7" for a number-or-string stays "7"; other values are JSON under their schema. A string holding
   ``</arg_value>`` followed by a newline fails.
 - ``glm47`` (glm-4.7-flash): ``GLM-4.7-Flash.jinja``, the same generator, ``--reasoning off``. The harness
-  renders a turn without reasoning with ``enable_thinking=false`` (generation prompt ``<|assistant|></think>``)
-  and one with reasoning with thinking on (``<|assistant|><think>``), and both cases carry the prefix ``""``
-  (the full render repeats the pre-filled marker), so the worker cannot tell them apart; llama.cpp's own
-  tests (tests/test-chat.cpp, the GLM-4.7-Flash block) likewise set ``enable_thinking`` per case. Run thinking
-  off, a text with reasoning keeps ``REASONING</think>`` in content (9 of the 197 cases, ``marker_leak``); run
-  with the server default (thinking on), every text without ``</think>`` is all reasoning (measured 6/147
-  curated, 3/50 generated). Faults as for ``glm45``.
+  renders a turn without reasoning with ``enable_thinking=false`` (generation prompt ``<|assistant|></think>``,
+  case prefix ``</think>``) and one with reasoning with thinking on (``<|assistant|><think>``, prefix ``<think>``),
+  so the prefix selects the setting (``apply_for_prefix`` in the shim, as a client's ``enable_thinking`` kwarg
+  would; llama.cpp's own tests, tests/test-chat.cpp's GLM-4.7-Flash block, likewise set ``enable_thinking`` per
+  case) and both kinds of text parse, reasoning included. ``--reasoning off`` matters only for a text without a
+  prefix (an observed case whose prompt was not recorded): calls parse, and a reasoning text keeps
+  ``REASONING</think>`` in content; with the server default (thinking on) every such text without ``</think>`` is
+  all reasoning. Faults as for ``glm45``.
 - ``qwen3_coder`` (qwen3-coder-30b-a3b, nemotron-3-nano): ``Qwen3-Coder.jinja``; llama.cpp's dedicated
   handler (chat.cpp:1212, ``<tool_call>``, ``<function=``, ``<parameter=``; ``common/parsers/qwen3-coder.cpp``), no
   thinking. Started with Nemotron's template the handler extracts reasoning (thinking end tags ``</think>``
-  and ``<tool_call>``, lines 23-30); with ``--reasoning off`` it scores exactly as Qwen3-Coder's template on
-  both presets, with the server default it reads prose before a call as reasoning. Faults: both templates
+  and ``<tool_call>``, lines 23-30; with the server default it reads Qwen3-Coder's unprefixed prose before a call
+  as reasoning, with ``--reasoning off`` see the end of this item). Faults: both templates
   write non-string values with Python's ``str()`` (``True``, ``False``, ``None``), and a value whose schema
   admits no string is read as JSON only (lines 108-135): the call holding it is dropped **without an error**
   one-shot (the worker's diagnostic names the dropped tail), while streaming by characters has already sent
@@ -143,15 +144,20 @@ every observed case recorded without its request's tools counts as surfaced or f
   finds fewer calls ("Invalid diff: now finding less tool calls!", an ``exception`` in char/random modes);
   ``None`` for a string-or-null value is the string "None"; optional parameters may not precede required
   ones (lines 142-147: a permutation of the required ones, then the optional ones); a second
-  ``</parameter>`` after a value drops the call. Nemotron's reasoning cases keep ``REASONING\\n</think>`` in
-  content (8 cases).
+  ``</parameter>`` after a value drops the call. Nemotron's cases carry its template's pre-fills (``<think></think>``
+  thinking off, ``<think>\\n`` on), which no generation prompt of Qwen3-Coder's template ends with: the worker
+  keeps the server's setting and says so in ``diagnostics``, and Nemotron's reasoning cases keep
+  ``REASONING\\n</think>`` in content (8 cases). Measured with Nemotron's template and ``--reasoning off`` instead
+  (its prefixes then select the setting): Nemotron 138/149 curated, 18/50 generated one-shot (against 132/149,
+  16/50), Qwen3-Coder unchanged, but 7 Nemotron reasoning cases fail the round trip (llama.cpp keeps the newline
+  before ``</think>`` in the reasoning); not switched.
 - ``minimax_m2`` (minimax-m2): ``MiniMax-M2.jinja``, the generator, thinking on (the template pre-fills
-  ``<think>\\n`` whatever ``enable_thinking`` is). Everything up to ``</think>`` is reasoning: the template
-  renders a turn without reasoning with no ``</think>`` (prefix ``<think>\\n``), so every such text, calls
-  included, is returned as reasoning (179 cases). The generator found a section marker
-  (``<minimax:tool_call>``) but no per-call marker and joins calls with its default ``", "``
-  (chat-auto-parser-generator.cpp:457): a block with two ``<invoke>`` lines, as the template writes them,
-  fails the parse even after reasoning; required-first argument order as for ``glm45``.
+  ``<think>\\n`` whatever ``enable_thinking`` is; every case carries that prefix). Everything up to ``</think>`` is
+  reasoning; a case without reasoning starts with the ``</think>`` that closes the pre-filled block
+  (harness/render.py composes it: the template's history render writes none), so its content and calls parse.
+  The generator found a section marker (``<minimax:tool_call>``) but no per-call marker and joins calls with its
+  default ``", "`` (chat-auto-parser-generator.cpp:457): a block with two ``<invoke>`` lines, as the template
+  writes them, fails the parse (``parser_error``); required-first argument order as for ``glm45``.
 - ``llama3_json`` (llama-3.1-8b, llama-3.2-3b): ``meta-llama-Llama-3.1-8B-Instruct.jinja`` (3.2's gives
   identical results), the generator (bare JSON, ``build_tool_parser_json_native``, lines 196-237), with
   ``--chat-template-kwargs {"date_string": "26 Jul 2024"}``: llama.cpp passes ``date_string`` = today into every
@@ -172,14 +178,16 @@ every observed case recorded without its request's tools counts as surfaced or f
   (chat.cpp:1121; ``common/parsers/kimi-k2.cpp``). Every rendered case passes; text after the section and
   undeclared tools fail the parse.
 - ``deepseek_v31`` (deepseek-v3.1): ``deepseek-ai-DeepSeek-V3.1.jinja``, the generator, ``--reasoning off``:
-  the template writes no reasoning on a turn with calls (the harness renders every case thinking off); with
-  the server default (thinking on, generation prompt ``<think>``) every text is all reasoning (0/128 curated).
-  Every rendered case passes; text after the calls fails.
+  the template writes no reasoning on a turn with calls (the harness renders every case thinking off, prefix
+  ``<think></think>``, which selects thinking off whatever the server's setting); for a text without a prefix the
+  server default (thinking on, generation prompt ``<think>``) would make every text all reasoning. Every
+  rendered case passes; text after the calls fails.
 - ``deepseek_v32`` (deepseek-v3.2): ``deepseek-ai-DeepSeek-V3.2.jinja``, the dedicated DeepSeek V3.2 handler
   (chat.cpp:1182; ``common/parsers/deepseek.cpp``), ``--reasoning auto``. The harness' thinking-off cases carry
   the prefix ``<think></think>``, which selects thinking off; llama.cpp then consumes that pre-filled pair (lines
-  231-237) and the template's turn repeats ``</think>``, which stays at the start of the content (151 cases,
-  ``wrong_content``); thinking-on texts (``REASONING</think>...``) parse. Fault: a parameter's ``string``
+  231-237) and the case text, which no longer repeats the template's second ``</think>`` (harness/render.py
+  drops it), parses; thinking-on cases (prefix ``<think>``, text ``REASONING</think>...``) parse. Fault: a
+  parameter's ``string``
   attribute is a literal fixed by its schema (lines 162-171: ``"true"`` exactly when the schema admits a
   string), so ``null`` written ``string="false"`` for a string-or-null parameter, or ``string="true"`` on an
   any-of string/number value written as a number, fails the parse (13 cases); required parameters first, as
@@ -194,11 +202,12 @@ template, and the sdist has none (the catalog row has no offline template; googl
 gated and the hub unreachable here): there is no template to start the worker with.
 
 Measured (this worker, ``eval --cases 50 --no-shrink``, seed 0; one-shot, round trip and streamed whole, by
-characters and by random pieces agree except where said): glm-4.5 and glm-4.6 141/147 curated, 39/50 generated;
-glm-4.7-flash 131/147, 36/50; qwen3-coder-30b-a3b 132/143, 16/41 (char and random: 19 "Invalid diff" errors);
-nemotron-3-nano 132/149, 16/50 (26 such errors); minimax-m2 4/143, 2/50; llama-3.1-8b and llama-3.2-3b 122/125,
-19/19; mistral-small-3.2 129/129, 24/24; devstral-small 132/132, 41/41; kimi-k2 130/130, 41/41; deepseek-v3.1
-128/128, 41/41; deepseek-v3.2 6/136, 16/50; gpt-oss-20b 129/129, 21/21.
+characters and by random pieces agree except where said; the GLM, Qwen3-Coder, MiniMax and DeepSeek rows
+re-measured one-shot with the cases' pre-filled reasoning prefixes): glm-4.5 and glm-4.6 141/147 curated, 39/50
+generated; glm-4.7-flash 137/147, 39/50; qwen3-coder-30b-a3b 132/143, 16/41 (char and random: 19 "Invalid diff"
+errors); nemotron-3-nano 132/149, 16/50 (26 such errors); minimax-m2 125/143, 25/50; llama-3.1-8b and
+llama-3.2-3b 122/125, 19/19; mistral-small-3.2 129/129, 24/24; devstral-small 132/132, 41/41; kimi-k2 130/130,
+41/41; deepseek-v3.1 128/128, 41/41; deepseek-v3.2 133/136, 40/50; gpt-oss-20b 129/129, 21/21.
 """
 
 from __future__ import annotations

@@ -22,9 +22,14 @@ Reading rules (the same as Qwen3-Coder's, see :mod:`parsers.qwen3_coder` for the
   another block or the end of the text wins, else the first parse. So ``</parameter>``, ``</invoke>`` and
   ``</minimax:tool_call>`` may occur inside a value (the observed Dynamo case holds the last).
 - The value is kept exactly (no padding to remove) and typed by the tool's schema with
-  :func:`harness.schema_types.typed_value`.
-- Drift recovered: ``</parameter>`` missing before ``</invoke>`` (one newline before it is then structure); ``</minimax:tool_call>`` missing at the end of
-  the text or before the next block; any whitespace (or none) between the tags.
+  :func:`harness.schema_types.typed_value`, after one template fact (:func:`parsers._common.tojson_typed`):
+  where the schema allows a string next to other types, a text ``tojson`` cannot have written (``None``,
+  ``True``, ``001``, padded text) is the string itself.
+- Drift recovered: ``</parameter>`` missing before ``</invoke>`` (one newline before it is then structure), also
+  when a later ``</parameter>`` would make the value run across a call boundary (``</invoke>``, optionally a
+  block end and a new block, then ``<invoke name="``); ``</minimax:tool_call>`` missing at the end of the
+  text or before the next block; any whitespace (or none) between the tags; JSON double-encoded inside a value
+  whose schema wants an object or array (:func:`harness.schema_types.typed_value`, rule 4).
 - Malformed blocks are surfaced: the opener stays in content and the text after it is read again as content.
 - Reasoning: the prompt always ends ``<think>\\n``; a turn with reasoning renders as ``REASONING\\n</think>\\n\\n...``
   (prefix ``""``), one without as plain content and calls (prefix ``<think>\\n``, never closed). So text before a
@@ -43,10 +48,11 @@ Known limitations:
 - A block followed by other text is decided only at the end of the text.
 - A value holding ``</parameter>`` followed by whitespace and ``<parameter name="`` (or by ``</invoke>`` and a new
   ``<invoke name="``) is cut there when the rest parses; a value holding a whole block end followed by a new
-  block opener is cut there.
-- Typing is the shared policy's (:mod:`harness.schema_types`): under a schema that allows both, the string
-  ``"null"`` and null, ``"true"`` and true, ``"5"`` and 5 are written alike and read as the non-string (generated
-  seed 5, 400 cases: 5 cases hold the string ``"null"`` under ``anyOf [string, null]``). Names and keys holding
+  block opener is cut there; so is a value holding a call boundary (``</invoke>``, optionally
+  ``</minimax:tool_call><minimax:tool_call>``, then ``<invoke name="``) when the rest parses.
+- Typing: under a schema that allows both, the string ``"null"`` and null, ``"true"`` and true, ``"5"`` and 5
+  are written alike and read as the non-string (generated seed 5, 400 cases: 5 cases hold the string ``"null"``
+  under ``anyOf [string, null]``). Names and keys holding
   ``">`` cannot be written.
 """
 
@@ -56,7 +62,7 @@ from harness.formats import minimax_m2 as _fmt
 from parsers.qwen3_coder import Dialect, XmlCallParser
 
 MINIMAX_M2 = Dialect(_fmt.SPEC, _fmt.INVOKE_OPEN, '">', _fmt.INVOKE_CLOSE, _fmt.PARAMETER_OPEN,
-                     _fmt.PARAMETER_CLOSE, padded=False)
+                     _fmt.PARAMETER_CLOSE, padded=False, tojson=True)
 
 
 class MiniMaxM2Parser(XmlCallParser):

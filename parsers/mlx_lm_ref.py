@@ -119,17 +119,20 @@ Newer formats. Each is configured as ``mlx_lm.tokenizer_utils.load`` configures 
   others are the models' published tokenizer configurations (``added_tokens_decoder``), which the offline hub
   cannot show, so they are stated, not checked. No real tokenizer is loaded: the 0.32 server splits text, and the
   0.31 token path only needs the special tokens to be single ids;
-- prompt (the initial state): the end of the generation prompt of the request. Where the template has a thinking
-  switch the request is thinking off (``chat_template_kwargs={"enable_thinking": false}``), the way the harness
-  renders every case without reasoning: GLM-4.5/4.6 ``"<|assistant|>\\n<think></think>"`` (their thinking-on
-  texts open ``<think>`` themselves), GLM-4.7-Flash ``"<|assistant|></think>"``; Qwen3-Coder
-  ``"<|im_start|>assistant\\n"``; MiniMax-M2 ``"]~b]ai\\n<think>\\n"`` (its template writes that whatever the
-  switch); Mistral ``"[/INST]"``; Kimi K2 ``"<|im_assistant|>assistant<|im_middle|>"``; FunctionGemma
-  ``"<start_of_turn>model\\n"``. (mlx-lm's own default is ``enable_thinking`` = ``has_thinking``,
-  ``TokenizerWrapper.apply_chat_template`` lines 391-395, i.e. on for the four thinking vocabularies.)
-  Consequence: a GLM-4.7-Flash or Nemotron-3-Nano case rendered with thinking on starts inside the reasoning
-  with an empty prefix (``harness/render.py``'s limitation: the pre-filled ``<think>`` is not in the case), and
-  here its ``REASONING</think>`` is content (``marker_leak``) — the request does not match that text;
+- prompt (the initial state): the end of the generation prompt of the request that renders the case, i.e. the
+  format's tail (:func:`prompt_end`) followed by the case prefix, which holds what the template pre-fills for the
+  request's thinking switch: GLM-4.5/4.6 ``"<|assistant|>\\n"`` + ``<think></think>`` (thinking off) or nothing
+  (thinking on: the text opens ``<think>`` itself); GLM-4.7-Flash ``"<|assistant|>"`` + ``</think>`` (off) or
+  ``<think>`` (on); Qwen3-Coder ``"<|im_start|>assistant\\n"`` (no pre-fill; Nemotron-3-Nano's template adds
+  ``<think></think>`` off, ``<think>\\n`` on); MiniMax-M2 ``"]~b]ai\\n<think>\\n"``, which its template writes
+  whatever the switch (the tail already holds it, so the case prefix ``<think>\\n`` is not added twice);
+  Mistral ``"[/INST]"``; Kimi K2 ``"<|im_assistant|>assistant<|im_middle|>"``; FunctionGemma
+  ``"<start_of_turn>model\\n"``. So a thinking-on case starts in ``reasoning`` exactly where the real prompt
+  leaves ``<think>`` open (tested against each preset's own generation prompt; GLM-4.6 thinking on differs from
+  it by the newline after ``<|assistant|>``, which does not change the state). A case without a prefix (an
+  observed one) gets the bare tail: thinking off where the template has a switch, MiniMax-M2 in reasoning.
+  (mlx-lm's own default is ``enable_thinking`` = ``has_thinking``, ``TokenizerWrapper.apply_chat_template``
+  lines 391-395, i.e. on for the four thinking vocabularies.)
 - stop tokens: the format's ``stop_markers`` (``harness.formats.<format>.SPEC``), cut as described above.
 
 Measured behaviour (0.32.2; texts rendered by each preset's template, one-shot and streamed whole, by characters
@@ -153,11 +156,11 @@ is content, unstripped. Faults, by format:
   ``type`` key (``anyOf``) keeps its text unless it is a JSON object or array (lines 47-51): the template's
   ``None`` stays ``"None"``.
 - ``minimax_m2`` (``mlx_lm/tool_parsers/minimax_m2.py``): the prompt ends ``<think>\\n``, so the server starts in
-  ``reasoning`` (``mlx_lm/server.py`` lines 693-699): everything before ``</think>`` is reasoning, and a turn that
-  never writes ``</think>`` (the harness' cases without reasoning, prefix ``<think>\\n``) has all its content
-  as reasoning (``content_lost``; the calls are still found: reasoning→tool, ``generate.py`` line 1071, an edge
-  0.31.3 lacks, where those calls stay reasoning text); the reasoning then holds the newline before the block, so
-  no one-shot result re-renders to its text (round trip 0/139 curated). ``</minimax:tool_call>`` inside a value
+  ``reasoning`` (``mlx_lm/server.py`` lines 693-699): everything before ``</think>`` is reasoning. The harness'
+  cases without reasoning start with the ``</think>`` that closes the pre-filled block (harness/render.py), so
+  their content and calls parse; a text that never writes ``</think>`` has all its content as reasoning
+  (``content_lost``; the calls are still found: reasoning→tool, ``generate.py`` line 1071, an edge 0.31.3 lacks,
+  where those calls stay reasoning text). ``</minimax:tool_call>`` inside a value
   ends the segment: no complete ``<invoke>`` (line 12), ``ValueError: No tool call found`` (line 169), the call
   is dropped; values are stripped (line 191), ``null`` becomes None whatever the schema (line 92) and, under a
   schema allowing null, so do ``none`` and ``nil`` (line 99).
@@ -238,7 +241,7 @@ class FormatConfig:
 
     tool_module: str                       # mlx_lm.tool_parsers.<tool_module>
     special_tokens: tuple[str, ...]        # the stand-in vocabulary (thinking is inferred from it)
-    generation_prompt_tail: str
+    generation_prompt_tail: str            # the prompt's end before the case prefix (see prompt_end)
     stop_markers: tuple[str, ...]          # the text of the tokens generation stops on
 
 
@@ -254,12 +257,11 @@ FORMATS: dict[str, FormatConfig] = {
                            "<|im_start|>assistant\n", _hermes_format.SPEC.stop_markers),
     # The formats below: see "Newer formats" in the module docstring for where each fact comes from. Tool parser:
     # what ``_infer_tool_parser`` picks for the catalog presets' templates; vocabulary: the special tokens of the
-    # model's tokenizer; prompt tail: the generation prompt of the request (thinking off where the template has a
-    # switch); stop markers: the format's (``harness.formats.<format>.SPEC.stop_markers``).
-    "glm45": FormatConfig("glm47", _GLM_VOCAB, "<|assistant|>\n<think></think>",
-                          ("<|user|>", "<|observation|>", "<|endoftext|>")),
-    "glm47": FormatConfig("glm47", _GLM_VOCAB, "<|assistant|></think>",
-                          ("<|user|>", "<|observation|>", "<|endoftext|>")),
+    # model's tokenizer; prompt tail: the generation prompt before the thinking switch's pre-fill, which the case
+    # prefix carries (MiniMax-M2's is written in every prompt); stop markers: the format's
+    # (``harness.formats.<format>.SPEC.stop_markers``).
+    "glm45": FormatConfig("glm47", _GLM_VOCAB, "<|assistant|>\n", ("<|user|>", "<|observation|>", "<|endoftext|>")),
+    "glm47": FormatConfig("glm47", _GLM_VOCAB, "<|assistant|>", ("<|user|>", "<|observation|>", "<|endoftext|>")),
     "qwen3_coder": FormatConfig("qwen3_coder", _QWEN3_VOCAB, "<|im_start|>assistant\n",
                                 ("<|im_end|>", "<|endoftext|>")),
     "minimax_m2": FormatConfig("minimax_m2", _MINIMAX_VOCAB, "]~b]ai\n<think>\n", ("[e~[",)),
@@ -321,6 +323,13 @@ class _CharTokenizer:
 
     def apply_chat_template(self, conversation: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("the stand-in tokenizer only drives mlx-lm's text state machine")
+
+
+def prompt_end(config: FormatConfig, prefix: str) -> str:
+    """The end of the prompt of a case with pre-fill ``prefix``: the generation prompt's tail followed by the
+    pre-fill, which the tail may already hold (MiniMax-M2's ``<think>\\n``, written in every prompt)."""
+    tail = config.generation_prompt_tail
+    return tail if tail.endswith(prefix) else tail + prefix
 
 
 class _Runtime:
@@ -460,7 +469,7 @@ class _ServerLoop:
     def __init__(self, runtime: _Runtime, tools: list | None, prefix: str, stream: bool):
         self.rt, self.stream = runtime, stream
         self.formatter = runtime.ToolCallFormatter(runtime.tokenizer.tool_parser, tools, stream)
-        initial = runtime.initial_state(runtime.config.generation_prompt_tail + prefix)
+        initial = runtime.initial_state(prompt_end(runtime.config, prefix))
         self.initial = initial
         self.sm_state = None if runtime.per_token else runtime.text_sm.make_state(initial)
         self.prev_state = initial
@@ -606,7 +615,7 @@ class MlxLmGlm45Parser(MlxLmParser):
 
 
 class MlxLmGlm47Parser(MlxLmParser):
-    """``mlx_lm.tool_parsers.glm47`` with GLM-4.7-Flash's prompt (``<|assistant|></think>``, thinking off)."""
+    """``mlx_lm.tool_parsers.glm47`` with GLM-4.7-Flash's prompt (``<|assistant|>`` + the case's pre-fill)."""
 
     format = "glm47"
 

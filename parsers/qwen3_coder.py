@@ -32,8 +32,15 @@ Reading rules:
   typed by the tool's schema with :func:`harness.schema_types.typed_value` (``True``/``None`` and Python-literal
   containers are understood; without a declared schema only JSON-looking text is decoded).
 - Drift recovered: a parameter whose ``</parameter>`` is missing before ``</function>`` (its value runs to the
-  ``</function>``, one newline before it being structure; only when no strict parse exists); ``</tool_call>`` missing at the end of the text or before
-  the next ``<tool_call>``; any whitespace (or none) between the structural tags; no padding newlines.
+  ``</function>``; with Qwen3-Coder's padding the one newline before it is the value's padding, in unpadded
+  MiniMax it is structure). It is taken when no strict parse exists, and also when the strict parse's value
+  would run across a call boundary -- ``</function>``, optionally ``</tool_call>`` and a new ``<tool_call>``,
+  then ``<function=`` -- and the parse that ends the value at that boundary's ``</function>`` holds (so the
+  first of two calls missing its last ``</parameter>`` no longer swallows the second). ``</tool_call>``
+  missing at the end of the text or before the next ``<tool_call>``; any whitespace (or none) between the
+  structural tags; no padding newlines.
+- Typing drift: JSON double-encoded inside a value whose schema wants an object or array (``{\\"a\\": 1}``) is
+  decoded by the shared policy (:func:`harness.schema_types.typed_value`, rule 4).
 - Everything else (no ``<function=`` after ``<tool_call>``, text between parameters, an unterminated call) is
   *surfaced*: the ``<tool_call>`` opener stays in content and the text after it is read again as content (a later
   ``<tool_call>`` starts a new block); a diagnostic names the fault. Text is never dropped.
@@ -64,8 +71,11 @@ Known limitations:
 - Ambiguities the format cannot resolve, read the way the templates most likely meant: a value holding
   ``</parameter>`` followed by whitespace and ``<parameter=`` (or by ``</function>`` and a new ``<function=``)
   is cut there when the rest parses as parameters; a value holding a whole call end followed by a new call
-  opener (``</parameter></function></tool_call><tool_call>``) is cut there; an unterminated call followed by
-  another call is read as one call whose last value runs into the next call.
+  opener (``</parameter></function></tool_call><tool_call>``, also without ``</tool_call>``, the drift of a
+  missing block closer) is cut there; a value holding a call boundary (``</function>``, optionally
+  ``</tool_call><tool_call>``, then ``<function=``) is cut there when the rest parses (the missing
+  ``</parameter>`` drift above); an unterminated call followed by another call is read as one call whose last
+  value runs into the next call.
 - Typing is the shared policy's (:mod:`harness.schema_types`), with the template's own ambiguities: under a
   schema that allows both, the string ``"None"`` and null (``None``), the string ``"True"`` and the boolean, the
   string ``"5"`` and the number 5 are written alike and read as the non-string. The policy also reads ``null``
@@ -78,6 +88,7 @@ Known limitations:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -110,6 +121,7 @@ class Dialect:
     parameter_open: str   # "<parameter="          '<parameter name="'
     parameter_close: str  # "</parameter>"         "</parameter>"
     padded: bool          # one newline of padding on each side of a value
+    tojson: bool = False  # non-strings written with tojson (MiniMax), not Python str() (Qwen3-Coder)
 
     @property
     def call_open(self) -> str:
@@ -119,10 +131,19 @@ class Dialect:
     def call_close(self) -> str:
         return self.spec.call_close
 
+    @functools.cached_property
+    def boundary(self) -> re.Pattern:
+        """A call boundary inside a value: ``</function>``, optionally ``</tool_call>`` + ``<tool_call>``, then
+        ``<function=`` (whitespace between)."""
+        ws, e = "[ \t\n\r]*", re.escape
+        return re.compile(f"{e(self.function_close)}{ws}(?:{e(self.call_close)}{ws}{e(self.call_open)}{ws})?"
+                          f"{e(self.function_open)}")
+
 
 QWEN3_CODER = Dialect(_fmt.SPEC, _fmt.FUNCTION_OPEN, ">", _fmt.FUNCTION_CLOSE, _fmt.PARAMETER_OPEN,
                       _fmt.PARAMETER_CLOSE, padded=True)
-from parsers._common import TextField as _Field, deltas_from_events as _deltas, message_from_events as _message
+from parsers._common import (TextField as _Field, deltas_from_events as _deltas, message_from_events as _message,
+                             tojson_typed)
 
 
 class XmlCallParser:
@@ -347,27 +368,51 @@ class _BlockSearch:
         return PENDING if self._partial(q, d.parameter_open, d.function_close) else None
 
     def _value(self, start: int, key: str):
-        """A value from ``start``: the preferred ``</parameter>`` (or, as drift, ``</function>``) that ends it."""
+        """A value from ``start``: the preferred ``</parameter>`` (or, as drift, ``</function>``) that ends it.
+
+        Candidates in order: each ``</parameter>`` before the first call boundary (``</function>``, optionally
+        ``</tool_call>`` and ``<tool_call>``, then ``<function=``) in the value; when there is one, each
+        ``</function>`` up to it (drift: the value's ``</parameter>`` is missing there); only at the end of the
+        text, each ``</parameter>`` after the boundary, then the other ``</function>`` ends. The first clean
+        parse wins, else the first parse."""
         d, buf = self.d, self.buf
+        found = d.boundary.search(buf, start)
+        boundary = found.start() if found else self.n
+        strict = self._closers(d.parameter_close, start)
+        drift = self._closers(d.function_close, start)
+        stages = [[c for c in strict if c < boundary]]
+        if found:
+            stages.append([c for c in drift if c <= boundary])
+        late = [[c for c in strict if c >= boundary], [c for c in drift if c > boundary or not found]]
         fallback = None
-        for closer, then in ((d.parameter_close, "params"), (d.function_close, "after_function")):
-            c = buf.find(closer, start)
-            while c >= 0:
+        for stage in stages + [None] + late:
+            if stage is None:
+                if not self.final:  # the value may run on to a closer that has not arrived yet
+                    return PENDING
+                continue
+            for c in stage:
+                closer, then = ((d.parameter_close, "params") if buf.startswith(d.parameter_close, c)
+                                else (d.function_close, "after_function"))
                 result = yield (then, c + len(closer))
                 if result is PENDING:
                     return PENDING
                 if result is not None:
                     raw = buf[start:c]
-                    if closer != d.parameter_close and raw.endswith("\n"):  # drift: the newline after the
-                        raw = raw[:-1]                                      # missing closer is structure
+                    if closer != d.parameter_close and raw.endswith("\n") and not d.padded:
+                        raw = raw[:-1]  # drift: the newline after the missing closer is structure
                     parse = self._prepend((("p", key, raw),), result)
                     if parse.clean:
                         return parse
                     fallback = fallback or parse
-                c = buf.find(closer, c + 1)
-            if not self.final:  # the value may run on to a closer that has not arrived yet
-                return PENDING
         return fallback
+
+    def _closers(self, closer: str, start: int) -> list[int]:
+        """Offsets of every ``closer`` from ``start``."""
+        out, c = [], self.buf.find(closer, start)
+        while c >= 0:
+            out.append(c)
+            c = self.buf.find(closer, c + 1)
+        return out
 
     def _after_function(self, i: int):
         """After ``</function>``: ``</tool_call>``, another ``<function=...>``, or (drift) nothing / a new block."""
@@ -559,7 +604,8 @@ class _Reader:
                 if self.d.padded:
                     raw = raw[1:] if raw.startswith("\n") else raw
                     raw = raw[:-1] if raw.endswith("\n") else raw
-                value = typed_value(raw, property_schema(self.tools, name, key))
+                schema = property_schema(self.tools, name, key)
+                value = tojson_typed(raw, schema) if self.d.tojson else typed_value(raw, schema)
                 arguments[key] = value if _jsonable(value) else raw
         return [(name, json.dumps(arguments, ensure_ascii=False)) for name, arguments in calls]
 

@@ -155,10 +155,11 @@ hang guard holds for all of them.
 ======================  ==========================================  ==============================================
 format (preset)         server flags                                request ``chat_template_kwargs``
 ======================  ==========================================  ==============================================
-glm45 (glm-4.5/4.6)     ``--tool-call-parser glm45``                ``{"enable_thinking": false}`` (see "GLM")
-                        ``--reasoning-parser glm45``
-glm47 (glm-4.7-flash)   ``--tool-call-parser glm47``                none: the default, thinking on
-                        ``--reasoning-parser glm45``
+glm45 (glm-4.5/4.6)     ``--tool-call-parser glm45``                ``{"enable_thinking": false}`` after the
+                        ``--reasoning-parser glm45``                thinking-off prefix ``<think></think>``, else
+                                                                    none (the default, thinking on; see "GLM")
+glm47 (glm-4.7-flash)   ``--tool-call-parser glm47``                ``{"enable_thinking": false}`` after the
+                        ``--reasoning-parser glm45``                thinking-off prefix ``</think>``, else none
 qwen3_coder             ``--tool-call-parser qwen3_coder``          none
 minimax_m2              ``--tool-call-parser minimax-m2``           none
                         ``--reasoning-parser minimax-append-think``
@@ -199,14 +200,16 @@ prose around a call, the format's closing marker inside a string value, reasonin
 streamed whole, by characters and by pieces; content and reasoning compared stripped):
 
 GLM (``glm45``, ``glm47``; ``sglang/srt/function_call/glm4_moe_detector.py``, ``glm47_moe_detector.py``,
-``sglang/srt/parser/reasoning_parser.py``). The request: GLM-4.6's template default is thinking on, and its
-thinking-off prompt pre-fills ``\\n<think></think>`` (the case's prefix); a thinking-on
-GLM-4.5/4.6 answer opens ``<think>`` itself, which ``Glm45Detector`` finds in the text whatever the request says
-(``think_start_token in text``, reasoning_parser.py line 164), so ``{"enable_thinking": false}`` matches both kinds
-of rendered answer, while the default request reads every thinking-off answer's prose before a call as reasoning.
-GLM-4.7's thinking-on prompt pre-fills ``<think>`` and its answer starts inside the reasoning, so only the default
-request (thinking on) parses reasoning there; its thinking-off answers then have their prose before a call read as
-reasoning (the ``<tool_call>`` tool-start token ends the forced reasoning, reasoning_parser.py lines 180-186).
+``sglang/srt/parser/reasoning_parser.py``). The request is the one that renders the case's prompt: both templates'
+default is thinking on (``enable_thinking`` defaults to true, the detected toggle), and the case prefix says which
+prompt it was. GLM-4.5/4.6's thinking-off prompt pre-fills ``<think></think>`` (prefix) → ``{"enable_thinking":
+false}``; its thinking-on prompt pre-fills nothing (prefix ``""``) and the answer opens ``<think>`` itself → the
+default request, which forces reasoning (``Glm45Detector`` also finds ``<think>`` in the text whatever the request
+says: ``think_start_token in text``, reasoning_parser.py line 164). GLM-4.7's thinking-off prompt pre-fills
+``</think>`` → ``{"enable_thinking": false}``; its thinking-on prompt pre-fills ``<think>`` and the answer starts
+inside the reasoning → the default request. A GLM-4.7 text without a prefix (an observed case whose prompt was not
+recorded) also gets the default request: it is reasoning until ``</think>`` or the ``<tool_call>`` tool-start token
+(reasoning_parser.py lines 180-186).
 
 - calls, two calls, typed values: parsed in every mode.
 - a value holding ``</tool_call>``: one-shot the call ends there (``func_call_regex = r"<tool_call>.*?</tool_call>"``,
@@ -230,9 +233,11 @@ parser, as for Qwen3-Coder, which does not think: Nemotron-3-Nano (same format; 
 
 MiniMax-M2 (``minimax_m2``; ``minimax_m2.py``, reasoning_parser.py ``MiniMaxAppendThinkDetector``). MiniMax's own
 SGLang flags use ``minimax-append-think``, which separates no reasoning: it prepends ``<think>`` to the output and
-passes everything on as content (reasoning_parser.py lines 1069-1101), so every answer's content starts with
-``<think>`` (thinking-off answers: ``<think>`` alone; with reasoning: ``<think>REASONING</think>``), a
-``marker_leak`` on every case by design (the model wants its thinking passed back in history). Calls:
+passes everything on as content (reasoning_parser.py lines 1069-1101; the request changes nothing), so every
+answer's content starts with ``<think>``, a ``marker_leak`` on every case by design (the model wants its thinking
+passed back in history). The prompt always pre-fills ``<think>\\n`` (the case prefix): an answer without reasoning
+closes the block first (the case text starts ``</think>``), so its content starts ``<think></think>``; with
+reasoning it is ``<think>REASONING\\n</think>``. Calls:
 
 - one-shot and streamed whole or by pieces, calls parse; by characters none does: the stream path flushes its
   buffer as content whenever ``<minimax:tool_call>`` is not (yet) complete in it, holding back no partial marker
@@ -275,10 +280,10 @@ DeepSeek (``deepseek_v31``, ``deepseek_v32``; ``deepseekv31_detector.py``, ``dee
   ``<｜tool▁call▁begin｜>(.*)<｜tool▁sep｜>`` of line 117).
   By characters no call: without a complete marker the chunk is flushed as content with no partial hold-back
   (lines 104-109).
-- V3.2 thinking off: the template's text starts with a second ``</think>`` after the pre-filled ``<think></think>``
-  (a quirk of llama.cpp's rendition, see harness/formats/deepseek_v32.py); without ``{"thinking": true}`` and no
-  ``<think>`` in the text, the reasoning parser passes it through (reasoning_parser.py lines 164-167) and content
-  keeps ``</think>`` in every mode (``marker_leak``). Thinking on: reasoning and calls pass.
+- V3.2 thinking off (prefix ``<think></think>``; the case text no longer repeats the template's second ``</think>``,
+  harness/render.py drops it): no ``thinking`` kwarg and no ``<think>`` in the text, so the reasoning parser
+  passes the text through (reasoning_parser.py lines 164-167) and content and calls pass in every mode. Thinking on
+  (prefix ``<think>``, ``{"thinking": true}``, forced reasoning up to ``</think>``): reasoning and calls pass.
 - V3.2 one-shot, a value holding ``</｜DSML｜function_calls>`` ends the block there (``function_calls_regex``,
   line 92); the invoke is left unclosed and dropped ("Dropping unclosed DeepSeek invoke", lines 229-233): no call.
   Streaming keeps the value whole.
@@ -296,11 +301,12 @@ by pieces; by characters it runs on to the end of the text, calls included: an o
 emitted as reasoning as it arrives with no partial ``<|end|>`` held back (``_parse_partial_analysis``,
 harmony_parser.py lines 240-245), so the split ``<|end|>`` never closes the block.
 
-On the harness corpus (``eval --model M --parsers own,sglang --cases 50``, seed 0; curated / generated one-shot):
-glm-4.6 118/147, 40/50; glm-4.7-flash 130/147, 26/50; qwen3-coder-30b-a3b 127/143, 40/41; nemotron-3-nano 127/149,
+On the harness corpus (``eval --model M --parsers own,sglang --cases 50``, seed 0; curated / generated one-shot;
+the GLM, MiniMax, Nemotron and DeepSeek rows re-measured with the cases' pre-filled reasoning prefixes):
+glm-4.6 118/147, 40/50; glm-4.7-flash 135/147, 50/50; qwen3-coder-30b-a3b 127/143, 40/41; nemotron-3-nano 127/149,
 40/50; minimax-m2 0/143, 0/50 (``<think>`` in content by design); llama-3.1-8b 117/125, 12/19; mistral-small-3.2
 0/129, 0/24 (``[CALL_ID]``); devstral-small 130/132, 41/41; kimi-k2 127/130, 41/41; deepseek-v3.1 123/128, 41/41;
-deepseek-v3.2 7/136, 14/50 (the thinking-off ``</think>``); gpt-oss-20b 1/129, 0/21.
+deepseek-v3.2 120/136, 37/50; gpt-oss-20b 1/129, 0/21.
 """
 
 from __future__ import annotations
@@ -375,13 +381,16 @@ FORMATS: dict[str, FormatConfig] = {
     # reasoning parser; see "Hermes" in the module docstring (and why not ``hermes`` / ``--reasoning-parser qwen3``).
     "hermes": FormatConfig(tool_call_parser="qwen", reasoning_parser=None, model_name="Qwen/Qwen2.5-7B-Instruct",
                            template="Qwen-Qwen2.5-7B-Instruct.jinja"),
-    # GLM-4.5 / GLM-4.6 (SGLang's GLM guide): see "GLM" in the module docstring for the request's enable_thinking.
+    # GLM-4.5 / GLM-4.6 (SGLang's GLM guide): the thinking-off prompt pre-fills <think></think> (the request sent
+    # {"enable_thinking": false}); any other prefix is the default request, thinking on (see "GLM").
     "glm45": FormatConfig(tool_call_parser="glm45", reasoning_parser="glm45", model_name="zai-org/GLM-4.6",
                           template="GLM-4.6.jinja", template_toggle=_ENABLE_THINKING_ON_DEFAULT,
-                          chat_template_kwargs={"enable_thinking": False}),
-    # GLM-4.7: its own tool-call parser, GLM-4.5's reasoning parser; the request is the default (thinking on).
+                          chat_template_kwargs={"enable_thinking": False}, thinking_off_prefix="<think></think>"),
+    # GLM-4.7: its own tool-call parser, GLM-4.5's reasoning parser; the thinking-off prompt pre-fills </think>,
+    # the thinking-on one <think> (the default request).
     "glm47": FormatConfig(tool_call_parser="glm47", reasoning_parser="glm45", model_name="zai-org/GLM-4.7-Flash",
-                          template="GLM-4.7-Flash.jinja", template_toggle=_ENABLE_THINKING_ON_DEFAULT),
+                          template="GLM-4.7-Flash.jinja", template_toggle=_ENABLE_THINKING_ON_DEFAULT,
+                          chat_template_kwargs={"enable_thinking": False}, thinking_off_prefix="</think>"),
     # Qwen3-Coder: ``--tool-call-parser qwen3_coder`` and no reasoning parser (the model does not think).
     "qwen3_coder": FormatConfig(tool_call_parser="qwen3_coder", reasoning_parser=None,
                                 model_name="Qwen/Qwen3-Coder-30B-A3B-Instruct", template="Qwen3-Coder.jinja"),

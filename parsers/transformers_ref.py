@@ -105,9 +105,10 @@ there. Faults:
   (``stream_diverges``). This is not what the server sees: ``generate_non_streaming`` keeps the stop token in
   ``generated_ids`` (``utils.py`` line 888, ``sequences[0, input_len:]``), and with ``<|im_end|>`` at the end the
   content ``close_pattern`` ``\\s*<|im_end|>`` swallows the newline and the content survives (tested);
-- a Nemotron-3-Nano text rendered with thinking on starts inside the reasoning (the template pre-fills
-  ``<think>\\n``, which the case does not carry: ``harness/render.py``'s limitation): ``REASONING\\n</think>`` is
-  content here (one-shot the content is lost as above).
+- Nemotron-3-Nano's pre-fills reach the parser as the case prefix after the start anchor
+  (``"<|im_start|>assistant\\n" + prefix``, consumed by ``ResponseParser._consume_prefix``): thinking off
+  (``<think></think>``) closes an empty reasoning block, thinking on (``<think>\\n``) leaves the parser inside the
+  reasoning region, so a thinking-on text's ``REASONING\\n</think>`` is reasoning in every mode.
 
 Formats without a built-in template (not registered, :data:`UNSUPPORTED`): ``glm45``, ``glm47``, ``minimax_m2``,
 ``llama3_json``, ``mistral``, ``kimi_k2``, ``deepseek_v31``, ``deepseek_v32``, ``harmony``, ``functiongemma``:

@@ -251,11 +251,12 @@ recipe). ``thinking`` is false when the prefix ends with ``</think>`` (the rendi
 markers); ids are encoded all the same because the reasoning parser needs the ``</think>`` id (streaming without
 ids kept everything as reasoning). Measured:
 
-- thinking on: ``REASONING</think>`` then calls: reasoning and calls in every mode;
-- thinking off: the llama.cpp rendition writes a second ``</think>`` at the start of the turn (harness/formats/
-  deepseek_v32.py; DeepSeek's own encoder does not), and the identity reasoning parser leaves it in content:
-  content ``"</think>"`` (``"</think>Let me check.Done."`` with prose) -- most ``wrong_content`` results of the
-  table come from this rendition quirk, not from a model's output;
+- thinking on (prefix ``<think>``): ``REASONING</think>`` then calls: reasoning and calls in every mode;
+- thinking off (prefix ``<think></think>``): ``DeepSeekV3ReasoningParser`` delegates to ``IdentityReasoningParser``
+  (``deepseek_v3_reasoning_parser.py:29-37``), and content and calls parse in every mode. The llama.cpp rendition
+  writes a second ``</think>`` at the start of the turn (harness/formats/deepseek_v32.py; DeepSeek's own encoder
+  does not), which the identity parser would leave in content; harness/render.py drops it from the case text, as
+  a model after the ``<think></think>`` prompt writes none;
 - ``</｜DSML｜function_calls>`` inside a string value: one-shot drops that key, streaming sends arguments
   ``{"city": "Paris", "note": `` (invalid JSON); a quote inside a parameter name loses the key.
 

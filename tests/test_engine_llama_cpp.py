@@ -19,7 +19,6 @@ from engine_common import (
     OFF,
     PARIS,
     RENDERED_MODES,
-    ROME,
     TOOLS,
     engine_worker,
     hermes_expected,
@@ -210,23 +209,17 @@ RENDERED = {
     "deepseek-v3.2": "one_call two_calls content_call marker_in_string reasoning_call",
     "gpt-oss-20b": "one_call marker_in_string reasoning_call",
 }
-NOTE = {"city": "Paris", "note": "a </｜DSML｜function_calls> b"}
 
-# preset -> {case: what llama.cpp returns instead of the case's own message, given the case}, every mode alike
+# preset -> {case: what llama.cpp returns instead of the case's own message, given the case}, every mode alike.
+# The case prefix selects the thinking setting whose generation prompt ends with it (GLM-4.7 `</think>` / `<think>`,
+# DeepSeek V3.2 `<think></think>` / `<think>`, MiniMax-M2 always `<think>\n`), so their texts parse as rendered.
 DEVIATIONS = {
-    # --reasoning off (GLM-4.7; Nemotron through Qwen3-Coder's template): the reasoning and its </think> are content
-    "glm-4.7-flash": {"reasoning_call": lambda case: rendered_msg("The user wants the weather.</think>", [PARIS])},
+    # Nemotron through Qwen3-Coder's template, which pre-fills nothing: its `<think>\n` prefix matches no
+    # generation prompt, the server's setting stays (no thinking) and the reasoning and its </think> are content
     "nemotron-3-nano": {"reasoning_call": lambda case: rendered_msg("The user wants the weather.\n</think>", [PARIS])},
-    # the prompt pre-fills <think>\n and a turn without reasoning never closes it: all of it is reasoning
-    "minimax-m2": {name: (lambda case: rendered_msg(reasoning=case.text))
-                   for name in ("one_call", "two_calls", "content_call", "marker_in_string")},
-    # thinking off pre-fills <think></think>; the template's turn writes a second </think>, which stays content
-    "deepseek-v3.2": {
-        "one_call": lambda case: rendered_msg("</think>", [PARIS]),
-        "two_calls": lambda case: rendered_msg("</think>", [PARIS, ROME]),
-        "content_call": lambda case: rendered_msg("</think>Let me check.Done.", [PARIS]),
-        "marker_in_string": lambda case: rendered_msg("</think>", [NOTE]),
-    },
+    # the generated parser joins calls with ", " (chat-auto-parser-generator.cpp:457): two <invoke>s fail the parse
+    "minimax-m2": {"two_calls": lambda case: {
+        "error": "WorkerParserError: The model produced output that does not match the expected peg-native format"}},
 }
 
 
@@ -319,10 +312,11 @@ def _fails(parser, text, prefix="", tools=REQUIRED_TOOLS) -> None:
 
 
 def test_reasoning_setting_decides_what_an_unprefixed_text_is():
-    """The harness renders a turn without reasoning with thinking off and one with reasoning with thinking on, and
-    for GLM-4.7 and DeepSeek V3.1 both cases carry the prefix "" (the full render repeats the pre-filled marker):
-    the server's --reasoning setting decides. Off (the engine's setting) parses calls and leaves a reasoning text
-    with its </think> in content; the server default (auto: on) reads every text without </think> as reasoning."""
+    """A text without a prefix (an observed case whose prompt was not recorded) gets the server's --reasoning
+    setting: off (the engine's setting for GLM-4.7) parses calls and leaves a reasoning text with its </think> in
+    content; the server default (auto: on) reads every text without </think> as reasoning. The harness' rendered
+    cases carry the pre-filled marker (GLM-4.7: ``</think>`` thinking off, ``<think>`` on), which selects the
+    setting whatever the server's is."""
     text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>"
     thought = "Think.</think>" + text
     glm47 = sdist_file("models/templates/GLM-4.7-Flash.jinja")
@@ -335,6 +329,7 @@ def test_reasoning_setting_decides_what_an_unprefixed_text_is():
         assert _parsed(auto, thought) == rendered_msg(None, [CITY], reasoning="Think.")
         # a prefix only the other setting produces selects it, as a client's enable_thinking kwarg would
         assert _parsed(auto, text, prefix="</think>") == rendered_msg(None, [CITY])
+        assert _parsed(off, thought, prefix="<think>") == rendered_msg(None, [CITY], reasoning="Think.")
     finally:
         off.close()
         auto.close()

@@ -209,7 +209,10 @@ def test_template_detection_gives_the_configured_server_state():
 def test_requests_carry_the_documented_thinking_switch():
     from parsers.sglang_ref import FORMATS
 
-    assert FORMATS["glm45"].request_kwargs("") == {"enable_thinking": False}
+    assert FORMATS["glm45"].request_kwargs("<think></think>") == {"enable_thinking": False}
+    assert FORMATS["glm45"].request_kwargs("") is None
+    assert FORMATS["glm47"].request_kwargs("</think>") == {"enable_thinking": False}
+    assert FORMATS["glm47"].request_kwargs("<think>") is None
     assert FORMATS["glm47"].request_kwargs("") is None
     assert FORMATS["deepseek_v31"].request_kwargs("") is None
     assert FORMATS["deepseek_v32"].request_kwargs("<think></think>") is None
@@ -237,12 +240,12 @@ def test_glm45_texts(sglang_for):
 
 
 def test_glm47_texts(sglang_for):
-    """GLM-4.7-Flash with the default (thinking-on) request: prose before a call is reasoning; a ``</tool_call>``
-    inside a value cuts the call."""
+    """GLM-4.7-Flash: the thinking-off prefix ``</think>`` gives ``{"enable_thinking": false}`` and the
+    thinking-on prefix ``<think>`` the default request, so prose and reasoning parse; a ``</tool_call>`` inside a
+    value cuts the call."""
     cases = rendered_cases("glm-4.7-flash")
     got = rendered_results(sglang_for("glm47"), cases)
     expected = rendered_expected(cases)
-    expected["content_call"] = everywhere(rendered_msg(calls=[PARIS], reasoning="Let me check.Done."))
     cut = '{"city": "Paris", "note": }'
     expected["marker_in_string"].update(
         oneshot=rendered_msg("b</arg_value></tool_call>", [{"city": "Paris"}]),
@@ -268,18 +271,21 @@ def test_qwen3_coder_texts(sglang_for):
 
 
 def test_minimax_m2_texts(sglang_for):
-    """``minimax-append-think`` puts ``<think>`` (and any reasoning) in content; by characters no call is found;
-    two calls in one chunk both get the second's arguments; ``</minimax:tool_call>`` in a value ends the block."""
+    """``minimax-append-think`` prepends ``<think>`` and puts everything in content: a thinking-off text, which
+    closes the pre-filled block first, gives ``<think></think>``, reasoning gives ``<think>REASONING</think>``; by
+    characters no call is found; two calls in one chunk both get the second's arguments;
+    ``</minimax:tool_call>`` in a value ends the block."""
     cases = rendered_cases("minimax-m2")
     got = rendered_results(sglang_for("minimax_m2"), cases)
     note_null = [{"city": "Paris", "note": None}]
+    empty = "<think></think>"
     expected = {
-        "one_call": everywhere(rendered_msg("<think>", [PARIS])),
-        "two_calls": {**everywhere(rendered_msg("<think>", [PARIS, ROME])),
-                      "whole": rendered_msg("<think>", [ROME, ROME])},
-        "content_call": everywhere(rendered_msg("<think>Let me check.Done.", [PARIS])),
-        "marker_in_string": {**everywhere(rendered_msg("<think>", note_null)),
-                             "oneshot": rendered_msg("<think>\n b</parameter>\n</invoke>\n</minimax:tool_call>",
+        "one_call": everywhere(rendered_msg(empty, [PARIS])),
+        "two_calls": {**everywhere(rendered_msg(empty, [PARIS, ROME])),
+                      "whole": rendered_msg(empty, [ROME, ROME])},
+        "content_call": everywhere(rendered_msg(empty + "Let me check.Done.", [PARIS])),
+        "marker_in_string": {**everywhere(rendered_msg(empty, note_null)),
+                             "oneshot": rendered_msg(empty + "\n b</parameter>\n</invoke>\n</minimax:tool_call>",
                                                      note_null)},
         "reasoning_call": everywhere(rendered_msg(f"<think>{REASON}\n</think>", [PARIS])),
     }
@@ -335,15 +341,13 @@ def test_deepseek_v31_texts(sglang_for):
 
 
 def test_deepseek_v32_texts(sglang_for):
-    """DeepSeek V3.2: thinking-off texts keep the template's second ``</think>`` in content; one-shot, a value holding
-    ``</｜DSML｜function_calls>`` drops the call; thinking on passes."""
+    """DeepSeek V3.2: thinking off (prefix ``<think></think>``, no ``thinking`` kwarg) and on (prefix ``<think>``,
+    ``{"thinking": true}``) both pass, except that one-shot a value holding ``</｜DSML｜function_calls>`` drops the
+    call."""
     cases = rendered_cases("deepseek-v3.2")
     got = rendered_results(sglang_for("deepseek_v32"), cases)
     expected = rendered_expected(cases)
-    for name in ("one_call", "two_calls", "content_call", "marker_in_string"):
-        for message in expected[name].values():
-            message["content"] = "</think>" + (message["content"] or "")
-    expected["marker_in_string"]["oneshot"] = rendered_msg("</think>")
+    expected["marker_in_string"]["oneshot"] = rendered_msg()
     assert got == expected
 
 

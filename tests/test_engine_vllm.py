@@ -261,18 +261,15 @@ def test_deepseek_v31_texts(vllm_for):
 
 
 def test_deepseek_v32_texts(vllm_for):
-    """``--tokenizer-mode deepseek_v32 --tool-call-parser deepseek_v32 --reasoning-parser deepseek_v3``: calls and
-    reasoning parse in every mode. With thinking off the rendition's turn starts with a second ``</think>``, which
-    the identity reasoning parser leaves in content; ``</｜DSML｜function_calls>`` inside a string value drops the
-    key one-shot and streams invalid JSON."""
+    """``--tokenizer-mode deepseek_v32 --tool-call-parser deepseek_v32 --reasoning-parser deepseek_v3``: calls,
+    content and reasoning parse in every mode, thinking off (prefix ``<think></think>``: the identity reasoning
+    parser) and on (prefix ``<think>``); ``</｜DSML｜function_calls>`` inside a string value drops the key one-shot
+    and streams invalid JSON."""
     cases = rendered_cases("deepseek-v3.2")
     got = rendered_results(vllm_for("deepseek_v32"), cases)
     expected = rendered_expected(cases)
-    for name in ("one_call", "two_calls"):
-        expected[name] = everywhere({**expected[name]["oneshot"], "content": "</think>"})
-    expected["content_call"] = everywhere(rendered_msg("</think>Let me check.Done.", [PARIS]))
-    expected["marker_in_string"] = {"oneshot": rendered_msg("</think>", [{"city": "Paris"}]),
-                                    **everywhere(rendered_msg("</think>", ['{"city": "Paris", "note": ']),
+    expected["marker_in_string"] = {"oneshot": rendered_msg(calls=[{"city": "Paris"}]),
+                                    **everywhere(rendered_msg(calls=['{"city": "Paris", "note": ']),
                                                  RENDERED_MODES[1:])}
     assert got == expected
 

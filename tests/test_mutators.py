@@ -338,3 +338,19 @@ def test_outcome_tables_count_classes_per_parser_and_mutator(own):
     assert "| paren-call | R/S | 1/1 R1 | 0/1 W1 |" in lines
     assert "- `one~paren-call`: wrong: x" in lines
     assert report.outcome_tables([r for r in records if r["slice"] != "drift"], ["other"]) == []
+
+
+def test_a_kept_stray_closer_between_content_pieces_is_recovered():
+    """The stray closer is tolerated text: a parser that keeps it between the prose before and after the call
+    still kept the expected content (``edge-content-both~stray-closer``)."""
+    fmt = get_format("gemma4")
+    tmpl = load_template("gemma-4-e2b")
+    base = render_scenario(tmpl, Scenario("both", [_tool("get_weather", WEATHER)], [ToolCall("get_weather", WEATHER)],
+                                          content_before="Before. ", content_after="After."), fmt)
+    case = get_mutator("stray-closer").mutate(base, fmt, seed=0)
+    assert case is not None and case.extra["drift"]["tolerated"]
+    closer = case.extra["drift"]["tolerated"][0]
+    kept = Message(content=f"Before. {closer}After.", tool_calls=[ToolCall("get_weather", WEATHER)])
+    assert classify(case, kept, fmt)[0] == "recovered"
+    lost = Message(content=f"{closer}After.", tool_calls=[ToolCall("get_weather", WEATHER)])
+    assert classify(case, lost, fmt)[0] == "dropped"

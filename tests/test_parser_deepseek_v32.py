@@ -157,7 +157,31 @@ RECOVERED = {
                                 [("f", {"a": "x", "b": 2}), ("g", {})]),
     "repeated-key-last-wins": (block(f'{INVOKE_OPEN} name="f">\n{param("a", 1)}{param("a", 2)}{INVOKE_CLOSE}'),
                                [("f", {"a": 2})]),
+    # drift mutator missing-parameter-closer on edge-parallel-2-same: the value ends at its own invoke closer
+    "no-parameter-closer-before-next-invoke": (
+        f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="get_weather">\n{PARAM_OPEN} name="city" string="true">Paris\n'
+        f"{INVOKE_CLOSE}\n" + invoke("get_weather", {"city": "Tokyo", "unit": "c"}) + BLOCK_CLOSE,
+        [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo", "unit": "c"})]),
+    "no-json-parameter-closer-before-next-invoke": (
+        f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{PARAM_OPEN} name="a" string="false">{{"k": [1]}}\n'
+        f'{INVOKE_CLOSE}{INVOKE_OPEN} name="g"/>\n{BLOCK_CLOSE}', [("f", {"a": {"k": [1]}}), ("g", {})]),
 }
+
+
+def test_invoke_closer_in_a_raw_string_is_data_without_a_next_invoke():
+    """A raw value may hold ``</｜DSML｜invoke>`` and the block closer (edge deepseek_v32-dsml-in-raw-string); only a
+    whole next ``<｜DSML｜invoke name="...">`` tag after it reads as the missing-closer drift."""
+    value = f"/{INVOKE_CLOSE}\n{BLOCK_CLOSE} and {INVOKE_CLOSE} {INVOKE_OPEN} name"
+    message = assert_stream_matches(PARSER, block(invoke("f", {"a": value})) + EOS, prefix=OFF, leak_check=False)
+    assert view(message) == expected_view([("f", {"a": value})])
+
+
+def test_double_encoded_json_value_under_a_container_schema():
+    """drift mutator escaped-json-value on edge-nested-object (string="false", quotes escaped)."""
+    raw = '{\\"name\\": \\"Ada\\", \\"age\\": 36}'
+    text = block(invoke("create_user", {}).replace(INVOKE_CLOSE, param("user", raw, "false") + INVOKE_CLOSE))
+    message = assert_stream_matches(PARSER, text + EOS, [tool("create_user", {"user": {"type": "object"}})], OFF)
+    assert view(message) == expected_view([("create_user", {"user": {"name": "Ada", "age": 36}})])
 
 
 @pytest.mark.parametrize("case", sorted(RECOVERED))

@@ -243,6 +243,19 @@ RECOVERED = {
                                        [("f", {"a": 1}), ("g", {})]),
     "missing-close-then-stop": ("<|tool_call>call:f{a:1}\n<|tool_response>", [("f", {"a": 1})]),
     "call-inside-unclosed-thought": ("<|channel>thought\nhmm<|tool_call>call:f{}<tool_call|>", [("f", {})]),
+    # key='value' (observed gemma4_key_equals_value_ollama; drift mutator key-equals-value, mid-object too)
+    "key-equals-value": ('<|tool_call>call:run{code:<|"|>print(1)<|"|>,save_as=\'report.docx\'}<tool_call|>',
+                         [("run", {"code": "print(1)", "save_as": "report.docx"})]),
+    "key-equals-value-first": ('<|tool_call>call:save_text{path=\'notes/edge.txt\',text:<|"|>She said "hi"<|"|>,'
+                               'version:2}<tool_call|>',
+                               [("save_text", {"path": "notes/edge.txt", "text": 'She said "hi"', "version": 2})]),
+    "key-equals-double-quoted": ('<|tool_call>call:f{a = "x, y\'s", b:1}<tool_call|>',
+                                 [("f", {"a": "x, y's", " b": 1})]),
+    "key-equals-quote-inside": ("<|tool_call>call:f(a='it's here')<tool_call|>", [("f", {"a": "it's here"})]),
+    # call:tool_call{args:{...},id:NAME} (observed gemma4_wrapper_call_with_id_field_fastflowlm's shape)
+    "wrapper-envelope": ('<|tool_call>call:tool_call{args:{codes:[<|"|>1<|"|>,<|"|>2<|"|>]},id:<|"|>lookup<|"|>}'
+                         '<tool_call|>', [("lookup", {"codes": ["1", "2"]})]),
+    "doubled-opener": ('<|tool_call><|tool_call>call:f{a:1}<tool_call|>', [("f", {"a": 1})]),
 }
 
 
@@ -255,6 +268,42 @@ def test_drift_recovered(case):
     assert message.content is None
 
 
+def test_key_with_equals_but_no_quote_is_a_strict_key():
+    """Only ``=`` then a quote after a bare key is the key='value' drift; otherwise the key runs to ``:``."""
+    message = assert_stream_matches("<|tool_call>call:f{a=b:1,c = d:<|\"|>x<|\"|>}<tool_call|>")
+    assert view(message) == expected_view([("f", {"a=b": 1, "c = d": "x"})])
+
+
+def test_wrapper_envelope_kept_when_tool_call_is_declared():
+    text = '<|tool_call>call:tool_call{args:{q:1},id:<|"|>lookup<|"|>}<tool_call|>'
+    declared = [{"type": "function", "function": {"name": "tool_call", "parameters": {"type": "object"}}}]
+    assert view(assert_stream_matches(text, tools=declared)) == \
+        expected_view([("tool_call", {"args": {"q": 1}, "id": "lookup"})])
+    other = '<|tool_call>call:tool_call{args:{q:1},id:<|"|>lookup<|"|>,x:1}<tool_call|>'  # not the envelope shape
+    assert view(assert_stream_matches(other)) == \
+        expected_view([("tool_call", {"args": {"q": 1}, "id": "lookup", "x": 1})])
+
+
+def test_stray_closer_before_a_call_goes_with_the_call():
+    """drift mutator stray-closer: a ``<tool_call|>`` right before ``<|tool_call>`` is part of that call's opener:
+    gone when the call is read, kept with its raw text when the call is surfaced; a lone one stays content."""
+    text = 'Checking now.<tool_call|><|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>Done.'
+    message = assert_stream_matches(text)
+    assert view(message) == expected_view([("get_weather", {"city": "Paris"})], "Checking now.Done.")
+    bad = 'A <tool_call|>\n<|tool_call>call:f{q:"x"}<tool_call|> B'
+    for chunks in ([bad], list(bad), token_pieces(bad)):  # held: eager streaming had sent f's name already
+        assert view(streamed(HELD, chunks, leak_check=False)) == view(PARSER.parse(bad)) == (bad, None, [])
+    for lone in ("A <tool_call|> B", "A <tool_call|>", "<tool_call|><|tool"):
+        assert view(assert_stream_matches(lone, leak_check=False)) == (lone, None, [])
+
+
+def test_doubled_opener_keeps_surrounding_content():
+    """drift mutator doubled-opener on edge-content-both."""
+    text = 'Checking now.<|tool_call><|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>Done.'
+    message = assert_stream_matches(text)
+    assert view(message) == expected_view([("get_weather", {"city": "Paris"})], "Checking now.Done.")
+
+
 def test_declared_tools_strip_key_spaces():
     tools = [{"type": "function", "function": {"name": "f", "parameters": {
         "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}}]
@@ -264,7 +313,8 @@ def test_declared_tools_strip_key_spaces():
 
 
 SURFACED = {
-    "key-equals-value": '<|tool_call>call:run{code:<|"|>print(1)<|"|>,save_as=\'report.docx\'}<tool_call|>',
+    "key-equals-unquoted": "<|tool_call>call:run{code=print}<tool_call|>",
+    "key-equals-unclosed-quote": "<|tool_call>call:run{code='print}<tool_call|>",
     "json-quoted-string": '<|tool_call>call:f{q:"hello there"}<tool_call|>',
     "unterminated-string": '<|tool_call>call:f{q:<|"|>never closed',
     "unterminated-object": "<|tool_call>call:f{a:1,b:{c:2}",
@@ -329,7 +379,7 @@ def test_observed_drift_cases_recovered_or_surfaced():
     assert outcome == {
         "gemma4_plain_quote_in_string_xinference": "recovered",
         "gemma4_paren_form_absorbed_into_name_vllm": "recovered",
-        "gemma4_key_equals_value_ollama": "surfaced",
+        "gemma4_key_equals_value_ollama": "recovered",
         "gemma4_wrapper_call_with_id_field_fastflowlm": "surfaced",
     }
 

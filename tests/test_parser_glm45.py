@@ -276,6 +276,36 @@ def test_observed_double_serialized_call_is_recovered():
     assert score(case, message, FMT).verdict == "pass"
 
 
+def test_double_serialized_layout_with_raw_values():
+    """drift mutator literal-backslash-escapes: the layout's newlines written ``\\n`` but the values as the
+    template writes them. Values unescaping leaves alike, or that show they are raw (a ``"`` no escaped string
+    body holds), are kept; a value that could be either (``a\\\\``) surfaces the call."""
+    raw = ('<tool_call>save_text\\n<arg_key>path</arg_key>\\n<arg_value>notes/edge.txt</arg_value>\\n<arg_key>text'
+           '</arg_key>\\n<arg_value>She said "hi" \\\\ bye</arg_value>\\n</tool_call>')
+    message = assert_stream_matches(raw)
+    assert view(message) == expected_view([("save_text", {"path": "notes/edge.txt", "text": 'She said "hi" \\\\ bye'})])
+    plain = ('<tool_call>f\\n<arg_key>a</arg_key>\\n<arg_value>x y</arg_value>\\n<arg_key>b</arg_key>\\n'
+             '<arg_value>2</arg_value>\\n</tool_call>')
+    assert view(assert_stream_matches(plain)) == expected_view([("f", {"a": "x y", "b": 2})])
+    ambiguous = ('<tool_call>save_text\\n<arg_key>path</arg_key>\\n<arg_value>notes/edge.txt</arg_value>\\n'
+                 '<arg_key>text</arg_key>\\n<arg_value>a\\\\</arg_value>\\n</tool_call>')
+    message = assert_stream_matches(ambiguous, leak_check=False)
+    assert view(message) == (ambiguous, None, []) and "double-serialized" in message.diagnostics[0]
+
+
+@pytest.mark.parametrize("parser", BOTH, ids=lambda p: p.formats[0])
+def test_double_encoded_json_value_under_a_container_schema(parser):
+    """drift mutator escaped-json-value on edge-nested-object: JSON with escaped quotes inside one value."""
+    text = ('<tool_call>create_user<arg_key>user</arg_key><arg_value>{\\"name\\": \\"Ada\\", \\"age\\": 36}'
+            '</arg_value></tool_call>')
+    tools = [tool("create_user", {"user": {"type": "object"}})]
+    message = assert_stream_matches(text, tools=tools, parser=parser)
+    assert view(message) == expected_view([("create_user", {"user": {"name": "Ada", "age": 36}})])
+    # under a schema that allows a string too, the text is that string
+    tools = [tool("create_user", {"user": {"anyOf": [{"type": "object"}, {"type": "string"}]}})]
+    assert parser.parse(text, tools).tool_calls[0].arguments == {"user": '{\\"name\\": \\"Ada\\", \\"age\\": 36}'}
+
+
 SURFACED = {
     "json-body-not-a-call": '<tool_call>{"tool": "f", "args": {}}</tool_call>',
     "json-body-invalid": "<tool_call>{'name': 'f'}</tool_call>",

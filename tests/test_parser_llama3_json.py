@@ -430,7 +430,7 @@ def test_own_parser_passes_every_strict_rendered_case(model):
     corpus = build_corpus(tmpl, FMT, seed=3, n_generated=60)
     assert corpus.count("curated") >= 100 and corpus.count("generated") >= 10 and corpus.count("observed") >= 1
     modes = modes_for(PARSER, ("oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"), FMT)
-    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", "prefix"]
+    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"]
     check = roundtrip_check(tmpl, FMT)
     failures, roundtrips = [], 0
     for case in corpus.cases:

@@ -208,6 +208,43 @@ def test_observed_vllm_missing_parameter_close():
         "airConJobMode": "AIR_CLEAN", "windStrength": "HIGH", "monitoringEnabled": True}})])
 
 
+def test_missing_parameter_close_in_the_first_of_two_calls():
+    """drift mutator missing-parameter-closer on edge-parallel-2-same: the first call's value ends at its own
+    ``</function>``; a later ``</parameter>`` no longer makes it swallow the second call."""
+    text = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</function>\n</tool_call>\n"
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n<parameter=unit>\nc\n"
+            "</parameter>\n</function>\n</tool_call>")
+    message = assert_stream_matches(text)
+    assert view(message) == expected_view([("get_weather", {"city": "Paris"}),
+                                           ("get_weather", {"city": "Tokyo", "unit": "c"})])
+    # two calls in one block, and a call without parameters in between
+    text = ("<tool_call>\n<function=search>\n<parameter=q>\nflights\n</function>\n<function=get_time>\n</function>\n"
+            "<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>")
+    assert view(assert_stream_matches(text)) == expected_view([("search", {"q": "flights"}), ("get_time", {}),
+                                                              ("f", {"a": 1})])
+
+
+def test_missing_parameter_close_keeps_the_values_own_newline():
+    """drift mutator missing-parameter-closer on edge-qwen3_coder-value-trailing-newline: the one newline before
+    ``</function>`` is the value's padding, so a value ending in a newline keeps it."""
+    text = "<tool_call>\n<function=set_pattern>\n<parameter=pattern>\nlast line\n\n</function>\n</tool_call>"
+    assert view(assert_stream_matches(text)) == expected_view([("set_pattern", {"pattern": "last line\n"})])
+
+
+@pytest.mark.parametrize("raw, schema, expected", [
+    ('{\\"name\\": \\"Ada\\", \\"age\\": 36}', O, {"name": "Ada", "age": 36}),
+    ('[\\"a.txt\\", \\"b c.txt\\"]', A, ["a.txt", "b c.txt"]),
+    ('{\\"q\\": \\"say \\\\\\"hi\\\\\\"\\"}', O, {"q": 'say "hi"'}),  # fully double-encoded: one reading decodes
+    ('{\\"p\\": \\"C:\\\\x\\"}', O, {"p": "C:\\x"}),            # quotes escaped, backslash not: the other one
+    ('{\\"a\\": \\"x\\\\ny\\"}', O, '{\\"a\\": \\"x\\\\ny\\"}'),  # both decode, differently: kept as text
+    ('{\\"a\\": 1}', {"anyOf": [O, S]}, '{\\"a\\": 1}'),              # a string is allowed: the text is it
+])
+def test_double_encoded_json_value(raw, schema, expected):
+    """drift mutator escaped-json-value: escaped JSON inside a value whose schema wants a container."""
+    message = assert_stream_matches(call_text("t", {"v": raw}), [tool("t", {"v": schema})])
+    assert message.tool_calls[0].arguments == {"v": expected}
+
+
 SURFACED = {
     "no-function": "<tool_call>\nget_weather(city='Paris')\n</tool_call>",
     "empty-block": "<tool_call></tool_call>",
@@ -352,8 +389,9 @@ TRICKY = st.sampled_from(["</parameter>", "</function>", "</tool_call>", "<tool_
                           "<function=f>", "<|im_end|>", "<think>", "</think>", "\n", " ", "<", ">", "é😀", '"',
                           "True", "None", "001", "{'a': 1}", ""])
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
-AMBIGUOUS = re.compile(r"</parameter>\s*(<parameter=|</function>\s*<function=)|</tool_call>\s*<tool_call>")
-# ^ documented limitations
+AMBIGUOUS = re.compile(r"</parameter>\s*(<parameter=|</function>\s*<function=)|</tool_call>\s*<tool_call>"
+                       r"|</function>\s*(</tool_call>\s*)?(<tool_call>|<function=)")
+# ^ documented limitations (the last: a call boundary, or a call end before a new block, inside a value)
 TYPED_VALUES = st.one_of(
     st.tuples(st.just(S), STRINGS),
     st.tuples(st.just(I), st.integers()),
@@ -476,7 +514,7 @@ def test_own_parser_passes_every_strict_rendered_case(model):
     corpus = build_corpus(tmpl, FMT, seed=3, n_generated=60)
     assert corpus.count("curated") >= 130 and corpus.count("generated") >= 15 and corpus.count("observed") >= 3
     modes = modes_for(PARSER, ("oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"), FMT)
-    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", "prefix"]
+    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"]
     check = roundtrip_check(tmpl, FMT)
     failures, observed = [], {}
     for case in corpus.cases:

@@ -630,7 +630,8 @@ def test_tf_qwen3_coder_rendered_texts_nemotron(tf_qwen3_coder):
     """Nemotron writes ``\\n`` after each ``</tool_call>``: on the case text (stop token removed) that newline opens
     the implicit content region, whose close overwrites the content one-shot; streaming keeps it. With the stop
     token the server keeps in ``generated_ids``, the content survives. A thinking-on text starts inside the
-    reasoning (the pre-filled ``<think>`` is not in the case): content, or nothing one-shot."""
+    reasoning, after the prompt's pre-filled ``<think>\\n`` (the case prefix, which the adapter passes after the
+    start anchor): its reasoning parses in every mode."""
     cases = new_cases("nemotron-3-nano")
     got = rendered_results(tf_qwen3_coder, cases)
     streamed = dict.fromkeys(("whole", "char", "pieces"))
@@ -640,8 +641,7 @@ def test_tf_qwen3_coder_rendered_texts_nemotron(tf_qwen3_coder):
         "content_call": {"oneshot": rendered_msg(None, [PARIS3]),
                          **{m: rendered_msg("Let me check.Done.", [PARIS3]) for m in streamed}},
         "marker_in_string": every_mode(rendered_msg(None, [{"city": "Paris", "note": "a </tool_call> b"}])),
-        "reasoning_call": {"oneshot": rendered_msg(None, [PARIS3]),
-                           **{m: rendered_msg("The user wants the weather.\n</think>", [PARIS3]) for m in streamed}},
+        "reasoning_call": every_mode(rendered_msg(None, [PARIS3], reasoning="The user wants the weather.")),
     }
     case = cases["content_call"]
     assert case.text.endswith("</tool_call>\n")
@@ -735,8 +735,8 @@ MLX_RENDERED = {
     "glm-4.7-flash": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
                       "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
                       "marker_in_string": rendered_msg("b</arg_value></tool_call>", [_GLM_CUT]),
-                      # thinking-on text, thinking-off request: the reasoning and its close marker are content
-                      "reasoning_call": rendered_msg("The user wants the weather.</think>", [PARIS3])},
+                      # the prompt ends with the pre-filled <think>: the server starts in reasoning
+                      "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather.")},
     "qwen3-coder-30b-a3b": {"one_call": rendered_msg(None, [PARIS3]),
                             "two_calls": rendered_msg(None, [PARIS3, ROME1]),
                             "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
@@ -744,10 +744,10 @@ MLX_RENDERED = {
     "nemotron-3-nano": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
                         "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
                         "marker_in_string": rendered_msg("b\n</parameter>\n</function>\n</tool_call>"),
-                        "reasoning_call": rendered_msg("The user wants the weather.\n</think>", [PARIS3])},
+                        "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather.")},
     "minimax-m2": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-                   # the prompt ends <think>: without </think> the content is reasoning
-                   "content_call": rendered_msg(None, [PARIS3], reasoning="Let me check.Done."),
+                   # the prompt ends <think>: a text without reasoning closes it first, then the content is content
+                   "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
                    "marker_in_string": rendered_msg("b</parameter>\n</invoke>\n</minimax:tool_call>"),
                    "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather.")},
     # Small 3.2 writes NAME[CALL_ID]ID[ARGS]: the header regex names each call after its id
@@ -880,6 +880,31 @@ def test_mlx_minimax_prompt_starts_in_reasoning_and_calls_leave_it():
     text = 'plan\n<minimax:tool_call>\n<invoke name="f">\n</invoke>\n</minimax:tool_call>'
     assert plain(parser.parse(text, None, "<think>\n")) == msg(reasoning="plan\n", calls=[("f", {})])
     assert plain(parser.parse("plan</think>Hi", None, "")) == msg("Hi", "plan")
+
+
+@pytest.mark.parametrize("preset", ["glm-4.6", "glm-4.7-flash", "qwen3-coder-30b-a3b", "nemotron-3-nano",
+                                    "minimax-m2"])
+def test_mlx_prompt_of_a_case_is_its_templates_generation_prompt(preset):
+    """The prompt the adapter gives mlx-lm for a case (tail + pre-filled prefix) ends like the generation prompt the
+    preset's template renders for that case (thinking on exactly when the case has reasoning), so the server starts
+    in the same state. GLM-4.6 alone differs by a newline: its thinking-off prompt ends ``<|assistant|>\\n<think>
+    </think>``, its thinking-on one ``<|assistant|>``, and the render leaves that newline out of the prefix."""
+    from harness.catalog import get_model
+    from harness.formats import get_format
+    from harness.render import HISTORY_USER, render_messages
+    from harness.templates import load_template
+    from parsers.mlx_lm_ref import FORMATS, prompt_end
+
+    fmt = get_format(get_model(preset).format)
+    template = load_template(preset, offline=True)
+    parser = mlx_parser(fmt.name)
+    for name, case in new_cases(preset).items():
+        real = render_messages(template, [{"role": "user", "content": HISTORY_USER}], case.tools,
+                               add_generation_prompt=True,
+                               **{**fmt.template_vars, "enable_thinking": bool(case.expected.reasoning)})
+        ours = prompt_end(FORMATS[fmt.name], case.prefix)
+        assert parser._rt.initial_state(ours) == parser._rt.initial_state(real), (name, ours)
+        assert real.endswith(ours) or (preset, name) == ("glm-4.6", "reasoning_call"), (name, ours, real[-40:])
 
 
 def test_mlx_registry_and_all_name_every_newer_format(fresh_registry):

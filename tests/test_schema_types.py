@@ -53,3 +53,20 @@ def test_allowed_types_and_property_lookup():
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"n": {"type": "integer"}}}}}]
     assert property_schema(tools, "f", "n") == {"type": "integer"}
     assert property_schema(tools, "f", "m") is None and property_schema(tools, "g", "n") is None
+
+
+OBJ = {"type": "object", "properties": {"age": {"type": "integer"}}}
+
+
+@pytest.mark.parametrize("text, schema, expected", [
+    ('{\\"name\\": \\"Ada\\", \\"age\\": 36}', OBJ, {"name": "Ada", "age": 36}),   # quotes escaped (drift slice)
+    ('[1, \\"a\\"]', {"anyOf": [{"type": "array"}, {"type": "null"}]}, [1, "a"]),
+    ('{\\"q\\": \\"say \\\\\\"hi\\\\\\"\\"}', {"type": "object"}, {"q": 'say "hi"'}),  # fully double-encoded
+    ('{\\"age\\": \\"36\\"}', OBJ, '{\\"age\\": \\"36\\"}'),               # decodes, but the schema rejects it
+    ('{\\"a\\": \\"x\\\\ny\\"}', {"type": "object"}, '{\\"a\\": \\"x\\\\ny\\"}'),  # two readings differ: kept
+    ('{\\"a\\": 1}', {"anyOf": [{"type": "object"}, STRING]}, '{\\"a\\": 1}'),    # a string is allowed: the text
+    ('{\\"a\\": 1}', None, '{\\"a\\": 1}'),                                     # no schema: no evidence
+])
+def test_double_encoded_json_is_decoded_only_under_a_container_schema(text, schema, expected):
+    """Rule 4 (drift mutator escaped-json-value): escaped JSON inside a value whose schema wants a container."""
+    assert typed_value(text, schema) == expected
