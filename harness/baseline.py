@@ -562,18 +562,44 @@ def print_result(console: Console, result: GateResult, texts: dict[str, tuple[st
     say(f"gate report: {result.run_dir / 'gate.md'}")
 
 
+MD_DETAILED_CASES = 20
+"""Flipped cases shown in full in ``gate.md`` (per section), so it fits a pull-request comment."""
+
+
+def _summary_table(result: GateResult) -> list[str]:
+    """Markdown table: regressed and fixed (case × mode) results per error type (the new one for regressions,
+    the baseline's for fixes)."""
+    counts: dict[tuple[str, str], int] = {}
+    for kind, flips, side in (("regressed", result.regressions, "now"), ("fixed", result.fixes, "baseline")):
+        for flip in flips:
+            result_ = getattr(flip, side)
+            key = (kind, result_.get("error_type") or result_.get("verdict") or "?")
+            counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return []
+    rows = sorted(counts.items(), key=lambda item: (item[0][0] != "regressed", -item[1], item[0][1]))
+    return ["| change | error type | case × mode results |", "|---|---|---:|",
+            *[f"| {kind} | {error} | {n} |" for (kind, error), n in rows], ""]
+
+
 def gate_markdown(result: GateResult, texts: dict[str, tuple[str, dict]]) -> list[str]:
-    """``gate.md`` lines: the verdict, every regressed case with input, expected and both outputs, and
-    every fixed case (Markdown for a pull request)."""
+    """``gate.md`` lines: the verdict, a table of regressed and fixed results per error type, then the first
+    :data:`MD_DETAILED_CASES` regressed cases with input, expected and both outputs (the others by id), and the
+    fixed cases likewise (Markdown for a pull request)."""
     lines = [f"# {_headline(result)}", ""]
     b = result.baseline
     settings = b["settings"]
     lines += [(f"- corpus: {b['corpus']['hash'][:16]} (seed {settings['seed']}, {settings['n_generated']} generated, "
                f"slices {', '.join(settings['slices'])}, modes {', '.join(settings['modes'])})"),
               f"- run: `{result.run_dir}`", ""]
+    lines += _summary_table(result)
     for title, flips in (("Regressions", result.regressions), ("Fixes", result.fixes)):
-        lines += [f"## {title} ({len(_by_case(flips))} cases)", ""]
-        for case_id, group in _by_case(flips).items():
+        by_case = _by_case(flips)
+        lines += [f"## {title} ({len(by_case)} cases)", ""]
+        if len(by_case) > MD_DETAILED_CASES:
+            lines += [f"The first {MD_DETAILED_CASES} in full; the others: "
+                      + ", ".join(f"`{c}`" for c in list(by_case)[MD_DETAILED_CASES:]), ""]
+        for case_id, group in list(by_case.items())[:MD_DETAILED_CASES]:
             text, expected = texts.get(case_id, ("?", None))
             lines += [f"### `{case_id}` ({group[0].slice}; {', '.join(f.mode for f in group)})", "",
                       "input:", "", *_fenced(_one_line(text)), "", f"expected: `{_md(expected)}`", ""]

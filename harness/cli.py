@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     _keep_hypothesis_files_in_cache()
     console = Console()
     if not console.is_terminal:  # logs and pipes: wide enough for the tables, no colour codes
-        console = Console(width=max(console.width, 140), no_color=True)
+        console = Console(width=max(console.width, 220), no_color=True)
     try:
         return args.func(args, console) or 0
     except HarnessError as exc:
@@ -372,7 +372,7 @@ def _cmd_capture(args, console: Console) -> int:
                       on_capture=lambda c: print(f"  {c.prompt_id}: {c.error or c.finish_reason} "
                                                  f"({c.tokens} tokens, {c.elapsed_s:.1f} s)"))
     backend.close()
-    print(f"{run.generated} generated, {run.reused} reused, {run.errors} capture errors")
+    print(f"{run.generated} prompts run, {run.reused} reused; capture errors: {run.errors}")
     if run.stopped:
         print(run.stopped)
     print("  ".join(STATS_HEADER))

@@ -27,6 +27,7 @@ from harness.cases import write_cases
 from harness.capture import CaptureSettings
 from harness.capture_stage import capture_slice, plan_capture
 from harness.catalog import get_model
+from harness.chunking import TOKENIZED_FORMATS
 from harness.corpus import build_corpus
 from harness.errors import HarnessError, TemplateNotFoundError
 from harness.formats import get_format
@@ -112,7 +113,7 @@ def run_eval(config: EvalConfig) -> Path:
             raise
         template, config = None, replace(config, slices=("observed",))
         console.print(f"[yellow]no template: {escape(str(exc))}[/yellow]")
-        console.print("[yellow]the curated and generated slices are skipped (they are rendered through the "
+        console.print("[yellow]the curated, generated and drift slices are skipped (they are rendered through the "
                       "template); only the observed cases run[/yellow]")
     if template is not None:
         console.print(f"template: {template.provenance['source']} {template.provenance['file']} "
@@ -124,6 +125,11 @@ def run_eval(config: EvalConfig) -> Path:
     for name, reason in unavailable.items():
         console.print(f"[yellow]parser {escape(name)} unavailable: {escape(reason)}[/yellow]")
 
+    if corpus.cases and not any(modes_for(parser, config.modes, fmt) for parser in parsers):
+        _close(parsers)
+        raise HarnessError(f"no mode of {', '.join(config.modes)} applies to {', '.join(p.name for p in parsers)} "
+                           f"on format {fmt.name} ('prefix' is for the project's own incremental parsers, 'tokens' "
+                           f"for formats with a real vocabulary: {', '.join(sorted(TOKENIZED_FORMATS))})")
     run_id = started_at.strftime("%Y%m%d-%H%M%S") + f"-s{config.seed}"
     run_dir = config.out_dir or REPORTS_DIR / config.model / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -156,7 +162,7 @@ def run_eval(config: EvalConfig) -> Path:
         "seeds": {"run_seed": config.seed, "hypothesis_seed": config.seed, "random_split_seed": config.seed},
         "corpus": {s: corpus.count(s) for s in config.slices}, "skipped": corpus.skipped,
         "workers": _worker_provenance(parsers), "unavailable": unavailable, "capture": capture_info,
-        "limitations": known_limitations(fmt.name),
+        "limitations": known_limitations(fmt.name) if any(p.library == "toolcall-harness" for p in parsers) else [],
         "parsers": {p.name: {"library": p.library, "version": str(p.version)} for p in parsers},
     }
     (run_dir / "run.json").write_text(json.dumps(info, ensure_ascii=False, indent=1, default=str) + "\n",

@@ -120,8 +120,9 @@ def top_failures(records: list[dict], texts: dict[str, str], limit: int = 5) -> 
     return out
 
 
-LEGEND = ("cells: passed/total cases; +N surfaced: drift cases where the parser made no call and kept the raw text "
-          "in content (counted apart from passes and failures); "
+LEGEND = ("cells: passed/total cases; +N surfaced: observed field outputs where the parser made no call and kept the "
+          "raw text in content (counted apart from passes and failures; in the drift slice an allowed surfaced "
+          "outcome is a pass); "
           "-: mode not applicable (prefix: own parser only). oneshot = parse(); whole/char/random/tokens/prefix "
           "= streaming chunkings.")
 
@@ -658,7 +659,7 @@ def cluster_failures(records: list[dict]) -> list[dict]:
     """Failing records (``fail``/``error``) grouped by (parser, error type, :func:`cluster_group`): a handful of
     fault classes instead of one row per case.
 
-    Returns one dict per cluster, parsers in record order and then most cases first: ``{"parser", "error_type",
+    Returns one dict per cluster, most cases first (then parsers in record order): ``{"parser", "error_type",
     "group", "cases" (distinct), "records" (case × mode rows), "modes", "tags" ([(tag, cases)], the 3 commonest
     other tags), "example" (the record with the shortest text, cheapest mode first: :data:`CLUSTER_MODE_ORDER`)}``.
     """
@@ -675,7 +676,7 @@ def cluster_failures(records: list[dict]) -> list[dict]:
         out.append({"parser": parser, "error_type": error_type, "group": group, "cases": len(cases),
                     "records": len(hits), "modes": sorted({r["mode"] for r in hits}, key=_mode_rank),
                     "tags": tags.most_common(3), "example": example})
-    return sorted(out, key=lambda c: (order[c["parser"]], -c["cases"], c["error_type"], c["group"]))
+    return sorted(out, key=lambda c: (-c["cases"], order[c["parser"]], c["error_type"], c["group"]))
 
 
 def _mode_rank(mode: str) -> int:
@@ -684,8 +685,13 @@ def _mode_rank(mode: str) -> int:
 
 def _repro_note(repro: dict) -> str:
     """``method, N → M chars[, K checks]`` of a cluster's repro."""
+    method = repro["method"]
+    if method == "none":
+        return f"not minimized, {repro['original_len']} chars"
+    if method.startswith("none ("):  # "none (STRATEGY found no shorter input)"
+        return f"{method[6:-1]}, {repro['original_len']} chars"
     checks = f", {repro['calls']} checks" if repro.get("calls") is not None else ""
-    return f"{repro['method']}, {repro['original_len']} → {len(repro['text'])} chars{checks}"
+    return f"{method}, {repro['original_len']} → {len(repro['text'])} chars{checks}"
 
 
 def _repro_lines(repro: dict) -> tuple[str, str, str]:

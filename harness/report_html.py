@@ -110,8 +110,9 @@ def pass_rate_figure(records: list[dict], parsers: list[str]) -> go.Figure:
                                texttemplate="%{text}", colorscale="RdYlGn", zmin=0, zmax=100,
                                colorbar={"title": {"text": "% passed"}},
                                hovertemplate="%{y}<br>%{x}<br>%{text} passed (%{z}%)<extra></extra>"))
-    fig.update_layout(height=160 + 45 * len(parsers), margin={"l": 10, "r": 10, "t": 20, "b": 10},
-                      yaxis={"autorange": "reversed"}, xaxis={"tickangle": -45})
+    fig.update_layout(height=200 + 45 * len(parsers), margin={"l": 60, "r": 10, "t": 40, "b": 10},
+                      yaxis={"autorange": "reversed", "automargin": True},
+                      xaxis={"tickangle": -45, "automargin": True, "side": "bottom"})
     return fig
 
 
@@ -220,7 +221,7 @@ def failing_rows(records: list[dict], cases: list[Case], capture_texts: dict[str
         r = min(group, key=lambda r: r["mode"] != "oneshot")
         capture = r["slice"].startswith(CAPTURE_PREFIX)
         case = None if capture else by_id.get(r["case_id"])
-        text = capture_texts.get(r["case_id"], "") if capture else (case.text if case else "")
+        text = (capture_texts.get(r["case_id"]) if capture else (case.text if case else "")) or ""
         expected = "judged by the suite's checks" if capture else \
             (_json(case.expected.to_json()) if case else "")
         rows.append({"case": html.escape(r["case_id"]), "parser": html.escape(r["parser"]),

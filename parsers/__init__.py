@@ -182,7 +182,7 @@ def resolve(name: str, format: str | None = None) -> str:
         return matches[0]
     if len(matches) > 1:
         raise UnknownParserError(f"parser {name!r} is ambiguous ({', '.join(matches)}); pass a format")
-    known = ", ".join(sorted(reg.entries)) or "none"
+    known = ", ".join(sorted(n for n, e in reg.entries.items() if fmt is None or fmt in e.formats)) or "none"
     message = (f"unknown parser {name!r}" + (f" for format {fmt!r}" if fmt else "") + f"; known: {known}; "
                f"engines: {_engine_names()} (NAME or NAME==VERSION); any protocol worker: cmd:COMMAND")
     if reg.unavailable:

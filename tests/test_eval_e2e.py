@@ -187,3 +187,10 @@ def test_known_limitations_come_from_the_parser_docstring():
     assert items and any("no marker" in item for item in items)
     assert all("\n" not in item for item in items)
     assert known_limitations("no_such_format") == []
+
+
+def test_modes_that_apply_to_no_parser_are_an_error_not_an_empty_success(tmp_path):
+    proc = run_cli("eval", "--model", "gemma-4-e2b", "--parsers", "transformers", "--modes", "prefix",
+                   "--slices", "curated", "--out", str(tmp_path))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr + proc.stdout
+    assert "no mode of prefix applies to transformers==5.24.0:gemma4" in proc.stdout + proc.stderr

@@ -84,6 +84,7 @@ def test_gate_fails_naming_exactly_the_broken_case(saved, capsys, monkeypatch):
     assert "[oneshot] now: fail wrong_call_count" in out
     gate_md = next((root / "runs").glob("gate-*candidate_gate_broken*/gate.md")).read_text(encoding="utf-8")
     assert f"### `{target}` (curated; oneshot)" in gate_md
+    assert "| regressed | wrong_call_count | 1 |" in gate_md  # the summary per error type, on top
 
 
 def test_regressed_case_gets_a_minimal_failing_input(saved, capsys, tmp_path):

@@ -223,3 +223,13 @@ def test_failing_table_is_capped_and_says_so(run, tmp_path):
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert f"Showing 3 of {len(failing_groups(records))} rows (one-shot failures first)" in page
     assert len(re.findall(r'<pre class=\\+"raw', page)) == 3  # rows travel as (escaped) JSON to DataTables
+
+
+def test_a_failed_capture_without_text_gives_an_empty_raw_cell():
+    """A capture error has no text (the backend answered nothing): the row shows an empty raw text, no crash."""
+    from harness.report_html import failing_rows
+
+    record = {"case_id": "no-tool-01", "parser": "toolcall-harness:gemma4", "slice": "capture:openai", "mode": "oneshot",
+              "verdict": "error", "error_type": "capture_error", "detail": "connection refused", "got": None}
+    rows, total = failing_rows([record], [], {"no-tool-01": None}, get_format("gemma4").markers)
+    assert total == 1 and rows[0]["raw text"] == '<pre class="raw"></pre>' and rows[0]["got"] == "raised"
