@@ -7,8 +7,8 @@ each baseline's parser (or a candidate) on the same corpus with the recorded set
 now does is a *fix*.
 
 The corpus is identified by :func:`corpus_hash` over :func:`corpus_inputs`: the template's sha256,
-:data:`GENERATOR_VERSION`, the seed, the number of generated cases, the slices, the sorted case ids and a
-digest of every case (text, expected message, tools, prefix, kind). The gate rebuilds the corpus before
+:data:`harness.generate.GENERATOR_VERSION`, the seed, the number of generated cases, the slices, the sorted
+case ids and a digest of every case (text, expected message, tools, prefix, kind). The gate rebuilds the corpus before
 running anything; a different hash raises :class:`CorpusMismatchError` naming the inputs that differ (and
 which cases were added, removed or changed), so verdicts of two different corpora are never compared.
 
@@ -33,15 +33,12 @@ from rich.console import Console
 
 from harness.errors import HarnessError, TemplateNotFoundError
 from harness.jsonl import read_objects
+from harness.generate import GENERATOR_VERSION
 from harness.model import SLICES, Case
 from harness.runner import DEFAULT_MODES, DEFAULT_TIMEOUT_S, clip
 
 if TYPE_CHECKING:
     from harness.templates import ChatTemplate
-
-GENERATOR_VERSION = "1"
-"""Bump when the generator (harness/generate.py, harness/strategies.py, harness/edge_catalog.py) changes what
-a case means without changing its text; a text change is caught by the case digests anyway."""
 
 SCHEMA = 1
 BASELINES_DIR = Path("reports") / "baselines"

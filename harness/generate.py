@@ -30,6 +30,11 @@ from harness.edge_catalog import shape_tags
 from harness.model import Scenario, ToolCall
 from harness.strategies import scenarios, schema_errors
 
+GENERATOR_VERSION = "1"
+"""Bump when the generator (this module, harness/strategies.py, harness/edge_catalog.py) changes what a case
+means without changing its text; baselines (:mod:`harness.baseline`) key their corpus hash on it (a text change
+is caught by the case digests anyway)."""
+
 MAX_ROUNDS = 20
 """Extra engine runs :func:`generate_scenarios` may make when duplicates leave it short of ``n``."""
 

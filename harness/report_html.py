@@ -3,7 +3,7 @@
 The page opens offline (from a file, with no network): plotly.js (:mod:`plotly`) and DataTables (:mod:`itables`
 in its offline mode) are inlined once: about 6 MB, plus about 2 KB per failing-cases row. It shows:
 
-- pass rate per parser × slice (a heatmap, one column per slice · mode, cells ``passed/total``);
+- pass rate per parser × slice (a heatmap, one column per slice · mode, cells ``passed/total``, ``+Ns`` = N surfaced);
 - failure types per parser (stacked bars of failing case × mode results);
 - outcome classes on the ``drift`` slice (the records' ``outcome`` field);
 - pass rate per capture backend on captured output (records of ``capture:SUITE`` slices, backend in ``kind``);
@@ -85,10 +85,13 @@ def write_report_html(path: Path, info: dict, records: list[dict], cases: list[C
 
 def pass_rate_figure(records: list[dict], parsers: list[str]) -> go.Figure:
     """Heatmap: rows = parsers, columns = ``slice · mode`` (slices in corpus order), colour = pass rate in %,
-    cell text ``passed/total`` (surfaced drift cases count as not passed)."""
+    cell text ``passed/total`` plus `` +Ns`` for N surfaced results (observed field outputs declined safely, counted
+    as not passed)."""
     frame = pd.DataFrame(records, columns=["parser", "slice", "mode", "verdict"])
     frame["passed"] = frame.verdict == "pass"
-    grouped = frame.groupby(["parser", "slice", "mode"], sort=False).passed.agg(["sum", "count"])
+    frame["surfaced"] = frame.verdict == "surfaced"
+    grouped = frame.groupby(["parser", "slice", "mode"], sort=False).agg(
+        sum=("passed", "sum"), count=("passed", "count"), surfaced=("surfaced", "sum"))
     columns = list(dict.fromkeys((s, m) for s, m in zip(frame.slice, frame["mode"])))
     columns.sort(key=lambda sm: _slice_order(sm[0]))
     present = set(frame.parser)
@@ -98,9 +101,9 @@ def pass_rate_figure(records: list[dict], parsers: list[str]) -> go.Figure:
         row_z, row_text = [], []
         for slice_name, mode in columns:
             if (parser, slice_name, mode) in grouped.index:
-                passed, total = grouped.loc[(parser, slice_name, mode)]
+                passed, total, surfaced = grouped.loc[(parser, slice_name, mode)]
                 row_z.append(round(100 * passed / total, 1))
-                row_text.append(f"{passed}/{total}")
+                row_text.append(f"{passed}/{total}" + (f" +{surfaced}s" if surfaced else ""))
             else:
                 row_z.append(None)
                 row_text.append("-")

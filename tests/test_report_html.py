@@ -233,3 +233,12 @@ def test_a_failed_capture_without_text_gives_an_empty_raw_cell():
               "verdict": "error", "error_type": "capture_error", "detail": "connection refused", "got": None}
     rows, total = failing_rows([record], [], {"no-tool-01": None}, get_format("gemma4").markers)
     assert total == 1 and rows[0]["raw text"] == '<pre class="raw"></pre>' and rows[0]["got"] == "raised"
+
+
+def test_heatmap_cells_count_surfaced_results_apart():
+    from harness.report_html import pass_rate_figure
+
+    records = [{"parser": "p", "slice": "observed", "mode": "oneshot", "verdict": v}
+               for v in ("pass", "surfaced", "fail")]
+    heatmap = pass_rate_figure(records, ["p"]).data[0]
+    assert [list(row) for row in heatmap.text] == [["1/3 +1s"]] and list(heatmap.z[0]) == [33.3]
