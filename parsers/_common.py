@@ -1,6 +1,7 @@
 """Pieces the project's own parsers share: stripping a streamed text field, folding reader events into a
-message or into deltas, the longest marker-prefix suffix of a buffer, strict JSON number/constant hooks, and
-typing the raw value text of a template that writes non-strings with ``tojson`` (:func:`tojson_typed`).
+message or into deltas, the longest marker-prefix suffix of a buffer, holding back a trailing run of stop markers
+(:class:`StopTail`), strict JSON number/constant hooks, and typing the raw value text of a template that writes
+non-strings with ``tojson`` (:func:`tojson_typed`).
 
 Readers emit events ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``; the parsers
 turn them into a :class:`~harness.model.Message` (one-shot) or :class:`~harness.protocol.Delta` lists (streaming).
@@ -107,3 +108,41 @@ def tojson_typed(text: str, schema) -> object:
         if "string" in types and types != {"string"} and not is_json_text(text):
             return text
     return typed_value(text, schema)
+
+
+class StopTail:
+    """Holds back a trailing run of stop markers (and the whitespace after them) until text follows.
+
+    ``push(chunk)`` returns the text that is certainly not part of the final stop-marker run; ``flush()`` at the
+    end returns what was held if it turned out not to be trailing (a partial marker)."""
+
+    def __init__(self, stops: tuple[str, ...]) -> None:
+        self.stops = stops
+        self.prefixes = frozenset(m[:k] for m in stops for k in range(1, len(m)))
+        self.maxlen = max(map(len, stops))
+        self.held = ""     # complete stop markers and whitespace
+        self.partial = ""  # a trailing proper prefix of a stop marker
+
+    def push(self, chunk: str) -> str:
+        s = self.partial + chunk
+        cut = len(s) - suffix_in(s, self.prefixes, self.maxlen)
+        j = cut
+        while j > 0:
+            if s[j - 1].isspace():
+                j -= 1
+                continue
+            stop = next((m for m in self.stops if s.endswith(m, 0, j)), None)
+            if stop is None:
+                break
+            j -= len(stop)
+        self.partial = s[cut:]
+        if j == 0 and self.held:  # the held run goes on
+            self.held += s[:cut]
+            return ""
+        while j < cut and s[j].isspace():  # a run starts at a stop marker, not at whitespace
+            j += 1
+        out, self.held = self.held + s[:j], s[j:cut]
+        return out
+
+    def flush(self) -> str:
+        return self.held + self.partial if self.partial else ""

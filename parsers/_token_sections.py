@@ -42,7 +42,7 @@ from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 from harness.model import Message, ToolCall
 from harness.protocol import Delta, ToolCallDelta
-from parsers._common import finite_float as _finite_float, reject_constant as _reject_constant, suffix_in
+from parsers._common import StopTail, finite_float as _finite_float, reject_constant as _reject_constant
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
@@ -160,44 +160,6 @@ class Field:
             return ""
         out, self.held, self.started = self.held + body, text[len(body):], True
         return out
-
-
-class StopTail:
-    """Holds back a trailing run of stop markers (and the whitespace after them) until text follows.
-
-    ``push(chunk)`` returns the text that is certainly not part of the final stop-marker run; ``flush()`` at the
-    end returns what was held if it turned out not to be trailing (a partial marker)."""
-
-    def __init__(self, stops: tuple[str, ...]) -> None:
-        self.stops = stops
-        self.prefixes = frozenset(m[:k] for m in stops for k in range(1, len(m)))
-        self.maxlen = max(map(len, stops))
-        self.held = ""     # complete stop markers and whitespace
-        self.partial = ""  # a trailing proper prefix of a stop marker
-
-    def push(self, chunk: str) -> str:
-        s = self.partial + chunk
-        cut = len(s) - suffix_in(s, self.prefixes, self.maxlen)
-        j = cut
-        while j > 0:
-            if s[j - 1].isspace():
-                j -= 1
-                continue
-            stop = next((m for m in self.stops if s.endswith(m, 0, j)), None)
-            if stop is None:
-                break
-            j -= len(stop)
-        self.partial = s[cut:]
-        if j == 0 and self.held:  # the held run goes on
-            self.held += s[:cut]
-            return ""
-        while j < cut and s[j].isspace():  # a run starts at a stop marker, not at whitespace
-            j += 1
-        out, self.held = self.held + s[:j], s[j:cut]
-        return out
-
-    def flush(self) -> str:
-        return self.held + self.partial if self.partial else ""
 
 
 # ---- the reader ------------------------------------------------------------------------------------------

@@ -59,12 +59,11 @@ from harness.formats.functiongemma import CALL_CLOSE, CALL_OPEN, ESCAPE, SPEC
 from harness.model import Message, ToolCall
 from harness.protocol import Delta, ToolCallDelta
 from harness.schema_types import typed_value
-from parsers._common import suffix_in as _suffix_in
+from parsers._common import StopTail
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
 _PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
-_STOP_PREFIXES = frozenset(m[:k] for m in _STOPS for k in range(1, len(m)))
 _MAXLEN = max(map(len, _MARKERS))
 _HEAD = "call:"
 
@@ -92,7 +91,7 @@ class FunctionGemmaParser:
         """Parse a whole completion; never raises on malformed text (faults are surfaced as content).
         ``prefix`` is accepted for the protocol (the generation prompt pre-fills nothing that matters)."""
         reader = _Reader(tools)
-        tail = _StopTail()
+        tail = StopTail(_STOPS)
         events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
         return _message(events, reader.diagnostics)
 
@@ -105,7 +104,7 @@ class FunctionGemmaStream:
 
     def __init__(self, tools: list | None):
         self._reader = _Reader(tools)
-        self._tail = _StopTail()
+        self._tail = StopTail(_STOPS)
 
     @property
     def diagnostics(self) -> list[str]:
@@ -135,42 +134,6 @@ class _Field:
             return ""
         out, self.held, self.started = self.held + body, text[len(body):], True
         return out
-
-
-class _StopTail:
-    """Holds back a trailing run of stop markers (and the whitespace after them) until text follows.
-
-    ``push(chunk)`` returns the text that is certainly not part of the final stop-marker run;
-    ``flush()`` at the end returns what was held if it turned out not to be trailing (a partial marker).
-    """
-
-    def __init__(self) -> None:
-        self.held = ""     # complete stop markers and whitespace
-        self.partial = ""  # a trailing proper prefix of a stop marker
-
-    def push(self, chunk: str) -> str:
-        s = self.partial + chunk
-        cut = len(s) - _suffix_in(s, _STOP_PREFIXES, _MAXLEN)
-        j = cut
-        while j > 0:
-            if s[j - 1].isspace():
-                j -= 1
-                continue
-            stop = next((m for m in _STOPS if s.endswith(m, 0, j)), None)
-            if stop is None:
-                break
-            j -= len(stop)
-        self.partial = s[cut:]
-        if j == 0 and self.held:  # the held run goes on
-            self.held += s[:cut]
-            return ""
-        while j < cut and s[j].isspace():  # a run starts at a stop marker, not at whitespace
-            j += 1
-        out, self.held = self.held + s[:j], s[j:cut]
-        return out
-
-    def flush(self) -> str:
-        return self.held + self.partial if self.partial else ""
 
 
 class _Reader:

@@ -77,12 +77,11 @@ from importlib.metadata import PackageNotFoundError, version as _dist_version
 from harness.formats.gemma4 import CALL_CLOSE, CALL_OPEN, CHANNEL_CLOSE, CHANNEL_OPEN, SPEC, STRING_DELIM
 from harness.model import Message, ToolCall
 from harness.protocol import Delta, ToolCallDelta
-from parsers._common import TextField as _Field, suffix_in as _suffix_in
+from parsers._common import StopTail, TextField as _Field, suffix_in as _suffix_in
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
 _PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
-_STOP_PREFIXES = frozenset(m[:k] for m in _STOPS for k in range(1, len(m)))
 _MAXLEN = max(map(len, _MARKERS))
 _LABEL = "thought"  # channel name the template writes after <|channel>
 _ENVELOPE = "tool_call"  # the generic envelope's name (drift)
@@ -117,7 +116,7 @@ class Gemma4Parser:
     def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
         """Parse a whole completion; never raises on malformed text (faults are surfaced as content)."""
         reader = _Reader(tools, prefix, eager=False)
-        tail = _StopTail()
+        tail = StopTail(_STOPS)
         events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
         return _message(events, reader.diagnostics)
 
@@ -130,7 +129,7 @@ class Gemma4Stream:
 
     def __init__(self, tools: list | None, prefix: str, eager: bool = False):
         self._reader = _Reader(tools, prefix, eager)
-        self._tail = _StopTail()
+        self._tail = StopTail(_STOPS)
 
     @property
     def diagnostics(self) -> list[str]:
@@ -159,42 +158,6 @@ class _Frame:
 
     def __init__(self, closer: str):
         self.closer, self.count = closer, 0
-
-
-class _StopTail:
-    """Holds back a trailing run of stop markers (and the whitespace after them) until text follows.
-
-    ``push(chunk)`` returns the text that is certainly not part of the final stop-marker run;
-    ``flush()`` at the end returns what was held if it turned out not to be trailing (a partial marker).
-    """
-
-    def __init__(self) -> None:
-        self.held = ""     # complete stop markers and whitespace
-        self.partial = ""  # a trailing proper prefix of a stop marker
-
-    def push(self, chunk: str) -> str:
-        s = self.partial + chunk
-        cut = len(s) - _suffix_in(s, _STOP_PREFIXES, _MAXLEN)
-        j = cut
-        while j > 0:
-            if s[j - 1].isspace():
-                j -= 1
-                continue
-            stop = next((m for m in _STOPS if s.endswith(m, 0, j)), None)
-            if stop is None:
-                break
-            j -= len(stop)
-        self.partial = s[cut:]
-        if j == 0 and self.held:  # the held run goes on
-            self.held += s[:cut]
-            return ""
-        while j < cut and s[j].isspace():  # a run starts at a stop marker, not at whitespace
-            j += 1
-        out, self.held = self.held + s[:j], s[j:cut]
-        return out
-
-    def flush(self) -> str:
-        return self.held + self.partial if self.partial else ""
 
 
 class _Reader:

@@ -94,13 +94,12 @@ from harness.model import Message
 from harness.protocol import Delta
 from harness.schema_types import property_schema
 from parsers._common import (
-    deltas_from_events as _deltas, message_from_events as _message, reject_constant as _reject_constant,
+    StopTail, deltas_from_events as _deltas, message_from_events as _message, reject_constant as _reject_constant,
     tojson_typed as _typed)
 
 _STOPS = STOP_MARKERS
 _SCAN_MARKERS = tuple(m for m in dict.fromkeys(MARKERS + _STOPS) if m.startswith("<"))
 _PREFIXES = frozenset(m[:k] for m in _SCAN_MARKERS for k in range(1, len(m)))  # proper prefixes
-_STOP_PREFIXES = frozenset(m[:k] for m in _STOPS for k in range(1, len(m)))
 _MAXLEN = max(map(len, _SCAN_MARKERS))
 _INNER = (VALUE_OPEN, VALUE_CLOSE, KEY_OPEN, CALL_CLOSE, CALL_OPEN)  # markers that may not occur inside a key
 
@@ -125,7 +124,7 @@ class GlmParser:
     def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
         """Parse a whole completion; never raises on malformed text (faults are surfaced as content)."""
         reader = _Reader(tools, prefix, self.implicit_think)
-        tail = _StopTail()
+        tail = StopTail(_STOPS)
         events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
         return _message(events, reader.diagnostics)
 
@@ -145,7 +144,7 @@ class GlmStream:
 
     def __init__(self, tools: list | None, prefix: str, implicit_think: bool):
         self._reader = _Reader(tools, prefix, implicit_think)
-        self._tail = _StopTail()
+        self._tail = StopTail(_STOPS)
 
     @property
     def diagnostics(self) -> list[str]:
@@ -183,42 +182,6 @@ class _Field:
             return ""
         out, self.held, self.started = self.held + body, text[len(body):], True
         return out
-
-
-class _StopTail:
-    """Holds back a trailing run of stop markers (and whitespace after them) until text follows.
-
-    ``push(chunk)`` returns the text that is certainly not part of the final stop-marker run; ``flush()`` at the
-    end returns what was held if it turned out not to be trailing (a partial marker).
-    """
-
-    def __init__(self) -> None:
-        self.held = ""     # complete stop markers and whitespace
-        self.partial = ""  # a trailing proper prefix of a stop marker
-
-    def push(self, chunk: str) -> str:
-        s = self.partial + chunk
-        cut = len(s) - _suffix_in(s, _STOP_PREFIXES)
-        j = cut
-        while j > 0:
-            if s[j - 1].isspace():
-                j -= 1
-                continue
-            stop = next((m for m in _STOPS if s.endswith(m, 0, j)), None)
-            if stop is None:
-                break
-            j -= len(stop)
-        self.partial = s[cut:]
-        if j == 0 and self.held:  # the held run goes on
-            self.held += s[:cut]
-            return ""
-        while j < cut and s[j].isspace():  # a run starts at a stop marker, not at whitespace
-            j += 1
-        out, self.held = self.held + s[:j], s[j:cut]
-        return out
-
-    def flush(self) -> str:
-        return self.held + self.partial if self.partial else ""
 
 
 class _Reader:
@@ -585,14 +548,6 @@ class _Reader:
                 self.scan = i
                 return False
             self.scan = i + 1  # data: not followed by the next part
-
-
-def _suffix_in(text: str, prefixes: frozenset[str]) -> int:
-    """Length of the longest suffix of ``text`` that is in ``prefixes`` (0 when none)."""
-    for k in range(min(_MAXLEN - 1, len(text)), 0, -1):
-        if text[-k:] in prefixes:
-            return k
-    return 0
 
 
 def _decode(text: str):

@@ -64,13 +64,12 @@ from harness.formats.harmony import (CALL, CHANNEL, CONSTRAIN, END, ENDOFTEXT, F
 from harness.model import Message
 from harness.protocol import Delta
 from parsers._common import (
-    deltas_from_events as _deltas, finite_float as _finite_float, message_from_events as _message,
-    reject_constant as _reject_constant, suffix_in as _suffix_in)
+    StopTail, deltas_from_events as _deltas, finite_float as _finite_float, message_from_events as _message,
+    reject_constant as _reject_constant)
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
 _PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
-_STOP_PREFIXES = frozenset(m[:k] for m in _STOPS for k in range(1, len(m)))
 _MAXLEN = max(map(len, _MARKERS))
 
 _ENDS = (END, CALL, RETURN, ENDOFTEXT)             # close a message (consumed)
@@ -105,7 +104,7 @@ class HarmonyParser:
 
         ``tools`` is accepted for the protocol; the arguments are self-describing JSON."""
         reader = _Reader(prefix)
-        tail = _StopTail()
+        tail = StopTail(_STOPS)
         events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
         return _message(events, reader.diagnostics)
 
@@ -118,7 +117,7 @@ class HarmonyStream:
 
     def __init__(self, prefix: str = ""):
         self._reader = _Reader(prefix)
-        self._tail = _StopTail()
+        self._tail = StopTail(_STOPS)
 
     @property
     def diagnostics(self) -> list[str]:
@@ -160,42 +159,6 @@ class _Field:
     def sep(self) -> None:
         if self.started:
             self.held += "\n"
-
-
-class _StopTail:
-    """Holds back a trailing run of stop markers (and the whitespace after them) until text follows.
-
-    ``push(chunk)`` returns the text that is certainly not part of the final stop-marker run;
-    ``flush()`` at the end returns what was held if it turned out not to be trailing (a partial marker).
-    """
-
-    def __init__(self) -> None:
-        self.held = ""     # complete stop markers and whitespace
-        self.partial = ""  # a trailing proper prefix of a stop marker
-
-    def push(self, chunk: str) -> str:
-        s = self.partial + chunk
-        cut = len(s) - _suffix_in(s, _STOP_PREFIXES, _MAXLEN)
-        j = cut
-        while j > 0:
-            if s[j - 1].isspace():
-                j -= 1
-                continue
-            stop = next((m for m in _STOPS if s.endswith(m, 0, j)), None)
-            if stop is None:
-                break
-            j -= len(stop)
-        self.partial = s[cut:]
-        if j == 0 and self.held:  # the held run goes on
-            self.held += s[:cut]
-            return ""
-        while j < cut and s[j].isspace():  # a run starts at a stop marker, not at whitespace
-            j += 1
-        out, self.held = self.held + s[:j], s[j:cut]
-        return out
-
-    def flush(self) -> str:
-        return self.held + self.partial if self.partial else ""
 
 
 class _Reader:

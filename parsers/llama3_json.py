@@ -62,12 +62,11 @@ from harness.formats.llama3_json import PYTHON_TAG, SPEC
 from harness.model import Message, ToolCall
 from harness.protocol import Delta, ToolCallDelta
 from harness.schema_types import allowed_types, property_schema, typed_value
-from parsers._common import finite_float as _finite_float, reject_constant as _reject_constant, suffix_in
+from parsers._common import StopTail, finite_float as _finite_float, reject_constant as _reject_constant
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
 _PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
-_STOP_PREFIXES = frozenset(m[:k] for m in _STOPS for k in range(1, len(m)))
 _MAXLEN = max(map(len, _MARKERS))
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -149,45 +148,6 @@ class TextField:
             return ""
         out, self.held, self.started = self.held + body, text[len(body):], True
         return out
-
-
-class StopTail:
-    """Holds back a trailing run of stop markers (and the whitespace after them) until text follows.
-
-    ``push(chunk)`` returns the text that is certainly not part of the final stop-marker run; ``flush()`` at
-    the end returns what was held if it turned out not to be trailing (a partial marker ends the text).
-    """
-
-    def __init__(self, stops: tuple[str, ...]) -> None:
-        self.stops = stops
-        self.prefixes = frozenset(m[:k] for m in stops for k in range(1, len(m)))
-        self.maxlen = max(map(len, stops))
-        self.held = ""     # complete stop markers and whitespace
-        self.partial = ""  # a trailing proper prefix of a stop marker
-
-    def push(self, chunk: str) -> str:
-        s = self.partial + chunk
-        cut = len(s) - suffix_in(s, self.prefixes, self.maxlen)
-        j = cut
-        while j > 0:
-            if s[j - 1].isspace():
-                j -= 1
-                continue
-            stop = next((m for m in self.stops if s.endswith(m, 0, j)), None)
-            if stop is None:
-                break
-            j -= len(stop)
-        self.partial = s[cut:]
-        if j == 0 and self.held:  # the held run goes on
-            self.held += s[:cut]
-            return ""
-        while j < cut and s[j].isspace():  # a run starts at a stop marker, not at whitespace
-            j += 1
-        out, self.held = self.held + s[:j], s[j:cut]
-        return out
-
-    def flush(self) -> str:
-        return self.held + self.partial if self.partial else ""
 
 
 class JsonScan:

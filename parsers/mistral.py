@@ -54,8 +54,9 @@ import re
 from harness.formats.mistral import ARGS, CALL_ID, SPEC, TOOL_CALLS
 from harness.model import Message
 from harness.protocol import Delta
+from parsers._common import StopTail
 from parsers.llama3_json import (
-    _VERSION, JsonInvalid, JsonScan, StopTail, TextField, decode_json, fold_message, object_arguments, to_deltas,
+    _VERSION, JsonInvalid, JsonScan, TextField, decode_json, fold_message, object_arguments, to_deltas,
 )
 
 _STOPS = SPEC.stop_markers
