@@ -1,6 +1,7 @@
 """Pieces the project's own parsers share: stripping a streamed text field, folding reader events into a
 message or into deltas, the longest marker-prefix suffix of a buffer, holding back a trailing run of stop markers
-(:class:`StopTail`), strict JSON number/constant hooks, and typing the raw value text of a template that writes
+(:class:`StopTail`), finding where a JSON value ends by its syntax, resumably (:class:`JsonExtent`, raising
+:class:`Malformed`), strict JSON number/constant hooks, and typing the raw value text of a template that writes
 non-strings with ``tojson`` (:func:`tojson_typed`).
 
 Readers emit events ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``; the parsers
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from harness.model import Message, ToolCall
 from harness.protocol import Delta, ToolCallDelta
@@ -146,3 +148,72 @@ class StopTail:
 
     def flush(self) -> str:
         return self.held + self.partial if self.partial else ""
+
+
+_JSON_STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # inside a JSON string: its end, an escape, a control char
+_JSON_OUTSIDE_STOP = re.compile(r"[^ \t\n\r,:0-9+\-.eEtrufalsn]")  # outside strings: anything but plain lexemes
+_JSON_CLOSERS = {"}": "{", "]": "["}
+
+
+class Malformed(Exception):
+    """The text breaks the format's rules at buffer offset ``at`` (the current block, or a JSON value that cannot
+    be JSON there: :class:`JsonExtent`); ``reason`` says how."""
+
+    def __init__(self, at: int, reason: str):
+        super().__init__(reason)
+        self.at, self.reason = at, reason
+
+
+class JsonExtent:
+    """Finds, resumably, where one JSON object, array or string that starts at ``start`` ends, by scanning its
+    syntax (strings, escapes, nesting) -- so marker text inside strings is data."""
+
+    def __init__(self, start: int):
+        self.start = self.scan = start
+        self.stack: list[str] = []
+        self.in_string = False
+        self.end: int | None = None
+
+    def advance(self, buf: str) -> int | None:
+        """The end offset (exclusive) once the value is complete (and on every later call); None while more text
+        is needed. Raises :class:`Malformed` at a character JSON cannot have there."""
+        if self.end is None:
+            self.end = self._advance(buf)
+        return self.end
+
+    def _advance(self, buf: str) -> int | None:
+        while True:
+            if self.in_string:
+                m = _JSON_STRING_STOP.search(buf, self.scan)
+                if m is None:
+                    self.scan = len(buf)
+                    return None
+                i, c = m.start(), m.group()
+                if c == '"':
+                    self.in_string, self.scan = False, i + 1
+                    if not self.stack:
+                        return i + 1
+                elif c == "\\":
+                    if i + 1 == len(buf):  # the escaped character has not arrived yet
+                        self.scan = i
+                        return None
+                    self.scan = i + 2
+                else:
+                    raise Malformed(i, "control character inside a JSON string")
+                continue
+            m = _JSON_OUTSIDE_STOP.search(buf, self.scan)
+            if m is None:
+                self.scan = len(buf)
+                return None
+            i, c = m.start(), m.group()
+            self.scan = i + 1
+            if c == '"':
+                self.in_string = True
+            elif c in "{[":
+                self.stack.append(c)
+            elif c in "}]" and self.stack and self.stack[-1] == _JSON_CLOSERS[c]:
+                self.stack.pop()
+                if not self.stack:
+                    return i + 1
+            else:
+                raise Malformed(i, f"unexpected {c!r} in JSON")

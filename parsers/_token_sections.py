@@ -42,7 +42,7 @@ from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 from harness.model import Message, ToolCall
 from harness.protocol import Delta, ToolCallDelta
-from parsers._common import StopTail, finite_float as _finite_float, reject_constant as _reject_constant
+from parsers._common import JsonExtent, Malformed, StopTail, finite_float as _finite_float, reject_constant as _reject_constant
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
@@ -53,17 +53,6 @@ except PackageNotFoundError:  # running from a bare checkout
 
 _WS = re.compile(r"\s*")
 _JSON_WS = re.compile(r"[ \t\n\r]*")
-_STRING_STOP = re.compile(r'["\\\x00-\x1f]')        # inside a JSON string: its end, an escape, a control char
-_OUTSIDE_STOP = re.compile(r"[^ \t\n\r,:0-9+\-.eEtrufalsn]")  # outside strings: anything but plain lexemes
-_CLOSERS = {"}": "{", "]": "["}
-
-
-class Malformed(Exception):
-    """The current block (call, or section before its first call) breaks the rules at buffer offset ``at``."""
-
-    def __init__(self, at: int, reason: str):
-        super().__init__(reason)
-        self.at, self.reason = at, reason
 
 
 # ---- JSON helpers ----------------------------------------------------------------------------------------
@@ -85,61 +74,6 @@ def arguments_object(value):
         except ValueError:
             return None
     return value if isinstance(value, dict) else None
-
-
-class JsonExtent:
-    """Finds, resumably, where one JSON object, array or string that starts at ``start`` ends, by scanning its
-    syntax (strings, escapes, nesting) -- so marker text inside strings is data."""
-
-    def __init__(self, start: int):
-        self.start = self.scan = start
-        self.stack: list[str] = []
-        self.in_string = False
-        self.end: int | None = None
-
-    def advance(self, buf: str) -> int | None:
-        """The end offset (exclusive) once the value is complete (and on every later call); None while more text
-        is needed. Raises :class:`Malformed` at a character JSON cannot have there."""
-        if self.end is None:
-            self.end = self._advance(buf)
-        return self.end
-
-    def _advance(self, buf: str) -> int | None:
-        while True:
-            if self.in_string:
-                m = _STRING_STOP.search(buf, self.scan)
-                if m is None:
-                    self.scan = len(buf)
-                    return None
-                i, c = m.start(), m.group()
-                if c == '"':
-                    self.in_string, self.scan = False, i + 1
-                    if not self.stack:
-                        return i + 1
-                elif c == "\\":
-                    if i + 1 == len(buf):  # the escaped character has not arrived yet
-                        self.scan = i
-                        return None
-                    self.scan = i + 2
-                else:
-                    raise Malformed(i, "control character inside a JSON string")
-                continue
-            m = _OUTSIDE_STOP.search(buf, self.scan)
-            if m is None:
-                self.scan = len(buf)
-                return None
-            i, c = m.start(), m.group()
-            self.scan = i + 1
-            if c == '"':
-                self.in_string = True
-            elif c in "{[":
-                self.stack.append(c)
-            elif c in "}]" and self.stack and self.stack[-1] == _CLOSERS[c]:
-                self.stack.pop()
-                if not self.stack:
-                    return i + 1
-            else:
-                raise Malformed(i, f"unexpected {c!r} in JSON")
 
 
 # ---- text fields -------------------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ from harness.formats.llama3_json import PYTHON_TAG, SPEC
 from harness.model import Message, ToolCall
 from harness.protocol import Delta, ToolCallDelta
 from harness.schema_types import allowed_types, property_schema, typed_value
-from parsers._common import StopTail, finite_float as _finite_float, reject_constant as _reject_constant
+from parsers._common import JsonExtent, Malformed, StopTail, finite_float as _finite_float, reject_constant as _reject_constant
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
@@ -71,9 +71,6 @@ _MAXLEN = max(map(len, _MARKERS))
 
 _WS = re.compile(r"[ \t\n\r]*")
 _TEXT_STOP = re.compile(r"[{<]")
-_STRING_STOP = re.compile(r'["\\\x00-\x1f]')        # inside a JSON string: its end, an escape, a control char
-_OUTSIDE_STOP = re.compile(r"[^ \t\n\r,:0-9+\-.eEtrufalsn]")  # outside strings: anything but plain lexemes
-_CLOSERS = {"}": "{", "]": "["}
 _CALL_KEYS = frozenset({"name", "type", "parameters", "arguments"})
 _BUILTIN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.call\((.*)\)\Z", re.S)
 _RAW_ARG = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="(.*?)"(?:, (?=[A-Za-z_][A-Za-z0-9_]*=")|\Z)', re.S)
@@ -150,64 +147,6 @@ class TextField:
         return out
 
 
-class JsonScan:
-    """Finds the end of one JSON object or array by its syntax, resumably, starting at ``start`` (a ``{`` or
-    ``[``). ``run(buf)`` returns the end offset (exclusive) once the value closes, ``None`` when the buffer ran
-    out, or raises :class:`JsonInvalid` at the first character no JSON value can hold there."""
-
-    def __init__(self, start: int):
-        self.start = self.scan = start
-        self.stack: list[str] = []
-        self.in_string = False
-
-    def shift(self, cut: int) -> None:
-        self.start -= cut
-        self.scan -= cut
-
-    def run(self, buf: str) -> int | None:
-        while True:
-            if self.in_string:
-                m = _STRING_STOP.search(buf, self.scan)
-                if m is None:
-                    self.scan = len(buf)
-                    return None
-                i, c = m.start(), m.group()
-                if c == '"':
-                    self.in_string, self.scan = False, i + 1
-                elif c == "\\":
-                    if i + 1 == len(buf):  # the escaped character has not arrived yet
-                        self.scan = i
-                        return None
-                    self.scan = i + 2
-                else:
-                    raise JsonInvalid(i, "control character inside a JSON string")
-                continue
-            m = _OUTSIDE_STOP.search(buf, self.scan)
-            if m is None:
-                self.scan = len(buf)
-                return None
-            i, c = m.start(), m.group()
-            self.scan = i + 1
-            if c == '"':
-                self.in_string = True
-            elif c in "{[":
-                self.stack.append(c)
-            elif c in "}]" and self.stack and self.stack[-1] == _CLOSERS[c]:
-                self.stack.pop()
-                if not self.stack:
-                    return i + 1
-            else:
-                raise JsonInvalid(i, f"unexpected {c!r} in JSON")
-
-
-class JsonInvalid(Exception):
-    """The scanned text cannot be JSON at buffer offset ``at``."""
-
-    def __init__(self, at: int, reason: str):
-        super().__init__(reason)
-        self.at, self.reason = at, reason
-
-
 def decode_json(text: str):
     """Strict JSON: no NaN/Infinity, no number that overflows a double. Raises ``ValueError``."""
     try:
@@ -276,7 +215,7 @@ class _Reader:
         self.after_call = False     # a ';' right after a call may separate the next one
         self.sep_at: int | None = None   # start of a held ';' separator
         self.tag_at: int | None = None   # start of the <|python_tag|> before the candidate
-        self.json: JsonScan | None = None
+        self.json: JsonExtent | None = None
 
     # ---- driving ---------------------------------------------------------------------------------
 
@@ -392,15 +331,15 @@ class _Reader:
     # ---- call candidates -------------------------------------------------------------------------------
 
     def _candidate_at(self, at: int) -> None:
-        self.json = JsonScan(at)
+        self.json = JsonExtent(at)
         self.pos = at
         self.step = self._candidate
 
     def _candidate(self) -> bool:
         start = self.json.start
         try:
-            end = self.json.run(self.buf)
-        except JsonInvalid as exc:
+            end = self.json.advance(self.buf)
+        except Malformed as exc:
             self._not_a_call(None, exc.reason)
             return True
         if end is None:

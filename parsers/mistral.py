@@ -54,9 +54,9 @@ import re
 from harness.formats.mistral import ARGS, CALL_ID, SPEC, TOOL_CALLS
 from harness.model import Message
 from harness.protocol import Delta
-from parsers._common import StopTail
+from parsers._common import JsonExtent, Malformed, StopTail
 from parsers.llama3_json import (
-    _VERSION, JsonInvalid, JsonScan, TextField, decode_json, fold_message, object_arguments, to_deltas,
+    _VERSION, TextField, decode_json, fold_message, object_arguments, to_deltas,
 )
 
 _STOPS = SPEC.stop_markers
@@ -145,7 +145,7 @@ class _Reader:
         self.name_at = 0
         self.name = ""
         self.call_id: str | None = None
-        self.json: JsonScan | None = None
+        self.json: JsonExtent | None = None
         self.fault: tuple[int, str] = (0, "")
 
     # ---- driving ---------------------------------------------------------------------------------
@@ -242,7 +242,7 @@ class _Reader:
         if j == len(self.buf):
             return False
         if self.buf[j] in "[{":  # the older format; a marker here ([ARGS]: no name) fails the JSON scan
-            self.json = JsonScan(j)
+            self.json = JsonExtent(j)
             self.step = self._old_json
             return True
         self.name_at = j
@@ -295,14 +295,14 @@ class _Reader:
             return False
         if self.buf[j] != "{":
             raise _Malformed(j, "expected a JSON object after [ARGS]")
-        self.json = JsonScan(j)
+        self.json = JsonExtent(j)
         self.step = self._args
         return True
 
     def _scan_json(self) -> tuple[int, object] | None:
         try:
-            end = self.json.run(self.buf)
-        except JsonInvalid as exc:
+            end = self.json.advance(self.buf)
+        except Malformed as exc:
             raise _Malformed(exc.at, exc.reason) from None
         if end is None:
             return None  # at the end of the text, _advance surfaces the unterminated call
