@@ -31,7 +31,8 @@ the strict reading would give an implausible key):
   key (no space, comma, bracket, quote, ``=``, ``:`` or ``<`` in it) followed by ``=``, optional whitespace
   and a quote is a string argument; the string runs to the first matching quote that is followed (after
   optional whitespace) by ``,`` or the container's close, and is taken as written. A ``=`` not followed by a
-  quote is part of the key (the strict reading: ``{a=b:1}`` has the key ``a=b``).
+  quote, or followed by a quote that no such closing quote matches before the call's ``<tool_call|>``, is part
+  of the key (the strict reading: ``{a=b:1}`` has the key ``a=b``, ``{0=':None}`` the key ``0='``).
 - Drift recovered, the generic envelope ``call:tool_call{args:{...},id:<|"|>NAME<|"|>}`` (observed
   ``gemma4_wrapper_call_with_id_field_fastflowlm``'s shape): a call named ``tool_call`` whose arguments are
   exactly an ``args`` object and an ``id`` string that is a valid name is the call ``NAME(args)`` -- unless
@@ -464,6 +465,13 @@ class _Reader:
                     return False
                 key = buf[self.mark:i].strip()
                 if j < len(buf) and buf[j] in "'\"" and _BARE_KEY.fullmatch(key):
+                    end = self._equals_end(j)
+                    if end is None:  # the closing quote may still arrive
+                        self.scan = i
+                        return False
+                    if end < 0:  # no closing quote in the call: the strict reading (the key holds ``='``)
+                        m = _KEY_END.search(buf, i + 1)
+                        continue
                     self._key_done(key)
                     self.quote, self.mark, self.pos = buf[j], j + 1, j + 1
                     self.scan, self.step = j + 1, self._equals_string
@@ -487,6 +495,22 @@ class _Reader:
         self.mark, self.pos = None, m.end()
         self._key_done(key)
         return True
+
+    def _equals_end(self, at: int) -> int | None:
+        """Where the ``key='value'`` string opened by the quote at ``at`` ends: the first matching quote followed
+        (after optional whitespace) by ``,`` or the container's close, before the call's ``<tool_call|>``; -1 when
+        there is none (the text is the strict reading); None while more text may bring one."""
+        buf, quote, closer = self.buf, self.buf[at], self.stack[-1].closer
+        limit = buf.find(CALL_CLOSE, at + 1)
+        k = buf.find(quote, at + 1, limit if limit != -1 else len(buf))
+        while k != -1:
+            j = _WS.match(buf, k + 1).end()
+            if j == len(buf):
+                return k if self.final else None
+            if buf[j] in (",", closer):
+                return k
+            k = buf.find(quote, k + 1, limit if limit != -1 else len(buf))
+        return None if limit == -1 and not self.final else -1
 
     def _equals_string(self) -> bool:
         """Drift ``key='value'`` (or ``key="value"``): the value runs to the first matching quote followed by

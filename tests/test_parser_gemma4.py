@@ -274,6 +274,13 @@ def test_key_with_equals_but_no_quote_is_a_strict_key():
     assert view(message) == expected_view([("f", {"a=b": 1, "c = d": "x"})])
 
 
+def test_key_with_equals_quote_but_no_closing_quote_is_a_strict_key():
+    """``=`` and a quote that no closing quote matches before ``<tool_call|>``: the key holds ``='`` (the
+    template writes such a key raw; hypothesis found ``{"0='": None}``)."""
+    message = assert_stream_matches("<|tool_call>call:A{0=':None}<tool_call|>")
+    assert view(message) == expected_view([("A", {"0='": None})])
+
+
 def test_wrapper_envelope_kept_when_tool_call_is_declared():
     text = '<|tool_call>call:tool_call{args:{q:1},id:<|"|>lookup<|"|>}<tool_call|>'
     declared = [{"type": "function", "function": {"name": "tool_call", "parameters": {"type": "object"}}}]
