@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,capture]"
-	$(BIN)/python -m harness.wheels --install
+	$(BIN)/python -m harness.engines.wheels --install
 	touch $(STAMP)
 
 eval: $(STAMP)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import time
 
-from harness.corpus import build_corpus
-from harness.catalog import get_model
+from harness.core.protocol import run_stream
+from harness.corpus.build import build_corpus
 from harness.formats import get_format
-from harness.protocol import run_stream
-from harness.scoring import score
-from harness.templates import load_template
-from parsers import create_parsers
+from harness.parse.registry import create_parsers
+from harness.score.verdicts import score
+from harness.template.catalog import get_model
+from harness.template.sources import load_template
 
 
 def main() -> None:
@@ -32,8 +32,8 @@ def main() -> None:
     cases = corpus.cases
     report("corpus build (generate + render)", len(cases), time.perf_counter() - t0)
 
-    from harness.render import render_scenario
-    from harness.edge_catalog import curated_scenarios
+    from harness.corpus.curated import curated_scenarios
+    from harness.template.render import render_scenario
 
     scenarios = [s for s in curated_scenarios() if any(c.id == s.id for c in cases)]
     t0 = time.perf_counter()

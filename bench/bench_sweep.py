@@ -1,4 +1,4 @@
-"""Speed of the random sweep (:mod:`harness.sweep`) for each in-process parser of a model's format.
+"""Speed of the random sweep (:mod:`harness.jobs.sweep`) for each in-process parser of a model's format.
 
 Usage: ``.venv/bin/python bench/bench_sweep.py [--model gemma-4-e2b] [-n 1000] [--jobs 2]``. In this process
 (one core), it times rendering alone (random scenario + real template) for ``n`` cases, then the whole sweep of
@@ -13,12 +13,17 @@ from __future__ import annotations
 import argparse
 import time
 
-from harness.catalog import get_model
+from harness.corpus.random_calls import (
+    DEFAULT_CUTS,
+    DEFAULT_FULL_EVERY,
+    random_scenario,
+)
 from harness.formats import get_format
-from harness.render import render_scenario
-from harness.sweep import DEFAULT_CUTS, DEFAULT_FULL_EVERY, _init_worker, _Job, random_scenario, run_batch
-from harness.templates import load_template
-from parsers import available_parsers
+from harness.jobs.sweep import _init_worker, _Job, run_batch
+from harness.parse.registry import available_parsers
+from harness.template.catalog import get_model
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
 
 TARGET_S = 600.0
 FULL_N = 200_000

@@ -1,6 +1,6 @@
 """Per-call overhead of the worker protocol against in-process calls on the same parser.
 
-The project's own Gemma 4 parser runs in-process and behind ``python -m harness.worker_server parsers.gemma4``
+The project's own Gemma 4 parser runs in-process and behind ``python -m harness.engines.server parsers.own.gemma4``
 (the same code); the difference per call is what the protocol costs: JSON encoding, two pipes, the worker's
 loop and the client's reader thread. Three ways of calling the worker:
 
@@ -21,13 +21,13 @@ import sys
 import time
 from pathlib import Path
 
-from harness.catalog import get_model
-from harness.corpus import build_corpus
+from harness.core.protocol import run_stream
+from harness.corpus.build import build_corpus
+from harness.engines.client import WorkerParser, WorkerSpec
 from harness.formats import get_format
-from harness.protocol import run_stream
-from harness.templates import load_template
-from harness.worker_client import WorkerParser, WorkerSpec
-from parsers.gemma4 import Gemma4Parser
+from harness.template.catalog import get_model
+from harness.template.sources import load_template
+from parsers.own.gemma4 import Gemma4Parser
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_US = 50.0
@@ -56,7 +56,7 @@ def main() -> None:
                          slices=("curated", "generated")).cases
     items = [(c.text, c.tools, c.prefix) for c in cases]
     own = Gemma4Parser()
-    worker = WorkerParser(WorkerSpec([sys.executable, "-m", "harness.worker_server", "parsers.gemma4"],
+    worker = WorkerParser(WorkerSpec([sys.executable, "-m", "harness.engines.server", "parsers.own.gemma4"],
                                      {"PYTHONPATH": str(ROOT)}, "bench"), "gemma4")
     n = len(items)
     print(f"{n} cases, mean text {sum(len(t) for t, _, _ in items) / n:.0f} chars; median of {args.repeat} runs")

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from harness.errors import HarnessError
-from harness.model import SLICES
-from harness.runner import DEFAULT_MODES, DEFAULT_TIMEOUT_S, request_interrupt
+from harness.core.cases import SLICES
+from harness.core.errors import HarnessError
+from harness.core.guards import request_interrupt
+from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +51,7 @@ def _keep_hypothesis_files_in_cache() -> None:
     if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
         from hypothesis.configuration import set_hypothesis_home_dir
 
-        from harness.sdist import cache_dir
+        from harness.core.paths import cache_dir
 
         set_hypothesis_home_dir(str(cache_dir() / "hypothesis"))
 
@@ -176,8 +177,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _sweep_command(sub) -> None:
-    """``sweep``: the seeded random sweep (:mod:`harness.sweep`)."""
-    from harness.sweep import DEFAULT_CUTS, DEFAULT_FULL_EVERY, DEFAULT_KEEP
+    """``sweep``: the seeded random sweep (:mod:`harness.jobs.sweep`)."""
+    from harness.corpus.random_calls import DEFAULT_CUTS, DEFAULT_FULL_EVERY
+    from harness.report.sweep import DEFAULT_KEEP
 
     sw = sub.add_parser("sweep", help="random tool calls through the real template: one-shot, char-by-char "
                                       "streaming and truncation checks; prints the wrong/total rate per parser")
@@ -200,7 +202,8 @@ def _sweep_command(sub) -> None:
 
 
 def _cmd_sweep(args, console: Console) -> int:
-    from harness.sweep import SweepConfig, run_sweep
+    from harness.jobs.sweep import run_sweep
+    from harness.report.sweep import SweepConfig
 
     run_sweep(SweepConfig(model=args.model, parsers=args.parsers, n=args.n, seed=args.seed, jobs=args.jobs,
                           out_dir=args.out, timeout_s=args.timeout, cuts=args.cuts, full_every=args.full_every,
@@ -209,8 +212,8 @@ def _cmd_sweep(args, console: Console) -> int:
 
 
 def _baseline_commands(sub) -> None:
-    """``baseline save`` and ``gate`` (:mod:`harness.baseline`)."""
-    from harness.baseline import BASELINES_DIR
+    """``baseline save`` and ``gate`` (:mod:`harness.jobs.gate`)."""
+    from harness.jobs.gate import BASELINES_DIR
 
     bl = sub.add_parser("baseline", help="store per-case verdicts of parsers, for `gate` to compare with")
     bl_sub = bl.add_subparsers(dest="baseline_command", required=True)
@@ -236,7 +239,7 @@ def _baseline_commands(sub) -> None:
                     help="compare with this baseline file (default: the model's baselines in --dir)")
     gt.add_argument("--shrink", action="store_true", help="hypothesis-shrink generated failures (in the run report)")
     gt.add_argument("--no-minimize", action="store_true",
-                    help="skip reducing each regressed case to a minimal failing input (harness/minimize.py)")
+                    help="skip reducing each regressed case to a minimal failing input (harness/analysis/minimize.py)")
     _gate_common_args(gt, BASELINES_DIR)
     gt.set_defaults(func=_cmd_gate)
 
@@ -249,7 +252,7 @@ def _gate_common_args(cmd: argparse.ArgumentParser, baselines_dir: Path) -> None
 
 
 def _cmd_baseline_save(args, console: Console) -> int:
-    from harness.baseline import RunSettings, save_baselines
+    from harness.jobs.gate import RunSettings, save_baselines
 
     _check_choices("mode", args.modes, DEFAULT_MODES)
     _check_choices("slice", args.slices, SLICES)
@@ -261,7 +264,7 @@ def _cmd_baseline_save(args, console: Console) -> int:
 
 
 def _cmd_gate(args, console: Console) -> int:
-    from harness.baseline import run_gate
+    from harness.jobs.gate import run_gate
 
     results = run_gate(args.model, args.parsers, args.baseline, baseline_dir=args.dir, runs_root=args.out,
                        console=console, model_dir=args.model_dir, gguf=args.gguf, timeout_s=args.timeout,
@@ -278,12 +281,12 @@ def _template_args(cmd: argparse.ArgumentParser) -> None:
 
 
 def _cmd_eval(args, console: Console) -> int:
-    from harness.evaluate import EvalConfig, run_eval
+    from harness.jobs.evaluate import EvalConfig, run_eval
 
     _check_choices("mode", args.modes, DEFAULT_MODES)
     _check_choices("slice", args.slices, SLICES)
     if args.all_models:
-        from harness.all_models import run_all_models
+        from harness.jobs.all_models import run_all_models
 
         run_all_models(EvalConfig(parsers=args.parsers, modes=tuple(args.modes), slices=tuple(args.slices),
                                   seed=args.seed, n_generated=args.cases, timeout_s=args.timeout,
@@ -299,7 +302,7 @@ def _cmd_eval(args, console: Console) -> int:
 
 
 def _capture_args(sub: argparse.ArgumentParser) -> None:
-    from harness.backends import BACKEND_MODULES
+    from harness.capture.backends import BACKEND_MODULES
 
     sub.add_argument("--backend", choices=list(BACKEND_MODULES), default=None,
                      help="capture with this backend (default: the catalog's capture_backend for the model)")
@@ -324,9 +327,9 @@ def _capture_args(sub: argparse.ArgumentParser) -> None:
 def _capture_settings(args, files: tuple = (), required: bool = True):
     """Capture settings from the flags; the backend defaults to the catalog's ``capture_backend``. None when
     no backend is named anywhere and ``required`` is False."""
-    from harness.backends import Sampling
-    from harness.capture import CaptureSettings
-    from harness.catalog import get_model
+    from harness.capture.backends import Sampling
+    from harness.capture.run import CaptureSettings
+    from harness.template.catalog import get_model
 
     entry = get_model(args.model)
     backend = args.backend or entry.capture_backend or ("files" if files else None)
@@ -351,12 +354,19 @@ def _capture_settings(args, files: tuple = (), required: bool = True):
 
 
 def _cmd_capture(args, console: Console) -> int:
-    from harness.capture import capture_key, capture_stats, load_examples, load_prompts, open_backend, run_capture
-    from harness.catalog import get_model
-    from harness.evaluate import REPORTS_DIR
+    from harness.capture.run import (
+        capture_key,
+        capture_stats,
+        load_examples,
+        load_prompts,
+        open_backend,
+        run_capture,
+    )
     from harness.formats import get_format
-    from harness.report import STATS_HEADER, _stats_rows
-    from harness.templates import load_template
+    from harness.jobs.evaluate import REPORTS_DIR
+    from harness.report.tables import STATS_HEADER, _stats_rows
+    from harness.template.catalog import get_model
+    from harness.template.sources import load_template
 
     settings = _capture_settings(args)
     entry = get_model(args.model)
@@ -382,9 +392,8 @@ def _cmd_capture(args, console: Console) -> int:
 
 
 def _cmd_check(args, console: Console) -> int:
-    from harness.check import check_file
-
-    from harness.model import FORMATS
+    from harness.core.cases import FORMATS
+    from harness.jobs.check import check_file
 
     _check_choices("mode", args.mode, DEFAULT_MODES)
     if args.format is not None:
@@ -396,7 +405,7 @@ def _cmd_check(args, console: Console) -> int:
 
 
 def _cmd_parsers(args, console: Console) -> int:
-    from parsers import describe_parsers, get_any_parser
+    from harness.parse.registry import describe_parsers, get_any_parser
 
     if args.worker:
         parser = get_any_parser(args.worker, args.format or "gemma4", install_missing=False)
@@ -409,7 +418,7 @@ def _cmd_parsers(args, console: Console) -> int:
         return 0
     for name, status in describe_parsers(args.format):
         print(f"{name:40s} {status}")
-    from harness.engines import engines, find_installed
+    from harness.engines.environments import engines, find_installed
 
     for engine in engines().values():
         if args.format and args.format not in engine.formats:
@@ -422,7 +431,7 @@ def _cmd_parsers(args, console: Console) -> int:
 
 
 def _cmd_engines_install(args, console: Console) -> int:
-    from harness.engines import install
+    from harness.engines.environments import install
 
     for spec in args.specs:
         installed = install(spec, log=lambda line: print(line, flush=True), force=args.force)
@@ -431,7 +440,13 @@ def _cmd_engines_install(args, console: Console) -> int:
 
 
 def _cmd_engines_list(args, console: Console) -> int:
-    from harness.engines import broken_engines, describe, engines, list_installed, recipe_summary
+    from harness.engines.environments import (
+        broken_engines,
+        describe,
+        engines,
+        list_installed,
+        recipe_summary,
+    )
 
     print("engines (default version; cold install; recipe):")
     for engine in engines().values():
@@ -448,7 +463,7 @@ def _cmd_engines_list(args, console: Console) -> int:
 
 
 def _cmd_suites(args, console: Console) -> int:
-    from harness.suites import load_suite, suite_names
+    from harness.capture.suites import load_suite, suite_names
 
     for source in args.files or suite_names():
         prompts = load_suite(source)
@@ -459,7 +474,7 @@ def _cmd_suites(args, console: Console) -> int:
 
 
 def _cmd_models(args, console: Console) -> int:
-    from harness.catalog import list_models
+    from harness.template.catalog import list_models
 
     for entry in list_models():
         print(f"{entry.name:16s} {entry.format:10s} {entry.hf_repo}")
@@ -467,7 +482,7 @@ def _cmd_models(args, console: Console) -> int:
 
 
 def _cmd_template(args, console: Console) -> int:
-    from harness.templates import load_template
+    from harness.template.sources import load_template
 
     template = load_template(args.model, model_dir=args.model_dir, gguf=args.gguf)
     for key, value in template.provenance.items():
@@ -482,11 +497,11 @@ def _cmd_template(args, console: Console) -> int:
 
 
 def _cmd_corpus(args, console: Console) -> int:
-    from harness.cases import write_cases
-    from harness.catalog import get_model
-    from harness.corpus import build_corpus
+    from harness.core.cases import write_cases
+    from harness.corpus.build import build_corpus
     from harness.formats import get_format
-    from harness.templates import load_template
+    from harness.template.catalog import get_model
+    from harness.template.sources import load_template
 
     _check_choices("slice", args.slices, SLICES)
     fmt = get_format(get_model(args.model).format)

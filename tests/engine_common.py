@@ -1,8 +1,8 @@
 """What the engine tests share: a declared tool, a call to it, the thinking-off prefix, and the fixture body
 that builds an engine (from the user cache, or cold) and starts its worker."""
 
-from harness import engines
-from parsers import get_any_parser
+from harness.engines import environments as engines
+from harness.parse.registry import get_any_parser
 
 OFF = "<|channel>thought\n<channel|>"  # Gemma 4 prefix with thinking off (the template's default)
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "weather",
@@ -39,7 +39,7 @@ def hermes_render(content: str, calls: list[dict]) -> str:
 
     from transformers.utils.chat_template_utils import render_jinja_template
 
-    from harness.sdist import sdist_file
+    from harness.assets.sdist import sdist_file
 
     template = Path(sdist_file(HERMES_TEMPLATE)).read_text()
     messages = [{"role": "user", "content": "What is the weather?"}]
@@ -75,7 +75,7 @@ def hermes_pieces(text: str) -> list[str]:
 def hermes_results(parser) -> dict[str, dict[str, dict]]:
     """``{case: {mode: message as JSON without diagnostics}}`` for every Hermes case, one-shot and streamed
     whole, by characters and by token-like pieces; an exception becomes ``{"error": "Type: message"}``."""
-    from harness.protocol import run_stream
+    from harness.core.protocol import run_stream
 
     out: dict[str, dict[str, dict]] = {}
     for case, (make, _) in HERMES_CASES.items():
@@ -99,7 +99,7 @@ def hermes_results(parser) -> dict[str, dict[str, dict]]:
 
 def hermes_msg(content=None, calls=(), reasoning=None, name="get_weather") -> dict:
     """A message as ``Message.to_json()`` writes it (calls given as argument dicts or raw JSON strings)."""
-    from harness.model import Message, ToolCall
+    from harness.core.messages import Message, ToolCall
 
     return Message(content, reasoning, [ToolCall(name, a) for a in calls]).to_json()
 
@@ -120,7 +120,7 @@ def hermes_worker(name: str):
 
 # ------------------------------------------------------------------------------------------------- newer formats
 # The texts an engine reference is run on for the formats added after Hermes (glm45, qwen3_coder, kimi_k2, ...):
-# rendered by a catalog model's own template through the harness (harness.render.render_scenario), so every text
+# rendered by a catalog model's own template through the harness (harness.template.render.render_scenario), so every text
 # is the template's own, with the case's parse prefix and tools.
 
 RENDERED_PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
@@ -134,12 +134,12 @@ def rendered_cases(model: str, marker: str | None = None) -> dict:
     ``call_close``, inside a string value) and ``reasoning_call`` (reasoning, then a call), each a call to
     ``get_weather``. A scenario the template cannot write (Llama 3.x refuses two calls, Mistral Small 3.2 drops
     content, Kimi K2 writes no reasoning, ...) is left out."""
-    from harness.catalog import get_model
-    from harness.edge_catalog import call, edge
-    from harness.errors import UnrepresentableError
+    from harness.core.errors import UnrepresentableError
+    from harness.core.scenarios import call, edge
     from harness.formats import get_format
-    from harness.render import render_scenario
-    from harness.templates import load_template
+    from harness.template.catalog import get_model
+    from harness.template.render import render_scenario
+    from harness.template.sources import load_template
 
     fmt = get_format(get_model(model).format)
     template = load_template(model, offline=True)
@@ -188,7 +188,7 @@ def plain_message(message) -> dict:
 def rendered_results(parser, cases: dict, modes=RENDERED_MODES) -> dict[str, dict[str, dict]]:
     """``{case: {mode: plain_message}}`` for ``cases`` (from :func:`rendered_cases`): one-shot, and streamed
     whole, by characters and by token-like pieces; an exception becomes ``{"error": "Type: message"}``."""
-    from harness.protocol import run_stream
+    from harness.core.protocol import run_stream
 
     out: dict[str, dict[str, dict]] = {}
     for name, case in cases.items():
@@ -215,6 +215,6 @@ def rendered_expected(cases: dict, modes=RENDERED_MODES) -> dict[str, dict[str, 
 def rendered_msg(content=None, calls=(), reasoning=None, name="get_weather") -> dict:
     """A plain message (see :func:`plain_message`) with calls to ``name``, given as argument dicts or raw
     JSON argument strings."""
-    from harness.model import Message, ToolCall
+    from harness.core.messages import Message, ToolCall
 
     return plain_message(Message(content, reasoning, [ToolCall(name, a) for a in calls]))

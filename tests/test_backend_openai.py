@@ -1,5 +1,5 @@
 """The OpenAI-compatible capture backend against a real server: ``python -m llama_cpp.server`` (llama-cpp-python
-0.3.36) started here on a free port, serving the micro Gemma 4 GGUF (:mod:`harness.micro_model`: random weights,
+0.3.36) started here on a free port, serving the micro Gemma 4 GGUF (:mod:`harness.extra.micro_model`: random weights,
 the real Gemma 4 tokenizer and template, so it writes nonsense made of real tokens), prompted with prompts that
 the GGUF's own chat template renders.
 
@@ -25,13 +25,20 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.backends import BackendError, Request, Sampling, Weights, create_backend
-from harness.backends.openai_backend import create, gbnf_literal, server_parser
-from harness.captures import Capture, score_capture
+from harness.capture.backends import (
+    BackendError,
+    Request,
+    Sampling,
+    Weights,
+    create_backend,
+)
+from harness.capture.backends.openai import create, gbnf_literal, server_parser
+from harness.capture.records import Capture
+from harness.capture.suites import ExpectedCall, Prompt
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Parser, run_stream
 from harness.formats import get_format
-from harness.model import Message, ToolCall
-from harness.protocol import Parser, run_stream
-from harness.suites import ExpectedCall, Prompt
+from harness.score.captures import score_capture
 
 SERVER_MODULES = ("uvicorn", "fastapi", "sse_starlette", "pydantic_settings", "starlette_context", "llama_cpp")
 SERVER_NAME = "llama-cpp-python==0.3.36"
@@ -45,7 +52,7 @@ LONG = "root ::= [a-z ]{1000} [a-z ]*"
 
 
 def test_server_packages_are_installed():
-    """``make`` installs llama-cpp-python with its server extras (``python -m harness.wheels --install``)."""
+    """``make`` installs llama-cpp-python with its server extras (``python -m harness.engines.wheels --install``)."""
     assert [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None] == []
 
 
@@ -55,7 +62,7 @@ def test_server_packages_are_installed():
 @pytest.fixture(scope="session")
 def micro():
     """The micro Gemma 4 (built into the user cache on first use, ~25 s; reused after)."""
-    from harness.micro_model import micro_gemma4
+    from harness.extra.micro_model import micro_gemma4
 
     return micro_gemma4(log=lambda line: None)
 
@@ -69,8 +76,8 @@ def gguf(micro) -> str:
 def prompt_for(micro):
     """``prompt_for(user_text, tools=None)``: the Gemma 4 prompt for one user turn, rendered by the chat template
     embedded in the GGUF with the generation prompt (``<bos>...<|turn>model\n<|channel>thought\n<channel|>``)."""
-    from harness.render import render_messages
-    from harness.templates import load_template
+    from harness.template.render import render_messages
+    from harness.template.sources import load_template
 
     template = load_template("gemma-4-e2b", gguf=str(micro.gguf))
     return lambda user, tools=None: render_messages(template, [{"role": "user", "content": user}], tools,

@@ -10,13 +10,14 @@ import sys
 
 import pytest
 
-from harness.backends import Sampling, Weights, create_backend
-from harness.capture import capture_stats, load_prompts, reference_text, run_capture, score_captures
-from harness.captures import read_captures
+from harness.capture.backends import Sampling, Weights, create_backend
+from harness.capture.records import read_captures
+from harness.capture.run import capture_stats, load_prompts, reference_text, run_capture
+from harness.extra.micro_model import micro_gemma4
 from harness.formats import get_format
-from harness.micro_model import micro_gemma4
-from harness.templates import load_template
-from parsers import create_parsers
+from harness.parse.registry import create_parsers
+from harness.score.captures import score_captures
+from harness.template.sources import load_template
 
 FMT = get_format("gemma4")
 TOOL_CALL_ID, TOOL_CALL_END_ID = 48, 49  # <|tool_call>, <tool_call|> in ggml-vocab-gemma-4.gguf
@@ -176,7 +177,7 @@ def test_gbnf_grammar_with_token_references_emits_the_real_marker_ids(micro, tem
 
 @pytest.mark.parametrize("grammar", ['root ::= ("yes" ', "root ::= undefined_rule", "root ::= <|nosuchtoken|>"])
 def test_an_invalid_grammar_is_an_error_not_a_crash(micro, grammar):
-    from harness.backends import BackendError
+    from harness.capture.backends import BackendError
 
     with pytest.raises(BackendError, match="rejected the GBNF grammar"):
         create_backend("llama-cpp", _weights(micro, "gguf"), grammar=grammar)

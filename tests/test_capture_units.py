@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from harness.backends import PieceCollector, Weights
-from harness.capture import reference_arguments, reference_text, render_prompt
-from harness.catalog import get_model
+from harness.capture.backends import PieceCollector, Weights
+from harness.capture.run import reference_arguments, reference_text, render_prompt
+from harness.capture.suites import load_suite
+from harness.capture.weights import WeightsNotFound, locate_weights
 from harness.formats import get_format
-from harness.suites import load_suite
-from harness.templates import load_template
-from harness.weights import WeightsNotFound, locate_weights
+from harness.template.catalog import get_model
+from harness.template.sources import load_template
 
 
 def _utf8_decoder(table: dict[int, bytes]):

@@ -6,14 +6,21 @@ import json
 
 import pytest
 
-from harness.captures import Capture, CaptureFileError, CaptureWriter, read_captures, score_capture
+from harness.assets.tokenizers import token_pieces
+from harness.capture.records import (
+    Capture,
+    CaptureFileError,
+    CaptureWriter,
+    read_captures,
+)
+from harness.capture.suites import load_suite
+from harness.core.messages import ToolCall
+from harness.core.scenarios import Scenario
 from harness.formats import get_format
-from harness.model import Scenario, ToolCall
-from harness.render import render_scenario
-from harness.suites import load_suite
-from harness.templates import load_template
-from harness.tokens import token_pieces
-from parsers import create_parsers
+from harness.parse.registry import create_parsers
+from harness.score.captures import score_capture
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
 
 FMT = get_format("gemma4")
 

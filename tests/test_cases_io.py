@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from harness.cases import CaseFileError, load_cases, write_cases
-from harness.corpus import OBSERVED_FILE
+from harness.core.cases import CaseFileError, load_cases, write_cases
+from harness.corpus.build import OBSERVED_FILE
 
 
 def test_observed_corpus_ships_with_the_project_and_loads():

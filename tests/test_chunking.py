@@ -1,4 +1,4 @@
-"""Streaming modes of harness.chunking."""
+"""Streaming modes of harness.parse.modes."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import chunking
-from harness.tokens import load_tokenizer
+from harness.assets.tokenizers import load_tokenizer
+from harness.parse import modes as chunking
 
 CALL = '<|tool_call>call:get_weather{location:{city:<|"|>Paris<|"|>}}<tool_call|>'
 TEXTS = ["", "x", CALL, "héllo 🚀 wörld\r\n\t", 'Sure.<|tool_call>call:f{a:<|"|>ꙮ\u2581<|"|>}<tool_call|>']

@@ -13,21 +13,31 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.edge_catalog import (
-    MARKER_TEXTS, REQUIRED_TAGS, contains_any, curated_scenarios, infer_schema, scenario_strings, shape_tags,
+from harness.core.scenarios import (
+    MARKER_TEXTS,
+    Scenario,
+    contains_any,
+    infer_schema,
+    scenario_strings,
+    shape_tags,
+)
+from harness.corpus.curated import REQUIRED_TAGS, curated_scenarios
+from harness.corpus.generated import generate_scenarios, minimal_failing, scenario_key
+from harness.corpus.strategies import (
+    arguments_for_schema,
+    floats,
+    json_schemas,
+    scenarios,
+    schema_errors,
+    text_values,
+    tools_and_calls,
 )
 from harness.formats.gemma4 import SPEC as GEMMA4
-from harness.generate import generate_scenarios, minimal_failing, scenario_key
-from harness.model import Scenario
-from harness.strategies import (
-    arguments_for_schema, floats, json_schemas, schema_errors, scenarios, text_values, tools_and_calls,
-)
-
-import jsonschema
 
 REPO = Path(__file__).resolve().parents[1]
 GEMMA_DELIM = '<|"|>'
@@ -174,7 +184,7 @@ def test_infer_schema_shapes():
 
 @pytest.fixture(scope="module")
 def gemma_template() -> str:
-    from harness.sdist import sdist_file
+    from harness.assets.sdist import sdist_file
 
     return sdist_file("models/templates/google-gemma-4-31B-it.jinja").read_text(encoding="utf-8")
 
@@ -321,7 +331,7 @@ import hashlib, sys
 if len(sys.argv) > 1:  # import a local module full of constants hypothesis would otherwise mine
     sys.path.insert(0, sys.argv[1])
     import noise_constants
-from harness.generate import generate_scenarios, scenario_key
+from harness.corpus.generated import generate_scenarios, scenario_key
 got = generate_scenarios(80, 1234, forbid=('<|"|>',))
 text = "\\n".join(f"{s.id}|{s.seed}|{','.join(s.tags)}|{scenario_key(s)}" for s in got)
 print(hashlib.sha256(text.encode()).hexdigest())
@@ -331,7 +341,7 @@ print(hashlib.sha256(text.encode()).hexdigest())
 def test_generate_deterministic_across_processes(tmp_path):
     """Same seed, same scenarios: in this (pytest) process, in plain child processes with different
     ``PYTHONHASHSEED``, and in a child that imported an extra local module (hypothesis mines constants
-    from local modules; :func:`harness.generate.isolated_from_local_constants` must keep them out)."""
+    from local modules; :func:`harness.corpus.generated.isolated_from_local_constants` must keep them out)."""
     expected = fingerprint(generate_scenarios(80, 1234, forbid=(GEMMA_DELIM,)))
     noise = tmp_path / "noise"
     noise.mkdir()

@@ -1,6 +1,6 @@
 """The llama.cpp engine: a C++ protocol worker over llama.cpp's chat parser, built from the pinned sdist, serving
 Gemma 4 (the Gemma 4 template), Hermes (the Qwen 2.5 template) and the formats added after them, each with its
-preset's own template and llama-server options (parsers/llama_cpp_ref.py: FORMATS).
+preset's own template and llama-server options (parsers/reference/llama_cpp.py: FORMATS).
 
 The first run builds it into the user cache (about 3.5 min on 2 cores); later runs reuse it. It is also the
 test suite's non-Python worker, run through ``cmd:`` like any executable.
@@ -32,16 +32,16 @@ from engine_common import (
     rendered_results,
 )
 
-from harness import engines
-from harness.catalog import get_model
+from harness.assets.sdist import sdist_file
+from harness.assets.tokenizers import token_pieces
+from harness.core.messages import ToolCall
+from harness.core.protocol import run_stream
+from harness.engines import environments as engines
+from harness.engines.client import WorkerParser, WorkerParserError
 from harness.formats import get_format
-from harness.model import ToolCall
-from harness.protocol import run_stream
-from harness.runner import evaluate_case
-from harness.sdist import sdist_file
-from harness.tokens import token_pieces
-from harness.worker_client import WorkerParser, WorkerParserError
-from parsers import create_parsers, get_any_parser
+from harness.parse.registry import create_parsers, get_any_parser
+from harness.score.runner import evaluate_case
+from harness.template.catalog import get_model
 
 # A cold cache builds the environment inside the first test (minutes): allow for it.
 pytestmark = pytest.mark.timeout(1800)
@@ -110,7 +110,8 @@ def test_the_binary_runs_as_a_cmd_worker(llama):
 
 
 def _case(text):
-    from harness.model import Case, Message
+    from harness.core.cases import Case
+    from harness.core.messages import Message
 
     return Case(id="x", format="gemma4", text=text, tools=TOOLS, prefix=OFF, slice="curated",
                 expected=Message(tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": 3}),
@@ -187,7 +188,7 @@ def test_hermes_3_template_gives_the_same_parser_but_fails_on_a_type_list():
 
 
 # ------------------------------------------------------------------------------ the formats added after Hermes
-# Each format's worker is started with its preset's own template (parsers/llama_cpp_ref.py: FORMATS); the texts are
+# Each format's worker is started with its preset's own template (parsers/reference/llama_cpp.py: FORMATS); the texts are
 # the harness' renders of one call, two calls, prose around a call, the format's closing marker inside a string
 # value and reasoning before a call (tests/engine_common.py: rendered_cases), parsed one-shot and streamed whole,
 # by characters and by token-like pieces. All four modes agree on every text.
@@ -240,7 +241,7 @@ def llama_format():
 
 
 def test_every_new_format_is_served_with_its_presets_template(llama_format):
-    from parsers.llama_cpp_ref import FORMATS
+    from parsers.reference.llama_cpp import FORMATS
 
     for fmt in ("glm45", "glm47", "qwen3_coder", "minimax_m2", "llama3_json", "mistral", "kimi_k2", "deepseek_v31",
                 "deepseek_v32", "harmony"):

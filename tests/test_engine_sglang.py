@@ -30,11 +30,12 @@ from engine_common import (
     rendered_results,
 )
 
+from harness.assets.tokenizers import token_pieces
+from harness.core.cases import Case
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import run_stream
 from harness.formats import get_format
-from harness.model import Case, Message, ToolCall
-from harness.protocol import run_stream
-from harness.runner import evaluate_case
-from harness.tokens import token_pieces
+from harness.score.runner import evaluate_case
 
 # A cold cache builds the environment inside the first test (minutes): allow for it.
 pytestmark = pytest.mark.timeout(1800)
@@ -122,7 +123,7 @@ def test_hermes_call_to_an_undeclared_tool_is_dropped_and_streaming_leaks_its_ta
 
 
 # ------------------------------------------------------------------------------------------------- newer formats
-# (parsers/sglang_ref.py, "Formats added after Hermes"; every expectation below that differs from the case's own
+# (parsers/reference/sglang.py, "Formats added after Hermes"; every expectation below that differs from the case's own
 # message is a documented SGLang fault or a consequence of the documented server configuration)
 
 NEW_FORMATS = ("glm45", "glm47", "qwen3_coder", "minimax_m2", "llama3_json", "mistral", "kimi_k2", "deepseek_v31",
@@ -133,8 +134,8 @@ REASON = "The user wants the weather."
 @pytest.fixture(scope="module")
 def sglang_for():
     """``sglang_for(format)``: the SGLang worker parser of a format (one worker per format, stopped afterwards)."""
-    from harness import engines
-    from parsers import get_any_parser
+    from harness.engines import environments as engines
+    from harness.parse.registry import get_any_parser
 
     engines.install("sglang")
     started = {}
@@ -159,7 +160,7 @@ def raw(case, before: str = "") -> dict:
 
 
 def test_every_new_format_has_a_parser_and_all_creates_it(sglang_for):
-    from parsers import _expand_all
+    from harness.parse.registry import _expand_all
 
     for fmt in NEW_FORMATS:
         assert sglang_for(fmt).name == f"sglang==0.5.23:{fmt}"
@@ -174,10 +175,10 @@ def test_template_detection_gives_the_configured_server_state():
     import json
     import subprocess
 
-    from harness import engines
-    from harness.engine_spec import venv_python
-    from harness.sdist import sdist_file
-    from parsers.sglang_ref import FORMATS
+    from harness.assets.sdist import sdist_file
+    from harness.engines import environments as engines
+    from harness.engines.spec import venv_python
+    from parsers.reference.sglang import FORMATS
 
     installed = engines.install("sglang")
     paths = {fmt: str(sdist_file(f"models/templates/{c.template}")) for fmt, c in FORMATS.items()}
@@ -207,7 +208,7 @@ def test_template_detection_gives_the_configured_server_state():
 
 
 def test_requests_carry_the_documented_thinking_switch():
-    from parsers.sglang_ref import FORMATS
+    from parsers.reference.sglang import FORMATS
 
     assert FORMATS["glm45"].request_kwargs("<think></think>") == {"enable_thinking": False}
     assert FORMATS["glm45"].request_kwargs("") is None
@@ -378,7 +379,7 @@ def test_harmony_model_form_parses_streamed(sglang_for):
     """The header gpt-oss models write (``<|channel|>commentary to=functions.NAME <|constrain|>json``): with the
     ``<|call|>`` the detokenizer keeps (restored by the adapter) the call parses streamed whole or by pieces;
     one-shot only after an earlier message (``<|start|>assistant<|channel|>commentary`` must be in the text)."""
-    from harness.protocol import run_stream
+    from harness.core.protocol import run_stream
 
     parser = sglang_for("harmony")
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -405,7 +406,7 @@ def test_corpus_shaped_faults(sglang_for):
     holds ``:``."""
     import json
 
-    from harness.protocol import run_stream
+    from harness.core.protocol import run_stream
 
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
         "type": "object", "properties": {"city": {"type": "string"}}}}}]

@@ -27,12 +27,13 @@ from engine_common import (
     rendered_results,
 )
 
-from harness import engines
+from harness.assets.tokenizers import token_pieces
+from harness.core.cases import Case
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import run_stream
+from harness.engines import environments as engines
 from harness.formats import get_format
-from harness.model import Case, Message, ToolCall
-from harness.protocol import run_stream
-from harness.runner import evaluate_case
-from harness.tokens import token_pieces
+from harness.score.runner import evaluate_case
 
 # A cold cache builds the environment inside the first test (minutes): allow for it.
 pytestmark = pytest.mark.timeout(1800)
@@ -124,14 +125,14 @@ def test_hermes_tokenizer_is_qwens_own_vocabulary():
     import subprocess
     from pathlib import Path
 
-    from harness.gguf_meta import read_gguf_metadata
-    from harness.sdist import sdist_file
+    from harness.assets.gguf import read_gguf_metadata
+    from harness.assets.sdist import sdist_file
 
     installed = engines.find_installed("vllm")
     python = next(installed.path.glob("venv/bin/python"))
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run([str(python), "-c", "from parsers.vllm_ref import qwen_tokenizer_dir as d; print(d())"],
+    out = subprocess.run([str(python), "-c", "from parsers.reference.vllm import qwen_tokenizer_dir as d; print(d())"],
                          capture_output=True, text=True, env=env, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     tokenizer = json.loads((Path(out.stdout.strip()) / "tokenizer.json").read_text(encoding="utf-8"))
@@ -148,7 +149,7 @@ def test_hermes_tokenizer_is_qwens_own_vocabulary():
 
 # ------------------------------------------------------------------------------------ formats added after Hermes
 # vLLM 0.33.0 references: qwen3_coder, llama3_json, deepseek_v31, deepseek_v32, harmony. Absent, with the reason in
-# parsers/vllm_ref.py's docstring: glm45, glm47, minimax_m2, kimi_k2, mistral, functiongemma (no real tokenizer
+# parsers/reference/vllm.py's docstring: glm45, glm47, minimax_m2, kimi_k2, mistral, functiongemma (no real tokenizer
 # offline, or no template).
 
 NEW_FORMATS = {"qwen3_coder": "qwen3-coder-30b-a3b", "llama3_json": "llama-3.1-8b", "deepseek_v31": "deepseek-v3.1",
@@ -159,7 +160,7 @@ ABSENT = ("glm45", "glm47", "minimax_m2", "kimi_k2", "mistral", "functiongemma")
 @pytest.fixture(scope="module")
 def vllm_for():
     """``vllm_for(format)``: the vLLM worker parser of a format (one worker per format, stopped afterwards)."""
-    from parsers import get_any_parser
+    from harness.parse.registry import get_any_parser
 
     engines.install("vllm")
     started = {}
@@ -179,8 +180,8 @@ def everywhere(message: dict, modes=RENDERED_MODES) -> dict:
 
 
 def test_supported_formats_and_all_creates_them(vllm_for):
-    from parsers import _expand_all
-    from parsers.vllm_ref import ENGINE
+    from harness.parse.registry import _expand_all
+    from parsers.reference.vllm import ENGINE
 
     assert set(ENGINE.formats) == {"gemma4", "hermes", *NEW_FORMATS}
     for fmt in NEW_FORMATS:
@@ -191,7 +192,7 @@ def test_supported_formats_and_all_creates_them(vllm_for):
 
 
 def test_requests_carry_the_documented_thinking_switch():
-    from parsers.vllm_ref import FORMATS
+    from parsers.reference.vllm import FORMATS
 
     assert FORMATS["deepseek_v32"].thinking("<think></think>") is False
     assert FORMATS["deepseek_v32"].thinking("") is True
@@ -225,10 +226,10 @@ def test_llama3_json_texts(vllm_for):
     """``--tool-call-parser llama3_json`` (Llama 3.1's template writes one call per turn, no content): a call and a
     ``}`` or ``<|eot_id|>`` inside a string parse in every mode; prose before the call is dropped one-shot, and
     streaming (the text does not start with ``{``) makes it all content, no call."""
-    from harness.edge_catalog import call, edge
+    from harness.core.scenarios import call, edge
     from harness.formats import get_format
-    from harness.render import render_scenario
-    from harness.templates import load_template
+    from harness.template.render import render_scenario
+    from harness.template.sources import load_template
 
     cases = rendered_cases("llama-3.1-8b")
     assert set(cases) == {"one_call", "marker_in_string"}
@@ -337,10 +338,10 @@ def test_llama_and_deepseek_tokenizers_are_the_real_ones():
     import json
     from pathlib import Path
 
-    from harness.gguf_meta import read_gguf_metadata
-    from harness.sdist import sdist_file
+    from harness.assets.gguf import read_gguf_metadata
+    from harness.assets.sdist import sdist_file
 
-    folder = Path(_engine_python("from parsers.vllm_ref import package_tokenizer_dir as d; print(d('llama'))"))
+    folder = Path(_engine_python("from parsers.reference.vllm import package_tokenizer_dir as d; print(d('llama'))"))
     tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
     meta = read_gguf_metadata(sdist_file("models/ggml-vocab-llama-bpe.gguf"))
     assert tokenizer["model"]["vocab"] == {t: i for i, t in enumerate(meta["tokenizer.ggml.tokens"][:128000])}
@@ -350,7 +351,7 @@ def test_llama_and_deepseek_tokenizers_are_the_real_ones():
     assert [added[k] for k in ("<|eom_id|>", "<|eot_id|>", "<|python_tag|>")] == [128008, 128009, 128010]
     got = json.loads(_engine_python(
         "import json\n"
-        "from parsers.vllm_ref import FORMATS, _Runtime\n"
+        "from parsers.reference.vllm import FORMATS, _Runtime\n"
         "tok = _Runtime._load_tokenizer(FORMATS['deepseek_v31'])\n"
         "text = 'Hi <\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>f<\uff5ctool\u2581sep\uff5c>{}'\n"
         "ids = tok.encode(text, add_special_tokens=False)\n"

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from harness import engines
-from harness.engine_spec import PipEngine
+from harness.core.messages import ToolCall
+from harness.engines import environments as engines
+from harness.engines.client import WorkerParser
+from harness.engines.spec import PipEngine
 from harness.formats import get_format
-from harness.model import ToolCall
-from harness.runner import evaluate_case
-from harness.worker_client import WorkerParser
-from parsers import create_parsers
-from parsers.transformers_ref import ENGINE as TRANSFORMERS
+from harness.parse.registry import create_parsers
+from harness.score.runner import evaluate_case
+from parsers.reference.transformers import ENGINE as TRANSFORMERS
 
 # A cold cache builds the environment inside the first test (minutes): allow for it.
 pytestmark = pytest.mark.timeout(1800)
@@ -53,7 +53,7 @@ def test_a_failed_build_names_the_step_and_leaves_only_its_log(tmp_path, monkeyp
     empty.mkdir()
     broken = PipEngine(name="transformers", default_version="5.16.0", formats=("gemma4",), cold_install="seconds",
                        steps=lambda v: [["install", "--no-index", "--find-links", str(empty), f"transformers=={v}"]],
-                       worker_module="parsers.transformers_ref").engine()
+                       worker_module="parsers.reference.transformers").engine()
     monkeypatch.setattr(engines, "engines", lambda: {"transformers": broken})
     with pytest.raises(engines.EngineError, match=r"step failed with exit status \d+: .*pip .*install") as info:
         engines.install("transformers==5.16.0", log=lambda line: None)
@@ -117,7 +117,7 @@ def test_mlx_lm_0_32_0_needs_one_state_per_chunk_and_0_32_2_does_not():
     ``TextStateMachine.step`` (one state per generated piece), 0.32.2 with ``split`` (a piece may cross a
     marker). Token-by-token and char-by-char they agree; a piece holding a marker and text — the whole
     generation at once, the ``oneshot`` replay — breaks 0.32.0 and was fixed in 0.32.2."""
-    from harness.cases import load_cases
+    from harness.core.cases import load_cases
 
     parsers, unavailable = create_parsers(["mlx-lm==0.32.0:gemma4", "mlx-lm"], "gemma4")
     assert unavailable == {} and [p.name for p in parsers] == ["mlx-lm==0.32.0:gemma4", "mlx-lm==0.32.2:gemma4"]
@@ -138,7 +138,7 @@ def test_mlx_lm_0_32_0_needs_one_state_per_chunk_and_0_32_2_does_not():
 def test_mlx_lm_0_31_per_token_loop_agrees_with_0_32_2():
     """The issue's own example: 0.31.3 (token-id state machine in the generator) vs 0.32.2 (text state machine):
     the same Gemma 4 parser behind two server loops gives the same verdicts in every mode."""
-    from harness.cases import load_cases
+    from harness.core.cases import load_cases
 
     parsers, unavailable = create_parsers(["mlx-lm==0.31.3:gemma4", "mlx-lm==0.32.2:gemma4"], "gemma4")
     assert unavailable == {} and parsers[0].name == "mlx-lm==0.31.3:gemma4"

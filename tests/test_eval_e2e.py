@@ -79,7 +79,7 @@ def test_report_names_template_source_sha_versions_and_seed(run):
 
 
 def test_check_prints_counts_and_failing_cases(tmp_path):
-    from harness.corpus import OBSERVED_FILE
+    from harness.corpus.build import OBSERVED_FILE
 
     proc = run_cli("check", str(OBSERVED_FILE), "--parser", "transformers", "--modes", "oneshot")
     assert proc.returncode == 0, proc.stderr
@@ -98,7 +98,7 @@ def test_check_prints_counts_and_failing_cases(tmp_path):
     (("eval", "--parsers", "nope"), "error: unknown parser 'nope'"),
 ])
 def test_bad_arguments_give_one_error_line(tmp_path, args, message):
-    from harness.corpus import OBSERVED_FILE
+    from harness.corpus.build import OBSERVED_FILE
 
     args = [a.format(observed=OBSERVED_FILE, tmp=tmp_path) for a in args]
     proc = run_cli(*args)
@@ -112,7 +112,7 @@ def test_unknown_model_is_a_clear_error_listing_known_models():
 
 
 def test_check_scores_an_external_file(tmp_path):
-    from harness.corpus import OBSERVED_FILE
+    from harness.corpus.build import OBSERVED_FILE
 
     out = tmp_path / "res.jsonl"
     proc = run_cli("check", str(OBSERVED_FILE), "--parser", "toolcall-harness:gemma4", "--mode", "oneshot,char",
@@ -152,7 +152,7 @@ def test_parsers_command_lists_the_three_parsers():
 
 
 def test_family_grid_sums_templates_and_counts_observed_cases_once():
-    from harness.all_models import family_grid
+    from harness.jobs.all_models import family_grid
 
     def rec(parser, slice_name, mode, verdict, case_id):
         return {"parser": parser, "slice": slice_name, "mode": mode, "verdict": verdict, "case_id": case_id}
@@ -181,7 +181,7 @@ def test_eval_all_models_prints_one_table_per_family(tmp_path):
 
 
 def test_known_limitations_come_from_the_parser_docstring():
-    from harness.limitations import known_limitations
+    from harness.parse.limitations import known_limitations
 
     items = known_limitations("llama3_json")
     assert items and any("no marker" in item for item in items)

@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from harness.captures import read_captures
+from harness.capture.records import read_captures
 
 
 def test_eval_smollm2_captures_real_output_and_scores_every_parser(tmp_path):

@@ -1,4 +1,4 @@
-"""Baselines and the regression gate (harness/baseline.py): `toolcall-harness baseline save` and `gate` on the
+"""Baselines and the regression gate (harness/jobs/gate.py): `toolcall-harness baseline save` and `gate` on the
 real Gemma 4 template and the project's own gemma4 parser, gated against a real subclass that breaks one input."""
 
 import json
@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 CANDIDATE = '''
 """The project's Gemma 4 parser, except that it drops the tool calls of one input (a candidate to gate)."""
-from parsers.gemma4 import Gemma4Parser
+from parsers.own.gemma4 import Gemma4Parser
 
 TARGET = {target!r}
 
@@ -127,7 +127,7 @@ def test_fix_is_listed_and_passes(saved, capsys):
 
 def test_changed_template_is_a_corpus_mismatch(saved, capsys, tmp_path):
     root, _, _ = saved
-    from harness.templates import load_template
+    from harness.template.sources import load_template
 
     (tmp_path / "chat_template.jinja").write_text(load_template(MODEL).text + "{# edited #}", encoding="utf-8")
     rc = main(["gate", "--model", MODEL, "--model-dir", str(tmp_path), *_dirs(root)])

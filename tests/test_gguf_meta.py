@@ -3,7 +3,7 @@
 import gguf
 import pytest
 
-from harness.gguf_meta import read_gguf_metadata
+from harness.assets.gguf import read_gguf_metadata
 
 
 @pytest.fixture()

@@ -1,4 +1,4 @@
-"""The micro Gemma 4 fixture (harness/micro_model.py): real build, real transformers and llama.cpp, no mocks.
+"""The micro Gemma 4 fixture (harness/extra/micro_model.py): real build, real transformers and llama.cpp, no mocks.
 
 A cold cache builds the fixture once (~25 s on 2 cores); later runs reuse it. torch and llama-cpp-python are
 not project dependencies, so the module is skipped without them.
@@ -6,15 +6,18 @@ not project dependencies, so the module is skipped without them.
 
 from __future__ import annotations
 
-
-import pytest
-
-import torch  # noqa: F401  (make installs the capture extra: torch, and llama-cpp-python from its wheel)
 import llama_cpp
+import pytest
+import torch  # noqa: F401  (make installs the capture extra: torch, and llama-cpp-python from its wheel)
 
-from harness.gguf_meta import read_gguf_metadata
-from harness.micro_model import MicroSpec, init_model, micro_gemma4, micro_gemma4_key
-from harness.sdist import sdist_file, sha256_file
+from harness.assets.gguf import read_gguf_metadata
+from harness.assets.sdist import sdist_file, sha256_file
+from harness.extra.micro_model import (
+    MicroSpec,
+    init_model,
+    micro_gemma4,
+    micro_gemma4_key,
+)
 
 CALL = '<|turn>model\n<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>'
 # every protocol marker with its id in the real vocabulary (ggml-vocab-gemma-4.gguf)

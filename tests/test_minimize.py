@@ -7,17 +7,25 @@ import dataclasses
 import pytest
 from rich.console import Console
 
-from harness import report
-from harness.edge_catalog import tools_for_calls
+from harness.analysis.minimize import (
+    Budget,
+    check_mode,
+    cluster_repros,
+    ddmin,
+    ddmin_text,
+    minimize_case,
+    scenario_of,
+    text_atoms,
+)
+from harness.core.messages import ToolCall
+from harness.core.scenarios import Scenario, tools_for_calls
+from harness.corpus.drift import get_mutator
 from harness.formats import get_format
-from harness.minimize import (Budget, check_mode, cluster_repros, ddmin, ddmin_text, minimize_case, scenario_of,
-                              text_atoms)
-from harness.model import Scenario, ToolCall
-from harness.mutators import get_mutator
-from harness.render import render_scenario
-from harness.runner import evaluate_case
-from harness.templates import load_template
-from parsers import get_parser
+from harness.parse.registry import get_parser
+from harness.report import tables as report
+from harness.score.runner import evaluate_case
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
 
 FMT = get_format("gemma4")
 

@@ -1,7 +1,7 @@
-"""The drift slice: mutators (harness/mutators.py), outcome classes (harness/outcomes.py), their scoring, runner
+"""The drift slice: mutators (harness/corpus/drift.py), outcome classes (harness/score/outcomes.py), their scoring, runner
 records and report tables.
 
-Inputs are rendered by the real chat templates (offline copies, ``harness.templates.load_template``) from three
+Inputs are rendered by the real chat templates (offline copies, ``harness.template.sources.load_template``) from three
 small scenarios; the parsers are the project's own (parsers/<format>.py) and, for the ``error`` class, the
 transformers reference adapter. Mutator outputs are pinned as exact strings for Gemma 4 (the main format) and
 as exact edits of the rendered base text for the other formats.
@@ -14,20 +14,26 @@ import json
 
 import pytest
 
-from harness import report
-from harness.cases import load_cases, write_cases
-from harness.catalog import list_models
-from harness.corpus import build_corpus
-from harness.edge_catalog import infer_schema
+from harness.core.cases import Case, load_cases, write_cases
+from harness.core.messages import Message, ToolCall
+from harness.core.scenarios import Scenario, infer_schema
+from harness.corpus.build import build_corpus
+from harness.corpus.drift import (
+    MUTATORS,
+    drift_cases,
+    get_mutator,
+    is_base,
+    mutators_for,
+)
 from harness.formats import get_format, known_formats
-from harness.model import Case, Message, Scenario, ToolCall
-from harness.mutators import MUTATORS, drift_cases, get_mutator, is_base, mutators_for
-from harness.outcomes import OUTCOMES, classify
-from harness.render import render_scenario
-from harness.runner import evaluate_case
-from harness.scoring import ERROR_TYPES, score
-from harness.templates import load_template
-from parsers import get_parser
+from harness.parse.registry import get_parser
+from harness.report import tables as report
+from harness.score.outcomes import OUTCOMES, classify
+from harness.score.runner import evaluate_case
+from harness.score.verdicts import ERROR_TYPES, score
+from harness.template.catalog import list_models
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
 
 WEATHER = {"city": "Paris", "days": 3}
 USER = {"user": {"name": "Ada"}, "notify": True}
@@ -260,7 +266,7 @@ def test_surfaced_when_only_recovery_is_allowed_is_not_recovered():
 
 
 def test_streaming_and_error_records_carry_the_outcome(own):
-    from parsers.transformers_ref import TransformersGemma4Parser
+    from parsers.reference.transformers import TransformersGemma4Parser
 
     fmt = get_format("gemma4")
     case = mutated("paren-call", "gemma4", "one")

@@ -1,5 +1,5 @@
-"""Tests of the project's own DeepSeek V3.1 parser (``parsers/deepseek_v31.py``, on the section reader of
-``parsers/_token_sections.py``, whose shared behaviour ``test_parser_kimi_k2.py`` tests) and of the deepseek_v31
+"""Tests of the project's own DeepSeek V3.1 parser (``parsers/own/deepseek_v31.py``, on the section reader of
+``parsers/own/_token_sections.py``, whose shared behaviour ``test_parser_kimi_k2.py`` tests) and of the deepseek_v31
 family end to end (``deepseek-ai-DeepSeek-V3.1.jinja`` from the llama-cpp-python 0.3.36 sdist).
 """
 
@@ -8,20 +8,38 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_parser_kimi_k2 import (
+    assert_hold_back,
+    assert_stream_matches,
+    body_without_stops,
+    delta_checker,
+    evaluate_corpus,
+    expected_view,
+    template,
+    tool,
+    view,
+)
 
-import parsers
-from harness.cases import load_cases
-from harness.corpus import OBSERVED_FILE
-from harness.errors import UnrepresentableError
+from harness.core.cases import load_cases
+from harness.core.errors import UnrepresentableError
+from harness.core.messages import ToolCall
+from harness.core.protocol import Parser, run_stream
+from harness.core.scenarios import Scenario
+from harness.corpus.build import OBSERVED_FILE
 from harness.formats import get_format
-from harness.formats.deepseek_v31 import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, EOS, SEP
-from harness.model import Scenario, ToolCall
-from harness.protocol import Parser, run_stream
-from harness.render import render_scenario
-from parsers.deepseek_v31 import DeepSeekV31Parser
-from test_parser_kimi_k2 import (assert_hold_back, assert_stream_matches, body_without_stops, delta_checker,
-                                 evaluate_corpus, expected_view, template, tool, view)
+from harness.formats.deepseek_v31 import (
+    CALL_BEGIN,
+    CALL_END,
+    CALLS_BEGIN,
+    CALLS_END,
+    EOS,
+    SEP,
+)
+from harness.parse import registry
+from harness.template.render import render_scenario
+from parsers.own.deepseek_v31 import DeepSeekV31Parser
 
 FMT = get_format("deepseek_v31")
 PARSER = DeepSeekV31Parser()
@@ -45,12 +63,12 @@ def v3_call(name: str, arguments, tag: str = "json") -> str:
 def test_protocol_attributes_and_registry():
     assert isinstance(PARSER, Parser)
     assert (PARSER.name, PARSER.formats, PARSER.incremental) == ("toolcall-harness:deepseek_v31", ("deepseek_v31",), True)
-    parsers.reload()
+    registry.reload()
     try:
-        assert parsers.resolve("own", format="deepseek_v31") == "toolcall-harness:deepseek_v31"
-        assert isinstance(parsers.get_parser("own", format="deepseek_v31"), DeepSeekV31Parser)
+        assert registry.resolve("own", format="deepseek_v31") == "toolcall-harness:deepseek_v31"
+        assert isinstance(registry.get_parser("own", format="deepseek_v31"), DeepSeekV31Parser)
     finally:
-        parsers.reload()
+        registry.reload()
 
 
 STRICT = {

@@ -1,5 +1,5 @@
-"""Tests of the project's own DeepSeek V3.2 (DSML) parser (``parsers/deepseek_v32.py``, on the section reader of
-``parsers/_token_sections.py``, whose shared behaviour ``test_parser_kimi_k2.py`` tests) and of the deepseek_v32
+"""Tests of the project's own DeepSeek V3.2 (DSML) parser (``parsers/own/deepseek_v32.py``, on the section reader of
+``parsers/own/_token_sections.py``, whose shared behaviour ``test_parser_kimi_k2.py`` tests) and of the deepseek_v32
 family end to end (``deepseek-ai-DeepSeek-V3.2.jinja`` from the llama-cpp-python 0.3.36 sdist).
 """
 
@@ -8,19 +8,37 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from test_parser_kimi_k2 import (
+    assert_hold_back,
+    assert_stream_matches,
+    body_without_stops,
+    delta_checker,
+    evaluate_corpus,
+    expected_view,
+    template,
+    tool,
+    view,
+)
 
-import parsers
-from harness.errors import UnrepresentableError
+from harness.core.errors import UnrepresentableError
+from harness.core.messages import ToolCall
+from harness.core.protocol import Parser, run_stream
+from harness.core.scenarios import Scenario
 from harness.formats import get_format
-from harness.formats.deepseek_v32 import (BLOCK_CLOSE, BLOCK_OPEN, EOS, INVOKE_CLOSE, INVOKE_OPEN, PARAM_CLOSE,
-                                          PARAM_OPEN)
-from harness.model import Scenario, ToolCall
-from harness.protocol import Parser, run_stream
-from harness.render import render_scenario
-from parsers.deepseek_v32 import DeepSeekV32Parser
-from test_parser_kimi_k2 import (assert_hold_back, assert_stream_matches, body_without_stops, delta_checker,
-                                 evaluate_corpus, expected_view, template, tool, view)
+from harness.formats.deepseek_v32 import (
+    BLOCK_CLOSE,
+    BLOCK_OPEN,
+    EOS,
+    INVOKE_CLOSE,
+    INVOKE_OPEN,
+    PARAM_CLOSE,
+    PARAM_OPEN,
+)
+from harness.parse import registry
+from harness.template.render import render_scenario
+from parsers.own.deepseek_v32 import DeepSeekV32Parser
 
 FMT = get_format("deepseek_v32")
 PARSER = DeepSeekV32Parser()
@@ -48,12 +66,12 @@ def block(*invokes: str, content: str = "") -> str:
 def test_protocol_attributes_and_registry():
     assert isinstance(PARSER, Parser)
     assert (PARSER.name, PARSER.formats, PARSER.incremental) == ("toolcall-harness:deepseek_v32", ("deepseek_v32",), True)
-    parsers.reload()
+    registry.reload()
     try:
-        assert parsers.resolve("own", format="deepseek_v32") == "toolcall-harness:deepseek_v32"
-        assert isinstance(parsers.get_parser("own", format="deepseek_v32"), DeepSeekV32Parser)
+        assert registry.resolve("own", format="deepseek_v32") == "toolcall-harness:deepseek_v32"
+        assert isinstance(registry.get_parser("own", format="deepseek_v32"), DeepSeekV32Parser)
     finally:
-        parsers.reload()
+        registry.reload()
 
 
 STRICT = {

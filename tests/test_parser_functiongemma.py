@@ -1,4 +1,4 @@
-"""Tests of the project's own FunctionGemma parser (``parsers/functiongemma.py``) and of the preset without an
+"""Tests of the project's own FunctionGemma parser (``parsers/own/functiongemma.py``) and of the preset without an
 offline template (``functiongemma-270m``).
 
 No FunctionGemma template is available offline, so every text here is hand-written in the shape the public sources
@@ -18,18 +18,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import parsers
-from harness.cases import load_cases
-from harness.catalog import load_catalog
-from harness.corpus import OBSERVED_FILE
-from harness.errors import CatalogError, TemplateNotFoundError
+from harness.core.cases import load_cases
+from harness.core.errors import CatalogError, TemplateNotFoundError
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Parser, run_stream
+from harness.corpus.build import OBSERVED_FILE
 from harness.formats import get_format
-from harness.model import Message, ToolCall
-from harness.protocol import Parser, run_stream
-from harness.templates import load_template
-from parsers.functiongemma import FunctionGemmaParser
+from harness.parse import registry
+from harness.template.catalog import load_catalog
+from harness.template.sources import load_template
+from parsers.own.functiongemma import FunctionGemmaParser
 
 FMT = get_format("functiongemma")
 PARSER = FunctionGemmaParser()
@@ -107,13 +108,13 @@ def test_protocol_attributes():
 
 
 def test_registry_resolves_own_alias_by_format():
-    parsers.reload()
+    registry.reload()
     try:
-        assert "toolcall-harness:functiongemma" in parsers.available_parsers("functiongemma")
-        assert parsers.resolve("own", format="functiongemma") == "toolcall-harness:functiongemma"
-        assert isinstance(parsers.get_parser("own", format="functiongemma"), FunctionGemmaParser)
+        assert "toolcall-harness:functiongemma" in registry.available_parsers("functiongemma")
+        assert registry.resolve("own", format="functiongemma") == "toolcall-harness:functiongemma"
+        assert isinstance(registry.get_parser("own", format="functiongemma"), FunctionGemmaParser)
     finally:
-        parsers.reload()
+        registry.reload()
 
 
 # ---- the documented shapes ------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Tests of the project's own Gemma 4 parser on text rendered by the real Gemma 4 chat template.
 
 Completions are rendered with transformers' jinja renderer from ``google-gemma-4-31B-it.jinja`` (fetched
-through :func:`harness.sdist.sdist_file`): completion = render(conversation + assistant turn) minus the
+through :func:`harness.assets.sdist.sdist_file`): completion = render(conversation + assistant turn) minus the
 prompt up to ``<|turn>model\\n``; what the generation prompt pre-fills after that is the parse prefix.
 """
 
@@ -14,13 +14,14 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from harness.assets.sdist import sdist_file
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Parser, run_stream
 from harness.formats.gemma4 import SPEC
-from harness.model import Message, ToolCall
-from harness.protocol import Parser, run_stream
-from harness.sdist import sdist_file
-from parsers.gemma4 import Gemma4Parser
+from parsers.own.gemma4 import Gemma4Parser
 
 TEMPLATE = "models/templates/google-gemma-4-31B-it.jinja"
 OBSERVED = Path("/work/shared/cases/observed_public.jsonl")

@@ -1,4 +1,4 @@
-"""Tests of the project's own GLM parser (``parsers/glm45.py``; ``parsers/glm47.py`` is the same reader) and of the
+"""Tests of the project's own GLM parser (``parsers/own/glm45.py``; ``parsers/own/glm47.py`` is the same reader) and of the
 glm45 family end to end (GLM-4.5, GLM-4.6). GLM-4.7 specifics are in ``tests/test_parser_glm47.py``.
 
 Text rendered by the real templates comes from the llama-cpp-python 0.3.36 sdist copies (``GLM-4.6.jinja``,
@@ -13,19 +13,22 @@ import json
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import parsers
-from harness.corpus import build_corpus
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Parser, run_stream
+from harness.core.scenarios import Scenario
+from harness.corpus.build import build_corpus
 from harness.formats import format_edge_scenarios, get_format
-from harness.model import Message, Scenario, ToolCall
-from harness.protocol import Parser, run_stream
-from harness.render import render_scenario
-from harness.roundtrip import roundtrip_check
-from harness.runner import evaluate_case, modes_for
-from harness.templates import load_template
-from parsers.glm45 import Glm45Parser
-from parsers.glm47 import Glm47Parser
+from harness.parse import registry
+from harness.parse.modes import modes_for
+from harness.score.roundtrip import roundtrip_check
+from harness.score.runner import evaluate_case
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
+from parsers.own.glm45 import Glm45Parser
+from parsers.own.glm47 import Glm47Parser
 
 FMT = get_format("glm45")
 PARSER = Glm45Parser()
@@ -105,17 +108,17 @@ def test_protocol_attributes():
 
 
 def test_registry_resolves_own_aliases_by_format():
-    parsers.reload()
+    registry.reload()
     try:
         for fmt, cls in (("glm45", Glm45Parser), ("glm47", Glm47Parser)):
-            assert f"toolcall-harness:{fmt}" in parsers.available_parsers(fmt)
+            assert f"toolcall-harness:{fmt}" in registry.available_parsers(fmt)
             for alias in ("own", "toolcall-harness", f"toolcall-harness:{fmt}", f"own:{fmt}"):
-                assert parsers.resolve(alias, format=fmt) == f"toolcall-harness:{fmt}"
-                assert isinstance(parsers.get_parser(alias, format=fmt), cls)
-            got, _ = parsers.create_parsers(["own"], fmt)
+                assert registry.resolve(alias, format=fmt) == f"toolcall-harness:{fmt}"
+                assert isinstance(registry.get_parser(alias, format=fmt), cls)
+            got, _ = registry.create_parsers(["own"], fmt)
             assert [p.name for p in got] == [f"toolcall-harness:{fmt}"]
     finally:
-        parsers.reload()
+        registry.reload()
 
 
 def test_format_facts():
@@ -266,9 +269,9 @@ def test_padded_key_stripped_only_when_the_schema_says_so():
 
 def test_observed_double_serialized_call_is_recovered():
     """corpora/observed glm_literal_backslash_escapes_double_serialized_sglang (drift)."""
-    from harness.cases import load_cases
-    from harness.corpus import OBSERVED_FILE
-    from harness.scoring import score
+    from harness.core.cases import load_cases
+    from harness.corpus.build import OBSERVED_FILE
+    from harness.score.verdicts import score
 
     (case,) = [c for c in load_cases(OBSERVED_FILE, fmt="glm45", default_slice="observed")]
     assert case.kind == "drift"
@@ -366,7 +369,7 @@ def test_trailing_stop_markers_stripped_inner_kept():
     assert PARSER.parse("hi<|obs").content == "hi<|obs"
 
 
-# ---- known limitations (documented in parsers/glm45.py) ---------------------------------------------------
+# ---- known limitations (documented in parsers/own/glm45.py) ---------------------------------------------------
 
 def test_limitation_value_closer_then_next_part_inside_a_string():
     """The template writes ``a</arg_value>\\n<arg_key>b`` inside a string unescaped: the first fitting closer wins."""
@@ -570,8 +573,8 @@ def test_rendered_shapes():
 
 
 def test_arguments_that_are_not_an_object_make_the_template_raise():
-    from harness.errors import TemplateRenderError
-    from harness.render import render_messages
+    from harness.core.errors import TemplateRenderError
+    from harness.template.render import render_messages
 
     turn = {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "id": "call00000",
                                                                  "function": {"name": "f", "arguments": "[1]"}}]}

@@ -1,4 +1,4 @@
-"""Tests of the project's own GLM-4.7 parser (``parsers/glm47.py``: the GLM reader of ``parsers/glm45.py`` whose text
+"""Tests of the project's own GLM-4.7 parser (``parsers/own/glm47.py``: the GLM reader of ``parsers/own/glm45.py`` whose text
 may start inside reasoning) and of the glm47 family end to end (GLM-4.7-Flash, ``GLM-4.7-Flash.jinja`` from the
 llama-cpp-python 0.3.36 sdist). Layout-independent behaviour of the shared reader is tested in
 ``tests/test_parser_glm45.py`` for both parsers.
@@ -7,14 +7,24 @@ llama-cpp-python 0.3.36 sdist). Layout-independent behaviour of the shared reade
 from __future__ import annotations
 
 import pytest
+from test_parser_glm45 import (
+    assert_stream_matches,
+    call45,
+    call47,
+    check_delta,
+    evaluate_corpus,
+    expected_view,
+    template,
+    tool,
+    view,
+)
 
+from harness.core.messages import ToolCall
+from harness.core.protocol import run_stream
+from harness.core.scenarios import Scenario
 from harness.formats import get_format
-from harness.model import Scenario, ToolCall
-from harness.protocol import run_stream
-from harness.render import render_scenario
-from parsers.glm47 import Glm47Parser
-from test_parser_glm45 import (assert_stream_matches, call45, call47, check_delta, evaluate_corpus,
-                                     expected_view, template, tool, view)
+from harness.template.render import render_scenario
+from parsers.own.glm47 import Glm47Parser
 
 FMT = get_format("glm47")
 PARSER = Glm47Parser()
@@ -100,9 +110,9 @@ def test_hold_back_at_every_split_point_without_prefix(text):
 
 
 def test_observed_cases_pass():
-    from harness.cases import load_cases
-    from harness.corpus import OBSERVED_FILE
-    from harness.scoring import score
+    from harness.core.cases import load_cases
+    from harness.corpus.build import OBSERVED_FILE
+    from harness.score.verdicts import score
 
     cases = load_cases(OBSERVED_FILE, fmt="glm47", default_slice="observed")
     assert len(cases) == 2

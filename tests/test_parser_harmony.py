@@ -1,4 +1,4 @@
-"""Tests of the project's own Harmony parser (``parsers/harmony.py``) and of the gpt-oss presets end to end.
+"""Tests of the project's own Harmony parser (``parsers/own/harmony.py``) and of the gpt-oss presets end to end.
 
 Text rendered by the real template comes from the llama-cpp-python 0.3.36 sdist copy ``openai-gpt-oss-120b.jinja``
 through the harness' own pipeline (catalog, ``load_template`` offline, ``render_scenario``, ``build_corpus``).
@@ -13,20 +13,23 @@ import json
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import parsers
-from harness.cases import load_cases
-from harness.corpus import OBSERVED_FILE, build_corpus
-from harness.errors import UnrepresentableError
+from harness.core.cases import load_cases
+from harness.core.errors import UnrepresentableError
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Delta, Parser, run_stream
+from harness.core.scenarios import Scenario
+from harness.corpus.build import OBSERVED_FILE, build_corpus
 from harness.formats import get_format
 from harness.formats.harmony import compose_content_before
-from harness.model import Message, Scenario, ToolCall
-from harness.protocol import Delta, Parser, run_stream
-from harness.render import render_scenario
-from harness.runner import evaluate_case, modes_for
-from harness.templates import load_template
-from parsers.harmony import HarmonyParser
+from harness.parse import registry
+from harness.parse.modes import modes_for
+from harness.score.runner import evaluate_case
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
+from parsers.own.harmony import HarmonyParser
 
 FMT = get_format("harmony")
 PARSER = HarmonyParser()
@@ -98,16 +101,16 @@ def test_protocol_attributes():
 
 
 def test_registry_resolves_own_alias_by_format():
-    parsers.reload()
+    registry.reload()
     try:
-        assert "toolcall-harness:harmony" in parsers.available_parsers("harmony")
+        assert "toolcall-harness:harmony" in registry.available_parsers("harmony")
         for alias in ("own", "toolcall-harness", "toolcall-harness:harmony", "own:harmony"):
-            assert parsers.resolve(alias, format="harmony") == "toolcall-harness:harmony"
-            assert isinstance(parsers.get_parser(alias, format="harmony"), HarmonyParser)
-        got, _ = parsers.create_parsers(["own"], "harmony")
+            assert registry.resolve(alias, format="harmony") == "toolcall-harness:harmony"
+            assert isinstance(registry.get_parser(alias, format="harmony"), HarmonyParser)
+        got, _ = registry.create_parsers(["own"], "harmony")
         assert [p.name for p in got] == ["toolcall-harness:harmony"]
     finally:
-        parsers.reload()
+        registry.reload()
 
 
 # ---- the template's shapes ---------------------------------------------------------------------------
@@ -456,7 +459,7 @@ def test_content_before_becomes_a_preamble_or_final_text():
 def test_own_parser_passes_every_strict_rendered_case(model):
     """The rendered corpus (curated + generated + observed) through every mode the runner applies to this
     parser: one-shot, round trip, whole, char, random and every two-part split (prefix)."""
-    from harness.roundtrip import roundtrip_check
+    from harness.score.roundtrip import roundtrip_check
 
     tmpl = template(model)
     corpus = build_corpus(tmpl, FMT, seed=3, n_generated=60)

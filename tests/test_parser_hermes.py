@@ -1,4 +1,4 @@
-"""Tests of the project's own Hermes JSON parser (``parsers/hermes.py``) and of the Hermes family end to end.
+"""Tests of the project's own Hermes JSON parser (``parsers/own/hermes.py``) and of the Hermes family end to end.
 
 Text rendered by the real templates comes from the llama-cpp-python 0.3.36 sdist copies
 (``Qwen-Qwen2.5-7B-Instruct.jinja``, ``NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja``,
@@ -13,18 +13,21 @@ import json
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import parsers
-from harness.corpus import build_corpus
-from harness.errors import UnrepresentableError
+from harness.core.errors import UnrepresentableError
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Parser, run_stream
+from harness.core.scenarios import Scenario
+from harness.corpus.build import build_corpus
 from harness.formats import get_format
-from harness.model import Message, Scenario, ToolCall
-from harness.protocol import Parser, run_stream
-from harness.render import render_scenario
-from harness.runner import evaluate_case, modes_for
-from harness.templates import load_template
-from parsers.hermes import THINK_CLOSE, THINK_OPEN, HermesParser
+from harness.parse import registry
+from harness.parse.modes import modes_for
+from harness.score.runner import evaluate_case
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
+from parsers.own.hermes import THINK_CLOSE, THINK_OPEN, HermesParser
 
 FMT = get_format("hermes")
 PARSER = HermesParser()
@@ -88,19 +91,19 @@ def test_protocol_attributes():
 
 
 def test_registry_resolves_own_aliases_by_format():
-    parsers.reload()
+    registry.reload()
     try:
-        assert "toolcall-harness:hermes" in parsers.available_parsers("hermes")
+        assert "toolcall-harness:hermes" in registry.available_parsers("hermes")
         for alias in ("own", "toolcall-harness", "toolcall-harness:hermes", "own:hermes"):
-            assert parsers.resolve(alias, format="hermes") == "toolcall-harness:hermes"
-            assert isinstance(parsers.get_parser(alias, format="hermes"), HermesParser)
-        assert parsers.resolve("own", format="gemma4") == "toolcall-harness:gemma4"
+            assert registry.resolve(alias, format="hermes") == "toolcall-harness:hermes"
+            assert isinstance(registry.get_parser(alias, format="hermes"), HermesParser)
+        assert registry.resolve("own", format="gemma4") == "toolcall-harness:gemma4"
         with pytest.raises(KeyError, match="ambiguous"):
-            parsers.resolve("own")
-        got, _ = parsers.create_parsers(["own"], "hermes")
+            registry.resolve("own")
+        got, _ = registry.create_parsers(["own"], "hermes")
         assert [p.name for p in got] == ["toolcall-harness:hermes"]
     finally:
-        parsers.reload()
+        registry.reload()
 
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Tests of the project's own Kimi K2 parser (``parsers/kimi_k2.py``), of the section reader it shares with the
-DeepSeek parsers (``parsers/_token_sections.py``), and of the kimi_k2 family end to end (``moonshotai-Kimi-K2.jinja``
+"""Tests of the project's own Kimi K2 parser (``parsers/own/kimi_k2.py``), of the section reader it shares with the
+DeepSeek parsers (``parsers/own/_token_sections.py``), and of the kimi_k2 family end to end (``moonshotai-Kimi-K2.jinja``
 from the llama-cpp-python 0.3.36 sdist). The helpers here are imported by ``test_parser_deepseek_v31.py`` and
 ``test_parser_deepseek_v32.py``.
 """
@@ -11,22 +11,31 @@ import json
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import parsers
-from harness import chunking
-from harness.cases import load_cases
-from harness.corpus import OBSERVED_FILE, build_corpus
-from harness.errors import UnrepresentableError
+from harness.core.cases import load_cases
+from harness.core.errors import UnrepresentableError
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Parser, run_stream
+from harness.core.scenarios import Scenario
+from harness.corpus.build import OBSERVED_FILE, build_corpus
 from harness.formats import get_format
-from harness.formats.kimi_k2 import ARGUMENT_BEGIN, CALL_BEGIN, CALL_END, SECTION_BEGIN, SECTION_END
-from harness.model import Message, Scenario, ToolCall
-from harness.protocol import Parser, run_stream
-from harness.render import render_scenario
-from harness.roundtrip import roundtrip_check
-from harness.runner import evaluate_case, modes_for
-from harness.templates import load_template
-from parsers.kimi_k2 import KimiK2Parser, tool_name
+from harness.formats.kimi_k2 import (
+    ARGUMENT_BEGIN,
+    CALL_BEGIN,
+    CALL_END,
+    SECTION_BEGIN,
+    SECTION_END,
+)
+from harness.parse import modes as chunking
+from harness.parse import registry
+from harness.parse.modes import modes_for
+from harness.score.roundtrip import roundtrip_check
+from harness.score.runner import evaluate_case
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
+from parsers.own.kimi_k2 import KimiK2Parser, tool_name
 
 FMT = get_format("kimi_k2")
 PARSER = KimiK2Parser()
@@ -159,13 +168,13 @@ def test_protocol_attributes_and_registry():
     assert isinstance(PARSER, Parser)
     assert (PARSER.name, PARSER.formats, PARSER.library) == ("toolcall-harness:kimi_k2", ("kimi_k2",), "toolcall-harness")
     assert PARSER.version == version("toolcall-harness") and PARSER.incremental is True
-    parsers.reload()
+    registry.reload()
     try:
         for alias in ("own", "toolcall-harness", "own:kimi_k2"):
-            assert parsers.resolve(alias, format="kimi_k2") == "toolcall-harness:kimi_k2"
-        assert isinstance(parsers.get_parser("own", format="kimi_k2"), KimiK2Parser)
+            assert registry.resolve(alias, format="kimi_k2") == "toolcall-harness:kimi_k2"
+        assert isinstance(registry.get_parser("own", format="kimi_k2"), KimiK2Parser)
     finally:
-        parsers.reload()
+        registry.reload()
 
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------

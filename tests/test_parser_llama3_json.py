@@ -1,4 +1,4 @@
-"""Tests of the project's own Llama 3.x JSON parser (``parsers/llama3_json.py``) and of the llama3_json family end
+"""Tests of the project's own Llama 3.x JSON parser (``parsers/own/llama3_json.py``) and of the llama3_json family end
 to end.
 
 Text rendered by the real templates comes from the llama-cpp-python 0.3.36 sdist copies
@@ -13,19 +13,22 @@ import json
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import parsers
-from harness.corpus import build_corpus
-from harness.errors import UnrepresentableError
+from harness.core.errors import UnrepresentableError
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Parser, run_stream
+from harness.core.scenarios import Scenario
+from harness.corpus.build import build_corpus
 from harness.formats import format_edge_scenarios, get_format
-from harness.model import Message, Scenario, ToolCall
-from harness.protocol import Parser, run_stream
-from harness.render import HISTORY_USER, render_messages, render_scenario
-from harness.roundtrip import roundtrip_check
-from harness.runner import evaluate_case, modes_for
-from harness.templates import load_template
-from parsers.llama3_json import Llama3JsonParser
+from harness.parse import registry
+from harness.parse.modes import modes_for
+from harness.score.roundtrip import roundtrip_check
+from harness.score.runner import evaluate_case
+from harness.template.render import HISTORY_USER, render_messages, render_scenario
+from harness.template.sources import load_template
+from parsers.own.llama3_json import Llama3JsonParser
 
 FMT = get_format("llama3_json")
 PARSER = Llama3JsonParser()
@@ -89,14 +92,14 @@ def test_protocol_attributes():
 
 
 def test_registry_resolves_own_alias_by_format():
-    parsers.reload()
+    registry.reload()
     try:
-        assert "toolcall-harness:llama3_json" in parsers.available_parsers("llama3_json")
+        assert "toolcall-harness:llama3_json" in registry.available_parsers("llama3_json")
         for alias in ("own", "toolcall-harness", "own:llama3_json"):
-            assert parsers.resolve(alias, format="llama3_json") == "toolcall-harness:llama3_json"
-            assert isinstance(parsers.get_parser(alias, format="llama3_json"), Llama3JsonParser)
+            assert registry.resolve(alias, format="llama3_json") == "toolcall-harness:llama3_json"
+            assert isinstance(registry.get_parser(alias, format="llama3_json"), Llama3JsonParser)
     finally:
-        parsers.reload()
+        registry.reload()
 
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Tests of the project's own MiniMax-M2 XML parser (``parsers/minimax_m2.py``) and of the format end to end.
+"""Tests of the project's own MiniMax-M2 XML parser (``parsers/own/minimax_m2.py``) and of the format end to end.
 
 Text rendered by the real template comes from the llama-cpp-python 0.3.36 sdist copy (``MiniMax-M2.jinja``)
 through the harness' own pipeline (catalog, ``load_template`` offline, ``render_scenario``, ``build_corpus``,
@@ -14,18 +14,21 @@ import random
 import re
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
-import parsers
-from harness.corpus import build_corpus
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Parser, run_stream
+from harness.core.scenarios import Scenario
+from harness.corpus.build import build_corpus
 from harness.formats import format_edge_scenarios, get_format
-from harness.model import Message, Scenario, ToolCall
-from harness.protocol import Parser, run_stream
-from harness.render import render_scenario
-from harness.roundtrip import roundtrip_check
-from harness.runner import evaluate_case, modes_for
-from harness.templates import load_template
-from parsers.minimax_m2 import MiniMaxM2Parser
+from harness.parse import registry
+from harness.parse.modes import modes_for
+from harness.score.roundtrip import roundtrip_check
+from harness.score.runner import evaluate_case
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
+from parsers.own.minimax_m2 import MiniMaxM2Parser
 
 FMT = get_format("minimax_m2")
 PARSER = MiniMaxM2Parser()
@@ -98,12 +101,12 @@ def test_protocol_attributes_and_registry():
     assert isinstance(PARSER, Parser)
     assert PARSER.name == "toolcall-harness:minimax_m2" and PARSER.formats == ("minimax_m2",)
     assert PARSER.incremental is True
-    parsers.reload()
+    registry.reload()
     try:
-        assert parsers.resolve("own", format="minimax_m2") == "toolcall-harness:minimax_m2"
-        assert isinstance(parsers.get_parser("own", format="minimax_m2"), MiniMaxM2Parser)
+        assert registry.resolve("own", format="minimax_m2") == "toolcall-harness:minimax_m2"
+        assert isinstance(registry.get_parser("own", format="minimax_m2"), MiniMaxM2Parser)
     finally:
-        parsers.reload()
+        registry.reload()
 
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------

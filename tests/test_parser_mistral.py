@@ -1,4 +1,4 @@
-"""Tests of the project's own Mistral ``[TOOL_CALLS]`` parser (``parsers/mistral.py``) and of the mistral family end
+"""Tests of the project's own Mistral ``[TOOL_CALLS]`` parser (``parsers/own/mistral.py``) and of the mistral family end
 to end.
 
 Text rendered by the real templates comes from the llama-cpp-python 0.3.36 sdist copies
@@ -13,19 +13,22 @@ import json
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import parsers
-from harness.corpus import build_corpus
-from harness.errors import TemplateRenderError, UnrepresentableError
+from harness.core.errors import TemplateRenderError, UnrepresentableError
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Parser, run_stream
+from harness.core.scenarios import Scenario
+from harness.corpus.build import build_corpus
 from harness.formats import format_edge_scenarios, get_format
-from harness.model import Message, Scenario, ToolCall
-from harness.protocol import Parser, run_stream
-from harness.render import HISTORY_USER, render_messages, render_scenario
-from harness.roundtrip import roundtrip_check
-from harness.runner import evaluate_case, modes_for
-from harness.templates import load_template
-from parsers.mistral import MistralParser
+from harness.parse import registry
+from harness.parse.modes import modes_for
+from harness.score.roundtrip import roundtrip_check
+from harness.score.runner import evaluate_case
+from harness.template.render import HISTORY_USER, render_messages, render_scenario
+from harness.template.sources import load_template
+from parsers.own.mistral import MistralParser
 
 FMT = get_format("mistral")
 PARSER = MistralParser()
@@ -96,14 +99,14 @@ def test_protocol_attributes():
 
 
 def test_registry_resolves_own_alias_by_format():
-    parsers.reload()
+    registry.reload()
     try:
-        assert "toolcall-harness:mistral" in parsers.available_parsers("mistral")
+        assert "toolcall-harness:mistral" in registry.available_parsers("mistral")
         for alias in ("own", "toolcall-harness", "own:mistral"):
-            assert parsers.resolve(alias, format="mistral") == "toolcall-harness:mistral"
-            assert isinstance(parsers.get_parser(alias, format="mistral"), MistralParser)
+            assert registry.resolve(alias, format="mistral") == "toolcall-harness:mistral"
+            assert isinstance(registry.get_parser(alias, format="mistral"), MistralParser)
     finally:
-        parsers.reload()
+        registry.reload()
 
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Tests of the project's own Qwen3-Coder XML parser (``parsers/qwen3_coder.py``) and of the format end to end.
+"""Tests of the project's own Qwen3-Coder XML parser (``parsers/own/qwen3_coder.py``) and of the format end to end.
 
 Text rendered by the real templates comes from the llama-cpp-python 0.3.36 sdist copies (``Qwen3-Coder.jinja``,
 ``NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja``) through the harness' own pipeline (catalog, ``load_template``
@@ -13,18 +13,21 @@ import random
 import re
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
-import parsers
-from harness.corpus import build_corpus
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Parser, run_stream
+from harness.core.scenarios import Scenario
+from harness.corpus.build import build_corpus
 from harness.formats import format_edge_scenarios, get_format
-from harness.model import Message, Scenario, ToolCall
-from harness.protocol import Parser, run_stream
-from harness.render import render_scenario
-from harness.roundtrip import roundtrip_check
-from harness.runner import evaluate_case, modes_for
-from harness.templates import load_template
-from parsers.qwen3_coder import THINK_CLOSE, THINK_OPEN, Qwen3CoderParser
+from harness.parse import registry
+from harness.parse.modes import modes_for
+from harness.score.roundtrip import roundtrip_check
+from harness.score.runner import evaluate_case
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
+from parsers.own.qwen3_coder import THINK_CLOSE, THINK_OPEN, Qwen3CoderParser
 
 FMT = get_format("qwen3_coder")
 PARSER = Qwen3CoderParser()
@@ -100,14 +103,14 @@ def test_protocol_attributes():
 
 
 def test_registry_resolves_own_for_the_format():
-    parsers.reload()
+    registry.reload()
     try:
-        assert "toolcall-harness:qwen3_coder" in parsers.available_parsers("qwen3_coder")
+        assert "toolcall-harness:qwen3_coder" in registry.available_parsers("qwen3_coder")
         for alias in ("own", "toolcall-harness", "own:qwen3_coder"):
-            assert parsers.resolve(alias, format="qwen3_coder") == "toolcall-harness:qwen3_coder"
-            assert isinstance(parsers.get_parser(alias, format="qwen3_coder"), Qwen3CoderParser)
+            assert registry.resolve(alias, format="qwen3_coder") == "toolcall-harness:qwen3_coder"
+            assert isinstance(registry.get_parser(alias, format="qwen3_coder"), Qwen3CoderParser)
     finally:
-        parsers.reload()
+        registry.reload()
 
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------

@@ -25,9 +25,9 @@ from engine_common import (
     hermes_results,
 )
 
-import parsers
-from harness.model import Message, ToolCall
-from harness.protocol import StreamAccumulator
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import StreamAccumulator
+from harness.parse import registry
 
 OFF = "<|channel>thought\n<channel|>"  # the pre-filled empty thought channel (thinking off)
 S = '<|"|>'
@@ -46,21 +46,21 @@ TOOLS = [{"type": "function", "function": {
 
 @pytest.fixture(scope="module")
 def tf():
-    from parsers.transformers_ref import TransformersGemma4Parser
+    from parsers.reference.transformers import TransformersGemma4Parser
 
     return TransformersGemma4Parser()
 
 
 @pytest.fixture(scope="module")
 def mlx():
-    from parsers.mlx_lm_ref import MlxLmGemma4Parser
+    from parsers.reference.mlx_lm import MlxLmGemma4Parser
 
     return MlxLmGemma4Parser()
 
 
 @pytest.fixture(scope="module")
 def chat_template() -> str:
-    from harness.sdist import sdist_file
+    from harness.assets.sdist import sdist_file
 
     return Path(sdist_file("models/templates/google-gemma-4-31B-it.jinja")).read_text()
 
@@ -395,18 +395,18 @@ def test_mlx_observed_cases(mlx, case):
 
 @pytest.fixture
 def fresh_registry():
-    parsers.reload()
+    registry.reload()
     yield
-    parsers.reload()
+    registry.reload()
 
 
 def test_registry_lists_reference_parsers(fresh_registry):
-    names = parsers.available_parsers("gemma4")
+    names = registry.available_parsers("gemma4")
     assert {"transformers==5.24.0:gemma4", "mlx-lm==0.32.2:gemma4"} <= set(names)
-    assert not {"transformers==5.24.0:gemma4", "mlx-lm==0.32.2:gemma4"} & set(parsers.available_parsers("glm47"))
+    assert not {"transformers==5.24.0:gemma4", "mlx-lm==0.32.2:gemma4"} & set(registry.available_parsers("glm47"))
     own = [n for n, f in names.items() if f().library == "toolcall-harness"]
     # the project's own parser is either registered or listed with the reason it is not
-    assert own or any(k.startswith("parsers.gemma4") for k in parsers.unavailable_parsers())
+    assert own or any(k.startswith("parsers.own.gemma4") for k in registry.unavailable_parsers())
 
 
 @pytest.mark.parametrize("name, cls", [
@@ -415,53 +415,54 @@ def test_registry_lists_reference_parsers(fresh_registry):
     ("mlx-lm", "MlxLmGemma4Parser"), ("mlx_lm", "MlxLmGemma4Parser"), ("mlx-lm==0.32.2:gemma4", "MlxLmGemma4Parser"),
 ])
 def test_get_parser_names_and_aliases(fresh_registry, name, cls):
-    parser = parsers.get_parser(name, format="gemma4")
+    parser = registry.get_parser(name, format="gemma4")
     assert type(parser).__name__ == cls
-    assert parsers.get_parser(name, format="gemma4") is not parser  # a new instance per call
+    assert registry.get_parser(name, format="gemma4") is not parser  # a new instance per call
 
 
 def test_get_parser_unknown_raises_keyerror_listing_names(fresh_registry):
     with pytest.raises(KeyError, match=r"unknown parser 'nope'.*transformers==5\.24\.0:gemma4"):
-        parsers.get_parser("nope")
+        registry.get_parser("nope")
     with pytest.raises(KeyError, match="does not parse format 'glm47'"):
-        parsers.get_parser("transformers==5.24.0:gemma4", format="glm47")
+        registry.get_parser("transformers==5.24.0:gemma4", format="glm47")
     with pytest.raises(KeyError):
-        parsers.get_parser("transformers", format="glm47")
+        registry.get_parser("transformers", format="glm47")
 
 
 def test_broken_module_only_makes_its_parsers_unavailable(fresh_registry, monkeypatch):
-    monkeypatch.setitem(parsers.PARSER_MODULES, "no_such_parser_module", "nolib")
-    parsers.reload()
-    assert "ModuleNotFoundError" in parsers.unavailable_parsers()["parsers.no_such_parser_module"]
-    assert "transformers==5.24.0:gemma4" in parsers.available_parsers()
+    discovered = registry.plugin_modules()
+    monkeypatch.setattr(registry, "plugin_modules", lambda: {**discovered, "parsers.no_such_parser_module": "nolib"})
+    registry.reload()
+    assert "ModuleNotFoundError" in registry.unavailable_parsers()["parsers.no_such_parser_module"]
+    assert "transformers==5.24.0:gemma4" in registry.available_parsers()
     with pytest.raises(KeyError, match="no_such_parser_module"):
-        parsers.get_parser("nolib", format="gemma4")
-    got, unavailable = parsers.create_parsers(["transformers", "nolib"], "gemma4")
+        registry.get_parser("nolib", format="gemma4")
+    got, unavailable = registry.create_parsers(["transformers", "nolib"], "gemma4")
     assert [p.name for p in got] == ["transformers==5.24.0:gemma4"]
     assert "ModuleNotFoundError" in unavailable["nolib"]
 
 
 def test_create_parsers(fresh_registry):
-    got, _ = parsers.create_parsers(None, "gemma4")
+    got, _ = registry.create_parsers(None, "gemma4")
     assert {"transformers==5.24.0:gemma4", "mlx-lm==0.32.2:gemma4"} <= {p.name for p in got}
-    got, unavailable = parsers.create_parsers(["mlx-lm", "transformers", "transformers:gemma4"], "gemma4")
+    got, unavailable = registry.create_parsers(["mlx-lm", "transformers", "transformers:gemma4"], "gemma4")
     assert [p.name for p in got] == ["mlx-lm==0.32.2:gemma4", "transformers==5.24.0:gemma4"] and unavailable == {}
     with pytest.raises(KeyError):
-        parsers.create_parsers(["nope"], "gemma4")
+        registry.create_parsers(["nope"], "gemma4")
 
 
 # ------------------------------------------------------------------------------------------------- Hermes
 
 @pytest.fixture(scope="module")
 def tf_hermes():
-    from parsers.transformers_ref import TransformersHermesParser
+    from parsers.reference.transformers import TransformersHermesParser
 
     return TransformersHermesParser()
 
 
 @pytest.fixture(scope="module")
 def mlx_hermes():
-    from parsers.mlx_lm_ref import MlxLmHermesParser
+    from parsers.reference.mlx_lm import MlxLmHermesParser
 
     return MlxLmHermesParser()
 
@@ -531,42 +532,42 @@ def test_mlx_hermes_stops_at_im_end_and_keeps_think_tags_as_content(mlx_hermes):
 
 
 def test_registry_lists_hermes_references_and_all_names_every_engine(fresh_registry):
-    names = parsers.available_parsers("hermes")
+    names = registry.available_parsers("hermes")
     assert {"transformers==5.24.0:hermes", "mlx-lm==0.32.2:hermes"} <= set(names)
-    assert parsers.get_parser("transformers", format="hermes").name == "transformers==5.24.0:hermes"
-    assert parsers.get_parser("mlx-lm:hermes").name == "mlx-lm==0.32.2:hermes"
-    expanded = parsers._expand_all(["all"], "hermes")
+    assert registry.get_parser("transformers", format="hermes").name == "transformers==5.24.0:hermes"
+    assert registry.get_parser("mlx-lm:hermes").name == "mlx-lm==0.32.2:hermes"
+    expanded = registry._expand_all(["all"], "hermes")
     assert {"sglang", "vllm", "llama.cpp"} <= set(expanded)
     assert {"transformers==5.24.0:hermes", "mlx-lm==0.32.2:hermes"} <= set(expanded)
 
 
 def test_all_names_sglang_for_every_format_it_parses(fresh_registry):
     """``--parsers all`` adds the SGLang engine for each format its module configures, and not for FunctionGemma,
-    which SGLang has no parser for (parsers/sglang_ref.py)."""
-    from parsers.sglang_ref import FORMATS, UNSUPPORTED
+    which SGLang has no parser for (parsers/reference/sglang.py)."""
+    from parsers.reference.sglang import FORMATS, UNSUPPORTED
 
     for fmt in FORMATS:
-        assert "sglang" in parsers._expand_all(["all"], fmt), fmt
+        assert "sglang" in registry._expand_all(["all"], fmt), fmt
     for fmt in UNSUPPORTED:
-        assert "sglang" not in parsers._expand_all(["all"], fmt), fmt
+        assert "sglang" not in registry._expand_all(["all"], fmt), fmt
 
 
 def test_all_names_llama_cpp_for_every_format_it_parses(fresh_registry):
     """``--parsers all`` adds the llama.cpp engine for each format its module configures, and not for
-    FunctionGemma, which llama.cpp cannot be set up for offline (parsers/llama_cpp_ref.py)."""
-    from parsers.llama_cpp_ref import FORMATS, UNSUPPORTED
+    FunctionGemma, which llama.cpp cannot be set up for offline (parsers/reference/llama_cpp.py)."""
+    from parsers.reference.llama_cpp import FORMATS, UNSUPPORTED
 
     for fmt in FORMATS:
-        assert "llama.cpp" in parsers._expand_all(["all"], fmt), fmt
+        assert "llama.cpp" in registry._expand_all(["all"], fmt), fmt
     for fmt in UNSUPPORTED:
-        assert "llama.cpp" not in parsers._expand_all(["all"], fmt), fmt
+        assert "llama.cpp" not in registry._expand_all(["all"], fmt), fmt
 
 
 # ------------------------------------------------------------------------------------------------ newer formats
 # transformers' built-in Qwen 3.5 template (qwen3_coder) and mlx-lm's tool parsers for glm45, glm47, qwen3_coder,
 # minimax_m2, mistral, kimi_k2 and functiongemma, on texts rendered by each catalog preset's own template through
 # the harness (engine_common.rendered_cases; FunctionGemma has no template offline: hand-written texts). Module
-# docstrings: "Qwen3-Coder" (parsers/transformers_ref.py) and "Newer formats" (parsers/mlx_lm_ref.py).
+# docstrings: "Qwen3-Coder" (parsers/reference/transformers.py) and "Newer formats" (parsers/reference/mlx_lm.py).
 
 from engine_common import RENDERED_MODES, rendered_cases, rendered_msg, rendered_results
 
@@ -577,7 +578,7 @@ NEW_MARKERS = {"mistral": "[TOOL_CALLS]"}
 
 
 def new_cases(preset: str) -> dict:
-    from harness.catalog import get_model
+    from harness.template.catalog import get_model
 
     return rendered_cases(preset, NEW_MARKERS.get(get_model(preset).format))
 
@@ -588,7 +589,7 @@ def every_mode(message: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def tf_qwen3_coder():
-    from parsers.transformers_ref import TransformersQwen3CoderParser
+    from parsers.reference.transformers import TransformersQwen3CoderParser
 
     return TransformersQwen3CoderParser()
 
@@ -602,7 +603,7 @@ def test_tf_qwen3_coder_uses_the_builtin_qwen3_5_template(tf_qwen3_coder):
         load_response_template,
     )
 
-    from parsers.transformers_ref import builtin_template
+    from parsers.reference.transformers import builtin_template
 
     assert (tf_qwen3_coder.name, tf_qwen3_coder.formats) == ("transformers==5.24.0:qwen3_coder", ("qwen3_coder",))
     key = next(k for k in _RESPONSE_TEMPLATE_FALLBACKS if "qwen3_5" in k)
@@ -660,12 +661,12 @@ def test_tf_qwen3_coder_faults(tf_qwen3_coder):
 
 
 def test_tf_registers_only_formats_with_a_builtin_template(fresh_registry):
-    from parsers.transformers_ref import FORMATS, UNSUPPORTED
+    from parsers.reference.transformers import FORMATS, UNSUPPORTED
 
     assert not set(FORMATS) & set(UNSUPPORTED)
-    assert "transformers==5.24.0:qwen3_coder" in parsers._expand_all(["all"], "qwen3_coder")
+    assert "transformers==5.24.0:qwen3_coder" in registry._expand_all(["all"], "qwen3_coder")
     for fmt in UNSUPPORTED:
-        assert not [n for n in parsers.available_parsers(fmt) if n.startswith("transformers")], fmt
+        assert not [n for n in registry.available_parsers(fmt) if n.startswith("transformers")], fmt
 
 
 # mlx-lm ------------------------------------------------------------------------------------------------------
@@ -679,7 +680,7 @@ THINKING_FORMATS = {"glm45", "glm47", "qwen3_coder", "minimax_m2"}
 
 
 def mlx_parser(fmt: str):
-    from parsers.mlx_lm_ref import PARSERS
+    from parsers.reference.mlx_lm import PARSERS
 
     return next(cls for cls in PARSERS if cls.format == fmt)()
 
@@ -690,8 +691,8 @@ def test_mlx_tool_parser_is_the_one_mlx_lm_infers_from_the_preset_template(prese
 
     from mlx_lm.tokenizer_utils import _infer_tool_parser
 
-    from harness.templates import load_template
-    from parsers.mlx_lm_ref import FORMATS
+    from harness.template.sources import load_template
+    from parsers.reference.mlx_lm import FORMATS
 
     class Tokenizer:  # what _infer_tool_parser reads: the chat template, then (no match) the vocabulary
         chat_template = load_template(preset, offline=True).text
@@ -713,7 +714,7 @@ def test_mlx_tool_parser_is_the_one_mlx_lm_infers_from_the_preset_template(prese
 
 def test_mlx_new_formats_stop_markers_are_the_formats_and_special_tokens_are_single_ids():
     from harness.formats import get_format
-    from parsers.mlx_lm_ref import FORMATS, UNSUPPORTED, _CharTokenizer
+    from parsers.reference.mlx_lm import FORMATS, UNSUPPORTED, _CharTokenizer
 
     for fmt in set(NEW_MLX_PRESETS.values()) | {"functiongemma"}:
         assert FORMATS[fmt].stop_markers == get_format(fmt).stop_markers, fmt
@@ -823,7 +824,7 @@ FG_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters
 ])
 def test_mlx_functiongemma_hand_written_texts(text, expected, diagnostic):
     """No FunctionGemma template offline: texts in the shape harness/formats/functiongemma.py describes."""
-    from harness.protocol import run_stream
+    from harness.core.protocol import run_stream
 
     parser = mlx_parser("functiongemma")
     got = parser.parse(text, FG_TOOLS, "")
@@ -889,11 +890,11 @@ def test_mlx_prompt_of_a_case_is_its_templates_generation_prompt(preset):
     preset's template renders for that case (thinking on exactly when the case has reasoning), so the server starts
     in the same state. GLM-4.6 alone differs by a newline: its thinking-off prompt ends ``<|assistant|>\\n<think>
     </think>``, its thinking-on one ``<|assistant|>``, and the render leaves that newline out of the prefix."""
-    from harness.catalog import get_model
     from harness.formats import get_format
-    from harness.render import HISTORY_USER, render_messages
-    from harness.templates import load_template
-    from parsers.mlx_lm_ref import FORMATS, prompt_end
+    from harness.template.catalog import get_model
+    from harness.template.render import HISTORY_USER, render_messages
+    from harness.template.sources import load_template
+    from parsers.reference.mlx_lm import FORMATS, prompt_end
 
     fmt = get_format(get_model(preset).format)
     template = load_template(preset, offline=True)
@@ -908,11 +909,11 @@ def test_mlx_prompt_of_a_case_is_its_templates_generation_prompt(preset):
 
 
 def test_mlx_registry_and_all_name_every_newer_format(fresh_registry):
-    from parsers.mlx_lm_ref import FORMATS, UNSUPPORTED
+    from parsers.reference.mlx_lm import FORMATS, UNSUPPORTED
 
     for fmt in set(FORMATS) - {"gemma4", "hermes"}:
         name = f"mlx-lm==0.32.2:{fmt}"
-        assert name in parsers.available_parsers(fmt) and name in parsers._expand_all(["all"], fmt), fmt
-        assert parsers.get_parser("mlx-lm", format=fmt).name == name
+        assert name in registry.available_parsers(fmt) and name in registry._expand_all(["all"], fmt), fmt
+        assert registry.get_parser("mlx-lm", format=fmt).name == name
     for fmt in UNSUPPORTED:
-        assert not [n for n in parsers.available_parsers(fmt) if n.startswith("mlx-lm")], fmt
+        assert not [n for n in registry.available_parsers(fmt) if n.startswith("mlx-lm")], fmt

@@ -1,4 +1,4 @@
-"""The pytest plugin (harness/pytest_plugin.py), run in real pytest subprocesses against small parsers written
+"""The pytest plugin (harness/extra/pytest_plugin.py), run in real pytest subprocesses against small parsers written
 to a temporary folder; expected counts come from the harness itself, run here on the same corpus."""
 
 import json
@@ -10,19 +10,19 @@ from collections import Counter
 
 import pytest
 
-from harness.corpus import build_corpus
+from harness.core.protocol import BufferedStream
+from harness.corpus.build import build_corpus
 from harness.formats import get_format
-from harness.protocol import BufferedStream
-from harness.runner import evaluate_case
-from harness.templates import load_template
+from harness.score.runner import evaluate_case
+from harness.template.sources import load_template
 
 MODEL = "gemma-4-e2b"
 FMT = get_format("gemma4")
 MODES = ["oneshot", "char"]
 
 CANDIDATES = '''
-from harness.model import Message, ToolCall
-from parsers.gemma4 import Gemma4Parser
+from harness.core.messages import Message, ToolCall
+from parsers.own.gemma4 import Gemma4Parser
 
 
 class Good(Gemma4Parser):
@@ -190,7 +190,7 @@ def test_xdist_gives_the_same_counts(workdir, bad_expected):
 def test_failure_report_shows_the_minimal_input(bad_run, corpus_cases, workdir):
     import candidates
 
-    from harness.minimize import minimize_case
+    from harness.analysis.minimize import minimize_case
 
     case = next(c for c in corpus_cases if c.id == "edge-nested-object")
     parser = _ParseOnly(candidates.IntsAsStrings())
@@ -235,7 +235,7 @@ def test_bad_options_are_one_error_line(workdir, args, message):
 
 
 def test_harness_parser_names_and_parse_only_parsers_load(workdir):
-    from harness.pytest_plugin import UserParser, load_parser
+    from harness.extra.pytest_plugin import UserParser, load_parser
 
     own = load_parser("toolcall-harness:gemma4", "gemma4")
     assert own.name == "toolcall-harness:gemma4" and own.incremental
@@ -250,7 +250,7 @@ def test_harness_parser_names_and_parse_only_parsers_load(workdir):
 
 
 def test_a_parse_returning_no_message_is_the_parsers_exception(workdir):
-    from harness.pytest_plugin import UserParser
+    from harness.extra.pytest_plugin import UserParser
 
     class ReturnsDict:
         def parse(self, text, tools=None, prefix=""):
@@ -259,4 +259,4 @@ def test_a_parse_returning_no_message_is_the_parsers_exception(workdir):
     case = next(iter(build_corpus(load_template(MODEL), FMT, seed=0, n_generated=0, slices=("curated",)).cases))
     [record] = evaluate_case(case, UserParser(ReturnsDict(), "x:ReturnsDict"), FMT, ["oneshot"], seed=0)
     assert (record.verdict, record.error_type) == ("error", "exception")
-    assert "parse() returned dict, expected harness.model.Message" in record.detail
+    assert "parse() returned dict, expected harness.core.messages.Message" in record.detail

@@ -6,12 +6,19 @@ import json
 
 import pytest
 
-from harness.errors import HarnessError, TemplateRenderError, UnrepresentableError
+from harness.assets.sdist import sdist_file
+from harness.core.cases import Case
+from harness.core.errors import HarnessError, TemplateRenderError, UnrepresentableError
+from harness.core.messages import ToolCall
+from harness.core.scenarios import Scenario
 from harness.formats import get_format
-from harness.model import Case, Scenario, ToolCall
-from harness.render import HISTORY_USER, render_messages, render_scenario, split_completion
-from harness.sdist import sdist_file
-from harness.templates import load_template, template_from_text
+from harness.template.render import (
+    HISTORY_USER,
+    render_messages,
+    render_scenario,
+    split_completion,
+)
+from harness.template.sources import load_template, template_from_text
 
 FMT = get_format("gemma4")
 WEATHER = {

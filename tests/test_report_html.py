@@ -14,15 +14,15 @@ import pytest
 from PIL import Image
 from rich.console import Console
 
-from harness.capture import CaptureSettings, reference_text
-from harness.cases import load_cases
-from harness.captures import Capture, CaptureWriter
-from harness.evaluate import EvalConfig, library_versions, run_eval
+from harness.assets.tokenizers import token_pieces
+from harness.capture.records import Capture, CaptureWriter
+from harness.capture.run import CaptureSettings, reference_text
+from harness.capture.suites import load_suite
+from harness.core.cases import load_cases
 from harness.formats import get_format
-from harness.report_html import highlight_markers, write_report_html
-from harness.suites import load_suite
-from harness.templates import load_template
-from harness.tokens import token_pieces
+from harness.jobs.evaluate import EvalConfig, library_versions, run_eval
+from harness.report.html import highlight_markers, write_report_html
+from harness.template.sources import load_template
 
 CHROMIUM = Path("/usr/bin/chromium")
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -227,7 +227,7 @@ def test_failing_table_is_capped_and_says_so(run, tmp_path):
 
 def test_a_failed_capture_without_text_gives_an_empty_raw_cell():
     """A capture error has no text (the backend answered nothing): the row shows an empty raw text, no crash."""
-    from harness.report_html import failing_rows
+    from harness.report.html import failing_rows
 
     record = {"case_id": "no-tool-01", "parser": "toolcall-harness:gemma4", "slice": "capture:openai", "mode": "oneshot",
               "verdict": "error", "error_type": "capture_error", "detail": "connection refused", "got": None}
@@ -236,7 +236,7 @@ def test_a_failed_capture_without_text_gives_an_empty_raw_cell():
 
 
 def test_heatmap_cells_count_surfaced_results_apart():
-    from harness.report_html import pass_rate_figure
+    from harness.report.html import pass_rate_figure
 
     records = [{"parser": "p", "slice": "observed", "mode": "oneshot", "verdict": v}
                for v in ("pass", "surfaced", "fail")]

@@ -3,11 +3,14 @@
 import json
 import time
 
+from harness.core.cases import Case
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import BufferedStream
+from harness.core.results import ResultsWriter
 from harness.formats import get_format
-from harness.model import Case, Message, ToolCall
-from harness.protocol import BufferedStream
-from harness.runner import ResultsWriter, evaluate_case, modes_for
-from parsers.gemma4 import Gemma4Parser
+from harness.parse.modes import modes_for
+from harness.score.runner import evaluate_case
+from parsers.own.gemma4 import Gemma4Parser
 
 FMT = get_format("gemma4")
 CASE = Case(id="c1", format="gemma4", text='<|tool_call>call:f{a:<|"|>x<|"|>}<tool_call|>',

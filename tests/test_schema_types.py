@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.schema_types import allowed_types, property_schema, typed_value
+from parsers.own._schema_types import allowed_types, property_schema, typed_value
 
 STRING = {"type": "string"}
 NULLABLE_INT = {"anyOf": [{"type": "integer"}, {"type": "null"}]}

@@ -1,8 +1,10 @@
 """Scoring: verdicts, the error-type taxonomy and the numeric policy, on small hand-made outputs."""
 
+from harness.core.cases import Case
+from harness.core.messages import Message, ToolCall
 from harness.formats import get_format
-from harness.model import Case, Message, ToolCall
-from harness.scoring import ERROR_TYPES, json_difference, messages_equal, score
+from harness.score.compare import json_difference, messages_equal
+from harness.score.verdicts import ERROR_TYPES, score
 
 FMT = get_format("gemma4")
 TEXT = '<|tool_call>call:get_weather{location:{city:<|"|>Paris<|"|>}}<tool_call|>'

@@ -3,7 +3,7 @@ verified by sha256, and only the files asked for extracted."""
 
 import pytest
 
-from harness import sdist
+from harness.assets import sdist
 
 
 @pytest.fixture()

@@ -1,4 +1,4 @@
-"""The exported hypothesis strategies (harness.strategies) as another project would use them, and the examples
+"""The exported hypothesis strategies (harness.corpus.strategies) as another project would use them, and the examples
 in the module docstring and the README run as written."""
 
 import json
@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-import harness.strategies
-from harness.errors import UnknownModelError
+import harness.corpus.strategies
+from harness.core.cases import Case
+from harness.core.errors import UnknownModelError
+from harness.corpus.strategies import rendered_tool_calls
 from harness.formats import get_format
-from harness.model import Case
-from harness.scoring import score
-from harness.strategies import rendered_tool_calls
-from parsers import get_parser
+from harness.parse.registry import get_parser
+from harness.score.verdicts import score
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -75,7 +75,7 @@ def test_the_readme_example_runs_as_written():
 
 
 def test_the_module_docstring_example_runs():
-    doc = harness.strategies.__doc__
+    doc = harness.corpus.strategies.__doc__
     after = doc[doc.index("Use from another project's tests"):].split("::\n", 1)[1].splitlines()
     block = []
     for line in after:  # the indented literal block, up to the first line back at the margin

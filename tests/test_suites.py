@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from harness.capture.suites import SuiteError, load_suite, suite_names
+from harness.core.messages import Message, ToolCall
+from harness.core.scenarios import Scenario
 from harness.formats import get_format
-from harness.model import Message, Scenario, ToolCall
-from harness.render import render_scenario
-from harness.suites import SuiteError, judge, load_suite, suite_names
-from harness.templates import load_template
-from parsers.gemma4 import Gemma4Parser
+from harness.score.captures import judge
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
+from parsers.own.gemma4 import Gemma4Parser
 
 ROOT = Path(__file__).resolve().parent.parent
 FMT = get_format("gemma4")
@@ -120,9 +122,10 @@ def test_cli_lists_the_suites():
 
 def test_a_parser_that_returns_nothing_for_a_real_answer_loses_content():
     """SGLang's qwen detector drops a malformed call and returns an empty message (SmolLM2 capture notool-05)."""
+    from harness.capture.suites import load_suite
+    from harness.core.messages import Message
     from harness.formats import get_format
-    from harness.model import Message
-    from harness.suites import judge, load_suite
+    from harness.score.captures import judge
 
     prompt = load_suite("no-tool")[0]
     raw = '<tool_call>\n{"name": "rain", "text": "The rain falls"}'

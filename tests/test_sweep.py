@@ -6,12 +6,15 @@ import json
 import pytest
 
 from harness.cli import main
-from harness.edge_catalog import scenario_strings
+from harness.core.messages import Message
+from harness.core.protocol import BufferedStream
+from harness.core.scenarios import scenario_strings
+from harness.corpus.random_calls import cut_positions, random_scenario
 from harness.formats import get_format
-from harness.model import Message
-from harness.protocol import BufferedStream
-from harness.sweep import (CHECKS, SweepConfig, cut_positions, random_scenario, run_sweep, truncation_leak)
-from parsers.gemma4 import Gemma4Parser
+from harness.jobs.sweep import run_sweep
+from harness.report.sweep import SweepConfig
+from harness.score.checks import CHECKS, truncation_leak
+from parsers.own.gemma4 import Gemma4Parser
 
 FMT = get_format("gemma4")
 

@@ -17,12 +17,29 @@ from pathlib import Path
 
 import gguf
 import pytest
-from huggingface_hub import constants as hf_constants  # imported before any test sets HF_HUB_OFFLINE
+from huggingface_hub import (
+    constants as hf_constants,  # imported before any test sets HF_HUB_OFFLINE
+)
 
-from harness.catalog import ModelEntry, get_model, known_models, list_models, load_catalog
-from harness.errors import (CatalogError, HarnessError, TemplateNotFoundError, UnknownModelError)
-from harness.sdist import sdist_file
-from harness.templates import ChatTemplate, load_template, read_gguf_metadata_string
+from harness.assets.sdist import sdist_file
+from harness.core.errors import (
+    CatalogError,
+    HarnessError,
+    TemplateNotFoundError,
+    UnknownModelError,
+)
+from harness.template.catalog import (
+    ModelEntry,
+    get_model,
+    known_models,
+    list_models,
+    load_catalog,
+)
+from harness.template.sources import (
+    ChatTemplate,
+    load_template,
+    read_gguf_metadata_string,
+)
 
 SDIST_TEMPLATE = "models/templates/google-gemma-4-31B-it.jinja"
 SDIST_GGUF = "models/ggml-vocab-gemma-4.gguf"
@@ -179,12 +196,12 @@ def test_offline_parameter_overrides_env():
 
 
 def test_no_source_raises_listing_attempts(offline, monkeypatch, tmp_path):
-    import harness.sdist
+    import harness.assets.sdist
 
     def no_sdist(relpath):
-        raise harness.sdist.SdistError("could not download llama-cpp-python==0.3.36 with pip")
+        raise harness.assets.sdist.SdistError("could not download llama-cpp-python==0.3.36 with pip")
 
-    monkeypatch.setattr(harness.sdist, "sdist_file", no_sdist)
+    monkeypatch.setattr(harness.assets.sdist, "sdist_file", no_sdist)
     with pytest.raises(TemplateNotFoundError) as info:
         load_template("gemma-4-e4b")
     msg = str(info.value)

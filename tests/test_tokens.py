@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import tokens
-from harness.sdist import sdist_file, sha256_file
+from harness.assets import tokenizers as tokens
+from harness.assets.sdist import sdist_file, sha256_file
 
 GGUF = "models/ggml-vocab-gemma-4.gguf"
 CALL = '<|tool_call>call:get_weather{location:{city:<|"|>Paris<|"|>}}<tool_call|>'
@@ -192,8 +192,8 @@ PACKAGE_TEXTS = [
 
 
 def test_package_pins_are_vllm_refs():
-    """One copy of the pins: the tokenizer folders are keyed and checked by parsers.vllm_ref's sha256s."""
-    from parsers.vllm_ref import TOKENIZER_PACKAGES
+    """One copy of the pins: the tokenizer folders are keyed and checked by parsers.reference.vllm's sha256s."""
+    from harness.assets.vocabularies import TOKENIZER_PACKAGES
 
     for name in PACKAGES:
         pkg = TOKENIZER_PACKAGES[name]
@@ -308,7 +308,7 @@ def test_package_tokenizer_offline_error_names_package_and_command(tmp_path, mon
 
 
 def test_package_tokenizer_wrong_pin_is_refused(tmp_path, monkeypatch):
-    from parsers import vllm_ref
+    from parsers.reference import vllm as vllm_ref
 
     pkg = vllm_ref.TOKENIZER_PACKAGES["deepseek"]
     monkeypatch.setitem(vllm_ref.TOKENIZER_PACKAGES, "deepseek", dataclasses.replace(pkg, sha256="0" * 64))

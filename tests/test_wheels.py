@@ -11,8 +11,8 @@ import zipfile
 
 import pytest
 
-from harness.sdist import sdist_file
-from harness.wheels import cached_wheel
+from harness.assets.sdist import sdist_file
+from harness.engines.wheels import cached_wheel
 
 pytestmark = pytest.mark.timeout(1800)
 

@@ -1,6 +1,6 @@
 """The worker protocol end to end: real worker processes, real pipes (docs/worker-protocol.md).
 
-The project's own Gemma 4 parser served by ``harness.worker_server`` must give exactly the in-process results;
+The project's own Gemma 4 parser served by ``harness.engines.server`` must give exactly the in-process results;
 a worker that crashes, hangs, prints garbage or answers the wrong id costs only the case in progress (verdict
 ``error`` with the reason), is restarted, and the run goes on.
 """
@@ -13,20 +13,26 @@ from pathlib import Path
 
 import pytest
 
-from harness.corpus import build_corpus
+from harness.core.cases import Case
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import run_stream
+from harness.corpus.build import build_corpus
+from harness.engines.client import (
+    WorkerError,
+    WorkerParser,
+    WorkerParserError,
+    WorkerSpec,
+)
 from harness.formats import get_format
-from harness.model import Case, Message, ToolCall
-from harness.protocol import run_stream
-from harness.runner import evaluate_case
-from harness.templates import load_template
-from harness.worker_client import WorkerError, WorkerParser, WorkerParserError, WorkerSpec
-from parsers import create_parsers
-from parsers.gemma4 import Gemma4Parser
+from harness.parse.registry import create_parsers
+from harness.score.runner import evaluate_case
+from harness.template.sources import load_template
+from parsers.own.gemma4 import Gemma4Parser
 
 ROOT = Path(__file__).resolve().parent.parent
 FMT = get_format("gemma4")
 ENV = {"PYTHONPATH": str(ROOT)}
-OWN_WORKER = WorkerSpec([sys.executable, "-m", "harness.worker_server", "parsers.gemma4"], ENV, "own-worker")
+OWN_WORKER = WorkerSpec([sys.executable, "-m", "harness.engines.server", "parsers.own.gemma4"], ENV, "own-worker")
 FAULTY = [sys.executable, str(ROOT / "tests" / "workers" / "faulty_worker.py")]
 
 
@@ -129,7 +135,7 @@ def test_crash_detail_carries_the_workers_stderr():
 
 
 def test_parser_errors_inside_the_worker_are_exceptions_and_the_worker_stays():
-    parser = WorkerParser(WorkerSpec([sys.executable, "-m", "harness.worker_server", "parsers.transformers_ref"], ENV),
+    parser = WorkerParser(WorkerSpec([sys.executable, "-m", "harness.engines.server", "parsers.reference.transformers"], ENV),
                           "gemma4")
     try:
         with pytest.raises(WorkerParserError, match="ValueError"):

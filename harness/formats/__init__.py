@@ -23,7 +23,7 @@ class FormatSpec:
       escape for them); curated cases containing them are skipped with a note.
     - ``reasoning_markers``: ``(open, close)`` of the reasoning block when the template may pre-fill it after the
       generation prompt (``<think>`` / ``</think>``), so the rendered case's ``prefix`` holds what was pre-filled
-      (see :func:`harness.render.split_completion`); ``()`` when the format has none or never pre-fills one.
+      (see :func:`harness.template.render.split_completion`); ``()`` when the format has none or never pre-fills one.
     """
 
     name: str

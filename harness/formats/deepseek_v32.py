@@ -11,7 +11,7 @@ templates``): llama.cpp's Jinja rendition of DeepSeek's Python encoder (the mode
   (numbers, booleans, null, arrays, objects), then ``</｜DSML｜invoke>\\n``; finally
   ``</｜DSML｜function_calls>`` and ``<｜end▁of▁sentence｜>`` (line 103), the stop marker.
 - Values are typed by the ``string`` attribute first: ``true`` means the text is the string itself;
-  ``false`` means the text is JSON. The tools' schemas (``harness/schema_types.py``) only settle text whose
+  ``false`` means the text is JSON. The tools' schemas (``parsers/own/_schema_types.py``) only settle text whose
   attribute is missing or not ``true``/``false``, JSON that does not decode, or a ``string="true"`` value for a
   property whose schema admits no string (drift).
 - Because string values are raw, one holding ``</｜DSML｜parameter>`` cannot be written unambiguously:
@@ -64,7 +64,7 @@ def edge_scenarios() -> list:
     stay strings), ``string="false"`` values of every JSON type, DSML tags and the other formats' tokens as
     literal text inside raw string values and inside JSON values, raw strings with the whitespace the format
     keeps, calls after reasoning, and a key holding a double quote."""
-    from harness.edge_catalog import call, edge
+    from harness.core.scenarios import call, edge
 
     return [
         edge("deepseek_v32-string-true-number", ["string-looks-like-type", "dsml-string-attr"],

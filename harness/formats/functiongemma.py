@@ -25,7 +25,7 @@ search tool; none of it is copied):
   ml-explore/mlx-lm PR 1628): hyphenated tool names (``artifact-submit``), camelCase keys, a string value holding
   ``{``, ``}``, ``,``, ``:``, quotes and newlines, two calls back to back, and a bare ``true``.
 
-Not established by any source, so read leniently (see :mod:`parsers.functiongemma`): how the template writes
+Not established by any source, so read leniently (see :mod:`parsers.own.functiongemma`): how the template writes
 null (Gemma 4's ``format_argument`` writes Python's ``None``; the parser accepts ``None`` and ``null``) and
 floats (``str()``: ``1e-07``, ``1e+16``).
 

@@ -27,7 +27,7 @@ Line numbers below are lines of that file.
   (nothing escaped, so a value may hold ``</arg_value>``, ``</tool_call>`` or ``<arg_key>`` literally) and any
   other value with ``tojson(ensure_ascii=False)`` (``null``, ``true``, ``1e+16``, ``{"a": [1, 2]}``). The text
   carries no type: ``"3"`` and ``3`` are both written ``3``; the declared schema decides
-  (:mod:`harness.schema_types`). A non-string value is never written with surrounding whitespace.
+  (:mod:`parsers.own._schema_types`). A non-string value is never written with surrounding whitespace.
 - Arguments must be a mapping: anything else raises (lines 75-78).
 - The generation prompt is ``<|assistant|>`` (line 106), followed by ``\\n<think></think>`` when
   ``enable_thinking`` is false; the full render of the turn repeats it, so the cut leaves no parse prefix.
@@ -73,7 +73,7 @@ def glm_edge_scenarios(fmt: str) -> list:
     """The GLM shapes for format ``fmt`` (``glm45`` or ``glm47``): markers of the format inside string values,
     strings that look like other types under string and ``anyOf`` schemas, typed values next to strings, and
     calls after reasoning."""
-    from harness.edge_catalog import call, edge
+    from harness.core.scenarios import call, edge
 
     def e(id, tags, calls, **kw):
         return edge(f"{fmt}-{id}", ["glm", *tags], calls, **kw)

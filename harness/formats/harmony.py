@@ -9,7 +9,7 @@ A completion is a sequence of *messages*, each ``HEADER<|message|>BODY`` closed 
 (``<|channel|>analysis|commentary|final``), optionally a recipient (``to=functions.NAME``) and a content type.
 
 - Generation prompt: ``<|start|>assistant`` (lines 329-331). The full render repeats it, so the cut in
-  :mod:`harness.render` leaves no parse prefix: the case text starts inside the first header, right after the
+  :mod:`harness.template.render` leaves no parse prefix: the case text starts inside the first header, right after the
   role, exactly where the model starts writing (`` to=functions.NAME...`` or ``<|channel|>analysis...``).
 - A turn with tool calls (lines 273-301): the reasoning (the message's ``thinking``; transformers fills it from
   ``reasoning_content``) -- or, when there is none, the message *content* -- is written first as an analysis
@@ -57,7 +57,7 @@ SPEC = FormatSpec(
 
 
 def compose_content_before(completion: str, prose: str) -> str:
-    """Where prose written *before* the calls goes in a Harmony completion (used by :mod:`harness.render` for a
+    """Where prose written *before* the calls goes in a Harmony completion (used by :mod:`harness.template.render` for a
     scenario's ``content_before``): raw text outside a message is not Harmony, so it becomes a message.
 
     - With a ``final`` message (a turn without calls) the prose starts its body, so the final content reads
@@ -84,7 +84,7 @@ def edge_scenarios() -> list:
 
     Header variants (recipient after the channel, ``<|constrain|>json``, ``analysis`` calls, ``<|end|>`` endings)
     are not writable through the template; ``tests/test_parser_harmony.py`` covers them on hand-written text."""
-    from harness.edge_catalog import call, edge
+    from harness.core.scenarios import call, edge
 
     def e(id, tags, calls, **kw):
         return edge(f"harmony-{id}", ["harmony", *tags], calls, **kw)

@@ -21,7 +21,7 @@ the same lines, shifted by the date block).
   start of the turn. The message content and any reasoning of such a turn are **not written**.
 - Lines 70-72: more than one call in a turn is refused: ``raise_exception("This model only supports single
   tool-calls at once!")``. Several calls are therefore not representable through these templates
-  (``harness.render`` skips such a scenario: the template refuses the turn); models that emit several anyway
+  (``harness.template.render`` skips such a scenario: the template refuses the turn); models that emit several anyway
   separate them with ``;`` (see the observed case).
 - Lines 74-83 (3.1 only): a call to a *built-in* tool (``builtin_tools`` defined and naming it) is written
   ``<|python_tag|>NAME.call(k="v", ...)`` with each value pasted raw between quotes (only strings can be
@@ -42,7 +42,7 @@ marker, so a parser cannot tell a call from prose that merely holds such JSON ex
 
 from __future__ import annotations
 
-from harness.edge_catalog import call, edge
+from harness.core.scenarios import call, edge
 from harness.formats import FormatSpec
 
 PYTHON_TAG = "<|python_tag|>"

@@ -20,7 +20,7 @@ The calls of one assistant turn share one block (lines 103-120)::
 - VALUE has no padding and no type (line 114): a string is written raw, with nothing escaped (so
   ``</parameter>``, ``</invoke>``, ``</minimax:tool_call>`` can occur inside a value); any other value with
   ``tojson(ensure_ascii=False)``: ``null``, ``true``/``false``, JSON numbers, objects and arrays. The string
-  ``"1"`` and the number ``1`` look alike: the tool's schema decides (``harness.schema_types``).
+  ``"1"`` and the number ``1`` look alike: the tool's schema decides (``parsers.own._schema_types``).
 - The turn is ``]~b]ai\\n`` (line 85), then ``<think>\\nREASONING\\n</think>\\n\\n`` when the turn has reasoning
   (line 98), then the content as given, untrimmed (line 101), then the block, then ``[e~[\\n`` (line 125), the
   end-of-turn token that ends generation.
@@ -64,7 +64,7 @@ def edge_scenarios() -> list:
     """MiniMax-M2-specific curated shapes (ids ``edge-minimax_m2-...``): the format's closers and openers inside
     string values, JSON-spelled scalars under typed and ``anyOf`` schemas, strings that look like other types,
     unpadded values made of or ending in newlines, and calls after reasoning."""
-    from harness.edge_catalog import call, edge
+    from harness.core.scenarios import call, edge
 
     save = _params({"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}})
 

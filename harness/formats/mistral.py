@@ -21,7 +21,7 @@ Mistral Small 3.2 (``Mistral-Small-3.2-24B-Instruct-2506.jinja``):
   message content is **not written** on such a turn (nor any reasoning).
 - Lines 90-91: an id that is not a string of exactly 9 characters makes the template raise ("Tool call IDs
   should be alphanumeric strings with length 9!"; only the length is checked, not the characters); the
-  harness renders ids ``call00000``, ``call00001``... (:func:`harness.render._call_id`). Line 117-118: the same
+  harness renders ids ``call00000``, ``call00001``... (:func:`harness.template.render._call_id`). Line 117-118: the same
   check on a tool message's ``tool_call_id``.
 - Generation ends with ``</s>`` (``eos_token``, rendered here as ``</s>`` through ``template_vars``).
 
@@ -42,7 +42,7 @@ Older Mistral models (7B v0.3, Nemo; not in this catalog) write one ``[TOOL_CALL
 
 from __future__ import annotations
 
-from harness.edge_catalog import call, edge
+from harness.core.scenarios import call, edge
 from harness.formats import FormatSpec
 
 TOOL_CALLS = "[TOOL_CALLS]"

@@ -20,7 +20,7 @@ One call (Qwen3-Coder.jinja lines 85-94, Nemotron lines 148-156)::
   ``tojson`` (JSON, non-ASCII kept); everything else with Jinja's ``|string``, i.e. Python ``str()``: strings raw
   with nothing escaped (so ``</parameter>``, ``</function>``, ``</tool_call>`` can all occur inside a value),
   booleans ``True``/``False``, null ``None``, floats ``1e-07`` / ``6.02e+23`` / ``100.0``. The string ``"True"``
-  and the boolean ``True`` look alike: the tool's schema decides (``harness.schema_types``).
+  and the boolean ``True`` look alike: the tool's schema decides (``parsers.own._schema_types``).
 - Qwen3-Coder writes ``\\n<tool_call>`` before each call (line 85) and the message content first, trimmed,
   between newlines (lines 78-79); Nemotron writes the content first, trimmed, then ``\\n`` (line 126) and
   ``</tool_call>\\n`` after each call (line 156). Both end the turn with ``<|im_end|>\\n`` (line 96 / 158).
@@ -29,7 +29,7 @@ One call (Qwen3-Coder.jinja lines 85-94, Nemotron lines 148-156)::
   ``<|im_start|>assistant\\n<think>\\n`` with thinking on and ``<|im_start|>assistant\\n<think></think>`` with
   thinking off (lines 199-203); Qwen3-Coder's is ``<|im_start|>assistant\\n`` (line 116). Rendered cases never
   carry a prefix: the full render repeats the pre-filled text, so with thinking on the completion starts
-  inside the reasoning (``REASONING\\n</think>\\n<tool_call>...``) with prefix ``""`` (harness/render.py's
+  inside the reasoning (``REASONING\\n</think>\\n<tool_call>...``) with prefix ``""`` (harness/template/render.py's
   documented limitation).
 - Neither template uses ``bos_token``; the ChatML markers are written as text.
 """
@@ -66,7 +66,7 @@ def edge_scenarios() -> list:
     values, the template's Python ``str()`` scalars under typed and ``anyOf`` schemas, strings that look like
     other types, values made of or padded with newlines (the template adds one newline on each side), and
     calls after reasoning (Nemotron; Qwen3-Coder writes no reasoning, so those are skipped for it)."""
-    from harness.edge_catalog import call, edge
+    from harness.core.scenarios import call, edge
 
     save = _params({"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}})
 

@@ -1,6 +1,6 @@
 """A protocol worker that misbehaves on purpose, for the harness' fault-handling tests.
 
-It serves the project's own Gemma 4 parser (``harness.worker_server``), except when a ``parse`` text or the
+It serves the project's own Gemma 4 parser (``harness.engines.server``), except when a ``parse`` text or the
 text a stream has been fed so far contains a trigger word: ``CRASH`` exits at once (status 7, after a line on stderr), ``HANG`` never
 answers, ``GARBAGE`` answers with a line that is not JSON, ``WRONGID`` answers another request id.
 Argument ``--fail-start`` makes it exit before answering ``hello``.
@@ -11,14 +11,14 @@ import os
 import sys
 import time
 
-from harness.worker_server import Server, load_parsers
+from harness.engines.server import Server, load_parsers
 
 
 def main() -> None:
     if "--fail-start" in sys.argv:
         print("cannot load the parser library [/INST]", file=sys.stderr, flush=True)  # markup-like text too
         sys.exit(5)
-    server = Server(load_parsers(["parsers.gemma4"]))
+    server = Server(load_parsers(["parsers.own.gemma4"]))
     out = sys.stdout
     streamed: dict[str, str] = {}
     for line in sys.stdin:

@@ -1,0 +1,1 @@
+"""Analysis of failures: minimal repros and fault classes."""

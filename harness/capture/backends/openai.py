@@ -1,0 +1,612 @@
+"""Capture from any OpenAI-compatible server: llama-server, ``python -m llama_cpp.server``, vLLM, SGLang, LM Studio,
+Ollama, FastFlowLM / Lemonade NPU runtimes.
+
+``create(weights, base_url=..., mode=...)`` returns an :class:`OpenAIBackend` (the :class:`~harness.capture.backends.Backend`
+protocol). Two modes:
+
+- ``completions``: ``POST {base_url}/v1/completions`` with ``prompt`` = the rendered prompt (the harness' own
+  template rendering, special tokens as text), ``max_tokens``, ``temperature``, ``top_p``, ``seed``,
+  ``stream: true``, ``stop`` (the request's stop strings; the server leaves them out of the text and reports
+  ``finish_reason`` ``stop``) and ``grammar`` when the request has one (llama.cpp servers accept a GBNF
+  ``grammar``; others ignore unknown fields or reject them). A request's ``force_text`` is sent as a grammar
+  holding that literal text (text-level only: the server picks the tokens) and checked on return. Each streamed
+  ``choices[0].text`` is one piece; token ids are ``[]`` unless the server sends integer ``tokens`` with the
+  chunk (llama.cpp's ``return_tokens``).
+- ``chat``: ``POST {base_url}/v1/chat/completions`` with ``messages`` and ``tools``: the server renders the
+  template and parses the calls itself. Content deltas are the pieces; ``reasoning_content`` / ``reasoning``
+  deltas and ``tool_calls`` deltas (assembled by ``index``) make ``Generation.server_message``
+  ``{"content", "reasoning", "tool_calls": [{"name", "arguments"}]}``, which :func:`server_parser` scores as a
+  parser named after the server.
+
+``Generation.elapsed_s`` is the wall time of ``generate`` (retries and backoff included); ``Generation.tokens`` is
+``usage.completion_tokens`` when the server sends usage in the stream (servers that honour OpenAI's
+``extra_body={"stream_options": {"include_usage": True}}`` send a last chunk with ``usage`` and no choices;
+llama-cpp-python 0.3.36 never does: 0).
+
+Protocol facts used (OpenAI API reference, "Completions" and "Chat Completions", streaming sections; checked
+against llama-cpp-python 0.3.36 ``llama_cpp/server/app.py`` and ``llama_chat_format.py``):
+
+- a stream is Server-Sent Events, one JSON chunk per ``data:`` line, ended by ``data: [DONE]``; the last chunk
+  carrying content or an empty delta has ``choices[0].finish_reason`` (``stop``, ``length``, ``tool_calls``);
+  comment lines (``: ping``) are keep-alives; a chunk may have empty ``choices`` (usage);
+- a streamed tool call arrives as ``delta.tool_calls[i] = {index, id?, function: {name?, arguments?}}``: the
+  name normally once, the arguments as JSON text fragments to concatenate. llama-cpp-python 0.3.36 repeats the
+  full ``name`` in *every* chunk (``_convert_completion_to_chat_function``), so a fragment equal to the name
+  assembled so far is not appended again;
+- llama-cpp-python 0.3.36 serves one generation at a time (a global lock) and by default *interrupts* a running
+  stream when another request arrives (``interrupt_requests=True``): the interrupted stream ends with
+  ``[DONE]`` but no ``finish_reason``. That is recorded here as an error, never as a short answer; start that
+  server with ``--interrupt_requests False`` to capture with ``concurrency > 1``;
+- llama-cpp-python answers a request body it cannot validate with HTTP 500 (not 422) and a path it does not
+  serve with 404 ``{"detail": "Not Found"}``; it resolves any unknown ``model`` to its default model; a
+  ``grammar`` it cannot parse ends the whole server process (observed: "failed to parse grammar", then exit),
+  which the next requests see as connection errors;
+- llama-cpp-python reuses its KV cache across requests: the first request for a prompt evaluates it in one
+  batch, an identical repeat re-evaluates only the last token, and at temperature 0 the two can pick different
+  tokens (observed with SmolLM2-135M Q4_1). Captures are reproducible only for the same server history.
+
+Failures are returned in ``Generation.error``, never raised (``generate`` catches everything):
+
+- ``connection error (ConnectError: [Errno 111] Connection refused) (after 4 attempts)``;
+- ``HTTP 404 from POST /v1/completions: {"detail":"Not Found"}`` (the body's first 300 characters; `` (after N
+  attempts)`` is appended whenever more than one attempt was made);
+- ``read timeout: no data for 120 s after N pieces``;
+- ``truncated stream after N pieces: connection lost (RemoteProtocolError: ...)`` (a killed server),
+  ``truncated stream after N pieces: the stream ended without [DONE] or a finish_reason``,
+  ``stream ended with [DONE] but no finish_reason after N pieces (the server stopped the generation: ...)``;
+- ``invalid JSON in stream event N: '...'``; ``server error event after N pieces: {...}`` (a chunk with
+  ``error``);
+- ``the server did not honour force_text ...``; ``exception: ...`` (anything else, ``on_piece`` raising included).
+
+Retries (tenacity, exponential backoff ``backoff_s``, ``2*backoff_s``, ``4*backoff_s``, ... capped at 30 s) happen
+only while nothing of the generation has arrived (no piece, reasoning or tool-call delta): connection errors,
+HTTP 5xx and 429. Once output arrived a failure is final: the partial pieces (and partial ``server_message``)
+are kept with ``error`` set. A read timeout and a 4xx other than 429 are never retried.
+
+Thread safety: one shared ``httpx.Client`` (thread-safe, a pool of ``concurrency + 2`` connections); per-call
+state lives on the stack; counters are under a lock. The capture runner may call :meth:`OpenAIBackend.generate`
+from ``max_concurrency`` threads at once.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as dist_version
+from typing import Any
+from urllib.parse import urlsplit
+
+from harness.capture.backends import BackendError, Generation, OnPiece, Request, Weights
+from harness.core.cases import FORMATS
+from harness.core.messages import Message, ToolCall, parse_arguments
+from harness.core.protocol import Delta, message_to_deltas
+
+MODES = ("completions", "chat")
+RETRY_STATUSES = frozenset({429}) | frozenset(range(500, 600))
+BODY_SNIPPET = 300
+
+
+def create(weights: Weights | None = None, base_url: str | None = None, mode: str = "completions",
+           model: str | None = None, timeout_s: float = 120.0, retries: int = 3, backoff_s: float = 0.5,
+           concurrency: int = 4, api_key: str | None = None, server_name: str | None = None,
+           extra_body: dict | None = None, strip_bos: str | None = None, transport=None) -> OpenAIBackend:
+    """An :class:`OpenAIBackend` for the server at ``base_url``.
+
+    - ``weights``: what the catalog knows of the model (its ``name`` is kept); the backend's own ``weights`` has
+      ``kind="server"`` and ``path=base_url``. When ``base_url`` is omitted, ``weights.path`` is the URL.
+    - ``base_url``: ``http(s)://host:port`` with or without a trailing ``/v1`` (``/v1/completions`` is appended
+      to the root); any other path prefix is kept (``http://h/proxy`` → ``http://h/proxy/v1/completions``).
+    - ``mode``: ``completions`` (raw prompt) or ``chat`` (``messages`` + ``tools``, the server parses calls).
+    - ``model``: the ``model`` field sent; None: the first id of ``GET /v1/models`` (looked up once), or no field
+      when that fails.
+    - ``timeout_s``: seconds without a byte before a read times out (connect: at most 10 s); ``retries``: retries
+      after the first attempt (``retries=3``: up to 4 attempts); ``backoff_s``: first retry delay in seconds,
+      doubled each retry; ``concurrency``: ``max_concurrency`` and the connection pool size.
+    - ``api_key``: sent as ``Authorization: Bearer``; ``server_name``: names the server's own parser
+      (``server:<server_name>``, e.g. ``llama-cpp-python==0.3.36``), default ``openai@host:port``.
+    - ``extra_body``: fields merged into every request body last (``tool_choice``, ``chat_template_kwargs``,
+      ``logit_bias``, ...).
+    - ``strip_bos``: completions mode: this text (``"<bos>"``) is removed from the start of the prompt before it
+      is sent, for servers that add BOS themselves: llama-cpp-python 0.3.36 (``Llama._create_completion``)
+      prepends BOS when the GGUF's ``tokenizer.ggml.add_bos_token`` is true and tokenizes the text with special
+      tokens, so a template-rendered ``<bos>`` makes two BOS tokens (measured: ``usage.prompt_tokens`` 2 for
+      ``Hi``, 3 for ``<bos>Hi`` with the micro Gemma 4).
+    - ``transport``: an ``httpx`` transport to use instead of the network (tests: ``httpx.MockTransport``).
+
+    Contacts nothing. Raises :class:`BackendError` for an unknown mode, a URL that is not http(s), or a
+    missing ``base_url``."""
+    if mode not in MODES:
+        raise BackendError(f"openai backend: unknown mode {mode!r}; known: {', '.join(MODES)}")
+    url = base_url or (weights.path if weights is not None and weights.kind == "server" else None)
+    if not url:
+        raise BackendError("openai backend: base_url is required (the server's http://host:port)")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise BackendError(f"openai backend: base_url must be http(s)://host:port, got {url!r}")
+    if concurrency < 1 or retries < 0 or timeout_s <= 0 or backoff_s < 0:
+        raise BackendError("openai backend: concurrency >= 1, retries >= 0, timeout_s > 0, backoff_s >= 0")
+    return OpenAIBackend(weights, url, mode, model, timeout_s, retries, backoff_s, concurrency, api_key,
+                         server_name, extra_body or {}, strip_bos, transport)
+
+
+@dataclass
+class _Outcome:
+    """One attempt's result: the generation and whether a retry may repeat it (nothing was delivered)."""
+
+    generation: Generation
+    retryable: bool = False
+
+
+@dataclass
+class _Stream:
+    """What one attempt has received so far."""
+
+    mode: str
+    pieces: list = field(default_factory=list)
+    reasoning: list = field(default_factory=list)
+    calls: dict = field(default_factory=dict)  # index -> {"id", "name", "arguments": [fragments]}
+    finish_reason: str | None = None
+    done: bool = False
+    events: int = 0
+    tokens: int = 0  # usage.completion_tokens when the server sent usage
+
+    @property
+    def started(self) -> bool:
+        """Output arrived: a retry would repeat pieces already handed to ``on_piece``."""
+        return bool(self.pieces or self.reasoning or self.calls)
+
+    def generation(self, error: str | None = None) -> Generation:
+        message = None
+        if self.mode == "chat":
+            message = {
+                "content": "".join(text for text, _ in self.pieces) or None,
+                "reasoning": "".join(self.reasoning) or None,
+                "tool_calls": [_assembled_call(self.calls[i]) for i in sorted(self.calls)],
+            }
+        return Generation(pieces=list(self.pieces), finish_reason=self.finish_reason, server_message=message,
+                          error=error, tokens=self.tokens)
+
+
+def _assembled_call(call: dict) -> dict:
+    raw = "".join(call["arguments"])
+    return {"name": call["name"], "arguments": parse_arguments(raw) if raw.strip() else {}}
+
+
+class OpenAIBackend:
+    """See the module docstring. Attributes: ``name`` (``openai``), ``weights`` (``kind="server"``,
+    ``path=base_url``), ``max_concurrency``, ``mode``, ``base_url``, ``server_name``; :meth:`stats` counts
+    requests, attempts and the peak number of requests in flight."""
+
+    name = "openai"
+
+    def __init__(self, weights: Weights | None, base_url: str, mode: str, model: str | None, timeout_s: float,
+                 retries: int, backoff_s: float, concurrency: int, api_key: str | None, server_name: str | None,
+                 extra_body: dict, strip_bos: str | None = None, transport=None):
+        import httpx  # a dependency of the project; imported here so listing backends stays cheap
+
+        self._httpx = httpx
+        self.base_url = base_url
+        self.root = _api_root(base_url)
+        self.mode = mode
+        self.model = model
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.max_concurrency = concurrency
+        self.extra_body = dict(extra_body)
+        self.strip_bos = strip_bos
+        self.server_name = server_name or f"openai@{urlsplit(base_url).netloc}"
+        source = f"OpenAI-compatible server at {base_url} ({mode} mode)"
+        self.weights = (replace(weights, path=base_url, kind="server", source=source, sha256="")
+                        if weights is not None else Weights(base_url, "server", source, "", model or ""))
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(
+            headers=headers,
+            timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
+            limits=httpx.Limits(max_connections=concurrency + 2, max_keepalive_connections=concurrency),
+            transport=transport,
+        )
+        self._lock = threading.Lock()
+        self._model_resolved = model is not None
+        self._versions: dict[str, str] | None = None
+        self._stats = {"requests": 0, "attempts": 0, "in_flight": 0, "peak_in_flight": 0, "open_streams": 0,
+                       "peak_open_streams": 0}
+
+    # -- Backend protocol -------------------------------------------------------------------------------------
+
+    def versions(self) -> dict[str, str]:
+        """``httpx``, ``httpx-sse`` and ``tenacity`` versions, plus what the server tells: ``server`` (its
+        ``Server`` response header, e.g. ``uvicorn``), ``server_models`` (the ``GET /v1/models`` ids, comma
+        separated, or ``unavailable: <why>``), ``server_name`` and ``mode``. Asks the server once per backend
+        (again while it was unreachable)."""
+        if self._versions is not None:
+            return dict(self._versions)
+        out = {name: _dist_version(name) for name in ("httpx", "httpx-sse", "tenacity")}
+        out["mode"] = self.mode
+        out["server_name"] = self.server_name
+        reachable = False
+        try:
+            response = self._client.get(f"{self.root}/v1/models", timeout=min(self.timeout_s, 10.0))
+            out["server"] = response.headers.get("server", "")
+            if response.status_code >= 400:
+                out["server_models"] = f"unavailable: HTTP {response.status_code}"
+            else:
+                out["server_models"] = ",".join(_model_ids(response.json()))
+                reachable = True
+        except Exception as exc:  # noqa: BLE001 - recorded, never raised
+            out["server_models"] = f"unavailable: {type(exc).__name__}: {exc}"
+        if reachable:
+            self._versions = out
+        return dict(out)
+
+    def generate(self, request: Request, on_piece: OnPiece | None = None) -> Generation:
+        """Stream one completion for ``request``; ``on_piece(text, token_ids)`` is called for each piece as it
+        arrives (completions: each non-empty ``choices[0].text``; chat: each non-empty ``delta.content``).
+
+        Returns a :class:`Generation` (pieces ``[(text, [token ids])]``, ``finish_reason``, ``server_message`` in
+        chat mode, ``error`` on failure: see the module docstring). Never raises: an exception anywhere,
+        ``on_piece`` included, becomes ``error``."""
+        from tenacity import (
+            Retrying,
+            retry_if_result,
+            stop_after_attempt,
+            wait_exponential,
+        )
+
+        self._count("requests")
+        attempts = 0
+        started = time.monotonic()
+
+        def attempt() -> _Outcome:
+            nonlocal attempts
+            attempts += 1
+            return self._attempt(request, on_piece)
+
+        try:
+            retrying = Retrying(
+                stop=stop_after_attempt(self.retries + 1),
+                wait=wait_exponential(multiplier=self.backoff_s, min=self.backoff_s, max=30.0),
+                retry=retry_if_result(lambda outcome: outcome.retryable),
+                retry_error_callback=lambda state: state.outcome.result(),
+                reraise=True,
+            )
+            generation = retrying(attempt).generation
+        except Exception as exc:  # noqa: BLE001 - a backend returns failures
+            return Generation(error=f"exception: {type(exc).__name__}: {exc}",
+                              elapsed_s=time.monotonic() - started)
+        generation.elapsed_s = time.monotonic() - started
+        if generation.error and attempts > 1:
+            generation.error += f" (after {attempts} attempts)"
+        if generation.error is None and request.force_text is not None and generation.text != request.force_text:
+            generation.error = (f"the server did not honour force_text (sent as a literal GBNF grammar): expected "
+                                f"{request.force_text[:80]!r}, got {generation.text[:80]!r}")
+        return generation
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    # -- helpers for the capture runner ------------------------------------------------------------------------
+
+    def server_parser(self, server_message: dict | None) -> ServerParser:
+        """:func:`server_parser` named after this backend's ``server_name``."""
+        return server_parser(self.server_name, server_message)
+
+    def stats(self) -> dict[str, int]:
+        """Counters since creation: ``requests`` (``generate`` calls), ``attempts`` (HTTP requests sent),
+        ``in_flight``/``peak_in_flight`` (requests sent and not finished, now / at most),
+        ``open_streams``/``peak_open_streams`` (responses the server had started, 2xx headers received, and not
+        finished: proof the server held that many requests at once)."""
+        with self._lock:
+            return dict(self._stats)
+
+    # -- internals ---------------------------------------------------------------------------------------------
+
+    def _count(self, key: str, step: int = 1) -> None:
+        with self._lock:
+            self._stats[key] += step
+            peak = f"peak_{key}"
+            if peak in self._stats:
+                self._stats[peak] = max(self._stats[peak], self._stats[key])
+
+    def _resolve_model(self) -> str | None:
+        with self._lock:
+            if self._model_resolved:
+                return self.model
+        try:
+            response = self._client.get(f"{self.root}/v1/models", timeout=min(self.timeout_s, 10.0))
+            ids = _model_ids(response.json()) if response.status_code < 400 else []
+        except Exception:  # noqa: BLE001 - no model field then; the request itself reports the problem
+            return None
+        with self._lock:
+            if not self._model_resolved:
+                self.model, self._model_resolved = (ids[0] if ids else None), True
+            return self.model
+
+    def _body(self, request: Request) -> tuple[str, dict]:
+        sampling = request.sampling
+        body: dict[str, Any] = {"max_tokens": sampling.max_tokens, "temperature": sampling.temperature,
+                                "top_p": sampling.top_p, "seed": sampling.seed, "stream": True}
+        model = self._resolve_model()
+        if model is not None:
+            body["model"] = model
+        grammar = request.grammar
+        if grammar is None and request.force_text is not None:
+            grammar = f"root ::= {gbnf_literal(request.force_text)}"
+        if grammar is not None:
+            body["grammar"] = grammar
+        if request.stop:
+            body["stop"] = list(request.stop)
+        if self.mode == "completions":
+            path = "/v1/completions"
+            prompt = request.prompt_text
+            if self.strip_bos and prompt.startswith(self.strip_bos):
+                prompt = prompt[len(self.strip_bos):]
+            body["prompt"] = prompt
+        else:
+            path = "/v1/chat/completions"
+            body["messages"] = request.messages
+            if request.tools:
+                body["tools"] = request.tools
+        body.update(self.extra_body)
+        return path, body
+
+    def _attempt(self, request: Request, on_piece: OnPiece | None) -> _Outcome:
+        httpx = self._httpx
+        path, body = self._body(request)
+        stream = _Stream(self.mode)
+        self._count("attempts")
+        self._count("in_flight")
+        opened = False
+        try:
+            with self._client.stream("POST", f"{self.root}{path}", json=body) as response:
+                if response.status_code >= 400:
+                    text = response.read().decode("utf-8", "replace")
+                    return _Outcome(Generation(error=f"HTTP {response.status_code} from POST "
+                                                     f"{urlsplit(self.root).path}{path}: "
+                                                     f"{_snippet(text)}"),
+                                    retryable=response.status_code in RETRY_STATUSES)
+                self._count("open_streams")
+                opened = True
+                if "text/event-stream" not in response.headers.get("content-type", ""):
+                    return _Outcome(self._whole_response(response, stream, on_piece))
+                return _Outcome(self._read_events(response, stream, on_piece))
+        except httpx.TimeoutException as exc:
+            if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) and not stream.started:
+                return _Outcome(Generation(error=f"connection error ({type(exc).__name__}: {exc})"), True)
+            return _Outcome(stream.generation(
+                f"read timeout: no data for {self.timeout_s:g} s after {len(stream.pieces)} pieces"))
+        except httpx.TransportError as exc:  # ConnectError, ReadError, RemoteProtocolError, WriteError, ...
+            why = f"{type(exc).__name__}: {exc}"
+            if stream.started:
+                return _Outcome(stream.generation(
+                    f"truncated stream after {len(stream.pieces)} pieces: connection lost ({why})"))
+            if opened:  # the server answered, then vanished before any output: safe to retry
+                return _Outcome(stream.generation(
+                    f"truncated stream after 0 pieces: connection lost ({why})"), True)
+            return _Outcome(Generation(error=f"connection error ({why})"), retryable=True)
+        finally:
+            self._count("in_flight", -1)
+            if opened:
+                self._count("open_streams", -1)
+
+    def _read_events(self, response, stream: _Stream, on_piece: OnPiece | None) -> Generation:
+        from httpx_sse import EventSource
+
+        for event in EventSource(response).iter_sse():
+            data = event.data
+            if not data.strip():
+                continue
+            if data.strip() == "[DONE]":
+                stream.done = True
+                break
+            stream.events += 1
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                return stream.generation(f"invalid JSON in stream event {stream.events}: {_snippet(data)!r}")
+            if not isinstance(chunk, dict):
+                return stream.generation(f"invalid stream event {stream.events}: not a JSON object: "
+                                         f"{_snippet(data)!r}")
+            if chunk.get("error") is not None or event.event == "error":
+                return stream.generation(f"server error event after {len(stream.pieces)} pieces: "
+                                         f"{_snippet(json.dumps(chunk.get('error', chunk), ensure_ascii=False))}")
+            self._consume(chunk, stream, on_piece)
+        n = len(stream.pieces)
+        if stream.finish_reason is not None:
+            return stream.generation()
+        if stream.done:
+            return stream.generation(
+                f"stream ended with [DONE] but no finish_reason after {n} pieces (the server stopped the "
+                f"generation: llama-cpp-python interrupts a stream when another request arrives unless started "
+                f"with --interrupt_requests False)")
+        return stream.generation(f"truncated stream after {n} pieces: the stream ended without [DONE] or a "
+                                 f"finish_reason")
+
+    def _whole_response(self, response, stream: _Stream, on_piece: OnPiece | None) -> Generation:
+        """A server that ignored ``stream: true`` and answered one JSON body: one piece (or message)."""
+        try:
+            data = json.loads(response.read())
+        except ValueError:
+            return stream.generation(f"invalid JSON response ({response.headers.get('content-type', '')}): "
+                                     f"{_snippet(response.text)!r}")
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices:
+            return stream.generation(f"response without choices: {_snippet(json.dumps(data))}")
+        choice = dict(choices[0])
+        if self.mode == "chat":
+            choice["delta"] = choice.pop("message", None) or {}
+        self._consume({"choices": [choice]}, stream, on_piece)
+        return stream.generation(None if stream.finish_reason else "response without a finish_reason")
+
+    def _consume(self, chunk: dict, stream: _Stream, on_piece: OnPiece | None) -> None:
+        usage = chunk.get("usage")
+        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+            stream.tokens = usage["completion_tokens"]
+        choices = chunk.get("choices") or []  # a usage chunk has none
+        if not choices:
+            return
+        choice = choices[0]
+        if self.mode == "completions":
+            text = choice.get("text") or ""
+            ids = _token_ids(choice.get("tokens", chunk.get("tokens")))
+            if text:
+                stream.pieces.append((text, ids))
+                if on_piece is not None:
+                    on_piece(text, ids)
+        else:
+            delta = choice.get("delta") or {}
+            text = delta.get("content") or ""
+            if text:
+                stream.pieces.append((text, []))
+                if on_piece is not None:
+                    on_piece(text, [])
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                stream.reasoning.append(reasoning)
+            tool_calls = delta.get("tool_calls")
+            if not tool_calls and delta.get("function_call"):  # legacy single-function streaming
+                tool_calls = [{"index": 0, "function": delta["function_call"]}]
+            for piece in tool_calls or []:
+                _add_call_piece(stream.calls, piece)
+        if choice.get("finish_reason"):
+            stream.finish_reason = choice["finish_reason"]
+
+
+def _add_call_piece(calls: dict, piece: dict) -> None:
+    """Fold one ``delta.tool_calls[i]`` into ``calls`` (index -> {id, name, arguments fragments})."""
+    if not isinstance(piece, dict):
+        return
+    index = piece.get("index")
+    if not isinstance(index, int):  # servers that omit index: by id, else a new call when named
+        index = next((i for i, c in calls.items() if piece.get("id") and c["id"] == piece.get("id")), None)
+        if index is None:
+            named = bool((piece.get("function") or {}).get("name"))
+            index = len(calls) if named or not calls else max(calls)
+    call = calls.setdefault(index, {"id": None, "name": "", "arguments": []})
+    call["id"] = call["id"] or piece.get("id")
+    function = piece.get("function") or {}
+    name = function.get("name")
+    if isinstance(name, str) and name and name != call["name"]:  # llama-cpp-python repeats the whole name
+        call["name"] += name
+    arguments = function.get("arguments")
+    if isinstance(arguments, (dict, list)):  # a server sending decoded arguments
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    if isinstance(arguments, str) and arguments:
+        call["arguments"].append(arguments)
+
+
+def _api_root(base_url: str) -> str:
+    root = base_url.rstrip("/")
+    return root.removesuffix("/v1")
+
+
+def _model_ids(data: Any) -> list[str]:
+    entries = data.get("data") if isinstance(data, dict) else None
+    return [str(m["id"]) for m in entries or [] if isinstance(m, dict) and "id" in m]
+
+
+def _token_ids(value: Any) -> list:
+    return list(value) if isinstance(value, list) and all(isinstance(v, int) for v in value) else []
+
+
+def _snippet(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= BODY_SNIPPET else text[:BODY_SNIPPET] + "..."
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return dist_version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def gbnf_literal(text: str) -> str:
+    """``text`` as a GBNF string literal (``"..."``; ``"``, ``\\``, newlines, tabs and control characters
+    escaped as llama.cpp's ``grammars/README.md`` describes)."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+# -- the server's own parse, scored as a parser ----------------------------------------------------------------
+
+
+def message_from_server(server_message: dict) -> Message:
+    """A recorded ``server_message`` (``{"content", "reasoning", "tool_calls": [{"name", "arguments"}]}``) as a
+    :class:`~harness.core.messages.Message`; string arguments that hold JSON are decoded, others kept as the string."""
+    return Message(
+        content=server_message.get("content"),
+        reasoning=server_message.get("reasoning"),
+        tool_calls=[ToolCall(call.get("name") or "", parse_arguments(call.get("arguments", {})))
+                    for call in server_message.get("tool_calls") or []],
+    )
+
+
+class ServerParser:
+    """The server's own tool-call parse of one chat-mode capture, shaped as a :class:`harness.core.protocol.Parser`.
+
+    It parses nothing: ``parse(text, tools, prefix)`` returns the recorded ``server_message`` (``text`` is
+    ignored) and ``stream(...)`` returns a session that ignores its chunks and emits that message at
+    ``finish()``, so ``score_capture`` judges the server's answer like any parser's. ``name`` is
+    ``server:<server_name>`` (``server:llama-cpp-python==0.3.36``), ``library`` the server name, ``version``
+    ``""``. Raises ``ValueError`` from ``parse``/``finish`` when the capture has no ``server_message``
+    (completions mode, or a failed capture), which the harness records as an exception."""
+
+    formats = FORMATS
+    incremental = False
+
+    def __init__(self, server_name: str, server_message: dict | None):
+        self.name = f"server:{server_name}"
+        self.library = server_name
+        self.version = ""
+        self._message = server_message
+
+    def parse(self, text: str = "", tools: list | None = None, prefix: str = "") -> Message:
+        if self._message is None:
+            raise ValueError(f"{self.name}: the capture has no server_message (not a chat-mode capture)")
+        return message_from_server(self._message)
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> _ServerSession:
+        return _ServerSession(self)
+
+
+class _ServerSession:
+    def __init__(self, parser: ServerParser):
+        self._parser = parser
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        return []
+
+    def finish(self) -> list[Delta]:
+        return message_to_deltas(self._parser.parse())
+
+
+def server_parser(server_name: str, server_message: dict | None) -> ServerParser:
+    """The parser-like view of a server's own parse, for scoring a chat-mode capture.
+
+    Build one per capture and score it like any parser::
+
+        parser = server_parser("llama-cpp-python==0.3.36", capture.server_message)
+        for mode, score, got in score_capture(capture, prompt, parser, fmt): ...
+
+    (``backend.server_parser(capture.server_message)`` uses the backend's ``server_name``.) ``parser.name`` is
+    ``server:<server_name>``; see :class:`ServerParser`."""
+    return ServerParser(server_name, server_message)
+

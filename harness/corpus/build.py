@@ -1,0 +1,67 @@
+"""Building a model's corpus: curated edge cases and generated cases rendered through its real chat
+template, the drift slice (curated cases mutated, :mod:`harness.corpus.drift`), plus the observed field outputs
+shipped in ``corpora/observed/``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.core.cases import SLICES, Case, load_cases
+from harness.core.errors import UnrepresentableError
+from harness.core.paths import OBSERVED_FILE
+from harness.corpus.curated import curated_scenarios
+from harness.corpus.drift import drift_cases
+from harness.corpus.generated import generate_scenarios
+from harness.formats import FormatSpec, format_edge_scenarios
+from harness.template.render import render_scenario
+from harness.template.sources import ChatTemplate
+
+#: the default of :func:`build_corpus`: every slice but ``drift`` (which callers ask for by name).
+RENDERED_SLICES = tuple(s for s in SLICES if s != "drift")
+
+
+@dataclass
+class Corpus:
+    """The cases of one run, by slice, and what was skipped and why (``skipped``: ``[(id, reason)]``)."""
+
+    cases: list[Case]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def count(self, slice_name: str) -> int:
+        return sum(1 for c in self.cases if c.slice == slice_name)
+
+
+def build_corpus(template: ChatTemplate, fmt: FormatSpec, *, seed: int, n_generated: int,
+                 slices: tuple[str, ...] = RENDERED_SLICES, observed_file: Path = OBSERVED_FILE) -> Corpus:
+    """Render the curated and ``n_generated`` generated scenarios (seeded) and load the observed cases; with
+    ``"drift"`` in ``slices`` (``eval`` asks for every slice of :data:`harness.core.cases.SLICES`), also mutate the
+    curated cases (:func:`harness.corpus.drift.drift_cases`, seeded by ``seed``).
+
+    Scenarios the format cannot represent (e.g. a Gemma 4 string containing ``<|"|>``) are skipped and
+    listed in ``Corpus.skipped``. Raises :class:`harness.core.errors.HarnessError` subclasses for a template that
+    fails to render or a malformed observed file.
+    """
+    corpus = Corpus(cases=[])
+    if "curated" in slices or "drift" in slices:
+        curated = Corpus(cases=[])
+        _render_all(curated, template, fmt, curated_scenarios() + format_edge_scenarios(fmt.name), "curated")
+        if "curated" in slices:
+            corpus.cases.extend(curated.cases)
+            corpus.skipped.extend(curated.skipped)
+        if "drift" in slices:  # the curated cases mutated (harness.corpus.drift), seeded by ``seed``
+            corpus.cases.extend(drift_cases(curated.cases, fmt, seed))
+    if "generated" in slices and n_generated > 0:
+        scenarios = generate_scenarios(n_generated, seed, forbid=fmt.unrepresentable)
+        _render_all(corpus, template, fmt, scenarios, "generated")
+    if "observed" in slices:
+        corpus.cases.extend(load_cases(observed_file, fmt=fmt.name, default_slice="observed"))
+    return corpus
+
+
+def _render_all(corpus: Corpus, template: ChatTemplate, fmt: FormatSpec, scenarios, slice_name: str) -> None:
+    for scenario in scenarios:
+        try:
+            corpus.cases.append(render_scenario(template, scenario, fmt, slice=slice_name))
+        except UnrepresentableError as exc:
+            corpus.skipped.append((scenario.id, str(exc)))

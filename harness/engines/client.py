@@ -1,0 +1,394 @@
+"""The harness side of the worker protocol (``docs/worker-protocol.md``): a parser in another process.
+
+:class:`WorkerParser` has the shape of :class:`harness.core.protocol.Parser`, so the runner scores it like any
+in-process parser. Each call writes request lines to the worker's stdin; a reader thread collects response
+lines from its stdout, so requests can be pipelined (a whole stream — ``open``, every ``feed``, ``finish`` —
+is written before its responses are read: :meth:`WorkerParser.run_stream`).
+
+Failures of the worker itself raise :class:`WorkerError` with ``kind`` ``crash`` (exited / closed stdout),
+``timeout`` (no response within ``timeout_s``) or ``protocol`` (a line that is not a response to the request
+sent); the worker is then killed and the next call starts a new one (``hello`` again). A ``parser_error``
+response raises :class:`WorkerParserError`: the parser under test failed, the worker is fine.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import shlex
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from harness.core.messages import Message, ToolCall, parse_arguments
+from harness.core.protocol import Delta, ToolCallDelta
+from harness.engines.server import fd_line_blocks
+
+PROTOCOL_VERSION = 1
+HELLO_TIMEOUT_S = 120.0
+DEFAULT_TIMEOUT_S = 10.0
+STDERR_LINES = 20
+INLINE_WRITE_BYTES = 32 * 1024  # below a Linux pipe's 64 KiB capacity
+_EOF = object()
+
+
+class WorkerError(Exception):
+    """The worker process failed (``kind``: ``crash``, ``timeout`` or ``protocol``); it has been stopped."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class WorkerParserError(Exception):
+    """The worker answered ``parser_error``: the parser under test raised; ``str()`` is its message."""
+
+
+class WorkerParserTimeout(WorkerParserError):
+    """The worker answered ``timeout``: it interrupted a parser call that ran past its own limit (the worker
+    is fine; the case is scored ``error``/``timeout``)."""
+
+
+@dataclass
+class WorkerSpec:
+    """How to start a worker: ``argv``, extra environment variables, and a label for messages."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    label: str = ""
+
+    @classmethod
+    def from_command(cls, command: str) -> "WorkerSpec":
+        """A spec from a shell-like command line (``cmd:`` parser names); raises ``ValueError`` if empty."""
+        argv = shlex.split(command)
+        if not argv:
+            raise ValueError("empty worker command")
+        return cls(argv, {}, command)
+
+
+class WorkerProcess:
+    """One running worker: start, send requests, read responses in order, stop.
+
+    Not thread-safe: one caller at a time (the runner is sequential).
+    """
+
+    def __init__(self, spec: WorkerSpec):
+        self.spec = spec
+        env = {**os.environ, **spec.env}
+        try:
+            self.proc = subprocess.Popen(spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, env=env)
+        except OSError as exc:
+            raise WorkerError("crash", f"cannot start worker {spec.label or spec.argv[0]!r}: {exc}") from exc
+        self._lines: queue.SimpleQueue = queue.SimpleQueue()  # lists of complete response lines
+        self._ready: deque = deque()
+        self._writing = threading.Event()  # a background write is in progress
+        self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._ids = itertools.count(1)
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read_stdout(self) -> None:
+        """Hand over every complete line of a read at once (fewer thread handoffs), then end of file."""
+        for lines in fd_line_blocks(self.proc.stdout.fileno()):
+            self._lines.put(lines)
+        self._lines.put([_EOF])
+
+    def _read_stderr(self) -> None:
+        for lines in fd_line_blocks(self.proc.stderr.fileno()):
+            self._stderr.extend(line.decode("utf-8", "replace").rstrip() for line in lines)
+
+    def send(self, requests: list[dict]) -> list[int]:
+        """Write requests (ids assigned here) in one write; returns their ids.
+
+        Every earlier request has been answered (or the worker replaced) when ``send`` is called, so the pipe
+        is empty: a payload that fits in it is written here; a bigger one is written by a thread, so that a
+        worker that stops reading cannot block the caller past its response timeout."""
+        ids, lines = [], []
+        for request in requests:
+            request_id = next(self._ids)
+            ids.append(request_id)
+            lines.append(json.dumps({"id": request_id, **request}, ensure_ascii=False, separators=(",", ":")))
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        if len(data) > INLINE_WRITE_BYTES:
+            self._writing.set()
+            threading.Thread(target=self._write, args=(data,), daemon=True).start()
+            return ids
+        try:
+            self._write(data, quiet=False)
+        except (BrokenPipeError, OSError, ValueError) as exc:
+            raise self._crashed(f"cannot write to the worker ({exc})") from exc
+        return ids
+
+    def _write(self, data: bytes, quiet: bool = True) -> None:
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            if not quiet:
+                raise  # else the reader sees the worker's end (crash) or its silence (timeout)
+        finally:
+            if quiet:
+                self._writing.clear()
+
+    def receive(self, request_id: int, timeout_s: float, lenient: bool = False) -> dict | None:
+        """The result of ``request_id`` (the next line); raises :class:`WorkerError` on failure.
+
+        ``lenient``: a well-formed error response of any type gives ``None`` instead of raising (used after a
+        ``parser_error`` in a pipelined stream, whose later requests may fail as a consequence)."""
+        if not self._ready:
+            try:
+                self._ready.extend(self._lines.get(timeout=timeout_s))
+            except queue.Empty:
+                raise WorkerError("timeout", f"no response within {timeout_s:g} s") from None
+        line = self._ready.popleft()
+        if line is _EOF:
+            raise self._crashed("the worker closed its output")
+        try:
+            response = json.loads(line)
+        except ValueError:
+            raise WorkerError("protocol", f"not a JSON line: {_clip(line)}") from None
+        if not isinstance(response, dict) or response.get("id") != request_id:
+            raise WorkerError("protocol", f"expected the response to request {request_id}, got {_clip(line)}")
+        if response.get("ok") is True and isinstance(response.get("result"), dict):
+            return response["result"]
+        error = response.get("error")
+        if response.get("ok") is False and isinstance(error, dict):
+            if lenient:
+                return None
+            message = str(error.get("message", ""))
+            if error.get("type") == "parser_error":
+                raise WorkerParserError(message)
+            if error.get("type") == "timeout":
+                raise WorkerParserTimeout(message)
+            raise WorkerError("protocol", f"worker error {error.get('type')!r}: {message}")
+        raise WorkerError("protocol", f"malformed response: {_clip(line)}")
+
+    def _crashed(self, what: str) -> WorkerError:
+        try:
+            status = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            status = None
+        time.sleep(0.05)  # let the stderr reader catch the last lines
+        tail = " | ".join(list(self._stderr)[-5:])
+        return WorkerError("crash", f"{what}; exit status {status}" + (f"; stderr: {tail}" if tail else ""))
+
+    def stop(self) -> None:
+        """Close stdin, give the worker a moment to exit, then kill it. A worker still being written to (it
+        stopped reading) is killed first: closing the pipe would wait for the blocked write."""
+        if self.proc.poll() is None and self._writing.is_set():
+            self.proc.kill()
+        try:
+            self.proc.stdin.close()
+        except (OSError, ValueError):
+            pass  # unsent buffered bytes to a worker that is gone
+        try:
+            self.proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        # stdout/stderr are left to the reader threads, which see end of file now that the worker is gone.
+
+
+class WorkerParser:
+    """A parser served by a worker process (see the module docstring).
+
+    Attributes as :class:`harness.core.protocol.Parser`: ``name`` (``library==version:format`` from the worker's
+    ``hello``), ``library``, ``version``, ``formats``, ``incremental``; plus ``out_of_process = True`` (the
+    runner leaves timeouts to the worker's own per-call limit) and ``timeout_s`` (seconds per response).
+
+    The worker is started at construction (``hello`` must succeed, or :class:`WorkerError` is raised) and
+    restarted on demand after a failure. ``format`` picks one format when the worker serves several.
+    """
+
+    out_of_process = True
+
+    def __init__(self, spec: WorkerSpec, format: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 hello_timeout_s: float = HELLO_TIMEOUT_S):
+        self.spec = spec
+        self.timeout_s = timeout_s
+        self.hello_timeout_s = hello_timeout_s
+        self.restarts = 0
+        self._worker: WorkerProcess | None = None
+        self._streams = itertools.count(1)
+        hello = self._start()
+        self.library = str(hello["name"])
+        self.version = str(hello["version"])
+        formats = tuple(hello["formats"])
+        if format is not None and format not in formats:
+            self.close()
+            raise WorkerError("protocol", f"worker {spec.label!r} does not parse format {format!r} "
+                                          f"(it parses {', '.join(formats)})")
+        self.format = format or formats[0]
+        self.formats = (self.format,)
+        self.incremental = bool(hello.get("incremental", False))
+        self.name = f"{self.library}=={self.version}:{self.format}"
+        self.hello = hello
+
+    # -- process management -------------------------------------------------------------------------
+    def _start(self) -> dict:
+        worker = WorkerProcess(self.spec)
+        try:
+            (request_id,) = worker.send([{"op": "hello", "protocol": PROTOCOL_VERSION}])
+            hello = worker.receive(request_id, self.hello_timeout_s)
+            _check_hello(hello)
+        except (WorkerError, WorkerParserError) as exc:
+            worker.stop()
+            kind = exc.kind if isinstance(exc, WorkerError) else "protocol"
+            raise WorkerError(kind, f"worker {self.spec.label!r} failed to start: {exc}") from exc
+        self._worker = worker
+        return hello
+
+    def _live(self) -> WorkerProcess:
+        if self._worker is None:
+            self.restarts += 1
+            self._start()
+        return self._worker
+
+    def _exchange(self, requests: list[dict], dependent: bool) -> list[dict | WorkerParserError]:
+        """Send ``requests`` pipelined; return each result, or the :class:`WorkerParserError` its parser
+        raised. ``dependent``: the requests form one stream, so after a parser error the later ones may fail
+        as a consequence and any error response to them is taken as ``{}``. On a worker failure the worker is
+        stopped and :class:`WorkerError` raised."""
+        worker = self._live()
+        results: list[dict | WorkerParserError] = []
+        failed = False
+        try:
+            for request_id in worker.send(requests):
+                try:
+                    results.append(worker.receive(request_id, self.timeout_s, lenient=failed) or {})
+                except WorkerParserError as exc:
+                    failed = dependent
+                    results.append(exc)
+        except WorkerError:
+            self._kill()
+            raise
+        return results
+
+    def _call(self, requests: list[dict]) -> list[dict]:
+        """The results of one stream's (or one request's) requests; the first parser error is raised after
+        the remaining responses are drained (the worker stays usable)."""
+        results = self._exchange(requests, dependent=True)
+        error = next((r for r in results if isinstance(r, WorkerParserError)), None)
+        if error is not None:
+            raise error
+        return results
+
+    def _kill(self) -> None:
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+
+    def close(self) -> None:
+        """Stop the worker (it is restarted if the parser is used again)."""
+        self._kill()
+
+    def __del__(self):
+        try:
+            self._kill()
+        except Exception:
+            pass
+
+    # -- parser protocol --------------------------------------------------------------------------------
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        (result,) = self._call([self._parse_request(text, tools, prefix)])
+        return message_from_result(result)
+
+    def parse_many(self, items: Iterable[tuple[str, list | None, str]]) -> list[Message | Exception]:
+        """One-shot parse of many ``(text, tools, prefix)`` in one pipelined batch (benchmarks, bulk runs).
+
+        Returns a message or the exception per item; a worker failure raises :class:`WorkerError`."""
+        results = self._exchange([self._parse_request(*item) for item in items], dependent=False)
+        return [r if isinstance(r, WorkerParserError) else message_from_result(r) for r in results]
+
+    def _parse_request(self, text: str, tools: list | None, prefix: str) -> dict:
+        return {"op": "parse", "format": self.format, "text": text, "tools": tools, "prefix": prefix}
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> "WorkerStream":
+        return WorkerStream(self, tools, prefix)
+
+    def run_stream(self, chunks: list[str], tools: list | None, prefix: str,
+                   token_ids: list[list[int] | None]) -> tuple[list[list[Delta]], list[str]]:
+        """A whole stream in one pipelined exchange: ``open``, one ``feed`` per chunk, ``finish``.
+
+        Returns the deltas of each feed plus those of finish (``len(chunks) + 1`` lists) and the
+        diagnostics. Used by :func:`harness.core.protocol.run_stream` when a parser offers it."""
+        stream_id = f"s{next(self._streams)}"
+        requests = [{"op": "open", "stream": stream_id, "format": self.format, "tools": tools, "prefix": prefix}]
+        requests += [{"op": "feed", "stream": stream_id, "chunk": chunk, "token_ids": ids}
+                     for chunk, ids in zip(chunks, token_ids)]
+        requests.append({"op": "finish", "stream": stream_id})
+        results = self._call(requests)
+        deltas = [deltas_from_result(r) for r in results[1:]]
+        return deltas, [str(d) for d in results[-1].get("diagnostics") or []]
+
+
+class WorkerStream:
+    """A streaming session on a worker, one request per call (the runner uses :meth:`WorkerParser.run_stream`,
+    which pipelines; this is for callers that need each feed's deltas before sending the next chunk)."""
+
+    def __init__(self, parser: WorkerParser, tools: list | None, prefix: str):
+        self._parser = parser
+        self._id = f"s{next(parser._streams)}"
+        self.diagnostics: list[str] = []
+        parser._call([{"op": "open", "stream": self._id, "format": parser.format, "tools": tools,
+                       "prefix": prefix}])
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        (result,) = self._parser._call([{"op": "feed", "stream": self._id, "chunk": chunk,
+                                         "token_ids": token_ids}])
+        return deltas_from_result(result)
+
+    def finish(self) -> list[Delta]:
+        (result,) = self._parser._call([{"op": "finish", "stream": self._id}])
+        self.diagnostics = [str(d) for d in result.get("diagnostics") or []]
+        return deltas_from_result(result)
+
+
+def _check_hello(hello: dict) -> None:
+    if hello.get("protocol") != PROTOCOL_VERSION:
+        raise WorkerError("protocol", f"hello: protocol {hello.get('protocol')!r}, expected {PROTOCOL_VERSION}")
+    for key, kind in (("name", str), ("version", str), ("formats", list)):
+        if not isinstance(hello.get(key), kind) or not hello.get(key):
+            raise WorkerError("protocol", f"hello: field {key!r} must be a non-empty {kind.__name__}")
+
+
+def message_from_result(result: dict) -> Message:
+    """A ``parse`` result object as a :class:`Message`; raises :class:`WorkerError` (``protocol``) if malformed."""
+    try:
+        calls = [ToolCall(str(c["name"]), parse_arguments(c.get("arguments", {}))) for c in result["tool_calls"]]
+        return Message(content=_text(result.get("content")), reasoning=_text(result.get("reasoning")),
+                       tool_calls=calls, diagnostics=[str(d) for d in result.get("diagnostics") or []])
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise WorkerError("protocol", f"malformed parse result ({type(exc).__name__}: {exc}): "
+                                      f"{_clip(json.dumps(result))}") from None
+
+
+def deltas_from_result(result: dict) -> list[Delta]:
+    """The ``deltas`` of a ``feed``/``finish`` result; raises :class:`WorkerError` (``protocol``) if malformed."""
+    try:
+        return [Delta(content=_text(d.get("content")), reasoning=_text(d.get("reasoning")),
+                      tool_calls=[ToolCallDelta(int(t["index"]), t.get("name"), t.get("arguments"), t.get("id"))
+                                  for t in d.get("tool_calls") or []])
+                for d in result.get("deltas") or []]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise WorkerError("protocol", f"malformed deltas ({type(exc).__name__}: {exc}): "
+                                      f"{_clip(json.dumps(result))}") from None
+
+
+def _text(value) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"expected a string or null, got {type(value).__name__}")
+
+
+def _clip(line, limit: int = 200) -> str:
+    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else str(line)
+    text = text.rstrip("\n")
+    return text if len(text) <= limit else text[:limit] + "..."
+

@@ -1,0 +1,275 @@
+"""Engines: parser libraries in their own environments, built once into the user cache and run as workers.
+
+Each engine is defined by one module listed in :data:`ENGINE_MODULES` that exposes ``ENGINE``
+(:class:`harness.engines.spec.Engine`). Adding an engine: write that module (recipe + the parser class its
+worker serves) and add its name here.
+
+An environment lives in ``<cache>/engines/<name>-<version>-<recipe sha256[:12]>/`` (the cache is
+:func:`harness.core.paths.cache_dir`: ``$TOOLCALL_HARNESS_CACHE`` or the platform's user cache folder), so a
+changed recipe builds a new one and CI on the same machine reuses what is there. It is built in a temporary
+folder next to it and renamed into place when the build succeeds; ``manifest.json`` records the name,
+version, recipe, build time in seconds, size in bytes and when it was built.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import json
+import re
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from harness.core.errors import HarnessError
+from harness.core.paths import cache_dir
+from harness.engines.spec import Engine, EngineBuildError, Log
+
+# Engine modules → each defines ENGINE.
+ENGINE_MODULES: tuple[str, ...] = (
+    "parsers.reference.sglang",
+    "parsers.reference.vllm",
+    "parsers.reference.llama_cpp",
+    "parsers.reference.transformers",
+    "parsers.reference.mlx_lm",
+)
+
+
+class EngineError(HarnessError):
+    """An unknown engine or version, or a failed build (the message says which and why)."""
+
+
+@dataclass(frozen=True)
+class Installed:
+    """One built environment: its folder and manifest."""
+
+    path: Path
+    manifest: dict
+
+    @property
+    def name(self) -> str:
+        return self.manifest["name"]
+
+    @property
+    def version(self) -> str:
+        return self.manifest["version"]
+
+
+def engines() -> dict[str, Engine]:
+    """``{name: Engine}`` for every engine module that imports (they need only the standard library);
+    :func:`broken_engines` names those that do not."""
+    return dict(_load()[0])
+
+
+def broken_engines() -> dict[str, str]:
+    """``{module: reason}`` for engine modules that failed to import or define ``ENGINE``."""
+    return dict(_load()[1])
+
+
+@functools.lru_cache(maxsize=1)
+def _load() -> tuple[dict[str, Engine], dict[str, str]]:
+    found, broken = {}, {}
+    for module_name in ENGINE_MODULES:
+        try:
+            engine = importlib.import_module(module_name).ENGINE
+        except Exception as exc:  # one broken module must not hide the others
+            broken[module_name] = f"{type(exc).__name__}: {exc}"
+            continue
+        found[engine.name] = engine
+    return found, broken
+
+
+def get_engine(name: str) -> Engine:
+    """The engine called ``name``; raises :class:`EngineError` naming the known ones."""
+    known = engines()
+    if name not in known:
+        raise EngineError(f"unknown engine {name!r}; known: {', '.join(sorted(known))}")
+    return known[name]
+
+
+_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """``"sglang==0.5.23"`` → ``("sglang", "0.5.23")``; ``"sglang"`` → ``("sglang", None)``.
+
+    Raises :class:`EngineError` for an empty or malformed version (``"vllm==0.33.0:gemma4"``: a parser name,
+    not an engine)."""
+    name, sep, version = spec.partition("==")
+    version = version.strip()
+    if sep and not version:
+        raise EngineError(f"{spec!r}: a version must follow '=='")
+    if version and not _VERSION.fullmatch(version):
+        hint = " (engines take NAME==VERSION, without :FORMAT)" if ":" in version else ""
+        raise EngineError(f"{spec!r}: {version!r} is not a version{hint}")
+    return name.strip(), (version or None)
+
+
+def recipe_key(engine: Engine, version: str) -> str:
+    """First 12 hex digits of the sha256 of the engine's recipe for ``version`` (canonical JSON)."""
+    text = json.dumps(engine.recipe(version), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def engines_dir() -> Path:
+    return cache_dir() / "engines"
+
+
+def env_dir(engine: Engine, version: str) -> Path:
+    """Where ``engine`` at ``version`` with its current recipe is (or would be) installed."""
+    return engines_dir() / f"{engine.name}-{version}-{recipe_key(engine, version)}"
+
+
+def find_installed(name: str, version: str | None = None) -> Installed | None:
+    """The environment built with the current recipe for ``name`` at ``version`` (default version when
+    None), or None when it is not installed."""
+    engine = get_engine(name)
+    version = version or engine.default_version
+    path = env_dir(engine, version)
+    manifest = _read_manifest(path)
+    return Installed(path, manifest) if manifest is not None else None
+
+
+def install(spec: str, log: Log = print, force: bool = False) -> Installed:
+    """Build the environment for ``spec`` (``NAME`` or ``NAME==VERSION``) unless it exists.
+
+    Returns the installed environment. Raises :class:`EngineError` for an unknown engine, a version the
+    recipe rejects, or a failed build (with the failing step and its output).
+    """
+    name, version = split_spec(spec)
+    engine = get_engine(name)
+    version = version or engine.default_version
+    try:
+        target = env_dir(engine, version)  # the recipe may refuse the version too
+    except ValueError as exc:
+        raise EngineError(f"{name}=={version}: {exc}") from exc
+    existing = None if force else _read_manifest(target)
+    if existing is not None:
+        return Installed(target, existing)
+    try:
+        engine.check_version(version)
+    except ValueError as exc:
+        raise EngineError(f"{name}=={version}: {exc}") from exc
+    log(f"installing {name}=={version} into {target} (cold install: {engine.cold_install})")
+    manifest: dict = {}
+
+    def build(folder: Path) -> None:
+        started = time.monotonic()
+        engine.install(folder, version, log)
+        manifest.update({
+            "name": name, "version": version, "recipe": engine.recipe(version),
+            "recipe_key": recipe_key(engine, version), "build_seconds": round(time.monotonic() - started, 1),
+            "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "python": sys.version.split()[0], "size_bytes": folder_size(folder),
+        })
+        # The manifest marks a finished build: written last.
+        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+    try:
+        build_in_place(target, build)
+    except EngineBuildError as exc:
+        raise EngineError(f"building {name}=={version} failed (log: {exc.log}): {_last_lines(str(exc), 12)}") from exc
+    log(f"installed {name}=={version} in {manifest['build_seconds']} s, {manifest['size_bytes'] / 1e6:.0f} MB")
+    return Installed(target, manifest)
+
+
+def build_in_place(target: Path, build: Callable[[Path], None]) -> None:
+    """Run ``build(folder)`` in a scratch folder beside ``target`` and move the result into place only when
+    it succeeds, so ``target`` is always complete or absent. When ``build`` raises :class:`EngineBuildError`,
+    its message is kept in ``<target>.failed.log`` (the path is set as the exception's ``log``), the scratch
+    folder — possibly gigabytes — is deleted, and the error propagates."""
+    building = target.with_name(target.name + ".building")
+    shutil.rmtree(building, ignore_errors=True)
+    building.mkdir(parents=True)
+    try:
+        build(building)
+    except EngineBuildError as exc:
+        exc.log = target.with_name(target.name + ".failed.log")
+        exc.log.write_text(str(exc) + "\n", encoding="utf-8")
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    shutil.rmtree(target, ignore_errors=True)
+    building.rename(target)
+
+
+def _last_lines(text: str, n: int) -> str:
+    lines = text.splitlines()
+    return "\n".join(lines[:1] + (["…"] if len(lines) > n + 1 else []) + lines[1:][-n:])
+
+
+def list_installed() -> list[Installed]:
+    """Every built environment under :func:`engines_dir` (any recipe), sorted by folder name."""
+    root = engines_dir()
+    if not root.is_dir():
+        return []
+    found = []
+    for path in sorted(root.iterdir()):
+        manifest = _read_manifest(path)
+        if manifest is not None:
+            found.append(Installed(path, manifest))
+    return found
+
+
+def is_current(installed: Installed) -> bool:
+    """True when ``installed`` was built with the engine's current recipe (so it is the one used)."""
+    try:
+        engine = get_engine(installed.name)
+    except EngineError:
+        return False
+    return installed.path == env_dir(engine, installed.version)
+
+
+def worker_spec(name: str, version: str | None = None, install_missing: bool = False,
+                log: Log = print):
+    """The :class:`harness.engines.client.WorkerSpec` starting ``name``'s worker at ``version``.
+
+    Raises :class:`EngineError` when it is not installed (unless ``install_missing``: then it is built)."""
+    from harness.engines.client import WorkerSpec
+
+    engine = get_engine(name)
+    version = version or engine.default_version
+    installed = find_installed(name, version)
+    if installed is None:
+        if not install_missing:
+            raise EngineError(f"{name}=={version} is not installed: run `toolcall-harness engines install "
+                              f"{name}=={version}` (cold install: {engine.cold_install})")
+        installed = install(f"{name}=={version}", log)
+    argv, env = engine.worker_command(installed.path, version)
+    return WorkerSpec(argv, {**env, "TOOLCALL_HARNESS_ENGINE_ENV": str(installed.path)}, f"{name}=={version}")
+
+
+def folder_size(path: Path) -> int:
+    """Total size in bytes of the regular files under ``path`` (links not followed)."""
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _read_manifest(path: Path) -> dict | None:
+    try:
+        return json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def describe(installed: Installed) -> str:
+    """One line for ``engines list``: name==version, size, build time, date, recipe key, current or stale."""
+    m = installed.manifest
+    size = m.get("size_bytes")
+    size_text = f"{size / 1e6:,.0f} MB" if isinstance(size, int) else "? MB"
+    state = "current" if is_current(installed) else "stale recipe"
+    return (f"{m['name']}=={m['version']}  {size_text}  built in {m.get('build_seconds', '?')} s on "
+            f"{m.get('built_at', '?')}  recipe {m.get('recipe_key', '?')} ({state})  {installed.path}")
+
+
+def recipe_summary(engine: Engine, version: str) -> str:
+    """How the engine is built, in one line (pip steps or the build kind)."""
+    recipe = engine.recipe(version)
+    if recipe.get("kind") == "pip-venv":
+        return "; ".join("pip " + " ".join(step) for step in recipe["steps"])
+    text = json.dumps(recipe, sort_keys=True)
+    return text if len(text) <= 300 else text[:299] + "…"
+

@@ -1,0 +1,155 @@
+"""What an engine is: how to build its isolated environment and how to start its protocol worker.
+
+An *engine* is a parser library that runs out of process (see ``docs/worker-protocol.md``): SGLang, vLLM,
+llama.cpp, or transformers / mlx-lm at another version than the main environment's. Each engine is one
+module under ``parsers/`` that defines ``ENGINE`` (an :class:`Engine`) and, for Python engines, the parser
+class the worker serves; :mod:`harness.engines.environments` lists the modules, installs and finds environments.
+
+This module uses only the standard library: the engine modules import it, and they are also imported by
+workers running inside the engines' own virtualenvs, where the harness' dependencies are not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from harness.core.paths import SOURCE_ROOT
+
+Log = Callable[[str], None]
+
+
+
+class EngineBuildError(RuntimeError):
+    """An install step failed; the message names the step, its exit status and the end of its output."""
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One engine.
+
+    - ``name``: the library name used in parser names (``sglang`` → ``sglang==0.5.23:gemma4``).
+    - ``default_version``: the version installed when none is asked for.
+    - ``formats``: format families its worker parses.
+    - ``cold_install``: what a first install costs, in words (time on 2 cores, disk), for the README and CLI.
+    - ``recipe(version) -> dict``: a JSON-able description of how the environment is built; its sha256 is
+      part of the cache key, so changing the recipe builds a new environment.
+    - ``install(env_dir, version, log)``: builds the environment into the empty folder ``env_dir``;
+      raises :class:`EngineBuildError`.
+    - ``worker_command(env_dir, version) -> (argv, extra_env)``: how to start the worker.
+    - ``check_version(version)``: raises ``ValueError`` for a version the recipe cannot build.
+    """
+
+    name: str
+    default_version: str
+    formats: tuple[str, ...]
+    cold_install: str
+    recipe: Callable[[str], dict]
+    install: Callable[[Path, str, Log], None]
+    worker_command: Callable[[Path, str], tuple[list[str], dict[str, str]]]
+    check_version: Callable[[str], None] = field(default=lambda version: None)
+    note: str = ""
+
+
+def run_step(argv: list[str], log: Log, cwd: Path | None = None, env: dict | None = None,
+             timeout_s: float = 3600) -> None:
+    """Run one install step, streaming nothing to the console but keeping its output for the error message.
+
+    Raises :class:`EngineBuildError` with the command, exit status and the last 40 lines of output.
+    """
+    log("$ " + " ".join(argv))
+    try:
+        proc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EngineBuildError(f"{' '.join(argv)}: {exc}") from exc
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stdout.splitlines()[-40:])
+        raise EngineBuildError(f"step failed with exit status {proc.returncode}: {' '.join(argv)}\n{tail}")
+
+
+def base_python() -> str:
+    """The interpreter engine virtualenvs are made from: the one behind the current (virtual) environment."""
+    return getattr(sys, "_base_executable", None) or sys.executable
+
+
+def venv_python(env_dir: Path) -> Path:
+    return env_dir / "venv" / "bin" / "python"
+
+
+@dataclass(frozen=True)
+class PipEngine:
+    """Builder for Python engines: a virtualenv, a list of pip commands, and a worker that serves a parser
+    module of this repository with ``python -m harness.engines.server MODULE`` (``PYTHONPATH`` = repository).
+
+    ``steps(version)`` returns pip argument lists, run in order as ``python -m pip <args>`` inside the new
+    virtualenv (e.g. ``["install", "torch==2.13.0", ...]``, ``["install", "--no-deps", f"sglang=={v}"]``,
+    ``["uninstall", "-y", "triton"]``).
+    """
+
+    name: str
+    default_version: str
+    formats: tuple[str, ...]
+    cold_install: str
+    steps: Callable[[str], list[list[str]]]
+    worker_module: str
+    note: str = ""
+    check_version: Callable[[str], None] = field(default=lambda version: None)
+    # Called in the main environment when the worker starts: extra environment variables for it (e.g. the
+    # path of a tokenizer the harness built). Runs where the harness' dependencies are installed.
+    worker_env: Callable[[], dict[str, str]] | None = None
+
+    def engine(self) -> Engine:
+        return Engine(
+            name=self.name, default_version=self.default_version, formats=self.formats,
+            cold_install=self.cold_install, recipe=self._recipe, install=self._install,
+            worker_command=self._worker_command, check_version=self._check_version, note=self.note,
+        )
+
+    def _check_version(self, version: str) -> None:
+        """The engine's own rule, then the package index: a version it does not list is refused before any
+        download (when the index cannot be asked, the build itself will tell)."""
+        self.check_version(version)
+        listed = index_versions(self.name)
+        if listed is not None and version not in listed:
+            raise ValueError(f"the package index has no {self.name} {version}; newest: {', '.join(listed[:8])}")
+
+    def _recipe(self, version: str) -> dict:
+        return {"kind": "pip-venv", "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+                "steps": self.steps(version), "worker": self.worker_module}
+
+    def _install(self, env_dir: Path, version: str, log: Log) -> None:
+        log(f"creating virtualenv {env_dir / 'venv'}")
+        venv.EnvBuilder(with_pip=True, clear=True).create(env_dir / "venv")
+        python = str(venv_python(env_dir))
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PIP_REQUIRE_VIRTUALENV")}
+        for args in self.steps(version):
+            run_step([python, "-m", "pip", "--disable-pip-version-check", "--no-input", *args], log, env=env)
+        # Record the exact versions installed, for `engines list` and reports.
+        frozen = subprocess.run([python, "-m", "pip", "freeze"], stdout=subprocess.PIPE, text=True, env=env)
+        (env_dir / "pip-freeze.txt").write_text(frozen.stdout, encoding="utf-8")
+
+    def _worker_command(self, env_dir: Path, version: str) -> tuple[list[str], dict[str, str]]:
+        extra = self.worker_env() if self.worker_env else {}
+        return ([str(venv_python(env_dir)), "-m", "harness.engines.server", self.worker_module],
+                {"PYTHONPATH": str(SOURCE_ROOT), "PYTHONNOUSERSITE": "1", **extra})
+
+
+def index_versions(package: str) -> list[str] | None:
+    """The versions of ``package`` the configured package index lists, newest first (``pip index versions``),
+    or None when pip cannot tell (offline, an old pip)."""
+    try:
+        out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in out.stdout.splitlines():
+        if line.startswith("Available versions:"):
+            return [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
+    return None
+

@@ -1,0 +1,1 @@
+"""What each command runs: eval, all-models, check, baseline and gate, sweep."""

@@ -1,0 +1,274 @@
+"""The seeded random sweep: many random tool calls through the model's real chat template, every parser checked
+one-shot, streamed character by character, and truncated.
+
+``run_sweep(SweepConfig(model, parsers, n, seed, jobs))`` writes ``reports/<model>/sweep-<timestamp>-s<seed>/``:
+``failures.jsonl`` (one line per wrong (case, parser, check), written as produced, in case order),
+``summary.json`` (rewritten after every batch: counts so far, config, provenance, then the minimal repros) and
+``report.md``; it prints cases/s and, per parser and check, the rate ``wrong/total``.
+
+Cases. Case ``i`` comes from ``random.Random(f"{seed}:{i}")`` alone (:func:`random_scenario`), so a sweep
+is the same for any ``--jobs`` and case ``i`` can be rebuilt from ``(seed, i)``. A scenario holds 1-3 calls
+(names from real-looking and odd tool names), 0-4 arguments per call, values heavy in quotes, commas,
+braces, brackets, colons, backslashes, newlines and tabs, unicode (CJK, emoji with ZWJ, RTL, combining
+marks), strings that look like other types, numbers at the edges of int64 and double, booleans, null,
+nested objects and arrays, and in about 1 string of 25 a protocol marker of this format or another one
+(never a substring of ``FormatSpec.unrepresentable``); 15% have prose after the calls, 10% reasoning.
+Keys are identifier-like (letters, digits, ``_``, ``-``, ``.``, space, non-ASCII): a key holding ``:``
+or a marker is a format ambiguity (the Gemma 4 template writes keys raw), not a parser bug. Tools are
+inferred from the calls (:func:`harness.core.scenarios.tools_for_calls`). Every case is rendered through the
+real template (:func:`harness.template.render.render_scenario`; with the draw ~1.1 ms a case, more than half of a sweep
+of the own parser, measured by ``bench/bench_sweep.py``: 871 vs 637 cases per CPU-second); one the template
+cannot write is counted as ``skipped``.
+
+Checks, per case and parser (:data:`CHECKS`):
+
+- ``oneshot``: ``parser.parse`` equals the expected message (:func:`harness.score.verdicts.score`).
+- ``stream``: the text fed one character per chunk — every streaming prefix — with every delta checked for a
+  whole protocol marker (:func:`harness.score.verdicts.delta_leak`); the final message must equal the expected one
+  and the one-shot result (a stream that needs retracting ends different: ``stream_diverges``).
+- ``truncation``: ``parser.parse(text[:k])`` at cut positions ``k < len(text)`` must not raise, hang, or put a
+  whole protocol marker in content or reasoning, except inside raw call text the parser surfaced (content
+  from a ``call_open`` on that is verbatim in the cut text). A cut may fall inside a marker, so a trailing
+  marker prefix is not checked. Positions: :data:`DEFAULT_CUTS` seeded random positions per case
+  (``random.Random(f"{seed}:{i}:cuts")``) and every position on every ``full_every``-th case
+  (``i % full_every == 0``, default :data:`DEFAULT_FULL_EVERY`).
+
+A parser that raises is recorded (``exception``), one that runs past ``timeout_s`` per call is recorded
+(``timeout``, via :func:`harness.parse.calls.guarded`), and the sweep goes on. Runs in ``jobs`` processes (fork),
+in batches of consecutive cases; results are merged in case order. Engine (out-of-process) parsers work but
+are slow (one round trip per call).
+
+After the sweep, the first failing case of each of the first ``repros`` (parser, check, error type) groups is
+minimized (:func:`harness.analysis.minimize.minimize_sweep_failure`: one-shot and stream failures by structure reduction
+re-rendered through the template, truncation failures by ddmin over the cut text) and printed with the
+parser's output beside the expected one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from rich.console import Console
+
+from harness.core.cases import Case
+from harness.core.errors import HarnessError, UnrepresentableError
+from harness.core.paths import REPORTS_DIR
+from harness.core.protocol import Parser
+from harness.corpus.random_calls import cut_positions, random_scenario
+from harness.formats import FormatSpec
+from harness.report.sweep import (
+    BatchResult,
+    SweepConfig,
+    SweepResult,
+    print_sweep,
+    sweep_markdown,
+)
+from harness.score.checks import CHECKS, Failure, check_case
+
+SWEEP_SLICE = "sweep"
+
+# --- random scenarios ------------------------------------------------------------------------------------
+
+
+# --- checks ----------------------------------------------------------------------------------------------
+
+
+# --- batches (run in worker processes) -------------------------------------------------------------------
+
+@dataclass
+class _Job:
+    """What every worker needs, built once per process."""
+
+    template: Any
+    fmt: FormatSpec
+    parsers: list[Parser]
+    seed: int
+    cuts: int
+    full_every: int
+    timeout_s: float | None
+
+
+_JOB: _Job | None = None
+
+
+def _init_worker(job: _Job) -> None:
+    global _JOB
+    _JOB = job
+
+
+def _init_child(job: _Job) -> None:
+    """Worker process setup: Ctrl-C is the parent's to handle (it stops handing out batches)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(job)
+
+
+def sweep_case(job: _Job, index: int) -> tuple[Case | None, BatchResult]:
+    """Build, render and check case ``index``; the case is None when the template cannot write it."""
+    from harness.template.render import render_scenario
+
+    out = BatchResult()
+    try:
+        case = render_scenario(job.template, random_scenario(job.seed, index, job.fmt), job.fmt, slice=SWEEP_SLICE)
+    except UnrepresentableError:
+        out.skipped = 1
+        return None, out
+    cuts = cut_positions(job.seed, index, len(case.text), job.cuts, job.full_every)
+    out.cases, out.cuts, out.chars = 1, len(cuts), len(case.text)
+    out.full_cases = int(len(cuts) == len(case.text))
+    for parser in job.parsers:
+        failures = list(check_case(case, index, parser, job.fmt, cuts, job.timeout_s))
+        for f in failures:
+            out.wrong[(f.parser, f.check)] += 1
+            out.types[(f.parser, f.check, f.error_type)] += 1
+        out.any_wrong[parser.name] += bool(failures)
+        out.failures += failures
+    return case, out
+
+
+def run_batch(bounds: tuple[int, int]) -> BatchResult:
+    """Check cases ``range(*bounds)`` with the worker's job (see :func:`_init_worker`)."""
+    total = BatchResult()
+    for index in range(*bounds):
+        _, result = sweep_case(_JOB, index)
+        total.add(result)
+        total.failures += result.failures
+    return total
+
+
+def _batches(n: int, size: int) -> list[tuple[int, int]]:
+    return [(start, min(n, start + size)) for start in range(0, n, size)]
+
+
+def _results(job: _Job, n: int, jobs: int, batch: int) -> Iterator[BatchResult]:
+    """Batch results in case order, computed in ``jobs`` forked processes (in this one when ``jobs == 1``)."""
+    bounds = _batches(n, batch)
+    if jobs <= 1:
+        _init_worker(job)
+        yield from map(run_batch, bounds)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                               initializer=_init_child, initargs=(job,))
+    try:
+        yield from pool.map(run_batch, bounds)
+    finally:  # on Ctrl-C: drop the batches not started, let the running ones end
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+# --- the run ---------------------------------------------------------------------------------------------
+
+
+def run_sweep(config: SweepConfig) -> SweepResult:
+    """Run the sweep (module doc); returns a :class:`SweepResult`. Raises ``HarnessError`` for an unknown
+    model or parser, a parser that cannot run here, or a template that does not load."""
+    from harness.formats import get_format
+    from harness.parse.registry import create_parsers
+    from harness.template.catalog import get_model
+    from harness.template.sources import load_template
+
+    console = config.console
+    entry = get_model(config.model)
+    fmt = get_format(entry.format)
+    names = [p for p in config.parsers if isinstance(p, str)]
+    parsers, unavailable = create_parsers(names, fmt.name, install_missing=False,
+                                          log=lambda line: console.print(line, markup=False, highlight=False)) \
+        if names else ([], {})
+    parsers += [p for p in config.parsers if not isinstance(p, str)]  # instances as given (tests, plug-ins)
+    if not parsers:
+        raise HarnessError("sweep: no parser given")
+    if unavailable:
+        raise HarnessError("parser unavailable: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items()))
+    if any(getattr(p, "out_of_process", False) for p in parsers) and (config.jobs or 1) != 1:
+        raise HarnessError("engine (out-of-process) parsers run with --jobs 1 only")
+    template = load_template(config.model)
+    jobs = config.jobs or os.cpu_count() or 1
+    started_at = dt.datetime.now().astimezone()
+    run_dir = config.out_dir or REPORTS_DIR / config.model / (
+        f"sweep-{started_at.strftime('%Y%m%d-%H%M%S')}-s{config.seed}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    names = [p.name for p in parsers]
+    job = _Job(template, fmt, parsers, config.seed, config.cuts, config.full_every, config.timeout_s)
+    info = {"model": config.model, "format": fmt.name, "template": template.provenance, "parsers": names,
+            "seed": config.seed, "n": config.n, "jobs": jobs, "cuts_per_case": config.cuts,
+            "every_position_every": config.full_every, "timeout_s": config.timeout_s,
+            "started": started_at.isoformat(timespec="seconds")}
+    console.print(f"sweep: {config.n} cases of {config.model} ({fmt.name}), seed {config.seed}, {jobs} jobs; "
+                  f"parsers: {', '.join(names)}; truncation: {config.cuts} seeded random cuts per case, every "
+                  f"position on every {config.full_every}th case; writing {run_dir}", markup=False, highlight=False)
+    totals, started = BatchResult(), time.perf_counter()
+    kept: Counter = Counter()
+    first: dict[tuple[str, str, str], Failure] = {}
+    try:
+        with open(run_dir / "failures.jsonl", "w", encoding="utf-8") as out:
+            for result in _results(job, config.n, jobs, config.batch):
+                totals.add(result)
+                for f in result.failures:
+                    key = (f.parser, f.check, f.error_type)
+                    first.setdefault(key, f)
+                    kept[key] += 1
+                    if kept[key] <= config.keep:
+                        out.write(json.dumps(f.to_json(), ensure_ascii=False) + "\n")
+                out.flush()
+                _write_summary(run_dir, info, totals, names, time.perf_counter() - started, [])
+    except KeyboardInterrupt:
+        console.print(f"interrupted after {totals.cases} cases: counts so far in {run_dir / 'summary.json'}")
+        raise
+    elapsed = time.perf_counter() - started
+    repros = _minimize_first(first, config, job, console)
+    result = SweepResult(run_dir, totals, names, elapsed, repros)
+    _write_summary(run_dir, info, totals, names, elapsed, repros)
+    print_sweep(console, result, config)
+    (run_dir / "report.md").write_text(sweep_markdown(result, info), encoding="utf-8")
+    return result
+
+
+def _minimize_first(first: dict, config: SweepConfig, job: _Job, console: Console) -> list[dict]:
+    """Minimal repros of the first failure of up to ``config.repros`` (parser, check, error type) groups, in
+    parser and check order. A stream group whose first failure is the one-shot group's (the stream only
+    repeats the one-shot result) is not minimized twice."""
+    from harness.analysis.minimize import minimize_sweep_failure
+
+    order = {name: i for i, name in enumerate(p.name for p in job.parsers)}
+    groups = sorted(first.items(), key=lambda item: (order[item[0][0]], CHECKS.index(item[0][1]), item[1].index))
+    groups = [(key, f) for key, f in groups
+              if not (key[1] == "stream" and getattr(first.get((key[0], "oneshot", key[2])), "index", None) == f.index)]
+    groups = groups[: config.repros]
+    if groups:
+        console.print(f"minimizing the first failure of {len(groups)} group(s) (budget {config.budget} checks each)",
+                      markup=False, highlight=False)
+    by_name = {p.name: p for p in job.parsers}
+    repros = []
+    for (parser_name, check, error_type), failure in groups:
+        repro = minimize_sweep_failure(failure, by_name[parser_name], job.template, job.fmt, config.seed,
+                                       config.timeout_s, config.budget)
+        repros.append({"parser": parser_name, "check": check, "error_type": error_type, "index": failure.index,
+                       **repro})
+    return repros
+
+
+def _write_summary(run_dir: Path, info: dict, totals: BatchResult, names: list[str], elapsed: float,
+                   repros: list[dict]) -> None:
+    rates = {name: {"any": totals.any_wrong[name],
+                    **{check: totals.wrong[(name, check)] for check in CHECKS},
+                    "error_types": {f"{c}:{e}": n for (p, c, e), n in sorted(totals.types.items()) if p == name}}
+             for name in names}
+    data = {**info, "cases": totals.cases, "skipped": totals.skipped, "cuts": totals.cuts,
+            "every_position_cases": totals.full_cases, "elapsed_s": round(elapsed, 2),
+            "cases_per_s": round(totals.cases / elapsed, 1) if elapsed > 0 else None,
+            "wrong": rates, "repros": repros}
+    tmp = run_dir / "summary.json.tmp"
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    tmp.replace(run_dir / "summary.json")
+
+

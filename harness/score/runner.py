@@ -1,0 +1,97 @@
+"""Running parsers over cases: one record per (case, parser, mode), written as it is produced.
+
+Modes: ``oneshot`` (``parser.parse``), ``roundtrip`` (the one-shot result rendered back through the template
+must give the case's text: :mod:`harness.score.roundtrip`; rendered cases only, when a template is given), the
+streaming chunkings of :mod:`harness.parse.modes` (``whole``, ``char``, ``random``, ``tokens``), and ``prefix`` —
+for the project's own incremental parsers, the text split in two at every position (``text[:k]``,
+``text[k:]``) must give the one-shot result each time.
+
+A parser that raises is recorded as ``error``/``exception``; one that runs past the time limit as
+``error``/``timeout`` (enforced with ``SIGALRM`` in the main thread, so it interrupts Python code but not a
+C extension stuck in native code — out-of-process workers are the remedy for those); a worker process that
+dies or breaks the protocol as ``error``/``crash`` or ``error``/``protocol`` (:mod:`harness.engines.client`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Iterator
+
+from harness.core.cases import Case
+from harness.core.messages import Message
+from harness.core.protocol import Delta, Parser, run_stream
+from harness.core.results import Record, Score
+from harness.formats import FormatSpec
+from harness.parse import modes as chunking
+from harness.parse.calls import alarm_limit, guarded
+from harness.parse.modes import DEFAULT_TIMEOUT_S, ONESHOT, PREFIX, ROUNDTRIP
+from harness.score.outcomes import drift_info
+from harness.score.verdicts import delta_leak, score
+
+
+def evaluate_case(case: Case, parser: Parser, fmt: FormatSpec, modes: list[str], seed: int,
+                  timeout_s: float | None = DEFAULT_TIMEOUT_S, roundtrip=None) -> Iterator[Record]:
+    """Yield one :class:`Record` per mode for ``case`` under ``parser`` (one-shot first). ``roundtrip`` is a
+    :func:`harness.score.roundtrip.roundtrip_check`; without it, or for a case it does not apply to, the
+    ``roundtrip`` mode yields nothing."""
+    timeout_s = alarm_limit(parser, timeout_s)
+    started = time.perf_counter()
+    oneshot, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), timeout_s)
+    if ONESHOT in modes:
+        yield _record(case, parser, ONESHOT, error or score(case, oneshot, fmt), oneshot, started)
+    for mode in modes:
+        if mode == ONESHOT:
+            continue
+        started = time.perf_counter()
+        if mode == ROUNDTRIP:
+            from harness.score.roundtrip import applies
+
+            if roundtrip is not None and applies(case):
+                yield _record(case, parser, mode, error or roundtrip(case, oneshot), oneshot, started)
+            continue
+        if mode == PREFIX:
+            got, result = _every_prefix(case, parser, fmt, oneshot, timeout_s)
+        else:
+            chunks = chunking.chunks_for(mode, case.text, seed=seed, case_key=case.id, fmt=case.format)
+            got, result = _stream(case, parser, fmt, chunks, oneshot, timeout_s)
+        yield _record(case, parser, mode, result, got, started)
+
+
+def _stream(case: Case, parser: Parser, fmt: FormatSpec, chunks: list, oneshot: Message | None,
+            timeout_s: float | None) -> tuple[Message | None, Score]:
+    leaks: list[str] = []
+
+    def watch(delta: Delta) -> None:
+        for text in (delta.content, delta.reasoning):
+            if text and not leaks and delta_leak(text, fmt):
+                leaks.append(text)
+
+    got, error = guarded(lambda: run_stream(parser, [c for c, _ in chunks], case.tools, case.prefix,
+                                            token_ids=[ids for _, ids in chunks], on_delta=watch), timeout_s)
+    if error:
+        return None, error
+    return got, score(case, got, fmt, oneshot=oneshot, leaked_delta=leaks[0] if leaks else None)
+
+
+def _every_prefix(case: Case, parser: Parser, fmt: FormatSpec, oneshot: Message | None,
+                  timeout_s: float | None) -> tuple[Message | None, Score]:
+    """Split at every position; the first split whose result fails decides the verdict."""
+    got, result = None, Score("pass")
+    for k, split in enumerate(chunking.every_prefix_splits(case.text)):
+        got, result = _stream(case, parser, fmt, [(part, None) for part in split], oneshot, timeout_s)
+        if not result.passed:
+            result.detail = f"split at {k}/{len(case.text)}: {result.detail}"
+            return got, result
+    return got, result  # the last split's score: a pass (with the drift outcome, if any)
+
+
+def _record(case: Case, parser: Parser, mode: str, result: Score, got: Message | None, started: float) -> Record:
+    return Record(
+        case_id=case.id, slice=case.slice, kind=case.kind, parser=parser.name, mode=mode,
+        verdict=result.verdict, error_type=result.error_type, detail=result.detail,
+        got=got.to_json() if got is not None else None,
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 3), text_len=len(case.text), tags=case.tags,
+        outcome=result.outcome or ("error" if result.verdict == "error" and drift_info(case) else None),
+    )
+
+

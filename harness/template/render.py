@@ -1,0 +1,400 @@
+"""Render a ground-truth :class:`~harness.core.scenarios.Scenario` through a real chat template into a :class:`Case`.
+
+Rendering is transformers' own: ``transformers.utils.chat_template_utils.render_jinja_template`` (sandboxed
+jinja2 with ``trim_blocks``/``lstrip_blocks``, its ``tojson``, ``raise_exception``, ``strftime_now``; the
+compiled template is cached by transformers, keyed by the template text), with ``bos_token="<bos>"``,
+``eos_token="<eos>"``, the format's ``template_vars`` and ``enable_thinking``.
+
+How the completion text is cut out of two renders (see :func:`render_scenario`)::
+
+    history = [{"role": "user", "content": HISTORY_USER}]              # fixed, neutral
+    full    = render(history + [assistant], add_generation_prompt=False)
+    gen     = render(history,               add_generation_prompt=True)
+    n       = len(longest common prefix of full and gen), backed off so it never ends inside a marker
+    text    = full[n:]  minus one trailing stop marker (+ whitespace after it)
+    prefix  = gen[n:]   (what the prompt pre-fills that the full render does not repeat)
+
+Gemma 4 (``google-gemma-4-31B-it.jinja``, llama-cpp-python 0.3.36 sdist), measured:
+
+- thinking off: ``gen`` ends ``<|turn>model\\n<|channel>thought\\n<channel|>`` while ``full`` continues
+  ``<|turn>model\\n<|tool_call>call:...``. The character-wise common prefix ends ``...<|turn>model\\n<|``
+  (both continuations start with ``<|``); backing off to the marker start gives text ``<|tool_call>...``
+  and prefix ``<|channel>thought\\n<channel|>``.
+- thinking on (scenario has reasoning): ``gen`` ends ``<|turn>model\\n``, ``full`` continues
+  ``<|channel>thought\\nREASONING\\n<channel|><|tool_call>...``: prefix ``""``.
+- after the calls the template writes the message content (trimmed) and then ``<|tool_response>`` (the
+  stop marker llama.cpp ends generation on); a turn with no calls ends ``<turn|>\\n``.
+- reasoning is written only on a turn that has tool calls; content is trimmed (``strip_thinking``).
+
+Hermes JSON family (``NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja``, ``Qwen-Qwen2.5-7B-Instruct.jinja``,
+``Qwen-Qwen3-0.6B.jinja``, same sdist), measured:
+
+- ``gen`` ends ``<|im_start|>assistant\\n``; the text is
+  ``<tool_call>\\n{"name": ..., "arguments": ...}\\n</tool_call>`` per call, then ``<|im_end|>\\n`` (the stop marker).
+- Qwen 2.5 and Qwen3 write the message content *before* the calls; Hermes 3 drops it (and reasoning).
+- Qwen3 with thinking on writes ``<think>\\nREASONING\\n</think>\\n\\n`` first; with thinking off ``gen`` itself
+  ends ``<think>\\n\\n</think>\\n\\n``, which the full render repeats, so the prefix is ``""``.
+- Hermes 3's tool-declaration macro recurses without end on a parameter typed ``{"type": "null"}`` (a
+  string type it does not map is iterated character by character): such a scenario is unrepresentable.
+
+Harmony (``openai-gpt-oss-120b.jinja``, same sdist), measured:
+
+- ``gen`` ends ``<|start|>assistant``; ``full`` continues `` to=functions.NAME<|channel|>commentary json<|message|>``
+  ``ARGS<|call|>`` (or ``<|channel|>analysis<|message|>REASONING<|end|><|start|>assistant to=...`` first, or
+  ``<|channel|>final<|message|>CONTENT<|return|>`` on a turn without calls): the cut falls right after the role,
+  so the text starts inside the first header, where the model starts writing, and the prefix is ``""``.
+- transformers fills the message's ``thinking`` (what the template reads) from ``reasoning_content``.
+- Three things the template does that the checks below turn into unrepresentable scenarios: it writes only the
+  first call of a turn; it writes a tool-call turn's *content* as its analysis (reasoning) message; and it raises
+  on a tool-call turn with both content and reasoning. Prose before the calls (``content_before``) cannot be raw
+  text in Harmony, so the format module composes it (``compose_content_before``: a commentary preamble message).
+
+Format-neutral checks (any template): a full render that fails while the prompt renders means the template refuses
+the turn (unrepresentable); a turn whose last call can be removed without changing the render drops calls; content
+of a turn with calls that renders exactly like the same text given as reasoning is written as reasoning. A format
+module may define ``compose_content_before(completion, prose) -> text`` to place ``content_before`` itself.
+
+Pre-filled reasoning markers (formats with ``FormatSpec.reasoning_markers``), measured on the same sdist:
+MiniMax-M2 always ends the prompt ``]~b]ai\\n<think>\\n``; GLM-4.7-Flash ``<|assistant|><think>`` (thinking on) or
+``<|assistant|></think>`` (off); Nemotron 3 Nano and DeepSeek V3.1/V3.2 ``<think>`` (on) or ``<think></think>``
+(off); Qwen3 ``<think>\\n\\n</think>\\n\\n`` (off). The full render repeats them, so the common prefix would swallow
+them: the cut gives them back to ``prefix`` (:func:`split_completion`). When the prompt leaves the block open and
+the turn has no reasoning (MiniMax-M2, which always pre-fills ``<think>``), the template's history render writes no
+closer at all; a model must close the block before its calls, so the case text starts with the closer
+(``text_provenance: composed``).
+
+Errors (all :class:`~harness.core.errors.HarnessError`, messages without tracebacks):
+:class:`UnrepresentableError` -- an argument string (key or value) contains one of
+``fmt.unrepresentable``, or the template does not write the scenario's reasoning/content;
+:class:`TemplateRenderError` -- the template fails to compile or render (Jinja syntax error,
+``raise_exception``, an undefined or mistyped value), naming the template file, the Jinja message and
+the template line when known.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any, Iterable
+
+import jinja2
+
+from harness.core.cases import Case
+from harness.core.errors import TemplateRenderError, UnrepresentableError
+from harness.core.messages import Message
+from harness.core.scenarios import Scenario
+from harness.formats import FormatSpec
+from harness.template.sources import ChatTemplate
+
+__all__ = ["render_scenario", "render_messages", "split_completion", "HISTORY_USER", "BOS", "EOS",
+           "UnrepresentableError", "TemplateRenderError"]
+
+#: the fixed user turn every scenario is rendered after.
+HISTORY_USER = "Please help me with this request, using the tools if they are useful."
+BOS = "<bos>"
+EOS = "<eos>"
+# An unlisted special-token-like tag the cut must not split: <...> with no whitespace, at most 40 chars.
+_TAG = re.compile(r"<[^<>\s]{0,40}>")
+
+
+def _template_line(exc: BaseException) -> int | None:
+    """The template line of a Jinja error: ``lineno`` for syntax errors, else the last template frame."""
+    if isinstance(exc, jinja2.TemplateSyntaxError) and exc.lineno:
+        return exc.lineno
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def render_messages(template: ChatTemplate, messages: list[dict], tools: list | None,
+                    add_generation_prompt: bool = False, **template_vars: Any) -> str:
+    """Render ``messages`` (and ``tools``) with ``template`` exactly as transformers does; return the text.
+
+    ``template_vars`` go to the template (``enable_thinking``; ``bos_token``/``eos_token`` override
+    ``<bos>``/``<eos>``). Raises :class:`TemplateRenderError` naming ``template.file`` and the Jinja error.
+    """
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    kwargs = {"bos_token": BOS, "eos_token": EOS, **template_vars}
+    try:
+        rendered, _ = render_jinja_template(
+            conversations=[messages], tools=tools, chat_template=template.text,
+            add_generation_prompt=add_generation_prompt, **kwargs,
+        )
+    except (jinja2.TemplateError, TypeError, ValueError, KeyError, AttributeError, IndexError,
+            RecursionError) as exc:
+        line = _template_line(exc)
+        where = f"{template.file}" + (f", line {line}" if line else "")
+        kind = "Jinja error" if isinstance(exc, jinja2.TemplateError) else type(exc).__name__
+        message = str(exc).strip() or type(exc).__name__
+        origin = f"{template.provenance.get('source', '?')} {template.provenance.get('location', '')}".strip()
+        raise TemplateRenderError(f"chat template {where} ({origin}) failed to render: {kind}: {message}") from None
+    return rendered[0]
+
+
+def _backed_off(n: int, texts: Iterable[str], markers: Iterable[str]) -> int:
+    """Move cut ``n`` left until it splits no marker (nor an unlisted ``<tag>``) in any of ``texts``."""
+    markers = [m for m in markers if m]
+    texts = list(texts)
+    moved = True
+    while moved and n > 0:
+        moved = False
+        for text in texts:
+            for marker in markers:
+                for start in range(max(0, n - len(marker) + 1), n):
+                    if text.startswith(marker, start):
+                        n, moved = start, True
+                        break
+            lt = text.rfind("<", 0, n)
+            if lt >= 0 and ">" not in text[lt:n]:
+                m = _TAG.match(text, lt)
+                if m and m.end() > n:
+                    n, moved = lt, True
+    return n
+
+
+def _prefill_start(common: str, fmt: FormatSpec) -> int:
+    """Where the reasoning markers that end ``common`` (with whitespace between and after them) start:
+    what the generation prompt pre-fills that the full render repeats; ``len(common)`` when none."""
+    start = len(common)
+    while fmt.reasoning_markers:
+        body = common[:start].rstrip()
+        marker = next((m for m in fmt.reasoning_markers if m and body.endswith(m)), None)
+        if marker is None:
+            return start
+        start = len(body) - len(marker)
+    return start
+
+
+def _reasoning_open(prefix: str, fmt: FormatSpec) -> bool:
+    """True when ``prefix`` leaves a reasoning block open (its last reasoning marker is the opener)."""
+    if len(fmt.reasoning_markers) != 2:
+        return False
+    opener, closer = fmt.reasoning_markers
+    return prefix.rfind(opener) > prefix.rfind(closer)
+
+
+def _without_repeated_close(prefix: str, completion: str, fmt: FormatSpec) -> str:
+    """``completion`` without a leading reasoning closer that a closed pre-filled block already wrote.
+
+    DeepSeek V3.2 (``deepseek-ai-DeepSeek-V3.2.jinja``, thinking off): the prompt ends ``<think></think>`` and the
+    history render of the turn starts ``</think>`` again; a model after that prompt writes no second closer."""
+    if len(fmt.reasoning_markers) != 2 or fmt.reasoning_markers[1] not in prefix or _reasoning_open(prefix, fmt):
+        return completion
+    closer = fmt.reasoning_markers[1]
+    stripped = completion.lstrip()
+    return stripped[len(closer):] if stripped.startswith(closer) else completion
+
+
+def split_completion(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str, str]:
+    """Cut ``(prefix, completion, stop)`` out of a full render and a generation-prompt render.
+
+    ``completion = full[n:]`` where ``n`` is the common-prefix length backed off to a marker boundary
+    (:func:`_backed_off`); ``prefix`` is what the generation prompt pre-fills for the answer: ``gen[n:]``, plus the
+    reasoning markers of ``fmt.reasoning_markers`` right before ``n`` that the full render repeats (MiniMax M2's
+    ``<think>\\n``, Qwen3's ``<think>\\n\\n</think>\\n\\n`` with thinking off, GLM-4.7's ``</think>``), so the
+    prompt always ends with ``prefix`` and the model writes ``completion`` after it. A reasoning closer that a
+    closed pre-filled block already wrote is dropped from the start of the completion (DeepSeek V3.2). One
+    trailing stop marker of ``fmt.stop_markers`` (with any whitespace after it, e.g. ``<turn|>\\n``) is removed
+    from the completion and returned as ``stop`` (``""`` when there is none).
+    """
+    n = 0
+    limit = min(len(full), len(gen))
+    while n < limit and full[n] == gen[n]:
+        n += 1
+    n = _backed_off(n, (full, gen), (*fmt.markers, *fmt.stop_markers, BOS, EOS))
+    completion, prefix = full[n:], gen[:n][_prefill_start(gen[:n], fmt):] + gen[n:]
+    completion = _without_repeated_close(prefix, completion, fmt)
+    stop = ""
+    body = completion.rstrip()
+    for marker in sorted(fmt.stop_markers, key=len, reverse=True):
+        if marker and body.endswith(marker):
+            stop = completion[len(body) - len(marker):]
+            completion = body[: -len(marker)]
+            break
+    return prefix, completion, stop
+
+
+def _unrepresentable_in(value: Any, bad: tuple[str, ...]) -> str | None:
+    """The first unrepresentable substring found in any string (dict keys included) of ``value``."""
+    if isinstance(value, str):
+        return next((b for b in bad if b in value), None)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _unrepresentable_in(key, bad) or _unrepresentable_in(item, bad)
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found = _unrepresentable_in(item, bad)
+            if found:
+                return found
+    return None
+
+
+_PROBE_TOOL = {"type": "function", "function": {
+    "name": "probe", "description": "A plain tool.",
+    "parameters": {"type": "object", "properties": {"text": {"type": "string", "description": "Any text."}},
+                   "required": ["text"]}}}
+
+
+def _declaration_fault(template: ChatTemplate, scenario: Scenario, history: list, tvars: dict,
+                       exc: TemplateRenderError) -> None:
+    """Raise :class:`UnrepresentableError` when only the scenario's tool declarations break the template
+    (it renders the same prompt with a plain one-string-parameter tool); return otherwise, so the caller
+    re-raises ``exc`` (a template that fails on any declaration, or on none, is broken, not this case)."""
+    if not scenario.tools:
+        return
+    try:
+        render_messages(template, history, [_PROBE_TOOL], add_generation_prompt=True, **tvars)
+    except TemplateRenderError:
+        return
+    raise UnrepresentableError(f"case {scenario.id}: {template.file} cannot render this scenario's tool "
+                               f"declarations ({str(exc).rsplit(': ', 1)[-1]})") from None
+
+
+def _format_hook(fmt: FormatSpec, name: str):
+    """The function ``name`` of the format's module (``harness/formats/<format>.py``), or None."""
+    import importlib
+
+    try:
+        module = importlib.import_module(f"harness.formats.{fmt.name}")
+    except ModuleNotFoundError:
+        return None
+    return getattr(module, name, None)
+
+
+def _call_id(index: int) -> str:
+    # 9 alphanumerics: the strictest id rule seen (Mistral-Small-3.2's template raises otherwise).
+    return f"call{index:05d}"
+
+
+def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
+                    slice: str = "curated") -> Case:
+    """Render ``scenario`` with ``template`` and return the :class:`Case` a correct parser must pass.
+
+    Messages: ``[{"role": "user", "content": HISTORY_USER}]`` then the assistant turn
+    ``{"role": "assistant", "content": scenario.content_after or "", "tool_calls": [{"type": "function",
+    "id": "call00000", "function": {"name", "arguments": dict}}, ...]}`` (``tool_calls`` omitted when there
+    are none; content is ``""``, never None: several templates print None as text), plus
+    ``reasoning_content`` when ``scenario.reasoning`` -- then rendered with ``enable_thinking=True``,
+    otherwise ``enable_thinking=False``. Tools: ``scenario.tools``.
+
+    The case (see the module doc for the cut):
+
+    - ``text``: the completion with one stop marker stripped. ``content_before`` is inserted before the first
+      ``fmt.call_open`` (after any reasoning block), or prepended when there is none -- or, when the
+      template writes the content before the calls (Qwen), before that content; or where the format module's
+      ``compose_content_before`` puts it (Harmony: a preamble message) -- and ``text_provenance`` is
+      ``"composed"``; else ``"full"``.
+    - ``prefix``: pre-filled prompt tail (Gemma 4 thinking off: ``<|channel>thought\\n<channel|>``).
+    - ``expected``: ``Message(content=(content_before + content_after.strip()).strip() or None,
+      reasoning=scenario.reasoning or None, tool_calls=scenario.calls)``.
+    - ``id``/``tags``/``seed``/``note`` from the scenario; ``format=fmt.name``; ``tools``; ``slice``;
+      ``template=template.summary()`` (source, file, sha256); ``source=f"rendered:{template.file}"``;
+      ``extra={"history": [...], "stop": stripped stop text}``.
+
+    Raises :class:`UnrepresentableError` (naming the case) when an argument string contains one of
+    ``fmt.unrepresentable``, the rendered text lacks the scenario's calls, reasoning or content (the template
+    dropped them, or wrote the content of a turn with calls as its reasoning), only the scenario's tool
+    declarations make the template fail, or the template refuses the assistant turn (the prompt renders, the
+    turn does not); and :class:`TemplateRenderError` when the template fails otherwise.
+    """
+    for call in scenario.calls:
+        bad = _unrepresentable_in(call.arguments, fmt.unrepresentable) or \
+            _unrepresentable_in(call.name, fmt.unrepresentable)
+        if bad:
+            raise UnrepresentableError(
+                f"case {scenario.id}: call {call.name!r} has a string containing {bad!r}, which the "
+                f"{fmt.name} format cannot express (the template has no escape for it)")
+
+    history = [{"role": "user", "content": HISTORY_USER}]
+    assistant: dict[str, Any] = {"role": "assistant", "content": scenario.content_after or ""}
+    if scenario.calls:
+        assistant["tool_calls"] = [
+            {"type": "function", "id": _call_id(i),
+             "function": {"name": c.name, "arguments": copy.deepcopy(c.arguments)}}
+            for i, c in enumerate(scenario.calls)
+        ]
+    thinking = bool(scenario.reasoning)
+    if thinking:
+        assistant["reasoning_content"] = scenario.reasoning
+    tvars = {**fmt.template_vars, "enable_thinking": thinking}
+    tools = scenario.tools or None
+
+    try:
+        gen = render_messages(template, history, tools, add_generation_prompt=True, **tvars)
+    except TemplateRenderError as exc:
+        _declaration_fault(template, scenario, history, tvars, exc)
+        raise
+    try:
+        full = render_messages(template, history + [assistant], tools, add_generation_prompt=False, **tvars)
+    except TemplateRenderError as exc:  # the prompt renders: the template refuses this assistant turn itself
+        raise UnrepresentableError(f"case {scenario.id}: {template.file} refuses this assistant turn "
+                                   f"({str(exc).rsplit(': ', 1)[-1]})") from None
+    prefix, completion, stop = split_completion(full, gen, fmt)
+
+    if scenario.calls and fmt.call_open and fmt.call_open not in completion:
+        raise UnrepresentableError(f"case {scenario.id}: {template.file} does not write tool calls (it has no "
+                                   f"tool-call section)")
+
+    def ignored(**change: Any) -> bool:
+        # The text is found as a substring elsewhere (a short reasoning equal to the content, "me" inside
+        # "name"), so whether the template writes a field is checked by rendering the turn without it.
+        return render_messages(template, history + [{**assistant, **change}], tools, add_generation_prompt=False,
+                               **tvars) == full
+
+    if len(scenario.calls) > 1 and ignored(tool_calls=assistant["tool_calls"][:-1]):
+        raise UnrepresentableError(f"case {scenario.id}: {template.file} does not write every tool call of a turn "
+                                   f"(it drops the last one)")
+    if thinking and (scenario.reasoning not in prefix + completion or ignored(reasoning_content="")):
+        raise UnrepresentableError(
+            f"case {scenario.id}: {template.file} does not write the reasoning of this turn"
+            + ("" if scenario.calls else " (it writes reasoning only on turns with tool calls)"))
+    after = (scenario.content_after or "").strip()
+    if after and (after not in completion or ignored(content="")):
+        raise UnrepresentableError(f"case {scenario.id}: {template.file} does not write content_after "
+                                   f"as given (it rewrites or drops it)")
+    if after and scenario.calls and not thinking and ignored(content="", reasoning_content=scenario.content_after):
+        raise UnrepresentableError(f"case {scenario.id}: {template.file} writes the content of a turn with tool "
+                                   f"calls as its reasoning")
+
+    text, provenance, floor = completion, "full", 0
+    if _reasoning_open(prefix, fmt) and fmt.reasoning_markers[1] not in completion:
+        floor = len(fmt.reasoning_markers[1])  # the model closes the open block before anything else
+        text, provenance = fmt.reasoning_markers[1] + completion, "composed"
+    compose = _format_hook(fmt, "compose_content_before")
+    if scenario.content_before and compose is not None:  # the format says where prose before the calls goes
+        text, provenance = compose(text, scenario.content_before), "composed"
+    elif scenario.content_before:
+        at = text.find(fmt.call_open) if fmt.call_open else -1
+        at = at if at >= 0 else floor
+        written = text.rfind(after, floor, at) if after and at > floor else -1
+        if written >= 0 and not text[written + len(after):at].strip():
+            at = written  # the template writes the content right before the calls (Qwen): prose goes first
+        text = text[:at] + scenario.content_before + text[at:]
+        provenance = "composed"
+
+    content = (scenario.content_before + after).strip() or None
+    expected = Message(content=content, reasoning=scenario.reasoning or None,
+                       tool_calls=copy.deepcopy(list(scenario.calls)))
+    return Case(
+        id=scenario.id,
+        format=fmt.name,
+        text=text,
+        expected=expected,
+        tools=scenario.tools,
+        prefix=prefix,
+        slice=slice,
+        tags=list(scenario.tags),
+        source=f"rendered:{template.file}",
+        text_provenance=provenance,
+        note=scenario.note,
+        seed=scenario.seed,
+        template=template.summary(),
+        extra={"history": history, "stop": stop},
+    )

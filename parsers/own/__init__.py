@@ -1,0 +1,1 @@
+"""The project's own parsers, one module per format."""

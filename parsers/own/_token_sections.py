@@ -1,0 +1,521 @@
+"""The incremental reader shared by the project's parsers for formats whose calls sit in a *section* of
+special tokens: Kimi K2 (``parsers/own/kimi_k2.py``), DeepSeek V3.1 (``parsers/own/deepseek_v31.py``) and DeepSeek V3.2
+(``parsers/own/deepseek_v32.py``). Not a parser itself (it is not listed in ``PARSER_MODULES``).
+
+The shape all three share: content (optionally after a ``<think>...</think>`` block), then a section opener,
+one or more calls each between a call opener and a call closer, and a section closer; generation ends with a
+stop marker. A subclass of :class:`SectionReader` names the markers and reads one call's inside (its
+*grammar*); this module does everything else, identically for the three formats:
+
+- **Text.** Content is the text outside calls and reasoning, concatenated and stripped of surrounding
+  whitespace (``None`` when empty); reasoning likewise. A trailing run of stop markers (and whitespace) is
+  dropped; a stop marker elsewhere is text.
+- **Reasoning.** The prefix (what the prompt pre-filled) decides where the text starts: after an unclosed
+  ``<think>`` it starts in reasoning, after ``</think>`` in content, and with neither the subclass decides
+  (``REASONING_WITHOUT_PREFIX``). In content, a ``<think>`` block at the very start (only whitespace before
+  it) is reasoning, and a ``</think>`` at the very start closes an empty one (DeepSeek V3.2's template writes
+  one there with thinking off). Reasoning ends at ``</think>`` or at a section opener (the model went from
+  thinking straight to its calls: the calls are read). ``<think>``/``</think>`` anywhere else are text.
+- **Sections.** A section opener starts a section; so does a call opener met in content (drift: the section
+  opener is missing). Inside a section only whitespace may separate calls. After at least one call, text that
+  is neither a call opener nor the section closer ends the section (drift: the closer is missing) and is
+  content again; a missing closer at the end of the text is accepted too.
+- **Faults are surfaced, never dropped.** A call that breaks its grammar (or a section opener followed by
+  text, or an empty section) gives its raw text, from its opener up to the fault, to content (when the first
+  call of a section fails, the section opener goes with it, and so does the section closer later; a section
+  begun by a bare call opener keeps its closer as content unless one of its calls was read); the text
+  after the fault is content up to the next call opener (a new call), section closer or section opener. A
+  fault's text is cut at a later call opener, so one broken call does not swallow the next. Every fault
+  adds a diagnostic.
+
+Streaming: content and reasoning are released as soon as they cannot be the start of a marker (a trailing
+proper prefix of any marker of the format is held back); each call is emitted whole (name and arguments JSON)
+once it is decided -- at its closer, or at what proves the closer missing -- so streaming equals one-shot for
+any chunking, malformed text included: nothing emitted is ever retracted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
+
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Delta, ToolCallDelta
+from parsers.own._common import JsonExtent, Malformed, StopTail
+from parsers.own._common import finite_float as _finite_float
+from parsers.own._common import reject_constant as _reject_constant
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+
+try:
+    VERSION = _dist_version("toolcall-harness")
+except PackageNotFoundError:  # running from a bare checkout
+    VERSION = "0+unknown"
+
+_WS = re.compile(r"\s*")
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+
+
+# ---- JSON helpers ----------------------------------------------------------------------------------------
+
+def decode_json(text: str):
+    """Strict JSON: no NaN/Infinity, no number that overflows a double. Raises ``ValueError``."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def arguments_object(value):
+    """The arguments object a decoded JSON value stands for: the object itself, or (drift) a JSON string that
+    holds an object; None otherwise."""
+    if isinstance(value, str):
+        try:
+            value = decode_json(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+# ---- text fields -------------------------------------------------------------------------------------------
+
+class Field:
+    """Strips surrounding whitespace from a streamed text field (content or reasoning): the concatenation of
+    what ``push`` returns equals ``"".join(all pushed).strip()``."""
+
+    def __init__(self) -> None:
+        self.started, self.held = False, ""
+
+    def push(self, text: str) -> str:
+        if not self.started:
+            text = text.lstrip()
+        body = text.rstrip()
+        if not body:
+            self.held += text if self.started else ""
+            return ""
+        out, self.held, self.started = self.held + body, text[len(body):], True
+        return out
+
+
+# ---- the reader ------------------------------------------------------------------------------------------
+
+class SectionReader:
+    """Incremental reader: ``push(text)`` / ``finish()`` return events ``("content"|"reasoning", text)`` and
+    ``("call", index, name, arguments_json)``.
+
+    Subclasses set the class attributes below and implement :meth:`_call_start`, the step that runs right after
+    a call opener; their call steps read ``self.buf`` from ``self.pos``, return True when they made progress and
+    False when they need more text, raise :class:`Malformed` on a fault, and end with :meth:`_accept` (or set
+    ``self.complete`` to a ``(name, arguments)`` pair and return False when only a missing closer at the end of
+    the text remains: :meth:`finish` then accepts it).
+    """
+
+    SECTION_OPEN = ""
+    SECTION_CLOSE = ""
+    CALL_OPEN = ""
+    MARKERS: tuple[str, ...] = ()        # every marker of the format (held back at chunk ends)
+    STOPS: tuple[str, ...] = ()
+    THINK = True                         # read <think>...</think>
+    REASONING_WITHOUT_PREFIX = False     # start in reasoning when the prefix has no think marker
+
+    _prefixes: frozenset[str] = frozenset()
+    _maxlen = 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        markers = tuple(dict.fromkeys(cls.MARKERS + cls.STOPS + ((THINK_OPEN, THINK_CLOSE) if cls.THINK else ())))
+        cls._prefixes = frozenset(m[:k] for m in markers for k in range(1, len(m)))
+        cls._maxlen = max(map(len, markers)) if markers else 1
+
+    def __init__(self, tools: list | None, prefix: str):
+        self.tools = tools
+        self.buf, self.pos = "", 0
+        self.final = False
+        self.content, self.reasoning = Field(), Field()
+        self.events: list[tuple] = []
+        self.diagnostics: list[str] = []
+        self.n_calls = 0
+        self.think_allowed = self.THINK     # a think block may still open the text
+        self.section_open_pending = False   # the section opener waits for its first call's verdict
+        self.section_silent = True          # the section's closer is protocol (its opener was consumed, or a
+                                            # section without opener gave a call)
+        self.section_implicit = False       # the section began at a bare call opener
+        self.section_calls = 0
+        self.in_block = False               # the buffer is kept from block_at (a fault surfaces it)
+        self.block_at = 0
+        self.call_open_at = -1              # the current call's opener (a later one cuts a fault's text)
+        self.complete = None                # (name, arguments) of a call that only lacks its closer
+        self.step = self._text
+        if self.THINK:
+            opened, closed = prefix.rfind(THINK_OPEN), prefix.rfind(THINK_CLOSE)
+            if opened > closed or (opened == closed == -1 and self.REASONING_WITHOUT_PREFIX):
+                self.step, self.think_allowed = self._think, False
+
+    # ---- driving -----------------------------------------------------------------------------------
+
+    def push(self, text: str) -> list[tuple]:
+        if not self.in_block and self.pos:
+            self.buf, self.pos = self.buf[self.pos:], 0
+        self.buf += text
+        self._advance()
+        return self._take()
+
+    def finish(self) -> list[tuple]:
+        self.final = True
+        self._advance()
+        return self._take()
+
+    def _advance(self) -> None:
+        while True:
+            try:
+                while self.step():
+                    pass
+            except Malformed as err:
+                self._surface(err.at, err.reason)
+                continue
+            if not self.final:
+                return
+            if self.in_block:
+                if self.complete is not None and not self.buf[self.pos:].strip():
+                    self.pos = len(self.buf)
+                    self._accept(*self.complete)  # drift: the closer is missing at the end of the text
+                else:
+                    self._surface(len(self.buf), "unterminated call" if self.call_open_at >= 0
+                                  else "tool-call section without a call")
+                continue
+            return
+
+    def _take(self) -> list[tuple]:
+        events, self.events = self.events, []
+        return events
+
+    # ---- helpers for subclasses ------------------------------------------------------------------------
+
+    def held_prefix(self, i: int, *markers: str) -> bool:
+        """True when ``buf[i:]`` is a proper prefix of one of ``markers`` and more text may come."""
+        rest = self.buf[i:]
+        return not self.final and any(len(rest) < len(m) and m.startswith(rest) for m in markers)
+
+    def skip_ws(self) -> int:
+        """Offset of the first non-whitespace character at or after ``pos`` (``len(buf)`` when none)."""
+        return _WS.match(self.buf, self.pos).end()
+
+    # ---- text outside calls ----------------------------------------------------------------------
+
+    def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
+        """Emit text up to the first of ``markers`` and consume the marker; return it, or None when the buffer
+        ran out (a trailing possible marker prefix is held unless final)."""
+        buf, start = self.buf, self.pos
+        i = buf.find("<", start)
+        while i != -1:
+            for marker in markers:
+                if buf.startswith(marker, i):
+                    emit(buf[start:i])
+                    self.pos = i + len(marker)
+                    return marker
+            if not self.final and len(buf) - i < self._maxlen and buf[i:] in self._prefixes:
+                emit(buf[start:i])
+                self.pos = i
+                return None
+            i = buf.find("<", i + 1)
+        emit(buf[start:])
+        self.pos = len(buf)
+        return None
+
+    def _text(self) -> bool:
+        markers = (self.SECTION_OPEN, self.CALL_OPEN)
+        if self.think_allowed:
+            markers += (THINK_OPEN, THINK_CLOSE)
+        marker = self._scan(self._emit_content, markers)
+        if marker in (THINK_OPEN, THINK_CLOSE):
+            self.think_allowed = False
+            if self.content.started:  # content came first (in this same scan): the marker is text
+                self._emit_content(marker)
+            elif marker == THINK_OPEN:
+                self.step = self._think
+            # else: a leading </think> closes an empty block
+        elif marker == self.SECTION_OPEN:
+            self._begin_section(self.pos - len(marker))
+        elif marker == self.CALL_OPEN:  # drift: no section opener
+            self.section_open_pending, self.section_silent, self.section_calls = False, False, 0
+            self.section_implicit = True
+            self._begin_call(self.pos - len(marker), self.pos - len(marker))
+        return marker is not None
+
+    def _think(self) -> bool:
+        marker = self._scan(self._emit_reasoning, (THINK_CLOSE, self.SECTION_OPEN))
+        if marker is None:
+            return False
+        self.step = self._text
+        if marker == self.SECTION_OPEN:  # the model went from thinking straight to its calls
+            self._begin_section(self.pos - len(marker))
+        return True
+
+    def _emit_content(self, text: str) -> None:
+        if text and not text.isspace():
+            self.think_allowed = False
+        text = self.content.push(text)
+        if text:
+            self.events.append(("content", text))
+
+    def _emit_reasoning(self, text: str) -> None:
+        text = self.reasoning.push(text)
+        if text:
+            self.events.append(("reasoning", text))
+
+    # ---- sections and calls ------------------------------------------------------------------------
+
+    def _begin_section(self, at: int) -> None:
+        self.think_allowed = False
+        self.section_open_pending, self.section_silent, self.section_calls = True, False, 0
+        self.section_implicit = False
+        self.in_block, self.block_at, self.call_open_at = True, at, -1
+        self.step = self._section_next
+
+    def _begin_call(self, block_at: int, open_at: int) -> None:
+        self.think_allowed = False
+        self.in_block, self.block_at, self.call_open_at = True, block_at, open_at
+        self.complete = None
+        self.pos = open_at + len(self.CALL_OPEN)
+        self.step = self._call_start
+
+    def _call_start(self) -> bool:  # pragma: no cover - subclasses implement it
+        raise NotImplementedError
+
+    def _section_next(self) -> bool:
+        """Inside a section: whitespace, then a call opener or the section closer. After a call, other text
+        ends the section (drift) and is content."""
+        buf = self.buf
+        i = self.skip_ws()
+        if i == len(buf):
+            return False
+        if buf.startswith(self.CALL_OPEN, i):
+            first = self.section_open_pending
+            self._begin_call(self.block_at if first else i, i)
+            return True
+        if buf.startswith(self.SECTION_CLOSE, i):
+            if self.section_calls == 0:
+                raise Malformed(i + len(self.SECTION_CLOSE), "empty tool-call section")
+            self.pos = i + len(self.SECTION_CLOSE)
+            if not self.section_silent:  # its opener went to content with a faulty first call
+                self._emit_content(self.SECTION_CLOSE)
+            self._end_section()
+            return True
+        if self.held_prefix(i, self.CALL_OPEN, self.SECTION_CLOSE):
+            return False
+        if self.section_calls == 0:
+            raise Malformed(i, "text in a tool-call section before its first call")
+        self._end_section()  # drift: no closer; the text (from pos, whitespace included) is content
+        return True
+
+    def _end_section(self) -> None:
+        self.in_block = False
+        self.step = self._text
+
+    def _accept(self, name: str, arguments: dict) -> None:
+        self.events.append(("call", self.n_calls, name, json.dumps(arguments, ensure_ascii=False)))
+        self.n_calls += 1
+        self.section_calls += 1
+        if self.section_open_pending or self.section_implicit:
+            self.section_open_pending, self.section_silent = False, True
+        self.in_block, self.call_open_at, self.complete = False, -1, None
+        self.step = self._section_next
+
+    def _surface(self, at: int, reason: str) -> None:
+        """Give the block's raw text up to ``at`` (or to a later call opener, if sooner) to content; the rest
+        is read by :meth:`_resync`."""
+        if self.call_open_at >= 0:
+            later = self.buf.find(self.CALL_OPEN, self.call_open_at + len(self.CALL_OPEN), at)
+            if later >= 0:
+                at = later
+        raw = self.buf[self.block_at:at]
+        self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
+        if self.section_open_pending:
+            self.section_open_pending, self.section_silent = False, False
+        self.in_block, self.call_open_at, self.complete = False, -1, None
+        self.pos = at
+        self._emit_content(raw)
+        self.step = self._resync
+
+    def _resync(self) -> bool:
+        """After a fault: content up to the next call opener (a new call of the same section), the section
+        closer (kept as content when the section's opener was) or a section opener."""
+        marker = self._scan(self._emit_content, (self.CALL_OPEN, self.SECTION_CLOSE, self.SECTION_OPEN))
+        if marker is None:
+            return False
+        at = self.pos - len(marker)
+        if marker == self.CALL_OPEN:
+            self._begin_call(at, at)
+        elif marker == self.SECTION_CLOSE:
+            if not self.section_silent:
+                self._emit_content(marker)
+            self._end_section()
+        else:
+            self.pos = at
+            self._end_section()
+        return True
+
+
+class JsonCallReader(SectionReader):
+    """Calls written ``CALL_OPEN HEAD SEP ARGS CALL_CLOSE`` with JSON ``ARGS`` (Kimi K2: the head is the call id;
+    DeepSeek V3.1: the tool name).
+
+    - The head runs to ``SEP``; any other marker of the format before it is a fault. :meth:`head_name` turns
+      it into the tool name (None: a fault).
+    - ``ARGS`` is one JSON object (drift: a JSON string holding one), found by its syntax (:class:`JsonExtent`),
+      with any whitespace around it. Text that does not start a JSON value goes to :meth:`_args_other`.
+    - Then ``CALL_CLOSE``; drift: a missing closer right before the next call opener, the section closer or
+      the end of the text.
+    """
+
+    SEP = ""
+    CALL_CLOSE = ""
+
+    def head_name(self, head: str, arguments: dict) -> str | None:
+        return head.strip() or None
+
+    def _begin_call(self, block_at: int, open_at: int) -> None:
+        super()._begin_call(block_at, open_at)
+        self.head, self.name, self.args, self.extent, self.fenced = "", None, None, None, False
+
+    def _call_start(self) -> bool:
+        """The head, up to the separator."""
+        buf = self.buf
+        i = buf.find("<", self.pos)
+        while i != -1:
+            if buf.startswith(self.SEP, i):
+                self.head = buf[self.pos:i]
+                self.pos = i + len(self.SEP)
+                self.step = self._args_start
+                return True
+            marker = next((m for m in self.MARKERS + self.STOPS if buf.startswith(m, i)), None)
+            if marker is not None:
+                raise Malformed(i, f"{marker} before {self.SEP}")
+            if self.held_prefix(i, *self.MARKERS, *self.STOPS):
+                return False
+            i = buf.find("<", i + 1)
+        return False
+
+    def _args_start(self) -> bool:
+        i = self.skip_ws()
+        if i == len(self.buf):
+            return False
+        if self.buf[i] in '{["':
+            self.pos, self.extent, self.step = i, JsonExtent(i), self._args
+            return True
+        return self._args_other(i)
+
+    def _args_other(self, i: int) -> bool:
+        raise Malformed(i, "expected JSON arguments")
+
+    def _args(self) -> bool:
+        end = self.extent.advance(self.buf)
+        if end is None:
+            return False
+        try:
+            value = decode_json(self.buf[self.extent.start:end])
+        except ValueError as exc:
+            raise Malformed(end, f"invalid JSON arguments: {exc}") from None
+        args = arguments_object(value)
+        if args is None:
+            raise Malformed(end, "the arguments are not a JSON object")
+        self.args, self.pos = args, end
+        self.name = self.head_name(self.head, args)
+        self.complete = (self.name, args) if self.name else None
+        self.step = self._after_args
+        return True
+
+    def _after_args(self) -> bool:
+        buf = self.buf
+        i = self.skip_ws()
+        if self.fenced:  # DeepSeek V3 drift: a closing code fence
+            if buf.startswith("```", i):
+                self.pos, self.fenced = i + 3, False
+                i = self.skip_ws()
+            elif self.held_prefix(i, "```"):
+                return False
+        if i == len(buf):
+            return False
+        if buf.startswith(self.CALL_CLOSE, i):
+            end = i + len(self.CALL_CLOSE)
+        elif buf.startswith(self.CALL_OPEN, i) or buf.startswith(self.SECTION_CLOSE, i):
+            end = i  # drift: the call closer is missing
+        elif self.held_prefix(i, self.CALL_CLOSE, self.CALL_OPEN, self.SECTION_CLOSE):
+            return False
+        else:
+            raise Malformed(i, f"expected {self.CALL_CLOSE} after the arguments")
+        if not self.name:
+            raise Malformed(end, f"no tool name in {self.head!r}")
+        self.pos = end
+        self._accept(self.name, self.args)
+        return True
+
+
+# ---- messages and deltas -------------------------------------------------------------------------------
+
+def message(events: list[tuple], diagnostics: list[str]) -> Message:
+    """Fold events into a :class:`Message`."""
+    content, reasoning, calls = [], [], []
+    for event in events:
+        if event[0] == "content":
+            content.append(event[1])
+        elif event[0] == "reasoning":
+            reasoning.append(event[1])
+        else:
+            calls.append(ToolCall(event[2], json.loads(event[3])))
+    return Message("".join(content) or None, "".join(reasoning) or None, calls, list(diagnostics))
+
+
+def deltas(events: list[tuple]) -> list[Delta]:
+    """Events as deltas, merging neighbouring content (or reasoning) pieces."""
+    out: list[Delta] = []
+    for event in events:
+        kind, last = event[0], out[-1] if out else None
+        if kind in ("content", "reasoning"):
+            if last is not None and getattr(last, kind) is not None and not last.tool_calls:
+                setattr(last, kind, getattr(last, kind) + event[1])
+            else:
+                out.append(Delta(**{kind: event[1]}))
+        else:
+            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3])]))
+    return out
+
+
+class SectionParser:
+    """Parser protocol implementation over a :class:`SectionReader` subclass (``READER``)."""
+
+    READER: type[SectionReader] = SectionReader
+    library = "toolcall-harness"
+    version = VERSION
+    incremental = True
+
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        """Parse a whole completion; never raises on malformed text (faults are surfaced as content)."""
+        reader = self.READER(tools, prefix)
+        tail = StopTail(self.READER.STOPS)
+        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
+        return message(events, reader.diagnostics)
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> "SectionStream":
+        return SectionStream(self.READER(tools, prefix))
+
+
+class SectionStream:
+    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
+
+    def __init__(self, reader: SectionReader):
+        self._reader = reader
+        self._tail = StopTail(reader.STOPS)
+
+    @property
+    def diagnostics(self) -> list[str]:
+        return self._reader.diagnostics
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        text = self._tail.push(chunk)
+        return deltas(self._reader.push(text)) if text else []
+
+    def finish(self) -> list[Delta]:
+        return deltas(self._reader.push(self._tail.flush()) + self._reader.finish())

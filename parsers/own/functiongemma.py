@@ -1,0 +1,468 @@
+"""The project's own FunctionGemma tool-call parser: one incremental reader for one-shot and streaming use.
+
+No real FunctionGemma template is available offline (the llama-cpp-python 0.3.36 sdist has none), so the format
+is taken from public facts and the observed case, each named with its source in
+:mod:`harness.formats.functiongemma`. A call is written::
+
+    <start_function_call>call:NAME{key:value,...}<end_function_call>
+
+with keys bare (sorted by the template), strings between ``<escape>`` markers with nothing escaped, objects
+``{key:value,...}`` and arrays ``[value,...]`` inline, booleans ``true``/``false`` and numbers bare. Calls follow one
+another with nothing between them; content (if any) comes before them; ``<start_function_response>``,
+``<end_of_turn>`` and ``<eos>`` end generation.
+
+Reading rules:
+
+- A string ends only at the next ``<escape>``: everything before it (braces, commas, colons, quotes, newlines,
+  even ``<end_function_call>`` or ``<start_function_call>``) is data and stays a string.
+- A bare value runs to the next ``,``, ``}`` or ``]`` (a protocol marker inside it is a fault) and is typed with
+  the project's schema-typing policy (:func:`parsers.own._schema_types.typed_value`) under the property's schema from
+  ``tools`` (nested objects and arrays follow the schema's ``properties``/``items``): with a schema, ``"7"``
+  under ``string`` stays ``"7"``; without one, JSON literals and numbers are typed (``true``, ``null``, ``1.5``,
+  ``1e+16``), Python's ``None``/``True``/``False`` (what a Jinja template prints) become null/true/false, and any
+  other word stays a string (the unquoted-string drift). A number beyond the double range is a fault.
+- A key runs to ``:`` (``<escape>key<escape>`` is accepted too); surrounding whitespace is dropped unless the
+  tool declares the key with it. A name runs from ``call:`` to ``{``, stripped; it may hold ``-`` and ``.``.
+- Drift recovered: whitespace around keys, values, commas and brackets; a trailing comma; a missing
+  ``<end_function_call>`` when the arguments are followed only by whitespace up to the end of the text or the
+  next ``<start_function_call>``.
+- Everything else (no ``call:``, a name holding whitespace or a marker, a bare key without ``:``, an
+  unterminated string or call) is *surfaced*: the call's raw text, from ``<start_function_call>`` up to the fault
+  (or up to a later ``<start_function_call>``, if that comes first), becomes content; content then runs to the
+  next ``<end_function_call>`` (kept) or ``<start_function_call>``; a diagnostic names the fault.
+- Content is the text outside calls, concatenated and stripped (``None`` when empty); FunctionGemma has no
+  reasoning channel. Trailing stop markers are dropped; elsewhere they are text.
+
+Streaming: content is released as soon as it cannot be the start of a marker; each call is held until it is
+decided and then emitted whole (name and arguments JSON), so streaming equals one-shot for any chunking,
+malformed input included. A held call is re-read only when a chunk brings a ``>`` (the end of any marker that
+can decide it) or at the end, so a long call costs linear time per ``>``.
+
+Known limitations:
+
+- The reading is built from public descriptions, a re-implementation (Ollama) and one observed output, not from
+  the real template: how the template writes null and non-integral floats is unconfirmed, and no rendered
+  corpus exists offline (``make eval MODEL=functiongemma-270m`` runs only the observed case).
+- A key holding ``:`` and a string holding ``<escape>`` cannot be written unambiguously (the format has no
+  escape); a string value written with the ``<escape>`` type is kept a string even when the schema asks for a
+  number.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
+
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Delta, ToolCallDelta
+from harness.formats.functiongemma import CALL_CLOSE, CALL_OPEN, ESCAPE, SPEC
+from parsers.own._common import StopTail
+from parsers.own._schema_types import typed_value
+
+_STOPS = SPEC.stop_markers
+_MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
+_PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
+_MAXLEN = max(map(len, _MARKERS))
+_HEAD = "call:"
+
+_WS = re.compile(r"\s*")
+_KEY_END = re.compile(r"[:<,{}\[\]]")
+_BARE_END = re.compile(r"[,}\]<]")
+_PYTHON_LITERALS = {"None": None, "True": True, "False": False}
+
+try:
+    _VERSION = _dist_version("toolcall-harness")
+except PackageNotFoundError:  # running from a bare checkout
+    _VERSION = "0+unknown"
+
+
+class FunctionGemmaParser:
+    """Parser protocol implementation for FunctionGemma (see the module docstring for the reading rules)."""
+
+    name = "toolcall-harness:functiongemma"
+    library = "toolcall-harness"
+    version = _VERSION
+    formats = ("functiongemma",)
+    incremental = True
+
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        """Parse a whole completion; never raises on malformed text (faults are surfaced as content).
+        ``prefix`` is accepted for the protocol (the generation prompt pre-fills nothing that matters)."""
+        reader = _Reader(tools)
+        tail = StopTail(_STOPS)
+        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
+        return _message(events, reader.diagnostics)
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> "FunctionGemmaStream":
+        return FunctionGemmaStream(tools)
+
+
+class FunctionGemmaStream:
+    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
+
+    def __init__(self, tools: list | None):
+        self._reader = _Reader(tools)
+        self._tail = StopTail(_STOPS)
+
+    @property
+    def diagnostics(self) -> list[str]:
+        return self._reader.diagnostics
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        text = self._tail.push(chunk)
+        return _deltas(self._reader.push(text)) if text else []
+
+    def finish(self) -> list[Delta]:
+        return _deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
+
+
+class _Field:
+    """Strips surrounding whitespace from streamed content: leading whitespace is dropped, trailing whitespace is
+    held until more text follows, so what ``push`` returns concatenates to ``"".join(pushed).strip()``."""
+
+    def __init__(self) -> None:
+        self.started, self.held = False, ""
+
+    def push(self, text: str) -> str:
+        if not self.started:
+            text = text.lstrip()
+        body = text.rstrip()
+        if not body:
+            self.held += text if self.started else ""
+            return ""
+        out, self.held, self.started = self.held + body, text[len(body):], True
+        return out
+
+
+class _Reader:
+    """Incremental reader: ``push(text)`` / ``finish()`` return events ``("content", text)`` and
+    ``("call", index, name, arguments_json)``. Outside a call the text is scanned for ``<start_function_call>``;
+    inside one, the buffer keeps the call's raw text from ``call_at`` and :class:`_CallReader` reads it whole."""
+
+    def __init__(self, tools: list | None):
+        self.tools = tools
+        self.buf, self.pos = "", 0
+        self.final = False
+        self.state = "text"   # text | call | resync
+        self.call_at = 0
+        self.dirty = False    # a held call may have become decidable
+        self.content = _Field()
+        self.events: list[tuple] = []
+        self.diagnostics: list[str] = []
+        self.n_calls = 0
+
+    def push(self, text: str) -> list[tuple]:
+        cut = self.call_at if self.state == "call" else self.pos
+        if cut:
+            self.buf, self.pos, self.call_at = self.buf[cut:], self.pos - cut, self.call_at - cut
+        self.buf += text
+        self.dirty = self.dirty or ">" in text
+        self._advance()
+        return self._take()
+
+    def finish(self) -> list[tuple]:
+        self.final = self.dirty = True
+        self._advance()
+        return self._take()
+
+    def _take(self) -> list[tuple]:
+        events, self.events = self.events, []
+        return events
+
+    def _advance(self) -> None:
+        while True:
+            if self.state == "text":
+                if self._scan((CALL_OPEN,)) is None:
+                    return
+                self.call_at, self.state, self.dirty = self.pos, "call", True
+                self.pos += len(CALL_OPEN)
+            elif self.state == "call":
+                if not self.dirty:
+                    return
+                self.dirty = False
+                result = _CallReader(self.buf, self.final, self.tools).read(self.call_at + len(CALL_OPEN))
+                if result[0] == "more":
+                    return
+                if result[0] == "ok":
+                    _, end, name, args = result
+                    self.events.append(("call", self.n_calls, name, json.dumps(args, ensure_ascii=False)))
+                    self.n_calls += 1
+                    self.pos, self.state = end, "text"
+                else:
+                    self._surface(result[1], result[2])
+            else:  # resync after a surfaced call
+                marker = self._scan((CALL_CLOSE, CALL_OPEN))
+                if marker is None:
+                    return
+                if marker == CALL_CLOSE:
+                    self._emit(CALL_CLOSE)
+                    self.pos += len(CALL_CLOSE)
+                self.state = "text"
+
+    def _scan(self, markers: tuple[str, ...]) -> str | None:
+        """Emit content up to the first of ``markers`` and move ``pos`` to it; return it, or None when the buffer
+        ran out (a trailing possible marker prefix is held unless final)."""
+        buf, start = self.buf, self.pos
+        i = buf.find("<", start)
+        while i != -1:
+            for marker in markers:
+                if buf.startswith(marker, i):
+                    self._emit(buf[start:i])
+                    self.pos = i
+                    return marker
+            if not self.final and len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
+                self._emit(buf[start:i])
+                self.pos = i
+                return None
+            i = buf.find("<", i + 1)
+        self._emit(buf[start:])
+        self.pos = len(buf)
+        return None
+
+    def _emit(self, text: str) -> None:
+        text = self.content.push(text)
+        if text:
+            self.events.append(("content", text))
+
+    def _surface(self, at: int, reason: str) -> None:
+        """The call's raw text up to ``at`` (or to a later ``<start_function_call>``, if sooner) becomes content."""
+        later = self.buf.find(CALL_OPEN, self.call_at + len(CALL_OPEN))
+        if 0 <= later < at:
+            at = later
+        raw = self.buf[self.call_at:at]
+        self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
+        self._emit(raw)
+        self.pos, self.state = at, "resync"
+
+
+class _More(Exception):
+    """The call's text ends before it can be decided."""
+
+
+class _Bad(Exception):
+    """The call breaks the grammar at buffer offset ``at``."""
+
+    def __init__(self, at: int, reason: str):
+        super().__init__(reason)
+        self.at, self.reason = at, reason
+
+
+class _CallReader:
+    """Recursive descent over one held call (from just after ``<start_function_call>``). ``read`` returns
+    ``("ok", end, name, arguments)``, ``("more",)`` or ``("bad", at, reason)``; a fault is only declared on
+    text that cannot change with more text, so the verdict is the same for every chunking."""
+
+    def __init__(self, buf: str, final: bool, tools: list | None):
+        self.buf, self.final, self.tools = buf, final, tools
+
+    def read(self, i: int) -> tuple:
+        try:
+            return ("ok", *self._call(i))
+        except _More:
+            return ("more",)
+        except _Bad as bad:
+            return ("bad", bad.at, bad.reason)
+        except RecursionError:
+            return ("bad", len(self.buf), "nesting too deep")
+
+    def _short(self, at: int, reason: str):
+        """The text ran out at ``at``: more may come, or (at the end) it is a fault."""
+        raise _Bad(at, reason) if self.final else _More()
+
+    def _ws(self, i: int) -> int:
+        i = _WS.match(self.buf, i).end()
+        if i == len(self.buf):
+            self._short(i, "unterminated call")
+        return i
+
+    def _partial(self, i: int, *words: str) -> bool:
+        """True when the text from ``i`` is a proper prefix of one of ``words`` and more may come."""
+        rest = self.buf[i:]
+        return not self.final and any(len(rest) < len(w) and w.startswith(rest) for w in words)
+
+    def _call(self, i: int) -> tuple:
+        buf = self.buf
+        i = self._ws(i)
+        if not buf.startswith(_HEAD, i):
+            if self._partial(i, _HEAD):
+                raise _More()
+            raise _Bad(i, "expected 'call:'")
+        i += len(_HEAD)
+        j = buf.find("{", i)
+        k = buf.find("<", i, j if j >= 0 else len(buf))
+        if k >= 0:
+            raise _Bad(k, "a marker in the tool name")
+        if j < 0:
+            self._short(len(buf), "unterminated call")
+        name = buf[i:j].strip()
+        if not name or any(c.isspace() or c in "}:," for c in name):
+            raise _Bad(j, f"bad tool name {name[:30]!r}")
+        schema = _parameters(self.tools, name)
+        args, i = self._object(j + 1, schema)
+        i = _WS.match(buf, i).end()
+        if buf.startswith(CALL_CLOSE, i):
+            return i + len(CALL_CLOSE), name, args
+        if buf.startswith(CALL_OPEN, i):  # drift: the closer is missing before the next call
+            return i, name, args
+        if i == len(buf):
+            if self.final:  # drift: the closer is missing at the end of the text
+                return i, name, args
+            raise _More()
+        if self._partial(i, CALL_CLOSE, CALL_OPEN):
+            raise _More()
+        raise _Bad(i, "expected <end_function_call>")
+
+    def _object(self, i: int, schema) -> tuple[dict, int]:
+        buf, out = self.buf, {}
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        props = props if isinstance(props, dict) else {}
+        i = self._ws(i)
+        if buf[i] == "}":
+            return out, i + 1
+        while True:
+            key, i = self._key(i, props)
+            value, i = self._value(self._ws(i), props.get(key))
+            out[key] = value
+            i = self._ws(i)
+            c = buf[i]
+            if c == ",":
+                i = self._ws(i + 1)
+                if buf[i] == "}":  # drift: a trailing comma
+                    return out, i + 1
+                continue
+            if c == "}":
+                return out, i + 1
+            raise _Bad(i, f"unexpected {c!r} after a value")
+
+    def _key(self, i: int, props: dict) -> tuple[str, int]:
+        buf = self.buf
+        if buf.startswith(ESCAPE, i):  # drift: a quoted key
+            j = buf.find(ESCAPE, i + len(ESCAPE))
+            if j < 0:
+                self._short(len(buf), "unterminated key")
+            key, i = buf[i + len(ESCAPE):j], self._ws(j + len(ESCAPE))
+            if buf[i] != ":":
+                raise _Bad(i, "expected ':' after a key")
+            return key, i + 1
+        scan = i
+        while True:
+            m = _KEY_END.search(buf, scan)
+            if m is None:
+                self._short(len(buf), "unterminated key")
+            c = m.group()
+            if c == ":":
+                raw = buf[i:m.start()]
+                key = raw if raw in props or raw.strip() == raw else raw.strip()
+                return key, m.end()
+            if c == "<":
+                at = m.start()
+                if any(buf.startswith(marker, at) for marker in _MARKERS):
+                    raise _Bad(at, "a marker in a key")
+                if self._partial(at, *_MARKERS):
+                    raise _More()
+                scan = at + 1
+                continue
+            raise _Bad(m.start(), f"unexpected {c!r} in a key")
+
+    def _value(self, i: int, schema) -> tuple:
+        buf = self.buf
+        if buf.startswith(ESCAPE, i):
+            j = buf.find(ESCAPE, i + len(ESCAPE))
+            if j < 0:
+                self._short(len(buf), "unterminated string")
+            return buf[i + len(ESCAPE):j], j + len(ESCAPE)
+        c = buf[i]
+        if c == "{":
+            return self._object(i + 1, schema)
+        if c == "[":
+            return self._array(i + 1, schema)
+        if c == "<" and self._partial(i, ESCAPE):
+            raise _More()
+        return self._bare(i, schema)
+
+    def _array(self, i: int, schema) -> tuple[list, int]:
+        buf, out = self.buf, []
+        items = schema.get("items") if isinstance(schema, dict) else None
+        i = self._ws(i)
+        if buf[i] == "]":
+            return out, i + 1
+        while True:
+            value, i = self._value(i, items)
+            out.append(value)
+            i = self._ws(i)
+            c = buf[i]
+            if c == ",":
+                i = self._ws(i + 1)
+                if buf[i] == "]":  # drift: a trailing comma
+                    return out, i + 1
+                continue
+            if c == "]":
+                return out, i + 1
+            raise _Bad(i, f"unexpected {c!r} in an array")
+
+    def _bare(self, i: int, schema) -> tuple:
+        """A bare scalar up to ``,``, ``}`` or ``]``, typed by the schema policy."""
+        buf, scan = self.buf, i
+        while True:
+            m = _BARE_END.search(buf, scan)
+            if m is None:
+                self._short(len(buf), "unterminated value")
+            if m.group() != "<":
+                break
+            at = m.start()
+            if any(buf.startswith(marker, at) for marker in _MARKERS):
+                raise _Bad(at, "a marker in a value")
+            if self._partial(at, *_MARKERS):
+                raise _More()
+            scan = at + 1
+        token = buf[i:m.start()].strip()
+        if not token:
+            raise _Bad(i, "empty value")
+        if schema is None and token in _PYTHON_LITERALS:
+            value = _PYTHON_LITERALS[token]
+        else:
+            value = typed_value(token, schema)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _Bad(i, f"number beyond the double range {token[:30]!r}")
+        return value, m.start()
+
+
+def _parameters(tools: list | None, name: str):
+    """The declared parameters schema of tool ``name`` (None when the tool is not declared)."""
+    for tool in tools or []:
+        function = tool.get("function", tool) if isinstance(tool, dict) else {}
+        if isinstance(function, dict) and function.get("name") == name:
+            return function.get("parameters") or {}
+    return None
+
+
+def _message(events: list[tuple], diagnostics: list[str]) -> Message:
+    """Fold events into a :class:`Message`."""
+    content, calls = [], []
+    for event in events:
+        if event[0] == "content":
+            content.append(event[1])
+        else:
+            calls.append(ToolCall(event[2], json.loads(event[3])))
+    return Message("".join(content) or None, None, calls, list(diagnostics))
+
+
+def _deltas(events: list[tuple]) -> list[Delta]:
+    """Events as deltas, merging neighbouring content pieces."""
+    out: list[Delta] = []
+    for event in events:
+        last = out[-1] if out else None
+        if event[0] == "content":
+            if last is not None and last.content is not None and not last.tool_calls:
+                last.content += event[1]
+            else:
+                out.append(Delta(content=event[1]))
+        else:
+            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3])]))
+    return out
+
+
+PARSERS = [FunctionGemmaParser]  # registry entry (see harness/parse/registry.py)

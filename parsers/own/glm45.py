@@ -1,0 +1,627 @@
+"""The project's own GLM tool-call parser: one incremental reader for one-shot and streaming use, for the formats
+``glm45`` (:class:`Glm45Parser`, here) and ``glm47`` (:class:`parsers.own.glm47.Glm47Parser`, the same reader).
+
+Format facts come from the real chat templates (llama-cpp-python 0.3.36 sdist, ``vendor/llama.cpp/models/
+templates``; see :mod:`harness.formats.glm45` and :mod:`harness.formats.glm47`):
+
+- ``GLM-4.6.jinja`` (glm45, GLM-4.5 and GLM-4.6) writes ``\\n<think>REASONING</think>`` (or ``\\n<think></think>``),
+  ``\\n`` + the content, then per call ``\\n<tool_call>NAME`` + ``\\n<arg_key>K</arg_key>\\n<arg_value>V</arg_value>``
+  per argument + ``\\n</tool_call>``;
+- ``GLM-4.7-Flash.jinja`` (glm47) writes ``<think>REASONING</think>`` (or ``</think>``), the content, then
+  ``<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call>`` with nothing in between; its
+  generation prompt already ends with ``<think>`` (thinking on) or ``</think>`` (off).
+
+Keys and string values are written raw (nothing escaped); other values with ``tojson``. Generation ends with
+``<|user|>``, ``<|observation|>`` or ``<|endoftext|>``.
+
+Reading rules:
+
+- A call starts at ``<tool_call>``. The name runs from the first non-space character to the next whitespace,
+  ``<`` or ``{``; an empty name or one holding quotes, brackets, ``>``, ``=`` or ``,`` is malformed. Between the
+  parts of a call any whitespace (or none) is accepted in both formats, so the newline and the inline layouts
+  both read, whichever format is named.
+- Then zero or more ``<arg_key>KEY</arg_key>`` + ``<arg_value>VALUE</arg_value>`` pairs and ``</tool_call>``.
+  A key runs to ``</arg_key>`` (a marker before it is malformed); it is kept raw, except that surrounding
+  whitespace is dropped when ``tools`` declares the stripped key and not the raw one.
+- A value ends at the first ``</arg_value>`` that is followed (after optional whitespace) by ``<arg_key>`` or
+  ``</tool_call>`` -- or by the end of the text. Every other ``</arg_value>``, and any ``</tool_call>``,
+  ``<tool_call>``, ``<arg_key>`` or ``<think>`` text inside a value, is data.
+- Typing: the text carries no types, so each value is typed by its property's schema with the shared policy,
+  :func:`parsers.own._schema_types.typed_value` (``property_schema(tools, name, key)``). One GLM fact is applied
+  first (:func:`parsers.own._common.tojson_typed`): the template writes every non-string value with ``tojson``,
+  never padded and never as ``None`` or ``True``, so when the schema allows ``string`` among other types, a
+  text that is not exactly a JSON text (``None``, `` null``, ``001``) is the string itself. Undeclared tools
+  and properties get the policy's schema-less reading (JSON objects, arrays, numbers, booleans and null
+  decode; anything else is a string).
+- Drift recovered:
+
+  - a missing ``</tool_call>`` when only whitespace (or stop markers) follows a complete value up to the end;
+  - a JSON call instead of the name (``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, also
+    ``"parameters"``, arguments as a JSON string, the OpenAI ``function`` envelope, an array of calls) and JSON
+    arguments after the name (``<tool_call>NAME {"a": 1}</tool_call>``), both read to the first ``</tool_call>``
+    before which the JSON decodes (values keep their JSON types; mlx-lm's ``glm47`` parser accepts the same);
+  - a double-serialized call (SGLang PR #12456; observed case ``glm_literal_backslash_escapes_double_serialized_
+    sglang``), recognised by the two-character escapes ``\\n``/``\\t``/``\\r`` where the layout puts whitespace
+    (after the name, between parts): its keys and values are JSON-unescaped (``\\"`` -> ``"``) before typing when
+    a value shows they were escaped (a container that decodes only unescaped), kept raw when a text shows they
+    were not (it is no valid escaped string body, e.g. a raw ``"``) or when unescaping changes nothing; a call
+    that shows neither and whose texts unescaping would change (``a\\\\``: escaped ``a\\`` or raw ``a\\\\``?) is
+    *surfaced* (the drift slice's ``literal-backslash-escapes`` mutator escapes only the layout);
+  - JSON double-encoded inside a value whose schema wants an object or array (``{\\"a\\": 1}``): decoded by the
+    shared typing policy (:func:`parsers.own._schema_types.typed_value`, rule 4).
+- Everything else (a bad name, text between parts, an unterminated key or value, a truncated call) is
+  *surfaced*: the block's raw text, from ``<tool_call>`` up to the fault (or to a later ``<tool_call>`` when that
+  comes first), becomes content, then content runs to the next ``</tool_call>`` (kept) or ``<tool_call>``; a
+  diagnostic names the fault. Text is never dropped.
+- Reasoning: a ``<think>...</think>`` block at the start of the text (only whitespace before it) is reasoning; a
+  prefix whose last think marker is an open ``<think>`` starts the text in reasoning. glm47 only: when the
+  prefix holds no think marker (an engine or a harness that cuts the prompt's pre-filled ``<think>`` away), text
+  before a ``</think>`` that comes before any ``<tool_call>`` is reasoning, as the GLM-4.7 template writes it
+  (``REASONING</think>``). Inside reasoning only ``</think>`` ends it; an unclosed block is all reasoning.
+- Content is the text outside calls and reasoning, concatenated and stripped of surrounding whitespace;
+  reasoning likewise (``None`` when empty). Trailing stop markers are dropped; elsewhere they are text.
+
+Streaming: content and reasoning are released as soon as they cannot be the start of a marker (a trailing
+proper prefix of any ``<``-marker is held back). Each ``<tool_call>`` block is held until it is decided and then
+emitted whole (name and arguments JSON), so streaming equals one-shot for any chunking, malformed input included.
+glm47 with a prefix that does not say whether the text starts in reasoning holds the text back until a
+``</think>``, a ``<tool_call>`` or the end decides it.
+
+Known limitations (the format cannot say, or this parser does not try):
+
+- A string value holding ``</arg_value>`` followed (after optional whitespace) by ``<arg_key>`` or ``</tool_call>``
+  is cut there: the template writes it unescaped and the cut is the first reading that fits. A key holding
+  ``</arg_key>`` or another marker cannot be read (the call is surfaced).
+- A string value that is exactly a JSON text of another type its schema allows (``null`` under ``anyOf [string,
+  null]``, ``12`` under ``anyOf [integer, string]``) is read as that type; the template writes both alike. For
+  undeclared properties any JSON-looking string (``1e5``, ``true``, ``[1]``) is read as JSON.
+- glm47 with no think marker in the prefix: a ``</think>`` in prose before the first call turns the prose before
+  it into reasoning, and such content streams only once decided (see above).
+- Other drift is surfaced, not recovered: ``key=value`` arguments (mlx-lm reads them), Python-literal arguments,
+  JSON arguments after some ``<arg_key>`` pairs.
+- A tool name holding whitespace, ``<``, quotes, brackets, braces or ``=`` cannot be read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
+
+from harness.core.messages import Message
+from harness.core.protocol import Delta
+from harness.formats.glm45 import (
+    CALL_CLOSE,
+    CALL_OPEN,
+    KEY_CLOSE,
+    KEY_OPEN,
+    MARKERS,
+    STOP_MARKERS,
+    THINK_CLOSE,
+    THINK_OPEN,
+    VALUE_CLOSE,
+    VALUE_OPEN,
+)
+from parsers.own._common import StopTail
+from parsers.own._common import deltas_from_events as _deltas
+from parsers.own._common import message_from_events as _message
+from parsers.own._common import reject_constant as _reject_constant
+from parsers.own._common import tojson_typed as _typed
+from parsers.own._schema_types import property_schema
+
+_STOPS = STOP_MARKERS
+_SCAN_MARKERS = tuple(m for m in dict.fromkeys(MARKERS + _STOPS) if m.startswith("<"))
+_PREFIXES = frozenset(m[:k] for m in _SCAN_MARKERS for k in range(1, len(m)))  # proper prefixes
+_MAXLEN = max(map(len, _SCAN_MARKERS))
+_INNER = (VALUE_OPEN, VALUE_CLOSE, KEY_OPEN, CALL_CLOSE, CALL_OPEN)  # markers that may not occur inside a key
+
+_NAME_END = re.compile(r"[\s<{]")
+_BAD_NAME = re.compile(r"[\s\"'{}()\[\]<>=,]")
+_ESCAPES = ("\\n", "\\t", "\\r")  # two-character escapes of a double-serialized call (drift)
+
+try:
+    _VERSION = _dist_version("toolcall-harness")
+except PackageNotFoundError:  # running from a bare checkout
+    _VERSION = "0+unknown"
+
+
+class GlmParser:
+    """Parser protocol implementation for GLM (see the module docstring for the rules)."""
+
+    library = "toolcall-harness"
+    version = _VERSION
+    incremental = True
+    implicit_think = False
+
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        """Parse a whole completion; never raises on malformed text (faults are surfaced as content)."""
+        reader = _Reader(tools, prefix, self.implicit_think)
+        tail = StopTail(_STOPS)
+        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
+        return _message(events, reader.diagnostics)
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> "GlmStream":
+        return GlmStream(tools, prefix, self.implicit_think)
+
+
+class Glm45Parser(GlmParser):
+    """GLM-4.5 / GLM-4.6 (newline layout; the completion writes its own ``<think>``)."""
+
+    name = "toolcall-harness:glm45"
+    formats = ("glm45",)
+
+
+class GlmStream:
+    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
+
+    def __init__(self, tools: list | None, prefix: str, implicit_think: bool):
+        self._reader = _Reader(tools, prefix, implicit_think)
+        self._tail = StopTail(_STOPS)
+
+    @property
+    def diagnostics(self) -> list[str]:
+        return self._reader.diagnostics
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        text = self._tail.push(chunk)
+        return _deltas(self._reader.push(text)) if text else []
+
+    def finish(self) -> list[Delta]:
+        return _deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
+
+
+class _Malformed(Exception):
+    """The current ``<tool_call>`` block breaks the rules at buffer offset ``at``."""
+
+    def __init__(self, at: int, reason: str):
+        super().__init__(reason)
+        self.at, self.reason = at, reason
+
+
+class _Field:
+    """Strips surrounding whitespace from a streamed text field (content or reasoning): the concatenation of what
+    ``push`` returns equals ``"".join(all pushed).strip()``."""
+
+    def __init__(self) -> None:
+        self.started, self.held = False, ""
+
+    def push(self, text: str) -> str:
+        if not self.started:
+            text = text.lstrip()
+        body = text.rstrip()
+        if not body:
+            self.held += text if self.started else ""
+            return ""
+        out, self.held, self.started = self.held + body, text[len(body):], True
+        return out
+
+
+class _Reader:
+    """Incremental reader of GLM completions. ``push(text)`` / ``finish()`` return events:
+    ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
+
+    ``step`` is the handler of the current state; it returns True when it made progress and False when it needs
+    more text. Call-state handlers raise :class:`_Malformed`, which surfaces the block as content. Inside a block
+    the buffer keeps the block's raw text from ``<tool_call>`` (``call_at``) on.
+    """
+
+    def __init__(self, tools: list | None, prefix: str, implicit_think: bool):
+        self.tools = tools
+        self.buf, self.pos, self.scan = "", 0, 0
+        self.final = False
+        self.step = self._text
+        self.content, self.reasoning = _Field(), _Field()
+        self.think_allowed = True  # a <think> block may still open the text
+        self.events: list[tuple] = []
+        self.diagnostics: list[str] = []
+        self.n_calls = 0
+        self._reset_call()
+        opened, closed = prefix.rfind(THINK_OPEN), prefix.rfind(THINK_CLOSE)
+        if opened > closed:  # the prompt pre-filled an open <think>
+            self.step, self.think_allowed = self._think, False
+        elif implicit_think and opened < 0 and closed < 0:  # the prefix does not say: look for </think>
+            self.step = self._undecided
+
+    # ---- driving ------------------------------------------------------------------------------------------
+
+    def push(self, text: str) -> list[tuple]:
+        self._compact()
+        self.buf += text
+        self._advance()
+        return self._take()
+
+    def finish(self) -> list[tuple]:
+        self.final = True
+        self._advance()
+        return self._take()
+
+    def _advance(self) -> None:
+        while True:
+            try:
+                while self.step():
+                    pass
+            except _Malformed as err:
+                self._surface(err.at, err.reason)
+                continue
+            if not (self.final and self.in_call):
+                return
+            if self.step == self._sep and self.after_value and self.pos == len(self.buf):
+                self._accept()  # drift: </tool_call> is missing at the end of the text
+            elif self.step == self._json and self._json_accept(self.buf[self.value_at:]):
+                self.pos = len(self.buf)  # drift: the same after a JSON body
+            else:
+                self._surface(len(self.buf), "unterminated call")
+
+    def _take(self) -> list[tuple]:
+        events, self.events = self.events, []
+        return events
+
+    def _compact(self) -> None:
+        """Drop consumed text (inside a block, only what precedes its ``<tool_call>``)."""
+        cut = self.call_at if self.in_call else self.pos
+        if cut:
+            self.buf = self.buf[cut:]
+            self.pos, self.scan, self.call_at = self.pos - cut, max(0, self.scan - cut), max(0, self.call_at - cut)
+            self.value_at = max(0, self.value_at - cut)
+
+    # ---- text outside calls ---------------------------------------------------------------------------------
+
+    def _held(self, i: int) -> bool:
+        """True when the buffer ends at ``i`` with a proper prefix of a marker that more text may complete."""
+        return not self.final and len(self.buf) - i < _MAXLEN and self.buf[i:] in _PREFIXES
+
+    def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
+        """Emit text up to the first of ``markers`` and consume it; return it, or None when the buffer ran out
+        (a trailing possible marker prefix is held unless final)."""
+        buf, start = self.buf, self.pos
+        i = buf.find("<", start)
+        while i != -1:
+            for marker in markers:
+                if buf.startswith(marker, i):
+                    emit(buf[start:i])
+                    self.pos = i + len(marker)
+                    return marker
+            if self._held(i):
+                emit(buf[start:i])
+                self.pos = i
+                return None
+            i = buf.find("<", i + 1)
+        emit(buf[start:])
+        self.pos = len(buf)
+        return None
+
+    def _undecided(self) -> bool:
+        """glm47 without a think marker in the prefix: is the text before the first ``</think>`` reasoning?
+        Holds everything (``pos`` stays at its start) until ``</think>``, ``<tool_call>`` or the end decides."""
+        buf = self.buf
+        i = buf.find("<", max(self.scan, self.pos))
+        while i != -1:
+            if buf.startswith(THINK_CLOSE, i):
+                self._emit_reasoning(buf[self.pos:i])
+                self.pos, self.step, self.think_allowed = i + len(THINK_CLOSE), self._text, False
+                return True
+            if buf.startswith(CALL_OPEN, i):
+                self.step, self.think_allowed = self._text, False
+                return True
+            if buf.startswith(THINK_OPEN, i) and not buf[self.pos:i].strip():  # an explicit block after all
+                self.pos, self.step, self.think_allowed = i + len(THINK_OPEN), self._think, False
+                return True
+            if self._held(i):
+                self.scan = i
+                return False
+            i = buf.find("<", i + 1)
+        self.scan = len(buf)
+        if self.final:  # no </think> and no call: all content
+            self.step, self.think_allowed = self._text, False
+            return True
+        return False
+
+    def _text(self) -> bool:
+        markers = (CALL_OPEN, THINK_OPEN) if self.think_allowed else (CALL_OPEN,)
+        marker = self._scan(self._emit_content, markers)
+        if marker == THINK_OPEN:
+            self.think_allowed = False
+            if self.content.started:  # only a block at the start of the text is reasoning
+                self._emit_content(THINK_OPEN)
+            else:
+                self.step = self._think
+        elif marker == CALL_OPEN:
+            self._begin_call()
+        return marker is not None
+
+    def _think(self) -> bool:
+        if self._scan(self._emit_reasoning, (THINK_CLOSE,)) is None:
+            return False
+        self.step = self._text
+        return True
+
+    def _resync(self) -> bool:
+        """After a malformed block: content up to the next ``</tool_call>`` (kept) or ``<tool_call>``."""
+        marker = self._scan(self._emit_content, (CALL_CLOSE, CALL_OPEN))
+        if marker == CALL_CLOSE:
+            self._emit_content(CALL_CLOSE)
+        elif marker == CALL_OPEN:
+            self.pos -= len(CALL_OPEN)
+        if marker is not None:
+            self.step = self._text
+        return marker is not None
+
+    def _emit_content(self, text: str) -> None:
+        if text and not text.isspace():
+            self.think_allowed = False
+        text = self.content.push(text)
+        if text:
+            self.events.append(("content", text))
+
+    def _emit_reasoning(self, text: str) -> None:
+        text = self.reasoning.push(text)
+        if text:
+            self.events.append(("reasoning", text))
+
+    # ---- calls ----------------------------------------------------------------------------------------------
+
+    def _reset_call(self) -> None:
+        self.in_call = False
+        self.call_at = 0                          # buffer offset of the block's <tool_call>
+        self.value_at = 0                         # start of the value (or key) being read
+        self.name = ""
+        self.escaped = False                      # a double-serialized call (literal \n between parts)
+        self.after_value = False                  # the last part read was a complete value
+        self.json_kind = ""                       # drift: "call" (JSON call body) or "args" (JSON after the name)
+        self.key = ""
+        self.pairs: list[tuple[str, str]] = []    # raw (key, value) texts, typed when the block is accepted
+
+    def _begin_call(self) -> None:
+        self._reset_call()
+        self.in_call, self.call_at = True, self.pos - len(CALL_OPEN)
+        self.think_allowed = False
+        self.step = self._name
+
+    def _accept(self) -> None:
+        pairs = _unescaped_pairs(self.pairs) if self.escaped else self.pairs
+        if pairs is None:
+            self._surface(self.pos, "a double-serialized call whose values may or may not be escaped")
+            return
+        arguments = {}
+        for key, value in pairs:
+            key = self._declared_key(key)
+            arguments[key] = _typed(value, property_schema(self.tools, self.name, key))
+        self.events.append(("call", self.n_calls, self.name, json.dumps(arguments, ensure_ascii=False)))
+        self.n_calls += 1
+        self._reset_call()
+        self.step = self._text
+
+    def _declared_key(self, key: str) -> str:
+        stripped = key.strip()
+        if stripped != key and property_schema(self.tools, self.name, key) is None \
+                and property_schema(self.tools, self.name, stripped) is not None:
+            return stripped
+        return key
+
+    def _surface(self, at: int, reason: str) -> None:
+        """Give the block's raw text up to ``at`` (or to a later ``<tool_call>``, if sooner) to content; the rest
+        is read by ``_resync``."""
+        later = self.buf.find(CALL_OPEN, self.call_at + len(CALL_OPEN))
+        if 0 <= later < at:
+            at = later
+        raw = self.buf[self.call_at:at]
+        self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
+        self._reset_call()
+        self.pos = at
+        self._emit_content(raw)
+        self.step = self._resync
+
+    def _skip(self, pos: int, escapes: bool) -> int | None:
+        """The offset after whitespace (and, with ``escapes``, two-character ``\\n``-style escapes) from ``pos``;
+        None when the buffer ends inside what may be an escape."""
+        buf, n = self.buf, len(self.buf)
+        while pos < n:
+            if buf[pos].isspace():
+                pos += 1
+            elif escapes and buf[pos] == "\\":
+                if pos + 1 == n:
+                    return pos if self.final else None
+                if buf[pos:pos + 2] not in _ESCAPES:
+                    return pos
+                pos += 2
+            else:
+                return pos
+        return pos
+
+    def _name(self) -> bool:
+        """``<tool_call>NAME``: the name runs to the first whitespace, ``<`` or ``{``. Drift: a JSON call object
+        (or array of them) instead of a name."""
+        start = self._skip(self.pos, False)
+        if start == len(self.buf):
+            return False
+        if self.buf[start] in "{[":
+            self.pos = self.value_at = self.scan = start
+            self.step, self.json_kind = self._json, "call"
+            return True
+        m = _NAME_END.search(self.buf, start)
+        if m is None:
+            return False
+        name = self.buf[start:m.start()]
+        while name.endswith(_ESCAPES):  # drift: a double-serialized call writes the layout's "\n" as two characters
+            name, self.escaped = name[:-2], True
+        if not name or _BAD_NAME.search(name):
+            raise _Malformed(m.start(), "bad tool name")
+        self.name, self.pos, self.step = name, m.start(), self._sep
+        return True
+
+    def _json(self) -> bool:
+        """Drift: a JSON call object (``json_kind == "call"``) or a JSON arguments object after the name
+        (``"args"``) up to the first ``</tool_call>`` before which it decodes."""
+        buf = self.buf
+        while True:
+            i = buf.find(CALL_CLOSE, self.scan)
+            if i == -1:
+                self.scan = max(self.value_at, len(buf) - len(CALL_CLOSE) + 1)
+                return False
+            if self._json_accept(buf[self.value_at:i]):
+                self.pos = i + len(CALL_CLOSE)
+                return True
+            self.scan = i + 1
+
+    def _json_accept(self, body: str) -> bool:
+        """Emit the calls ``body`` holds and return True; False when it holds none."""
+        if self.json_kind == "args":
+            arguments = _json_object(body)
+            calls = None if arguments is None else [(self.name, arguments)]
+        else:
+            calls = _json_calls(body)
+        if not calls:
+            return False
+        for name, arguments in calls:
+            self.events.append(("call", self.n_calls, name, json.dumps(arguments, ensure_ascii=False)))
+            self.n_calls += 1
+        self._reset_call()
+        self.step = self._text
+        return True
+
+    def _sep(self) -> bool:
+        """Between parts: whitespace, then ``<arg_key>`` or ``</tool_call>``."""
+        pos = self._skip(self.pos, True)
+        if pos is None:
+            return False
+        if self.buf.find("\\", self.pos, pos) >= 0:
+            self.escaped = True
+        self.pos = pos
+        if pos == len(self.buf):
+            return False
+        if self.buf.startswith(KEY_OPEN, pos):
+            self.pos, self.step, self.after_value = pos + len(KEY_OPEN), self._key, False
+            self.value_at = self.scan = self.pos
+            return True
+        if self.buf.startswith(CALL_CLOSE, pos):
+            self.pos = pos + len(CALL_CLOSE)
+            self._accept()
+            return True
+        if self.buf[pos] == "{" and not self.pairs:  # drift: JSON arguments after the name
+            self.pos = self.value_at = self.scan = pos
+            self.step, self.json_kind = self._json, "args"
+            return True
+        if self._held(pos) and (KEY_OPEN.startswith(self.buf[pos:]) or CALL_CLOSE.startswith(self.buf[pos:])):
+            return False
+        raise _Malformed(pos, "expected <arg_key> or </tool_call>")
+
+    def _key(self) -> bool:
+        """``KEY</arg_key>``: a marker before ``</arg_key>`` is malformed."""
+        buf = self.buf
+        i = buf.find("<", self.scan)
+        while i != -1:
+            if buf.startswith(KEY_CLOSE, i):
+                self.key = buf[self.value_at:i]
+                self.pos, self.step = i + len(KEY_CLOSE), self._before_value
+                return True
+            if any(buf.startswith(m, i) for m in _INNER):
+                raise _Malformed(i, "unterminated <arg_key>")
+            if self._held(i):
+                self.scan = i
+                return False
+            i = buf.find("<", i + 1)
+        self.scan = len(buf)
+        return False
+
+    def _before_value(self) -> bool:
+        """Between ``</arg_key>`` and ``<arg_value>``: whitespace only."""
+        pos = self._skip(self.pos, self.escaped)
+        if pos is None:
+            return False
+        self.pos = pos
+        if pos == len(self.buf):
+            return False
+        if self.buf.startswith(VALUE_OPEN, pos):
+            self.pos, self.step = pos + len(VALUE_OPEN), self._value
+            self.value_at = self.scan = self.pos
+            return True
+        if self._held(pos) and VALUE_OPEN.startswith(self.buf[pos:]):
+            return False
+        raise _Malformed(pos, "expected <arg_value> after </arg_key>")
+
+    def _value(self) -> bool:
+        """``VALUE</arg_value>``: the first closer followed by ``<arg_key>``, ``</tool_call>`` or the end."""
+        buf = self.buf
+        while True:
+            i = buf.find(VALUE_CLOSE, self.scan)
+            if i == -1:
+                self.scan = max(self.value_at, len(buf) - len(VALUE_CLOSE) + 1)
+                return False
+            j = self._skip(i + len(VALUE_CLOSE), self.escaped)
+            if j is None:
+                self.scan = i
+                return False
+            rest = buf[j:j + _MAXLEN]
+            if buf.startswith(KEY_OPEN, j) or buf.startswith(CALL_CLOSE, j) or (j == len(buf) and self.final):
+                self.pairs.append((self.key, buf[self.value_at:i]))
+                self.pos, self.step, self.after_value = i + len(VALUE_CLOSE), self._sep, True
+                return True
+            if j == len(buf) or (self._held(j) and (KEY_OPEN.startswith(rest) or CALL_CLOSE.startswith(rest))):
+                self.scan = i
+                return False
+            self.scan = i + 1  # data: not followed by the next part
+
+
+def _decode(text: str):
+    """Strict JSON (no NaN/Infinity); None when ``text`` is not JSON."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _json_object(text: str) -> dict | None:
+    value = _decode(text)
+    return value if isinstance(value, dict) else None
+
+
+def _json_calls(text: str) -> list[tuple[str, dict]] | None:
+    """The calls a JSON call body holds: ``{"name", "arguments"|"parameters"}`` (arguments an object, a JSON string
+    holding one, or missing/null), the OpenAI envelope ``{"type": "function", "function": {...}}``, or a non-empty
+    array of them; None otherwise."""
+    value = _decode(text)
+    items = value if isinstance(value, list) else [value]
+    calls = []
+    for obj in items:
+        if isinstance(obj, dict) and "name" not in obj and isinstance(obj.get("function"), dict):
+            obj = obj["function"]
+        if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) or not obj["name"].strip():
+            return None
+        args = obj["arguments"] if "arguments" in obj else obj.get("parameters")
+        if isinstance(args, str):
+            args = _decode(args)
+        args = {} if args is None else args
+        if not isinstance(args, dict):
+            return None
+        calls.append((obj["name"].strip(), args))
+    return calls or None
+
+
+def _unescape(text: str) -> str | None:
+    """JSON-unescape the text of a double-serialized call (``\\"`` -> ``"``, ``\\n`` -> newline); None when it is
+    not a valid JSON string body (a raw ``"``, a lone backslash: text that was not escaped)."""
+    try:
+        return json.loads(f'"{text}"')
+    except ValueError:
+        return None
+
+
+def _unescaped_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]] | None:
+    """The ``(key, value)`` texts of a call whose layout is double-serialized (literal ``\\n`` between parts): JSON-
+    unescaped when a value shows its values were escaped too (a container that decodes only unescaped, as in the
+    observed case), kept raw when one shows they were not (text that is no escaped string body) or when unescaping
+    changes nothing; None (ambiguous: surface) when the texts show neither and unescaping would change them."""
+    texts = [text for pair in pairs for text in pair]
+    unescaped = [_unescape(text) for text in texts]
+    escaped = any(_decode(text) is None and isinstance(_decode(u), (dict, list))
+                  for text, u in zip(texts, unescaped) if u is not None)
+    raw = any(u is None for u in unescaped)
+    if escaped and not raw:
+        return list(zip(unescaped[::2], unescaped[1::2]))
+    if (raw and not escaped) or unescaped == texts:
+        return pairs
+    return None
+
+
+PARSERS = [Glm45Parser]  # registry entry (see harness/parse/registry.py); glm47: parsers/own/glm47.py

@@ -1,0 +1,518 @@
+"""The project's own Harmony (gpt-oss) tool-call parser: one incremental reader for one-shot and streaming use.
+
+Format facts come from the real chat template, ``openai-gpt-oss-120b.jinja`` (llama-cpp-python 0.3.36 sdist; see
+:mod:`harness.formats.harmony`), and from the shapes gpt-oss writes in the field (the observed corpus). The
+prompt ends ``<|start|>assistant``, so the text starts inside the first message header. A completion is a
+sequence of messages::
+
+    HEADER<|message|>BODY<|end|>            (or <|call|> / <|return|>, or the end of the text)
+    <|start|>assistant HEADER<|message|>BODY ...
+
+Reading rules:
+
+- A header runs to ``<|message|>``. It may start with ``<|start|>`` and the role ``assistant``, and holds, in any
+  order and separated by whitespace: ``<|channel|>NAME``, a recipient ``to=RECIPIENT``, and a content type
+  (``<|constrain|>json``, or one bare word: ``json``, ``code``). So the template's ``to=functions.f<|channel|>
+  commentary json`` and the field's ``<|channel|>commentary to=functions.f <|constrain|>json`` read alike. A
+  name or recipient runs to whitespace or ``<|``.
+- A message whose recipient is ``functions.NAME`` -- or a bare ``NAME`` that is not a built-in tool (``python``,
+  ``browser.*``, ``container.*``), as vLLM reads it -- is a call to ``NAME`` on whatever channel it is written
+  (``commentary``, ``analysis``, ...). Its body is JSON: the end of the value is found by scanning JSON syntax
+  (strings, escapes, nesting), never by searching for ``<|call|>``, so ``<|call|>``, ``<|message|>`` or a whole
+  fake message inside a string value are data. The value must be an object, decoded strictly (no ``NaN``, no raw
+  control characters in strings, no numbers beyond the double range); after it, only whitespace and then
+  ``<|call|>``, ``<|end|>``, ``<|return|>``, the next ``<|start|>``/``<|channel|>`` or the end of the text may
+  follow. An empty body is a call without arguments.
+- Any other message is text: ``analysis`` is reasoning; ``final``, ``commentary`` without a recipient (a
+  preamble) and a message without a channel are content. A body ends at ``<|end|>``, ``<|call|>``, ``<|return|>``
+  or ``<|endoftext|>`` (consumed) or where another header starts (``<|start|>``, ``<|channel|>``, ``<|message|>``,
+  ``<|constrain|>``: the closer is missing). Messages of one field are joined with ``\\n`` (as vLLM joins them);
+  content and reasoning are stripped of surrounding whitespace (``None`` when empty).
+- Faults are *surfaced*, never dropped: a header with an unknown marker or a second bare word, a header that
+  never reaches ``<|message|>``, a call to a built-in or to ``assistant``, a role other than ``assistant``, and a
+  call body that is not a JSON object (or has text after it) give the message's raw text, from its start up to
+  the fault, to content; content then runs to the next end marker (kept) or ``<|start|>``, and a diagnostic
+  names the fault. Text with no Harmony structure at all is content.
+- A prefix that pre-fills a whole header (``...<|start|>assistant<|channel|>analysis<|message|>``) starts the
+  text in that message's body. Trailing stop markers (``<|call|>``, ``<|return|>``, ``<|endoftext|>``) are dropped;
+  elsewhere they end a message.
+
+Streaming: text bodies are released as soon as they cannot be the start of a marker (a trailing proper prefix of
+any marker is held back); a header is held until its ``<|message|>``; a call is held until it is decided (its
+JSON is read and followed by an end, or it is found malformed) and then emitted whole (name and arguments JSON),
+so streaming equals one-shot for any chunking, malformed input included.
+
+Known limitations:
+
+- A tool name holding whitespace or ``<|`` cannot be read (the header has no quoting); the template would write
+  such a name unescaped.
+- A body holding a marker text as *prose* (reasoning or content that spells ``<|end|>``) ends the message there:
+  the template has no escape for it (it refuses only ``<|channel|>analysis<|message|>`` and
+  ``<|channel|>final<|message|>`` in content).
+- Content type ``code`` (or any type) does not change how a call body is read: it must be a JSON object, else the
+  call is surfaced (vLLM would return the raw text as the arguments string).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
+
+from harness.core.messages import Message
+from harness.core.protocol import Delta
+from harness.formats.harmony import (
+    CALL,
+    CHANNEL,
+    CONSTRAIN,
+    END,
+    ENDOFTEXT,
+    FUNCTIONS,
+    MESSAGE,
+    RECIPIENT,
+    RETURN,
+    SPEC,
+    START,
+)
+from parsers.own._common import StopTail
+from parsers.own._common import deltas_from_events as _deltas
+from parsers.own._common import finite_float as _finite_float
+from parsers.own._common import message_from_events as _message
+from parsers.own._common import reject_constant as _reject_constant
+
+_STOPS = SPEC.stop_markers
+_MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
+_PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
+_MAXLEN = max(map(len, _MARKERS))
+
+_ENDS = (END, CALL, RETURN, ENDOFTEXT)             # close a message (consumed)
+_HEADS = (START, CHANNEL, MESSAGE, CONSTRAIN)      # start a header (a body missing its closer ends there)
+_ROLE = "assistant"
+_BUILTINS = frozenset({"python", "browser", "container"})  # gpt-oss built-in tools, not client functions
+
+_WS = re.compile(r"\s*")
+_WORD = re.compile(r"(?:(?!<\|)\S)*")
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
+_OUTSIDE_STOP = re.compile(r"[^ \t\n\r,:0-9+\-.eEtrufalsn]")
+_CLOSERS = {"}": "{", "]": "["}
+
+try:
+    _VERSION = _dist_version("toolcall-harness")
+except PackageNotFoundError:  # running from a bare checkout
+    _VERSION = "0+unknown"
+
+
+class HarmonyParser:
+    """Parser protocol implementation for Harmony (see the module docstring for the reading rules)."""
+
+    name = "toolcall-harness:harmony"
+    library = "toolcall-harness"
+    version = _VERSION
+    formats = ("harmony",)
+    incremental = True
+
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        """Parse a whole completion; never raises on malformed text (faults are surfaced as content).
+
+        ``tools`` is accepted for the protocol; the arguments are self-describing JSON."""
+        reader = _Reader(prefix)
+        tail = StopTail(_STOPS)
+        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
+        return _message(events, reader.diagnostics)
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> "HarmonyStream":
+        return HarmonyStream(prefix)
+
+
+class HarmonyStream:
+    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
+
+    def __init__(self, prefix: str = ""):
+        self._reader = _Reader(prefix)
+        self._tail = StopTail(_STOPS)
+
+    @property
+    def diagnostics(self) -> list[str]:
+        return self._reader.diagnostics
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        text = self._tail.push(chunk)
+        return _deltas(self._reader.push(text)) if text else []
+
+    def finish(self) -> list[Delta]:
+        return _deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
+
+
+class _Malformed(Exception):
+    """The current message breaks the rules at buffer offset ``at``."""
+
+    def __init__(self, at: int, reason: str):
+        super().__init__(reason)
+        self.at, self.reason = at, reason
+
+
+class _Field:
+    """Strips surrounding whitespace from a streamed text field (content or reasoning); ``sep()`` starts a new
+    message of the field (a ``\\n`` that is released only when more text follows)."""
+
+    def __init__(self) -> None:
+        self.started, self.held = False, ""
+
+    def push(self, text: str) -> str:
+        if not self.started:
+            text = text.lstrip()
+        body = text.rstrip()
+        if not body:
+            self.held += text if self.started else ""
+            return ""
+        out, self.held, self.started = self.held + body, text[len(body):], True
+        return out
+
+    def sep(self) -> None:
+        if self.started:
+            self.held += "\n"
+
+
+class _Reader:
+    """Incremental reader of Harmony completions. ``push(text)`` / ``finish()`` return events:
+    ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
+
+    ``step`` is the handler of the current state; it returns True when it made progress and False when it needs
+    more text. Handlers of a message raise :class:`_Malformed`, which surfaces the message as content. While a
+    header or a call is read, the buffer keeps the message's raw text from ``msg_at`` on.
+    """
+
+    def __init__(self, prefix: str):
+        self.buf, self.pos = "", 0
+        self.final = False
+        self.content, self.reasoning = _Field(), _Field()
+        self.events: list[tuple] = []
+        self.diagnostics: list[str] = []
+        self.n_calls = 0
+        self.field: _Field | None = None
+        self._reset_message()
+        self.step = self._header
+        self._enter_prefix(prefix)
+
+    # ---- driving -----------------------------------------------------------------------------------
+
+    def push(self, text: str) -> list[tuple]:
+        self._compact()
+        self.buf += text
+        self._advance()
+        return self._take()
+
+    def finish(self) -> list[tuple]:
+        self.final = True
+        self._advance()
+        return self._take()
+
+    def _advance(self) -> None:
+        while True:
+            try:
+                while self.step():
+                    pass
+            except _Malformed as err:
+                self._surface(err.at, err.reason)
+                continue
+            if not self.final or not self.holding:
+                return
+            if self.step == self._header:
+                if not self.buf[self.msg_at:].strip():
+                    return
+                self._surface(len(self.buf), "header without <|message|>", quiet=not self._has_marker())
+            elif self.step in (self._call_body, self._after_json) and self._json_done_or_empty():
+                self._accept()  # the call ends at the end of the text (its <|call|> was the stop marker)
+            else:
+                self._surface(len(self.buf), "unterminated call arguments")
+
+    def _take(self) -> list[tuple]:
+        events, self.events = self.events, []
+        return events
+
+    def _compact(self) -> None:
+        """Drop consumed text (a header or call being read keeps its raw text from ``msg_at``)."""
+        cut = self.msg_at if self.holding else self.pos
+        if cut:
+            self.buf, self.pos, self.scan = self.buf[cut:], self.pos - cut, max(self.scan - cut, 0)
+            self.value_at -= cut
+            self.msg_at = 0 if self.holding else self.msg_at - cut
+
+    def _enter_prefix(self, prefix: str) -> None:
+        """A prefix pre-filling a whole header (``<|start|>assistant<|channel|>X<|message|>``) starts the text in
+        that message's body; any other prefix leaves the text at the start of a header (after the role)."""
+        i = prefix.rfind(START)
+        tail = prefix[i:] if i >= 0 else ""
+        if MESSAGE not in tail:
+            return
+        self.buf = tail
+        self._advance()
+        self.events.clear()
+        self.content, self.reasoning = _Field(), _Field()
+        if self.field is not None:
+            self.field = self.reasoning if self.kind == "reasoning" else self.content
+        self.diagnostics.clear()
+
+    # ---- messages ----------------------------------------------------------------------------------
+
+    def _reset_message(self) -> None:
+        self.holding = True        # a header or call is being read (raw text kept from msg_at)
+        self.msg_at = self.pos
+        self.scan = self.pos       # where the header / JSON scan resumes
+        self.value_at = self.pos   # start of the call's JSON value
+        self.stack: list[str] = []
+        self.in_string = False
+        self.json_done = False
+        self.name, self.kind = "", ""
+        self.args: dict | None = None
+
+    def _new_message(self) -> None:
+        self._reset_message()
+        self.field = None
+        self.step = self._header
+
+    def _has_marker(self) -> bool:
+        raw = self.buf[self.msg_at:]
+        return any(m in raw for m in _MARKERS)
+
+    def _header(self) -> bool:
+        """Everything up to ``<|message|>``; a closing marker (or a second ``<|start|>``) before it is a fault."""
+        buf = self.buf
+        i = buf.find("<|", self.scan)
+        while i != -1:
+            if buf.startswith(MESSAGE, i):
+                self._read_header(buf[self.msg_at:i], i)
+                return True
+            marker = next((m for m in _MARKERS if buf.startswith(m, i)), None)
+            if marker is None:
+                if not self.final and len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
+                    self.scan = i
+                    return False
+            elif marker == START and buf[self.msg_at:i].strip():
+                raise _Malformed(i, "<|start|> inside a header")
+            elif marker in _ENDS:
+                raise _Malformed(i + len(marker), f"{marker} inside a header")
+            i = buf.find("<|", i + 1)
+        self.scan = max(self.msg_at, len(buf) - 1)
+        return False
+
+    def _read_header(self, header: str, at: int) -> None:
+        """Parse the header text (before ``<|message|>`` at buffer offset ``at``) and enter the body."""
+        h = header.lstrip()
+        if h.startswith(START):
+            h = h[len(START):]
+            role = _WORD.match(h).group()
+            if role != _ROLE:
+                raise _Malformed(at, f"message from {role or 'no role'!r}")
+            h = h[len(role):]
+        channel = recipient = ctype = None
+        words: list[str] = []
+        i, n = 0, len(h)
+        while True:
+            i = _WS.match(h, i).end()
+            if i >= n:
+                break
+            if h.startswith(CHANNEL, i) or h.startswith(CONSTRAIN, i):
+                is_channel = h.startswith(CHANNEL, i)
+                i += len(CHANNEL if is_channel else CONSTRAIN)
+                word = _WORD.match(h, i).group()
+                if not word or (channel if is_channel else ctype) is not None:
+                    raise _Malformed(at, "bad header")
+                if is_channel:
+                    channel = word
+                else:
+                    ctype = word
+            elif h.startswith(RECIPIENT, i):
+                i += len(RECIPIENT)
+                word = _WORD.match(h, i).group()
+                if not word or recipient is not None:
+                    raise _Malformed(at, "bad recipient")
+                recipient = word
+            elif h.startswith("<|", i):
+                raise _Malformed(at, "unknown marker in a header")
+            else:
+                word = _WORD.match(h, i).group()
+                words.append(word)
+            i += len(word)
+        if words and words[0] == _ROLE:
+            words.pop(0)
+        if len(words) > (0 if ctype is not None else 1):
+            raise _Malformed(at, f"unexpected {words[-1]!r} in a header")
+        self.pos = at + len(MESSAGE)
+        if recipient is None:
+            self._begin_text("reasoning" if channel == "analysis" else "content")
+            return
+        name = recipient.removeprefix(FUNCTIONS)
+        if not name or recipient == _ROLE or (not recipient.startswith(FUNCTIONS)
+                                               and recipient.split(".", 1)[0] in _BUILTINS):
+            raise _Malformed(self.pos, f"not a function call (recipient {recipient!r})")
+        self.name, self.kind = name, "call"
+        self.value_at = self.scan = self.pos
+        self.step = self._call_body
+
+    # ---- text bodies ---------------------------------------------------------------------------------
+
+    def _begin_text(self, kind: str) -> None:
+        self.holding, self.kind = False, kind
+        self.field = self.reasoning if kind == "reasoning" else self.content
+        self.field.sep()
+        self.step = self._body
+
+    def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
+        """Emit text up to the first of ``markers`` and move ``pos`` to it; return it, or None when the buffer ran
+        out (a trailing possible marker prefix is held unless final)."""
+        buf, start = self.buf, self.pos
+        i = buf.find("<", start)
+        while i != -1:
+            for marker in markers:
+                if buf.startswith(marker, i):
+                    emit(buf[start:i])
+                    self.pos = i
+                    return marker
+            if not self.final and len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
+                emit(buf[start:i])
+                self.pos = i
+                return None
+            i = buf.find("<", i + 1)
+        emit(buf[start:])
+        self.pos = len(buf)
+        return None
+
+    def _body(self) -> bool:
+        marker = self._scan(self._emit_field, _ENDS + _HEADS)
+        if marker is None:
+            return False
+        if marker in _ENDS:
+            self.pos += len(marker)
+        self._new_message()
+        return True
+
+    def _emit_field(self, text: str) -> None:
+        text = self.field.push(text)
+        if text:
+            self.events.append((self.kind, text))
+
+    def _emit_content(self, text: str) -> None:
+        text = self.content.push(text)
+        if text:
+            self.events.append(("content", text))
+
+    def _resync(self) -> bool:
+        """After a surfaced message: content up to the next end marker (kept) or ``<|start|>``."""
+        marker = self._scan(self._emit_content, _ENDS + (START,))
+        if marker is None:
+            return False
+        if marker in _ENDS:
+            self._emit_content(marker)
+            self.pos += len(marker)
+        self._new_message()
+        return True
+
+    def _surface(self, at: int, reason: str, quiet: bool = False) -> None:
+        """Give the current message's raw text up to ``at`` to content; ``_resync`` reads on."""
+        raw = self.buf[self.msg_at:at]
+        if not quiet:
+            self.diagnostics.append(f"malformed message surfaced as content ({reason}): {raw[:80]!r}")
+        self.content.sep()
+        self._emit_content(raw)
+        self.holding, self.kind, self.field = False, "content", None
+        self.pos = at
+        self.step = self._resync
+
+    # ---- call bodies -----------------------------------------------------------------------------
+
+    def _json_done_or_empty(self) -> bool:
+        return self.json_done or (not self.stack and not self.in_string and self.scan == self.value_at)
+
+    def _accept(self) -> None:
+        self.events.append(("call", self.n_calls, self.name, json.dumps(self.args or {}, ensure_ascii=False)))
+        self.n_calls += 1
+        self._new_message()
+
+    def _call_body(self) -> bool:
+        """Whitespace, then ``{`` (or, drift, an end marker right away: a call without arguments)."""
+        pos = _JSON_WS.match(self.buf, self.pos).end()
+        self.pos = pos
+        if pos == len(self.buf):
+            self.value_at = self.scan = pos
+            return False
+        if self.buf.startswith("<", pos):
+            self.value_at = self.scan = pos
+            self.step = self._after_json
+            return True
+        if self.buf[pos] != "{":
+            raise _Malformed(pos, "call arguments are not a JSON object")
+        self.value_at = self.scan = pos
+        self.step = self._json
+        return True
+
+    def _json(self) -> bool:
+        """Find the end of the JSON value by its syntax (resumable), then decode it."""
+        buf = self.buf
+        while True:
+            if self.in_string:
+                m = _STRING_STOP.search(buf, self.scan)
+                if m is None:
+                    self.scan = len(buf)
+                    return False
+                i, c = m.start(), m.group()
+                if c == '"':
+                    self.in_string, self.scan = False, i + 1
+                elif c == "\\":
+                    if i + 1 == len(buf):  # the escaped character has not arrived yet
+                        self.scan = i
+                        return False
+                    self.scan = i + 2
+                else:
+                    raise _Malformed(i, "control character inside a JSON string")
+                continue
+            m = _OUTSIDE_STOP.search(buf, self.scan)
+            if m is None:
+                self.scan = len(buf)
+                return False
+            i, c = m.start(), m.group()
+            self.scan = i + 1
+            if c == '"':
+                self.in_string = True
+            elif c in "{[":
+                self.stack.append(c)
+            elif c in "}]" and self.stack and self.stack[-1] == _CLOSERS[c]:
+                self.stack.pop()
+                if not self.stack:
+                    self.args = _arguments(buf[self.value_at:i + 1], i + 1)
+                    self.json_done, self.pos = True, i + 1
+                    self.step = self._after_json
+                    return True
+            else:
+                raise _Malformed(i, f"unexpected {c!r} in the call's JSON")
+
+    def _after_json(self) -> bool:
+        """After the arguments: an end marker (consumed), the next header, or the end of the text."""
+        buf = self.buf
+        pos = self.pos = _JSON_WS.match(buf, self.pos).end()
+        if pos == len(buf):
+            return False
+        marker = next((m for m in _ENDS + (START, CHANNEL) if buf.startswith(m, pos)), None)
+        if marker is not None:
+            self.pos += len(marker) if marker in _ENDS else 0
+            self._accept()
+            return True
+        if not self.final and len(buf) - pos < _MAXLEN and buf[pos:] in _PREFIXES:
+            return False
+        raise _Malformed(pos, "text after the call's JSON")
+
+
+def _arguments(text: str, end: int) -> dict:
+    """The call's arguments object; raises :class:`_Malformed` at ``end`` for invalid JSON or a non-object."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except (ValueError, RecursionError) as exc:
+        raise _Malformed(end, f"invalid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise _Malformed(end, "call arguments are not a JSON object")
+    return value
+
+
+PARSERS = [HarmonyParser]  # registry entry (see harness/parse/registry.py)

@@ -1,0 +1,415 @@
+"""The project's own Hermes JSON tool-call parser: one incremental reader for one-shot and streaming use.
+
+Format facts come from the real chat templates (llama-cpp-python 0.3.36 sdist, ``vendor/llama.cpp/models/
+templates``; see :mod:`harness.formats.hermes`):
+
+- ``NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja`` writes each call as
+  ``<tool_call>\\n{"name": "NAME", "arguments": ARGS}\\n</tool_call>`` right after ``<|im_start|>assistant``
+  and drops the message content of a turn with calls;
+- ``Qwen-Qwen2.5-7B-Instruct.jinja`` writes the content first, then ``\\n<tool_call>\\n{...}\\n</tool_call>``
+  per call;
+- ``Qwen-Qwen3-0.6B.jinja`` does the same after an optional ``<think>\\nREASONING\\n</think>\\n\\n`` block, and
+  with thinking off pre-fills ``<think>\\n\\n</think>\\n\\n`` in the prompt.
+
+``ARGS`` is ``tojson`` of the arguments (transformers' ``tojson``: ``json.dumps`` without HTML escaping, non-ASCII
+kept), so a string value may hold a literal ``</tool_call>``; ``<|im_end|>`` (or ``<|endoftext|>``) ends
+generation.
+
+Reading rules:
+
+- A call starts at ``<tool_call>``. After optional whitespace comes a JSON value; its end is found by
+  scanning JSON syntax (strings, escapes, nesting), never by searching for ``</tool_call>``, so the closer
+  inside a string value is data. The value is then decoded with :func:`json.loads` (``NaN``, ``Infinity``
+  and numbers beyond the double range are rejected: they are not JSON).
+- A call object is ``{"name": str, "arguments": ARGS}``. Drift recovered: ``"parameters"`` instead of
+  ``"arguments"``; ``ARGS`` written as a JSON-encoded string holding an object; ``ARGS`` missing or ``null``
+  (a call without arguments); the OpenAI envelope ``{"type": "function", "function": {"name", "arguments"}}``;
+  several call objects (or a JSON array of them) inside one ``<tool_call>`` block; any whitespace (or none)
+  around the JSON; a missing ``</tool_call>`` when only whitespace follows the JSON up to the end of the text
+  or the next ``<tool_call>``.
+- Everything else (invalid JSON, JSON that is not a call, text after the JSON, an unterminated call) is
+  *surfaced*: the block's raw text, from ``<tool_call>`` up to the fault (or up to a later ``<tool_call>``
+  when that comes first), becomes content, then content runs to the next ``</tool_call>`` (kept) or
+  ``<tool_call>``; a diagnostic names the fault. Text is never dropped.
+- Reasoning: a ``<think>...</think>`` block at the start of the text (only whitespace before it) is
+  reasoning; a prefix that leaves ``<think>`` open starts the text in reasoning. Inside reasoning only
+  ``</think>`` ends it (a call written inside thinking stays reasoning text, as Qwen's reasoning parsers in
+  vLLM and SGLang read it); an unclosed block at the end is all reasoning. ``<think>`` anywhere else is
+  content.
+- Content is the text outside calls and reasoning, concatenated and stripped of surrounding whitespace;
+  reasoning likewise (``None`` when empty). Trailing stop markers are dropped; elsewhere they are text.
+
+Streaming: content and reasoning are released as soon as they cannot be the start of a marker (a trailing
+proper prefix of any marker of the format is held back). Each ``<tool_call>`` block is held until it is
+decided -- at its ``</tool_call>``, at the next ``<tool_call>`` or at the end -- and then emitted whole (name
+and arguments JSON per call), so streaming equals one-shot for any chunking, malformed input included:
+nothing emitted ever needs retracting.
+
+Known limitations:
+
+- Arguments that are not a JSON object (a JSON-encoded string is decoded first) leave the call surfaced as
+  content; Python-literal arguments (``{'a': True}``) are not read.
+- A call written inside ``<think>`` stays reasoning text, as Qwen's reasoning parsers read it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
+
+from harness.core.messages import Message
+from harness.core.protocol import Delta
+from harness.formats.hermes import CALL_CLOSE, CALL_OPEN, SPEC
+from parsers.own._common import StopTail
+from parsers.own._common import TextField as _Field
+from parsers.own._common import deltas_from_events as _deltas
+from parsers.own._common import finite_float as _finite_float
+from parsers.own._common import message_from_events as _message
+from parsers.own._common import reject_constant as _reject_constant
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"  # Qwen-Qwen3-0.6B.jinja
+
+_STOPS = SPEC.stop_markers
+_MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS + (THINK_OPEN, THINK_CLOSE)))
+_PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
+_MAXLEN = max(map(len, _MARKERS))
+
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+_STRING_STOP = re.compile(r'["\\\x00-\x1f]')        # inside a JSON string: its end, an escape, a control char
+_OUTSIDE_STOP = re.compile(r"[^ \t\n\r,:0-9+\-.eEtrufalsn]")  # outside strings: anything but plain lexemes
+_CLOSERS = {"}": "{", "]": "["}
+
+try:
+    _VERSION = _dist_version("toolcall-harness")
+except PackageNotFoundError:  # running from a bare checkout
+    _VERSION = "0+unknown"
+
+
+class HermesParser:
+    """Parser protocol implementation for the Hermes JSON format (see the module docstring for the rules)."""
+
+    name = "toolcall-harness:hermes"
+    library = "toolcall-harness"
+    version = _VERSION
+    formats = ("hermes",)
+    incremental = True
+
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        """Parse a whole completion; never raises on malformed text (faults are surfaced as content).
+
+        ``tools`` is accepted for the protocol; the format is self-describing JSON, so it is not needed."""
+        reader = _Reader(prefix)
+        tail = StopTail(_STOPS)
+        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
+        return _message(events, reader.diagnostics)
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> "HermesStream":
+        return HermesStream(prefix)
+
+
+class HermesStream:
+    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
+
+    def __init__(self, prefix: str = ""):
+        self._reader = _Reader(prefix)
+        self._tail = StopTail(_STOPS)
+
+    @property
+    def diagnostics(self) -> list[str]:
+        return self._reader.diagnostics
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        text = self._tail.push(chunk)
+        return _deltas(self._reader.push(text)) if text else []
+
+    def finish(self) -> list[Delta]:
+        return _deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
+
+
+class _Malformed(Exception):
+    """The current ``<tool_call>`` block breaks the rules at buffer offset ``at``."""
+
+    def __init__(self, at: int, reason: str):
+        super().__init__(reason)
+        self.at, self.reason = at, reason
+
+
+class _Reader:
+    """Incremental reader of Hermes completions. ``push(text)`` / ``finish()`` return events:
+    ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
+
+    ``step`` is the handler of the current state; it returns True when it made progress and False when it
+    needs more text. Call-state handlers raise :class:`_Malformed`, which surfaces the block as content.
+    Inside a block the buffer keeps the block's raw text from ``<tool_call>`` (``call_at``) on.
+    """
+
+    def __init__(self, prefix: str):
+        self.buf, self.pos = "", 0
+        self.final = False
+        self.step = self._text
+        self.content, self.reasoning = _Field(), _Field()
+        self.think_allowed = True  # a <think> block may still open the text
+        self.events: list[tuple] = []
+        self.diagnostics: list[str] = []
+        self.n_calls = 0
+        self._reset_call()
+        i = prefix.rfind(THINK_OPEN)
+        if i >= 0 and THINK_CLOSE not in prefix[i:]:  # the prompt pre-filled an open <think>
+            self.step, self.think_allowed = self._think, False
+
+    # ---- driving -----------------------------------------------------------------------------------
+
+    def push(self, text: str) -> list[tuple]:
+        self._compact()
+        self.buf += text
+        self._advance()
+        return self._take()
+
+    def finish(self) -> list[tuple]:
+        self.final = True
+        self._advance()
+        return self._take()
+
+    def _advance(self) -> None:
+        while True:
+            try:
+                while self.step():
+                    pass
+            except _Malformed as err:
+                self._surface(err.at, err.reason)
+                continue
+            if not (self.final and self.in_call):
+                return
+            if self.step == self._after_value and self.pos == len(self.buf):
+                self._accept()  # drift: </tool_call> is missing at the end of the text
+            else:
+                self._surface(len(self.buf), "unterminated call")
+
+    def _take(self) -> list[tuple]:
+        events, self.events = self.events, []
+        return events
+
+    def _compact(self) -> None:
+        """Drop consumed text (inside a block, only what precedes its ``<tool_call>``)."""
+        cut = self.call_at if self.in_call else self.pos
+        if cut:
+            self.buf, self.pos = self.buf[cut:], self.pos - cut
+            if self.in_call:
+                self.call_at, self.scan, self.value_at = 0, self.scan - cut, self.value_at - cut
+
+    # ---- text outside calls ----------------------------------------------------------------------
+
+    def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
+        """Emit text up to the first of ``markers`` and consume it; return it, or None when the buffer
+        ran out (a trailing possible marker prefix is held unless final)."""
+        buf, start = self.buf, self.pos
+        i = buf.find("<", start)
+        while i != -1:
+            for marker in markers:
+                if buf.startswith(marker, i):
+                    emit(buf[start:i])
+                    self.pos = i + len(marker)
+                    return marker
+            if not self.final and len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
+                emit(buf[start:i])
+                self.pos = i
+                return None
+            i = buf.find("<", i + 1)
+        emit(buf[start:])
+        self.pos = len(buf)
+        return None
+
+    def _text(self) -> bool:
+        markers = (CALL_OPEN, THINK_OPEN) if self.think_allowed else (CALL_OPEN,)
+        marker = self._scan(self._emit_content, markers)
+        if marker == THINK_OPEN:
+            self.think_allowed = False
+            if self.content.started:  # only a block at the start of the text is reasoning
+                self._emit_content(THINK_OPEN)
+            else:
+                self.step = self._think
+        elif marker == CALL_OPEN:
+            self._begin_call()
+        return marker is not None
+
+    def _think(self) -> bool:
+        if self._scan(self._emit_reasoning, (THINK_CLOSE,)) is None:
+            return False
+        self.step = self._text
+        return True
+
+    def _resync(self) -> bool:
+        """After a malformed block: content up to the next ``</tool_call>`` (kept) or ``<tool_call>``."""
+        marker = self._scan(self._emit_content, (CALL_CLOSE, CALL_OPEN))
+        if marker == CALL_CLOSE:
+            self._emit_content(CALL_CLOSE)
+        elif marker == CALL_OPEN:
+            self.pos -= len(CALL_OPEN)
+        if marker is not None:
+            self.step = self._text
+        return marker is not None
+
+    def _emit_content(self, text: str) -> None:
+        if text and not text.isspace():
+            self.think_allowed = False
+        text = self.content.push(text)
+        if text:
+            self.events.append(("content", text))
+
+    def _emit_reasoning(self, text: str) -> None:
+        text = self.reasoning.push(text)
+        if text:
+            self.events.append(("reasoning", text))
+
+    # ---- calls ---------------------------------------------------------------------------------
+
+    def _reset_call(self) -> None:
+        self.in_call = False
+        self.call_at = 0                         # buffer offset of the block's <tool_call>
+        self.value_at = 0                        # start of the JSON value being read
+        self.scan = 0                            # where the JSON scan resumes
+        self.stack: list[str] = []               # open "{" / "[" of the value
+        self.in_string = False
+        self.pending: list[tuple[str, dict]] = []  # calls read in this block, emitted when it is accepted
+
+    def _begin_call(self) -> None:
+        self._reset_call()
+        self.in_call, self.call_at = True, self.pos - len(CALL_OPEN)
+        self.think_allowed = False
+        self.step = self._value_start
+
+    def _accept(self) -> None:
+        for name, arguments in self.pending:
+            self.events.append(("call", self.n_calls, name, json.dumps(arguments, ensure_ascii=False)))
+            self.n_calls += 1
+        self._reset_call()
+        self.step = self._text
+
+    def _surface(self, at: int, reason: str) -> None:
+        """Give the block's raw text up to ``at`` (or to a later ``<tool_call>``, if sooner) to content;
+        the rest is read by ``_resync``."""
+        later = self.buf.find(CALL_OPEN, self.call_at + len(CALL_OPEN))
+        if 0 <= later < at:
+            at = later
+        raw = self.buf[self.call_at:at]
+        self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
+        self._reset_call()
+        self.pos = at
+        self._emit_content(raw)
+        self.step = self._resync
+
+    def _value_start(self) -> bool:
+        """After ``<tool_call>`` (or between values of one block): whitespace, then ``{`` or ``[``."""
+        pos = self.pos = _JSON_WS.match(self.buf, self.pos).end()
+        if pos == len(self.buf):
+            return False
+        if self.buf[pos] not in "{[":
+            raise _Malformed(pos, "expected a JSON object after <tool_call>")
+        self.value_at = self.scan = pos
+        self.step = self._value
+        return True
+
+    def _value(self) -> bool:
+        """Find the end of the JSON value by its syntax (resumable), then decode it."""
+        buf = self.buf
+        while True:
+            if self.in_string:
+                m = _STRING_STOP.search(buf, self.scan)
+                if m is None:
+                    self.scan = len(buf)
+                    return False
+                i, c = m.start(), m.group()
+                if c == '"':
+                    self.in_string, self.scan = False, i + 1
+                elif c == "\\":
+                    if i + 1 == len(buf):  # the escaped character has not arrived yet
+                        self.scan = i
+                        return False
+                    self.scan = i + 2
+                else:
+                    raise _Malformed(i, "control character inside a JSON string")
+                continue
+            m = _OUTSIDE_STOP.search(buf, self.scan)
+            if m is None:
+                self.scan = len(buf)
+                return False
+            i, c = m.start(), m.group()
+            self.scan = i + 1
+            if c == '"':
+                self.in_string = True
+            elif c in "{[":
+                self.stack.append(c)
+            elif c in "}]" and self.stack and self.stack[-1] == _CLOSERS[c]:
+                self.stack.pop()
+                if not self.stack:
+                    self.pending += _calls(buf[self.value_at:i + 1], i + 1)
+                    self.pos = i + 1
+                    self.step = self._after_value
+                    return True
+            else:
+                raise _Malformed(i, f"unexpected {c!r} in the call's JSON")
+
+    def _after_value(self) -> bool:
+        """After a JSON value: ``</tool_call>``, another value, or (drift) the next ``<tool_call>``."""
+        buf = self.buf
+        pos = self.pos = _JSON_WS.match(buf, self.pos).end()
+        if pos == len(buf):
+            return False
+        if buf.startswith(CALL_CLOSE, pos):
+            self.pos += len(CALL_CLOSE)
+            self._accept()
+            return True
+        if buf.startswith(CALL_OPEN, pos):  # drift: the closer is missing before the next call
+            self._accept()
+            return True
+        if buf[pos] in "{[":
+            self.step = self._value_start
+            return True
+        rest = buf[pos:pos + _MAXLEN]
+        if not self.final and (CALL_CLOSE.startswith(rest) or CALL_OPEN.startswith(rest)):
+            return False
+        raise _Malformed(pos, "expected </tool_call> after the call's JSON")
+
+
+def _decode(text: str):
+    """Strict JSON: no NaN/Infinity, no number that overflows a double."""
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+
+
+def _calls(text: str, end: int) -> list[tuple[str, dict]]:
+    """The calls one JSON value holds: a call object or a non-empty array of them. Raises
+    :class:`_Malformed` at ``end`` (the value's end) for invalid JSON or JSON that is not a call."""
+    try:
+        value = _decode(text)
+    except (ValueError, RecursionError) as exc:
+        raise _Malformed(end, f"invalid JSON: {exc}") from None
+    items = value if isinstance(value, list) else [value]
+    calls = [_call(item) for item in items]
+    if not calls or None in calls:
+        raise _Malformed(end, "JSON that is not a tool call")
+    return calls
+
+
+def _call(obj) -> tuple[str, dict] | None:
+    """``(name, arguments)`` of one call object, or None when it is not one (see the module docstring)."""
+    if not isinstance(obj, dict):
+        return None
+    if "name" not in obj and isinstance(obj.get("function"), dict):  # OpenAI envelope
+        obj = obj["function"]
+    name = obj.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    args = obj["arguments"] if "arguments" in obj else obj.get("parameters")
+    if isinstance(args, str):  # arguments JSON-encoded as a string
+        try:
+            args = _decode(args)
+        except (ValueError, RecursionError):
+            return None
+    if args is None:
+        args = {}
+    return (name, args) if isinstance(args, dict) else None
+
+
+PARSERS = [HermesParser]  # registry entry (see harness/parse/registry.py)

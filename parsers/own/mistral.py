@@ -1,0 +1,365 @@
+"""The project's own Mistral tool-call parser (``[TOOL_CALLS]``): one incremental reader for one-shot and
+streaming use.
+
+Format facts come from the real chat templates (llama-cpp-python 0.3.36 sdist, ``vendor/llama.cpp/models/
+templates``; see :mod:`harness.formats.mistral`):
+
+- ``Mistral-Small-3.2-24B-Instruct-2506.jinja`` writes each call ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]ARGS``
+  (``ID``: 9 characters, or the template raises), drops the turn's content, and ends with ``</s>``;
+- ``unsloth-mistral-Devstral-Small-2507.jinja`` writes the content first, then ``[TOOL_CALLS]NAME[ARGS]ARGS``
+  per call, then ``</s>``;
+- ``ARGS`` is ``tojson`` of the arguments (``json.dumps``, non-ASCII kept), so a string value may hold
+  ``[TOOL_CALLS]``, ``[ARGS]`` or ``</s>`` literally.
+
+Reading rules:
+
+- A call starts at ``[TOOL_CALLS]``. Then, after optional whitespace, either
+  - ``NAME`` (a run of characters other than whitespace, ``[``, ``]``, ``{``, ``}`` and ``"``), optionally
+    ``[CALL_ID]ID`` (``ID`` a run of the same characters, possibly empty), then ``[ARGS]`` and a JSON object:
+    one call. ``ID`` is passed on as the streamed tool call's ``id``. Drift recovered: ``[ARGS]`` missing
+    (``NAME{...}``), whitespace between ``[ARGS]`` and the object; or
+  - a JSON array of call objects, or one call object (the older format, Mistral 7B v0.3 / Nemo):
+    ``{"name": str, "arguments": ARGS}`` (``"parameters"`` accepted too; ``ARGS`` an object or a JSON string
+    holding one; an optional string ``"id"``, passed on).
+- The JSON's end is found by scanning its syntax (strings, escapes, nesting), never by searching for the next
+  marker, so marker text inside a string value is data; it is then decoded with :func:`json.loads` (``NaN``,
+  ``Infinity`` and numbers beyond the double range are not JSON).
+- Anything else (no name, an unknown marker after the name, invalid JSON, arguments that are not an object,
+  an unterminated call) is *surfaced*: the raw text from ``[TOOL_CALLS]`` up to the fault (or up to a later
+  ``[TOOL_CALLS]`` when that comes first) becomes content, with a diagnostic, and reading goes on from there.
+  Text is never dropped.
+- Content is the text outside calls (before, between and after them), concatenated and stripped of
+  surrounding whitespace (``None`` when empty). Trailing ``</s>`` is dropped; elsewhere it is text. These
+  templates write no reasoning.
+
+Streaming: content is released as soon as it cannot be the start of a marker (a trailing proper prefix of any
+marker of the format, such as ``[`` or ``[TOOL``, is held back). Each call is held from ``[TOOL_CALLS]`` until
+its JSON closes and is then emitted whole (name, arguments JSON and id), so streaming equals one-shot for any
+chunking, malformed input included: nothing emitted ever needs retracting.
+
+Known limitations:
+
+- The one-shot :class:`~harness.core.messages.Message` has no place for call ids: the ``[CALL_ID]`` (or old-format
+  ``"id"``) is returned only on streamed deltas (``ToolCallDelta.id``).
+- ``[THINK]...[/THINK]`` reasoning (Magistral) is not read: neither template writes it; it stays content.
+- Parallel calls written without a ``[TOOL_CALLS]`` before each (``[TOOL_CALLS]a[ARGS]{}b[ARGS]{}``) give
+  the first call; the rest is surfaced as content.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from harness.core.messages import Message
+from harness.core.protocol import Delta
+from harness.formats.mistral import ARGS, CALL_ID, SPEC, TOOL_CALLS
+from parsers.own._common import JsonExtent, Malformed, StopTail
+from parsers.own.llama3_json import (
+    _VERSION,
+    TextField,
+    decode_json,
+    fold_message,
+    object_arguments,
+    to_deltas,
+)
+
+_STOPS = SPEC.stop_markers
+_MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
+_PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
+_MAXLEN = max(map(len, _MARKERS))
+
+_WS = re.compile(r"[ \t\n\r]*")
+_WORD = re.compile(r'[^\s\[\]{}"]*')
+_TEXT_STOP = re.compile(r"[\[<]")
+_COMPACT_AT = 4096
+
+
+class MistralParser:
+    """Parser protocol implementation for Mistral ``[TOOL_CALLS]`` calls (see the module docstring)."""
+
+    name = "toolcall-harness:mistral"
+    library = "toolcall-harness"
+    version = _VERSION
+    formats = ("mistral",)
+    incremental = True
+
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        """Parse a whole completion; never raises on malformed text (faults are surfaced as content).
+
+        ``tools`` and ``prefix`` are accepted for the protocol: the JSON carries its types and these templates
+        pre-fill nothing."""
+        reader = _Reader()
+        tail = StopTail(_STOPS)
+        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
+        return fold_message(events, reader.diagnostics)
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> "MistralStream":
+        return MistralStream()
+
+
+class MistralStream:
+    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
+
+    def __init__(self):
+        self._reader = _Reader()
+        self._tail = StopTail(_STOPS)
+
+    @property
+    def diagnostics(self) -> list[str]:
+        return self._reader.diagnostics
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        text = self._tail.push(chunk)
+        return to_deltas(self._reader.push(text)) if text else []
+
+    def finish(self) -> list[Delta]:
+        return to_deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
+
+
+class _Malformed(Exception):
+    """The current call breaks the rules at buffer offset ``at``."""
+
+    def __init__(self, at: int, reason: str):
+        super().__init__(reason)
+        self.at, self.reason = at, reason
+
+
+class _Reader:
+    """Incremental reader. ``push(text)`` / ``finish()`` return events (see
+    :func:`parsers.own.llama3_json.fold_message`).
+
+    ``step`` is the handler of the current state; it returns True when it made progress and False when it
+    needs more text. Call-state handlers raise :class:`_Malformed`, which surfaces the call as content. Inside
+    a call the buffer keeps its raw text from ``[TOOL_CALLS]`` (``call_at``) on.
+    """
+
+    def __init__(self):
+        self.buf, self.pos = "", 0
+        self.final = False
+        self.step = self._text
+        self.content = TextField()
+        self.events: list[tuple] = []
+        self.diagnostics: list[str] = []
+        self.n_calls = 0
+        self._reset_call()
+
+    def _reset_call(self) -> None:
+        self.in_call = False
+        self.call_at = 0         # buffer offset of the call's [TOOL_CALLS]
+        self.name_at = 0
+        self.name = ""
+        self.call_id: str | None = None
+        self.json: JsonExtent | None = None
+        self.fault: tuple[int, str] = (0, "")
+
+    # ---- driving ---------------------------------------------------------------------------------
+
+    def push(self, text: str) -> list[tuple]:
+        if not self.in_call and self.pos >= _COMPACT_AT:
+            self.buf, self.pos = self.buf[self.pos:], 0
+        self.buf += text
+        self._advance()
+        return self._take()
+
+    def finish(self) -> list[tuple]:
+        self.final = True
+        self._advance()
+        return self._take()
+
+    def _advance(self) -> None:
+        while True:
+            try:
+                while self.step():
+                    pass
+            except _Malformed as err:
+                self.fault = (err.at, err.reason)
+                self.step = self._faulted
+                continue
+            if not (self.final and self.in_call):
+                return
+            self.fault = (len(self.buf), "unterminated call")
+            self.step = self._faulted
+
+    def _take(self) -> list[tuple]:
+        events, self.events = self.events, []
+        return events
+
+    def _emit(self, text: str) -> None:
+        text = self.content.push(text)
+        if text:
+            self.events.append(("content", text))
+
+    # ---- text outside calls ----------------------------------------------------------------------
+
+    def _text(self) -> bool:
+        buf, i = self.buf, self.pos
+        while True:
+            m = _TEXT_STOP.search(buf, i)
+            if m is None:
+                self._emit(buf[self.pos:])
+                self.pos = len(buf)
+                return False
+            j = m.start()
+            if buf.startswith(TOOL_CALLS, j):
+                self._emit(buf[self.pos:j])
+                self._reset_call()
+                self.in_call, self.call_at, self.pos = True, j, j + len(TOOL_CALLS)
+                self.step = self._head
+                return True
+            if not self.final and len(buf) - j < _MAXLEN and buf[j:] in _PREFIXES:
+                self._emit(buf[self.pos:j])
+                self.pos = j
+                return False
+            i = j + 1
+
+    def _faulted(self) -> bool:
+        """The call broke the rules at ``fault``: surface it, once no later ``[TOOL_CALLS]`` can still be
+        arriving at or before the fault (its characters may be what broke the rules: ``[TOOL_CALLS][TOOL_CALLS]``
+        faults at the second one's ``T``), so the cut never depends on how the text was chunked."""
+        at, reason = self.fault
+        buf, n = self.buf, len(TOOL_CALLS)
+        if not self.final:
+            for p in range(max(self.call_at + n, at - n + 1), min(at + 1, len(buf))):
+                if len(buf) - p < n and TOOL_CALLS.startswith(buf[p:]):
+                    return False
+        self._surface(at, reason)
+        return True
+
+    def _surface(self, at: int, reason: str) -> None:
+        """Give the call's raw text up to ``at`` (or to a later ``[TOOL_CALLS]``, if sooner) to content; the
+        rest is read as text."""
+        later = self.buf.find(TOOL_CALLS, self.call_at + len(TOOL_CALLS))
+        if 0 <= later < at:
+            at = later
+        raw = self.buf[self.call_at:at]
+        self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
+        self._reset_call()
+        self.pos = at
+        self._emit(raw)
+        self.step = self._text
+
+    # ---- calls ---------------------------------------------------------------------------------
+
+    def _head(self) -> bool:
+        """After ``[TOOL_CALLS]``: a tool name, or JSON (the older format)."""
+        j = self.pos = _WS.match(self.buf, self.pos).end()
+        if j == len(self.buf):
+            return False
+        if self.buf[j] in "[{":  # the older format; a marker here ([ARGS]: no name) fails the JSON scan
+            self.json = JsonExtent(j)
+            self.step = self._old_json
+            return True
+        self.name_at = j
+        self.step = self._name
+        return True
+
+    def _word(self, at: int) -> int | None:
+        """End of the name/id run starting at ``at``; None when it may continue past the buffer."""
+        end = _WORD.match(self.buf, at).end()
+        return None if end == len(self.buf) and not self.final else end
+
+    def _name(self) -> bool:
+        end = self._word(self.name_at)
+        if end is None:
+            return False
+        if end == self.name_at:
+            raise _Malformed(end, "no tool name after [TOOL_CALLS]")
+        self.name = self.buf[self.name_at:end]
+        return self._after_word(end, allow_id=True)
+
+    def _id(self) -> bool:
+        end = self._word(self.pos)
+        if end is None:
+            return False
+        self.call_id = self.buf[self.pos:end]
+        return self._after_word(end, allow_id=False)
+
+    def _after_word(self, end: int, allow_id: bool) -> bool:
+        buf = self.buf
+        if allow_id and buf.startswith(CALL_ID, end):
+            self.pos = end + len(CALL_ID)
+            self.step = self._id
+            return True
+        if buf.startswith(ARGS, end):
+            self.pos = end + len(ARGS)
+            self.step = self._args_start
+            return True
+        if buf.startswith("{", end):  # drift: [ARGS] is missing
+            self.pos = end
+            self.step = self._args_start
+            return True
+        rest = buf[end:]
+        if not self.final and (ARGS.startswith(rest) or (allow_id and CALL_ID.startswith(rest))):
+            return False  # the word is complete; the marker after it is still arriving (the step reruns)
+        raise _Malformed(end, "expected [ARGS] after the tool name" if allow_id else "expected [ARGS] after the id")
+
+    def _args_start(self) -> bool:
+        j = self.pos = _WS.match(self.buf, self.pos).end()
+        if j == len(self.buf):
+            return False
+        if self.buf[j] != "{":
+            raise _Malformed(j, "expected a JSON object after [ARGS]")
+        self.json = JsonExtent(j)
+        self.step = self._args
+        return True
+
+    def _scan_json(self) -> tuple[int, object] | None:
+        try:
+            end = self.json.advance(self.buf)
+        except Malformed as exc:
+            raise _Malformed(exc.at, exc.reason) from None
+        if end is None:
+            return None  # at the end of the text, _advance surfaces the unterminated call
+        try:
+            return end, decode_json(self.buf[self.json.start:end])
+        except ValueError as exc:
+            raise _Malformed(end, f"invalid JSON: {exc}") from None
+
+    def _args(self) -> bool:
+        scanned = self._scan_json()
+        if scanned is None:
+            return False
+        end, value = scanned
+        if not isinstance(value, dict):
+            raise _Malformed(end, "arguments are not a JSON object")
+        self._accept([(self.name, value, self.call_id)], end)
+        return True
+
+    def _old_json(self) -> bool:
+        scanned = self._scan_json()
+        if scanned is None:
+            return False
+        end, value = scanned
+        items = value if isinstance(value, list) else [value]
+        calls = [_json_call(item) for item in items]
+        if not calls or None in calls:
+            raise _Malformed(end, "JSON that is not a list of tool calls")
+        self._accept(calls, end)
+        return True
+
+    def _accept(self, calls: list[tuple], end: int) -> None:
+        for name, arguments, call_id in calls:
+            self.events.append(("call", self.n_calls, name, json.dumps(arguments, ensure_ascii=False), call_id))
+            self.n_calls += 1
+        self._reset_call()
+        self.pos = end
+        self.step = self._text
+
+
+def _json_call(obj) -> tuple[str, dict, str | None] | None:
+    """``(name, arguments, id)`` of one older-format call object, or None when it is not one."""
+    if not isinstance(obj, dict):
+        return None
+    name = obj.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    args = obj["arguments"] if "arguments" in obj else obj.get("parameters", {})
+    arguments = object_arguments(args)
+    call_id = obj.get("id")
+    if arguments is None or (call_id is not None and not isinstance(call_id, str)):
+        return None
+    return name, arguments, call_id
+
+
+PARSERS = [MistralParser]  # registry entry (see harness/parse/registry.py)

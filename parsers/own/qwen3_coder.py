@@ -1,0 +1,627 @@
+"""The project's own Qwen3-Coder XML tool-call parser (Qwen3-Coder, Nemotron-3-Nano): one incremental reader for
+one-shot and streaming use. The reader is shared with the MiniMax-M2 parser (:mod:`parsers.own.minimax_m2`), which
+differs only in its markers (:class:`Dialect`).
+
+Format facts come from the real chat templates (llama-cpp-python 0.3.36 sdist; see
+:mod:`harness.formats.qwen3_coder` for the template lines)::
+
+    <tool_call>
+    <function=NAME>
+    <parameter=KEY>
+    VALUE
+    </parameter>
+    </function>
+    </tool_call>
+
+VALUE is written raw, untyped and unescaped: strings as they are, containers as JSON, other scalars with Python
+``str()`` (``True``, ``None``, ``1e-07``). The templates pad it with one newline on each side.
+
+Reading rules:
+
+- A call block starts at ``<tool_call>``. Inside it: whitespace, ``<function=NAME>``, then parameters
+  ``<parameter=KEY>VALUE</parameter>`` separated by whitespace, then ``</function>``, whitespace and
+  ``</tool_call>``. NAME and KEY run to the next ``>`` (no newline or ``<`` in them, at most 512 characters).
+  Several ``<function=...>`` blocks inside one ``<tool_call>`` are read as several calls.
+- A value's end is chosen by structure, never by the first closer: a ``</parameter>`` ends the value only when
+  whitespace and then ``<parameter=`` or ``</function>`` follow it, and the parse from there on has to reach the
+  block's end. A value may therefore hold ``</parameter>``, ``</function>``, ``</tool_call>`` or ``<tool_call>``
+  as data. Among the parses of a block, the first (earliest value ends) whose ``</tool_call>`` is followed by
+  whitespace and then the next ``<tool_call>`` or the end of the text wins ("clean" end); when no parse ends
+  cleanly (text follows the last call), the first parse is taken.
+- One newline at each end of a value is padding and is removed (a value's own newlines are kept); the rest is
+  typed by the tool's schema with :func:`parsers.own._schema_types.typed_value` (``True``/``None`` and Python-literal
+  containers are understood; without a declared schema only JSON-looking text is decoded).
+- Drift recovered: a parameter whose ``</parameter>`` is missing before ``</function>`` (its value runs to the
+  ``</function>``; with Qwen3-Coder's padding the one newline before it is the value's padding, in unpadded
+  MiniMax it is structure). It is taken when no strict parse exists, and also when the strict parse's value
+  would run across a call boundary -- ``</function>``, optionally ``</tool_call>`` and a new ``<tool_call>``,
+  then ``<function=`` -- and the parse that ends the value at that boundary's ``</function>`` holds (so the
+  first of two calls missing its last ``</parameter>`` no longer swallows the second). ``</tool_call>``
+  missing at the end of the text or before the next ``<tool_call>``; any whitespace (or none) between the
+  structural tags; no padding newlines.
+- Typing drift: JSON double-encoded inside a value whose schema wants an object or array (``{\\"a\\": 1}``) is
+  decoded by the shared policy (:func:`parsers.own._schema_types.typed_value`, rule 4).
+- Everything else (no ``<function=`` after ``<tool_call>``, text between parameters, an unterminated call) is
+  *surfaced*: the ``<tool_call>`` opener stays in content and the text after it is read again as content (a later
+  ``<tool_call>`` starts a new block); a diagnostic names the fault. Text is never dropped.
+- Reasoning: the templates pre-fill ``<think>`` in the prompt (Nemotron with thinking on; MiniMax always), and the
+  rendered completion then starts inside the reasoning, with no opener. So text before a ``</think>`` that comes
+  before any call is reasoning; an explicit ``<think>`` at the start (only whitespace before it) opens a
+  reasoning block that runs to ``</think>`` (or to the end). A prefix that closes its ``<think>`` block
+  (thinking off) makes the text content from the start. ``<think>`` and ``</think>`` after content or a call are
+  content.
+- Content is the text outside calls and reasoning, concatenated and stripped of surrounding whitespace;
+  reasoning likewise (``None`` when empty). Trailing stop markers (``<|im_end|>``, ``<|endoftext|>``) are
+  dropped; elsewhere they are text.
+
+Streaming: content is released as soon as it cannot be the start of a marker (a trailing proper prefix of any
+marker is held back); reasoning after an explicit ``<think>`` likewise. Each call block is held until it is
+decided -- when its clean end (the next ``<tool_call>``, or the end of the text) is seen, or, at the end of the
+text, a fallback or a fault -- and its calls are then emitted whole (name and arguments JSON per call), so
+streaming equals one-shot for any chunking, malformed input included: nothing emitted ever needs retracting.
+
+Known limitations:
+
+- Text at the start of the completion, before any ``</think>``, call or explicit ``<think>``, is held until one of
+  them (or the end) decides whether it is reasoning or content: the render cut (and a real prompt ending in
+  ``<think>``) leaves no opener to tell them apart. A plain prose answer (Qwen3-Coder writes no reasoning)
+  therefore streams in one piece at the end.
+- A call followed by other text (prose after the calls, which the templates never write) is decided only at the
+  end of the text, since a later ``</tool_call>`` could still make the first one part of a value.
+- Ambiguities the format cannot resolve, read the way the templates most likely meant: a value holding
+  ``</parameter>`` followed by whitespace and ``<parameter=`` (or by ``</function>`` and a new ``<function=``)
+  is cut there when the rest parses as parameters; a value holding a whole call end followed by a new call
+  opener (``</parameter></function></tool_call><tool_call>``, also without ``</tool_call>``, the drift of a
+  missing block closer) is cut there; a value holding a call boundary (``</function>``, optionally
+  ``</tool_call><tool_call>``, then ``<function=``) is cut there when the rest parses (the missing
+  ``</parameter>`` drift above); an unterminated call followed by another call is read as one call whose last
+  value runs into the next call.
+- Typing is the shared policy's (:mod:`parsers.own._schema_types`), with the template's own ambiguities: under a
+  schema that allows both, the string ``"None"`` and null (``None``), the string ``"True"`` and the boolean, the
+  string ``"5"`` and the number 5 are written alike and read as the non-string. The policy also reads ``null``
+  and ``true`` as null and true, although this template writes them ``None`` / ``True``: the string ``"null"``
+  under ``anyOf [string, null]`` comes back as null (generated seed 5, 400 cases: 5 cases). Under an
+  ``integer`` schema an integral float such as ``140.0`` stays a string (the observed mlx-lm case). Keys and
+  names holding ``>`` cannot be written.
+- Calls written without the ``<tool_call>`` wrapper (a bare ``<function=...>``) are content.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
+
+from harness.core.messages import Message
+from harness.core.protocol import Delta
+from harness.formats import FormatSpec
+from harness.formats import qwen3_coder as _fmt
+from parsers.own._schema_types import property_schema, typed_value
+
+try:
+    _VERSION = _dist_version("toolcall-harness")
+except PackageNotFoundError:  # running from a bare checkout
+    _VERSION = "0+unknown"
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+_NAME_LIMIT = 512
+_WS = " \t\n\r"
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The markers of one XML parameter format (Qwen3-Coder's or MiniMax-M2's)."""
+
+    spec: FormatSpec
+    function_open: str    # "<function="           '<invoke name="'
+    name_end: str         # ">"                    '">'   (ends a name and a key)
+    function_close: str   # "</function>"          "</invoke>"
+    parameter_open: str   # "<parameter="          '<parameter name="'
+    parameter_close: str  # "</parameter>"         "</parameter>"
+    padded: bool          # one newline of padding on each side of a value
+    tojson: bool = False  # non-strings written with tojson (MiniMax), not Python str() (Qwen3-Coder)
+
+    @property
+    def call_open(self) -> str:
+        return self.spec.call_open
+
+    @property
+    def call_close(self) -> str:
+        return self.spec.call_close
+
+    @functools.cached_property
+    def boundary(self) -> re.Pattern:
+        """A call boundary inside a value: ``</function>``, optionally ``</tool_call>`` + ``<tool_call>``, then
+        ``<function=`` (whitespace between)."""
+        ws, e = "[ \t\n\r]*", re.escape
+        return re.compile(f"{e(self.function_close)}{ws}(?:{e(self.call_close)}{ws}{e(self.call_open)}{ws})?"
+                          f"{e(self.function_open)}")
+
+
+QWEN3_CODER = Dialect(_fmt.SPEC, _fmt.FUNCTION_OPEN, ">", _fmt.FUNCTION_CLOSE, _fmt.PARAMETER_OPEN,
+                      _fmt.PARAMETER_CLOSE, padded=True)
+from parsers.own._common import TextField as _Field
+from parsers.own._common import deltas_from_events as _deltas
+from parsers.own._common import message_from_events as _message
+from parsers.own._common import tojson_typed
+
+
+class XmlCallParser:
+    """Parser protocol implementation for an XML parameter format (see the module docstring for the rules)."""
+
+    library = "toolcall-harness"
+    version = _VERSION
+    incremental = True
+    dialect: Dialect = QWEN3_CODER
+
+    def __init__(self) -> None:
+        self.name = f"toolcall-harness:{self.dialect.spec.name}"
+        self.formats = (self.dialect.spec.name,)
+
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        """Parse a whole completion; never raises on malformed text (faults are surfaced as content)."""
+        session = self.stream(tools, prefix)
+        events = session.push_events(text) + session.finish_events()
+        return _message(events, session.diagnostics)
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> "XmlCallStream":
+        return XmlCallStream(self.dialect, tools, prefix)
+
+
+class Qwen3CoderParser(XmlCallParser):
+    """The Qwen3-Coder / Nemotron-3-Nano format (``<tool_call>`` / ``<function=...>`` / ``<parameter=...>``)."""
+
+    dialect = QWEN3_CODER
+
+
+class XmlCallStream:
+    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
+
+    def __init__(self, dialect: Dialect, tools: list | None, prefix: str):
+        self._reader = _Reader(dialect, tools, prefix)
+        self._tail = _StopTail(dialect.spec.stop_markers)
+
+    @property
+    def diagnostics(self) -> list[str]:
+        return self._reader.diagnostics
+
+    def push_events(self, chunk: str) -> list[tuple]:
+        text = self._tail.push(chunk)
+        return self._reader.push(text) if text else []
+
+    def finish_events(self) -> list[tuple]:
+        return self._reader.push(self._tail.flush()) + self._reader.finish()
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        return _deltas(self.push_events(chunk))
+
+    def finish(self) -> list[Delta]:
+        return _deltas(self.finish_events())
+
+
+# ---- text helpers ------------------------------------------------------------------------------------
+
+def _proper_prefixes(markers) -> frozenset[str]:
+    return frozenset(m[:k] for m in markers for k in range(1, len(m)))
+
+
+class _StopTail:
+    """Holds back a trailing run of stop markers (and the whitespace between and after them) until text follows.
+
+    ``push(chunk)`` returns the text that is certainly not part of the final stop-marker run; ``flush()`` at the
+    end returns what was held when it turned out not to be a run of whole stop markers (it ends in a partial
+    one). The held part is the longest suffix made of stop markers and whitespace, optionally ending with a
+    proper prefix of a stop marker, that starts at a marker (leading whitespace is released); the longest one is
+    found over every way to split it, so a marker that ends with its own first character (MiniMax's ``[e~[``)
+    is held whole, and one-shot and streaming hold the same text.
+    """
+
+    def __init__(self, stops: tuple[str, ...]) -> None:
+        self.stops = stops
+        self.prefixes = _proper_prefixes(stops)
+        self.maxlen = max(map(len, stops))
+        self.pending = ""
+
+    def _run_start(self, s: str, partial: bool) -> int:
+        """The smallest ``j`` with ``s[j:]`` = stops and whitespace (then, if ``partial``, a proper prefix)."""
+        n = len(s)
+        starts = {n}
+        if partial:
+            starts |= {n - k for k in range(1, min(self.maxlen, n + 1)) if s[n - k:] in self.prefixes}
+        todo, best = list(starts), n
+        while todo:
+            p = todo.pop()
+            best = min(best, p)
+            steps = [p - 1] if p > 0 and s[p - 1].isspace() else []
+            steps += [p - len(m) for m in self.stops if s.endswith(m, 0, p)]
+            for q in steps:
+                if q not in starts:
+                    starts.add(q)
+                    todo.append(q)
+        return best
+
+    def push(self, chunk: str) -> str:
+        s = self.pending + chunk
+        j = self._run_start(s, partial=True)
+        while j < len(s) and s[j].isspace():  # a run starts at a stop marker, not at whitespace
+            j += 1
+        out, self.pending = s[:j], s[j:]
+        return out
+
+    def flush(self) -> str:
+        held, self.pending = self.pending, ""
+        return "" if self._run_start(held, partial=False) == 0 else held
+
+
+# ---- the block search ----------------------------------------------------------------------------------
+
+PENDING = "pending"  # more text could change the answer
+
+
+@dataclass(frozen=True)
+class _Parse:
+    """A parse of the rest of a block: where the block ends, whether it ends cleanly, and its items
+    (``("f", name)`` opens a call, ``("p", key, raw_value)`` adds an argument)."""
+
+    end: int
+    clean: bool
+    items: tuple
+
+
+class _BlockSearch:
+    """Finds the preferred parse of the call block that starts at ``start`` in ``buf`` (see the module
+    docstring): ``run()`` returns a :class:`_Parse`, ``PENDING`` (not decidable before more text arrives) or
+    ``None`` (no parse: the block is malformed). A result once decided never changes as text is appended.
+
+    Each grammar rule is a generator that yields the ``(rule, position, ...)`` sub-results it needs and returns
+    its own result; :meth:`_solve` drives them with an explicit stack (no recursion, however many parameters a
+    block holds) and memoises every result by its key, so the search stays polynomial however many closers
+    the values hold.
+    """
+
+    def __init__(self, d: Dialect, buf: str, start: int, final: bool):
+        self.d, self.buf, self.start, self.final, self.n = d, buf, start, final, len(buf)
+        self.memo: dict[tuple, object] = {}
+
+    def run(self):
+        return self._solve(("functions", self.start + len(self.d.call_open)))
+
+    def _solve(self, root: tuple):
+        memo = self.memo
+        stack = [[root, self._rule(root), None]]
+        while True:
+            frame = stack[-1]
+            try:
+                request = frame[1].send(frame[2])
+            except StopIteration as done:
+                memo[frame[0]] = done.value
+                stack.pop()
+                if not stack:
+                    return done.value
+                stack[-1][2] = done.value
+                continue
+            if request in memo:
+                frame[2] = memo[request]
+            else:
+                stack.append([request, self._rule(request), None])
+
+    def _rule(self, key: tuple):
+        return getattr(self, "_" + key[0])(*key[1:])
+
+    # -- helpers
+
+    def _ws(self, i: int) -> int:
+        buf, n = self.buf, self.n
+        while i < n and buf[i] in _WS:
+            i += 1
+        return i
+
+    def _partial(self, i: int, *markers: str) -> bool:
+        """True when the buffer ends at ``i`` inside one of ``markers`` (more text could complete it)."""
+        rest = self.buf[i:]
+        return not self.final and any(m.startswith(rest) for m in markers)
+
+    def _name(self, i: int):
+        """``(name, after)`` for a name starting at ``i`` and ending at the dialect's ``name_end``."""
+        buf, end = self.buf, self.d.name_end
+        j = buf.find(end, i, i + _NAME_LIMIT + len(end))
+        stop = j if j >= 0 else min(self.n, i + _NAME_LIMIT + len(end))
+        if any(buf[k] in "<>\n" for k in range(i, stop)) or (j < 0 and stop < self.n) or j == i:
+            return None
+        if j < 0:
+            return None if self.final else PENDING
+        return buf[i:j], j + len(end)
+
+    @staticmethod
+    def _prepend(items: tuple, result):
+        if result is None or result is PENDING:
+            return result
+        return _Parse(result.end, result.clean, items + result.items)
+
+    # -- grammar rules (generators: ``result = yield (rule, *args)``; ``return`` gives the rule's result)
+
+    def _functions(self, i: int):
+        """Whitespace, then ``<function=NAME>`` (a call's header)."""
+        q = self._ws(i)
+        if q == self.n:
+            return None if self.final else PENDING
+        if self.buf.startswith(self.d.function_open, q):
+            named = self._name(q + len(self.d.function_open))
+            if named is None or named is PENDING:
+                return named
+            return self._prepend((("f", named[0]),), (yield ("params", named[1])))
+        return PENDING if self._partial(q, self.d.function_open) else None
+
+    def _params(self, i: int):
+        """After a header or a parameter: whitespace, then ``<parameter=KEY>`` or ``</function>``."""
+        d, buf = self.d, self.buf
+        q = self._ws(i)
+        if q == self.n:
+            return None if self.final else PENDING
+        if buf.startswith(d.parameter_open, q):
+            named = self._name(q + len(d.parameter_open))
+            if named is None or named is PENDING:
+                return named
+            return (yield ("value", named[1], named[0]))
+        if buf.startswith(d.function_close, q):
+            return (yield ("after_function", q + len(d.function_close)))
+        return PENDING if self._partial(q, d.parameter_open, d.function_close) else None
+
+    def _value(self, start: int, key: str):
+        """A value from ``start``: the preferred ``</parameter>`` (or, as drift, ``</function>``) that ends it.
+
+        Candidates in order: each ``</parameter>`` before the first call boundary (``</function>``, optionally
+        ``</tool_call>`` and ``<tool_call>``, then ``<function=``) in the value; when there is one, each
+        ``</function>`` up to it (drift: the value's ``</parameter>`` is missing there); only at the end of the
+        text, each ``</parameter>`` after the boundary, then the other ``</function>`` ends. The first clean
+        parse wins, else the first parse."""
+        d, buf = self.d, self.buf
+        found = d.boundary.search(buf, start)
+        boundary = found.start() if found else self.n
+        strict = self._closers(d.parameter_close, start)
+        drift = self._closers(d.function_close, start)
+        stages = [[c for c in strict if c < boundary]]
+        if found:
+            stages.append([c for c in drift if c <= boundary])
+        late = [[c for c in strict if c >= boundary], [c for c in drift if c > boundary or not found]]
+        fallback = None
+        for stage in stages + [None] + late:
+            if stage is None:
+                if not self.final:  # the value may run on to a closer that has not arrived yet
+                    return PENDING
+                continue
+            for c in stage:
+                closer, then = ((d.parameter_close, "params") if buf.startswith(d.parameter_close, c)
+                                else (d.function_close, "after_function"))
+                result = yield (then, c + len(closer))
+                if result is PENDING:
+                    return PENDING
+                if result is not None:
+                    raw = buf[start:c]
+                    if closer != d.parameter_close and raw.endswith("\n") and not d.padded:
+                        raw = raw[:-1]  # drift: the newline after the missing closer is structure
+                    parse = self._prepend((("p", key, raw),), result)
+                    if parse.clean:
+                        return parse
+                    fallback = fallback or parse
+        return fallback
+
+    def _closers(self, closer: str, start: int) -> list[int]:
+        """Offsets of every ``closer`` from ``start``."""
+        out, c = [], self.buf.find(closer, start)
+        while c >= 0:
+            out.append(c)
+            c = self.buf.find(closer, c + 1)
+        return out
+
+    def _after_function(self, i: int):
+        """After ``</function>``: ``</tool_call>``, another ``<function=...>``, or (drift) nothing / a new block."""
+        d, buf = self.d, self.buf
+        q = self._ws(i)
+        if q == self.n:
+            return _Parse(i, True, ()) if self.final else PENDING  # drift: </tool_call> missing at the end
+        if buf.startswith(d.call_close, q):
+            return self._after_block(q + len(d.call_close))
+        if buf.startswith(d.function_open, q):
+            return (yield ("functions", q))
+        if buf.startswith(d.call_open, q):  # drift: </tool_call> missing before the next call
+            return _Parse(i, True, ())
+        return PENDING if self._partial(q, d.call_close, d.function_open, d.call_open) else None
+
+    def _after_block(self, i: int):
+        """After ``</tool_call>``: a clean end when only whitespace, then a new block or the end, follows."""
+        q = self._ws(i)
+        if q == self.n:
+            return _Parse(i, True, ()) if self.final else PENDING
+        if self.buf.startswith(self.d.call_open, q):
+            return _Parse(i, True, ())
+        if self._partial(q, self.d.call_open):
+            return PENDING
+        return _Parse(i, False, ())
+
+
+# ---- the reader ---------------------------------------------------------------------------------------
+
+class _Reader:
+    """Incremental reader. ``push(text)`` / ``finish()`` return events: ``("content"|"reasoning", text)`` and
+    ``("call", index, name, arguments_json)``.
+
+    ``step`` is the handler of the current state (undecided start, explicit reasoning, text, call block); it
+    returns True when it made progress and False when it needs more text.
+    """
+
+    def __init__(self, dialect: Dialect, tools: list | None, prefix: str):
+        self.d, self.tools = dialect, tools
+        markers = tuple(dict.fromkeys(dialect.spec.markers + dialect.spec.stop_markers + (THINK_OPEN, THINK_CLOSE)))
+        self.prefixes = _proper_prefixes(markers)
+        self.maxlen = max(map(len, markers))
+        self.starts = re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]")  # a marker may start
+        self.buf, self.pos, self.scan = "", 0, 0
+        self.final = False
+        self.content, self.reasoning = _Field(), _Field()
+        self.events: list[tuple] = []
+        self.diagnostics: list[str] = []
+        self.n_calls = 0
+        self.call_at = -1
+        i = prefix.rfind(THINK_OPEN)
+        closed = i >= 0 and THINK_CLOSE in prefix[i:]
+        self.step = self._text if closed else self._start  # thinking off: no reasoning in the text
+
+    # ---- driving
+
+    def push(self, text: str) -> list[tuple]:
+        self._compact()
+        self.buf += text
+        while self.step():
+            pass
+        return self._take()
+
+    def finish(self) -> list[tuple]:
+        self.final = True
+        while self.step():
+            pass
+        return self._take()
+
+    def _take(self) -> list[tuple]:
+        events, self.events = self.events, []
+        return events
+
+    def _compact(self) -> None:
+        cut = self.call_at if self.call_at >= 0 else self.pos
+        if cut > 0:
+            self.buf = self.buf[cut:]
+            self.pos -= cut
+            self.scan = max(0, self.scan - cut)
+            if self.call_at >= 0:
+                self.call_at = 0
+
+    def _held_prefix(self, i: int) -> bool:
+        """True when the buffer ends at ``i`` with a proper prefix of a marker (and more text may come)."""
+        return not self.final and len(self.buf) - i < self.maxlen and self.buf[i:] in self.prefixes
+
+    # ---- text states
+
+    def _start(self) -> bool:
+        """Undecided start: reasoning if a ``</think>`` comes before any call, else content."""
+        buf, start = self.buf, self.pos
+        found = self.starts.search(buf, max(self.scan, start))
+        while found:
+            i = found.start()
+            if buf.startswith(THINK_CLOSE, i):
+                self._emit_reasoning(buf[start:i])
+                self.pos, self.step = i + len(THINK_CLOSE), self._text
+                return True
+            if buf.startswith(self.d.call_open, i):
+                self.step = self._text  # content up to the call: the text state emits it
+                return True
+            if buf.startswith(THINK_OPEN, i):
+                if buf[start:i].strip():  # <think> after text: all content
+                    self.step = self._text
+                else:  # an explicit reasoning block
+                    self.pos, self.step = i + len(THINK_OPEN), self._reasoning
+                return True
+            if self._held_prefix(i):
+                self.scan = i
+                return False
+            found = self.starts.search(buf, i + 1)
+        if self.final:
+            self.step = self._text
+            return True
+        self.scan = len(buf)
+        return False
+
+    def _scan(self, emit, marker: str) -> bool:
+        """Emit text up to ``marker`` and consume both; False when the buffer ran out first (a trailing possible
+        marker prefix is held unless final)."""
+        buf, start = self.buf, self.pos
+        found = self.starts.search(buf, start)
+        while found:
+            i = found.start()
+            if buf.startswith(marker, i):
+                emit(buf[start:i])
+                self.pos = i + len(marker)
+                return True
+            if self._held_prefix(i):
+                emit(buf[start:i])
+                self.pos = i
+                return False
+            found = self.starts.search(buf, i + 1)
+        emit(buf[start:])
+        self.pos = len(buf)
+        return False
+
+    def _reasoning(self) -> bool:
+        if self._scan(self._emit_reasoning, THINK_CLOSE):
+            self.step = self._text
+            return True
+        return False
+
+    def _text(self) -> bool:
+        if self._scan(self._emit_content, self.d.call_open):
+            self.call_at = self.pos - len(self.d.call_open)
+            self.step = self._call
+            return True
+        return False
+
+    def _emit_content(self, text: str) -> None:
+        text = self.content.push(text)
+        if text:
+            self.events.append(("content", text))
+
+    def _emit_reasoning(self, text: str) -> None:
+        text = self.reasoning.push(text)
+        if text:
+            self.events.append(("reasoning", text))
+
+    # ---- calls
+
+    def _call(self) -> bool:
+        result = _BlockSearch(self.d, self.buf, self.call_at, self.final).run()
+        if result is PENDING:
+            return False
+        at, self.call_at = self.call_at, -1
+        if result is None:
+            opener_end = at + len(self.d.call_open)
+            self.diagnostics.append(f"malformed call surfaced as content: {self.buf[at:at + 80]!r}")
+            self._emit_content(self.buf[at:opener_end])
+            self.pos = opener_end
+        else:
+            for name, arguments in self._calls(result.items):
+                self.events.append(("call", self.n_calls, name, arguments))
+                self.n_calls += 1
+            self.pos = result.end
+        self.step = self._text
+        return True
+
+    def _calls(self, items: tuple) -> list[tuple[str, str]]:
+        calls: list[tuple[str, dict]] = []
+        for item in items:
+            if item[0] == "f":
+                calls.append((item[1], {}))
+            else:
+                name, arguments = calls[-1]
+                key, raw = item[1], item[2]
+                if self.d.padded:
+                    raw = raw[1:] if raw.startswith("\n") else raw
+                    raw = raw[:-1] if raw.endswith("\n") else raw
+                schema = property_schema(self.tools, name, key)
+                value = tojson_typed(raw, schema) if self.d.tojson else typed_value(raw, schema)
+                arguments[key] = value if _jsonable(value) else raw
+        return [(name, json.dumps(arguments, ensure_ascii=False)) for name, arguments in calls]
+
+
+def _jsonable(value) -> bool:
+    """False for a Python literal JSON cannot hold (bytes, sets, tuples as keys); such a value stays its text."""
+    if not isinstance(value, (dict, list)):
+        return True
+    try:
+        json.dumps(value)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+PARSERS = [Qwen3CoderParser]  # registry entry (see harness/parse/registry.py)
