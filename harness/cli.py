@@ -302,9 +302,9 @@ def _cmd_eval(args, console: Console) -> int:
 
 
 def _capture_args(sub: argparse.ArgumentParser) -> None:
-    from harness.capture.backends import BACKEND_MODULES
+    from harness.capture.backends import known_backends
 
-    sub.add_argument("--backend", choices=list(BACKEND_MODULES), default=None,
+    sub.add_argument("--backend", choices=known_backends(), default=None,
                      help="capture with this backend (default: the catalog's capture_backend for the model)")
     sub.add_argument("--suites", type=_csv, default=None, help="suite names or files (default: every shipped suite)")
     sub.add_argument("--capture-limit", type=_count, default=None, metavar="N", help="first N prompts of each suite")

@@ -240,7 +240,7 @@ def capture_key(backend: str, model_sha256: str) -> str:
 
 @dataclass(frozen=True)
 class CaptureSettings:
-    """How ``eval`` (and ``capture``) capture: ``backend`` (a :data:`harness.capture.backends.BACKEND_MODULES` name),
+    """How ``eval`` (and ``capture``) capture: ``backend`` (a :func:`harness.capture.backends.known_backends` name),
     ``suites`` (names or files; empty: every shipped suite), ``limit`` (first N prompts of each suite),
     ``sampling``, ``force`` (fixture models write the reference answers), ``grammar`` (GBNF), for ``openai``:
     ``base_url``, ``server_mode`` (``completions`` or ``chat``), ``concurrency``, ``server_name``;

@@ -19,6 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from harness.capture.backends import known_backends
 from harness.capture.run import (
     CaptureSettings,
     capture_key,
@@ -29,10 +30,11 @@ from harness.capture.run import (
     open_backend,
     run_capture,
 )
-from harness.core.errors import HarnessError
+from harness.core.errors import CatalogError, HarnessError
 from harness.core.protocol import Parser
 from harness.core.results import ResultsWriter
 from harness.score.captures import score_captures
+from harness.template.catalog import catalog_path
 
 
 def capture_settings(config, entry) -> CaptureSettings | None:
@@ -42,6 +44,9 @@ def capture_settings(config, entry) -> CaptureSettings | None:
         return None
     if config.capture is not None:
         return config.capture
+    if entry.capture_backend and entry.capture_backend not in known_backends():
+        raise CatalogError(f"{catalog_path()}: [models.{entry.name}]: field 'capture_backend' is "
+                           f"{entry.capture_backend!r}, not a backend ({', '.join(known_backends())})")
     return CaptureSettings(backend=entry.capture_backend, examples=entry.capture_examples or None) \
         if entry.capture_backend else None
 

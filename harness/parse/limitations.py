@@ -8,7 +8,6 @@ leaving it in the source. The docstring is the single place to write them.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from harness.core.paths import SOURCE_ROOT
 

