@@ -132,7 +132,7 @@ def test_hermes_tokenizer_is_qwens_own_vocabulary():
     python = next(installed.path.glob("venv/bin/python"))
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run([str(python), "-c", "from parsers.reference.vllm import qwen_tokenizer_dir as d; print(d())"],
+    out = subprocess.run([str(python), "-c", "from harness.assets.vocabularies import qwen_tokenizer_dir as d; print(d())"],
                          capture_output=True, text=True, env=env, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     tokenizer = json.loads((Path(out.stdout.strip()) / "tokenizer.json").read_text(encoding="utf-8"))
@@ -315,7 +315,7 @@ def test_harmony_tokenizer_is_o200k_harmony():
 
     got = json.loads(_engine_python(
         "import json, hashlib\n"
-        "from parsers import vllm_ref as m\n"
+        "from parsers.reference import vllm as m\n"
         "path = m.use_o200k_base()\n"
         "from transformers import AutoTokenizer\n"
         "from openai_harmony import HarmonyEncodingName, load_harmony_encoding\n"
