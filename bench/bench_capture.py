@@ -43,8 +43,9 @@ def llama_pair(path: str, texts: list[str], tokens: int, repeat: int) -> tuple[f
         done = 0
         for text in texts:  # token ids: create_completion would add a second BOS to the text
             ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
-            out = llm.create_completion(ids, max_tokens=tokens, temperature=0.0, top_k=40, min_p=0.0,
-                                        repeat_penalty=1.0)
+            out = llm.create_completion(
+                ids, max_tokens=tokens, temperature=0.0, top_k=40, min_p=0.0, repeat_penalty=1.0
+            )
             done += out["usage"]["completion_tokens"]
         return done
 
@@ -65,8 +66,13 @@ def transformers_pair(folder: str, texts: list[str], tokens: int, repeat: int) -
         for text in texts:
             ids = tok(text, add_special_tokens=False, return_tensors="pt")
             with torch.no_grad():
-                out = model.generate(**ids, max_new_tokens=tokens, do_sample=False, eos_token_id=backend.eos_ids,
-                                     pad_token_id=backend.eos_ids[0])
+                out = model.generate(
+                    **ids,
+                    max_new_tokens=tokens,
+                    do_sample=False,
+                    eos_token_id=backend.eos_ids,
+                    pad_token_id=backend.eos_ids[0],
+                )
             done += out.shape[1] - ids["input_ids"].shape[1]
         return done
 
@@ -106,12 +112,18 @@ def main() -> None:
     template, fmt = load_template("gemma-4-e2b"), get_format("gemma4")
     prompts = load_prompts(["nested-args"], limit=opts.prompts)
     texts = [render_prompt(template, fmt, p)[0] for p in prompts]
-    rows = [("llama-cpp", "micro Gemma 4 (bf16 GGUF)", *llama_pair(str(micro.gguf), texts, opts.tokens, opts.repeat)),
-            ("transformers", "micro Gemma 4 (HF folder)",
-             *transformers_pair(str(micro.hf_dir), texts, opts.tokens, opts.repeat))]
+    rows = [
+        ("llama-cpp", "micro Gemma 4 (bf16 GGUF)", *llama_pair(str(micro.gguf), texts, opts.tokens, opts.repeat)),
+        (
+            "transformers",
+            "micro Gemma 4 (HF folder)",
+            *transformers_pair(str(micro.hf_dir), texts, opts.tokens, opts.repeat),
+        ),
+    ]
     try:
-        rows.append(("mlx-lm", "micro Gemma 4 (HF folder)", *mlx_pair(str(micro.hf_dir), texts, opts.tokens,
-                                                                      opts.repeat)))
+        rows.append(
+            ("mlx-lm", "micro Gemma 4 (HF folder)", *mlx_pair(str(micro.hf_dir), texts, opts.tokens, opts.repeat))
+        )
     except Exception as exc:  # the CPU build may not run this architecture: say so, keep the other rows
         print(f"mlx-lm: not measured ({type(exc).__name__}: {exc})")
     try:

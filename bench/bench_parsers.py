@@ -29,17 +29,27 @@ from harness.template.sources import load_template
 TYPICAL_TARGET_US = 1000.0
 LONG_TARGET_S = 5.0
 
-SEARCH_ARGS = {"query": "quarterly revenue by region",
-               "filters": {"year": 2024, "tags": ["finance", "emea"], "draft": False, "owner": None},
-               "limit": 25, "ratio": 0.75, "note": 'say "hi"\nline two, with {braces}',
-               "sort": [{"field": "date", "desc": True}]}
+SEARCH_ARGS = {
+    "query": "quarterly revenue by region",
+    "filters": {"year": 2024, "tags": ["finance", "emea"], "draft": False, "owner": None},
+    "limit": 25,
+    "ratio": 0.75,
+    "note": 'say "hi"\nline two, with {braces}',
+    "sort": [{"field": "date", "desc": True}],
+}
 LONG_ARGS = {"text": "word, {x}: " * 800, "rows": [{"k": i} for i in range(200)]}
 
 
 def tool(name: str, args: dict) -> dict:
     """An OpenAI-style declaration with no parameter schema beyond the names (every value an object field)."""
-    return {"type": "function", "function": {"name": name, "description": name, "parameters": {
-        "type": "object", "properties": {key: {} for key in args}}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": name,
+            "parameters": {"type": "object", "properties": {key: {} for key in args}},
+        },
+    }
 
 
 def first_offline_template(fmt: str):
@@ -84,8 +94,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=500, help="one-shot parses per timing run (default 500)")
     args = ap.parse_args()
-    print(f"{'format':14s} {'model':22s} {'typical chars':>13s} {'µs/parse':>9s}  {'long chars':>10s} "
-          f"{'stream s':>8s}")
+    print(f"{'format':14s} {'model':22s} {'typical chars':>13s} {'µs/parse':>9s}  {'long chars':>10s} {'stream s':>8s}")
     for name in known_formats():
         fmt = get_format(name)
         try:
@@ -97,15 +106,23 @@ def main() -> None:
         if model is None:
             print(f"{name:14s} skipped: {template}")
             continue
-        typical = render_scenario(template, Scenario("bench-typical", [tool("search_documents", SEARCH_ARGS)],
-                                                     [ToolCall("search_documents", SEARCH_ARGS)]), fmt)
-        long = render_scenario(template, Scenario("bench-long", [tool("save", LONG_ARGS)],
-                                                  [ToolCall("save", LONG_ARGS)]), fmt)
+        typical = render_scenario(
+            template,
+            Scenario(
+                "bench-typical", [tool("search_documents", SEARCH_ARGS)], [ToolCall("search_documents", SEARCH_ARGS)]
+            ),
+            fmt,
+        )
+        long = render_scenario(
+            template, Scenario("bench-long", [tool("save", LONG_ARGS)], [ToolCall("save", LONG_ARGS)]), fmt
+        )
         us = best_us_per_parse(parser, typical, args.repeat)
         seconds, right = stream_seconds(parser, long)
-        print(f"{name:14s} {model:22s} {len(typical.text):13d} {us:9.1f}  {len(long.text):10d} {seconds:8.2f}  "
-              f"typical {mark(us, TYPICAL_TARGET_US)}, long {mark(seconds, LONG_TARGET_S)}"
-              + ("" if right else ", STREAMED CALLS WRONG"))
+        print(
+            f"{name:14s} {model:22s} {len(typical.text):13d} {us:9.1f}  {len(long.text):10d} {seconds:8.2f}  "
+            f"typical {mark(us, TYPICAL_TARGET_US)}, long {mark(seconds, LONG_TARGET_S)}"
+            + ("" if right else ", STREAMED CALLS WRONG")
+        )
     print(f"targets: typical < {TYPICAL_TARGET_US:.0f} µs per one-shot parse, long stream < {LONG_TARGET_S:.0f} s")
 
 

@@ -13,11 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from harness.corpus.random_calls import (
-    DEFAULT_CUTS,
-    DEFAULT_FULL_EVERY,
-    random_scenario,
-)
+from harness.corpus.random_calls import DEFAULT_CUTS, DEFAULT_FULL_EVERY, random_scenario
 from harness.formats import get_format
 from harness.jobs.sweep import _init_worker, _Job, run_batch
 from harness.parse.registry import available_parsers
@@ -44,8 +40,10 @@ def main() -> None:
     args = ap.parse_args()
     fmt = get_format(get_model(args.model).format)
     template = load_template(args.model)
-    print(f"{args.model} ({fmt.name}), {args.n} cases per figure, one process; extrapolation to {FULL_N} cases "
-          f"on {args.jobs} processes from CPU time")
+    print(
+        f"{args.model} ({fmt.name}), {args.n} cases per figure, one process; extrapolation to {FULL_N} cases "
+        f"on {args.jobs} processes from CPU time"
+    )
     wall, cpu = timed(lambda: [render_scenario(template, random_scenario(0, i, fmt), fmt) for i in range(args.n)])
     print(f"  {'render only':32s} {args.n / wall:7.0f} cases/s wall {args.n / cpu:7.0f} cases/CPU-s")
     for name, factory in available_parsers(fmt.name).items():
@@ -54,8 +52,10 @@ def main() -> None:
         wall, cpu = timed(lambda: run_batch((0, args.n)))
         full = FULL_N / (args.n / cpu * args.jobs)
         verdict = "ok" if full < TARGET_S else "over"
-        print(f"  {name:32s} {args.n / wall:7.0f} cases/s wall {args.n / cpu:7.0f} cases/CPU-s  → {FULL_N} cases "
-              f"on {args.jobs} cores ≈ {full:5.0f} s (target {TARGET_S:.0f} s: {verdict})")
+        print(
+            f"  {name:32s} {args.n / wall:7.0f} cases/s wall {args.n / cpu:7.0f} cases/CPU-s  → {FULL_N} cases "
+            f"on {args.jobs} cores ≈ {full:5.0f} s (target {TARGET_S:.0f} s: {verdict})"
+        )
 
 
 if __name__ == "__main__":

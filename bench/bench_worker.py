@@ -52,12 +52,17 @@ def main() -> None:
     args = ap.parse_args()
 
     fmt = get_format(get_model(args.model).format)
-    cases = build_corpus(load_template(args.model), fmt, seed=args.seed, n_generated=args.cases,
-                         slices=("curated", "generated")).cases
+    cases = build_corpus(
+        load_template(args.model), fmt, seed=args.seed, n_generated=args.cases, slices=("curated", "generated")
+    ).cases
     items = [(c.text, c.tools, c.prefix) for c in cases]
     own = Gemma4Parser()
-    worker = WorkerParser(WorkerSpec([sys.executable, "-m", "harness.engines.server", "parsers.own.gemma4"],
-                                     {"PYTHONPATH": str(ROOT)}, "bench"), "gemma4")
+    worker = WorkerParser(
+        WorkerSpec(
+            [sys.executable, "-m", "harness.engines.server", "parsers.own.gemma4"], {"PYTHONPATH": str(ROOT)}, "bench"
+        ),
+        "gemma4",
+    )
     n = len(items)
     print(f"{n} cases, mean text {sum(len(t) for t, _, _ in items) / n:.0f} chars; median of {args.repeat} runs")
 
@@ -79,8 +84,10 @@ def main() -> None:
     overhead = (pipelined - inproc) / n * 1e6
     stream_overhead = (s_worker - s_in) / feeds * 1e6
     verdict = "meets" if max(overhead, stream_overhead) < TARGET_US else "misses"
-    print(f"pipelined overhead per call: one-shot {overhead:.1f} us, streaming {stream_overhead:.1f} us "
-          f"({verdict} the {TARGET_US:.0f} us target)")
+    print(
+        f"pipelined overhead per call: one-shot {overhead:.1f} us, streaming {stream_overhead:.1f} us "
+        f"({verdict} the {TARGET_US:.0f} us target)"
+    )
 
 
 def row(label: str, seconds: float, calls: int, baseline: float | None = None) -> None:

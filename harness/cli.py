@@ -92,16 +92,21 @@ def _csv(text: str) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="toolcall-harness",
-                                  description="Differential testing and evaluation of LLM tool-call parsers.")
+    top = argparse.ArgumentParser(
+        prog="toolcall-harness", description="Differential testing and evaluation of LLM tool-call parsers."
+    )
     sub = top.add_subparsers(dest="command", required=True)
 
     ev = sub.add_parser("eval", help="render the model's corpus, run every parser, print the pass-rate table")
     _template_args(ev)
-    ev.add_argument("--parsers", type=_csv, default=None,
-                    help="comma-separated parser names or aliases; 'all' adds every engine; ENGINE[==VERSION]; "
-                         "cmd:COMMAND (no commas in it); py:MODULE:CLASS or py:FILE.py:CLASS "
-                         "(default: the in-process parsers for the format)")
+    ev.add_argument(
+        "--parsers",
+        type=_csv,
+        default=None,
+        help="comma-separated parser names or aliases; 'all' adds every engine; ENGINE[==VERSION]; "
+        "cmd:COMMAND (no commas in it); py:MODULE:CLASS or py:FILE.py:CLASS "
+        "(default: the in-process parsers for the format)",
+    )
     ev.add_argument("--modes", type=_csv, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
     ev.add_argument("--slices", type=_csv, default=list(SLICES), help=f"default: {','.join(SLICES)}")
     ev.add_argument("--seed", type=_count, default=0, help="seed for generated cases and random chunkings")
@@ -109,14 +114,25 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", type=Path, default=None, help="run directory (default reports/<model>/<run-id>)")
     ev.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")
     ev.add_argument("--no-shrink", action="store_true", help="skip hypothesis shrinking of generated failures")
-    ev.add_argument("--no-install", action="store_true",
-                    help="report engines that are not built yet as unavailable instead of building them")
+    ev.add_argument(
+        "--no-install",
+        action="store_true",
+        help="report engines that are not built yet as unavailable instead of building them",
+    )
     _capture_args(ev)
-    ev.add_argument("--captures", type=_csv, default=None, metavar="FILE[,FILE]",
-                    help="score these capture files (JSON Lines) instead of generating")
+    ev.add_argument(
+        "--captures",
+        type=_csv,
+        default=None,
+        metavar="FILE[,FILE]",
+        help="score these capture files (JSON Lines) instead of generating",
+    )
     ev.add_argument("--no-capture", action="store_true", help="skip capturing even when the catalog names a backend")
-    ev.add_argument("--all-models", action="store_true",
-                    help="run every catalog model (captures off) and print one table per format family")
+    ev.add_argument(
+        "--all-models",
+        action="store_true",
+        help="run every catalog model (captures off) and print one table per format family",
+    )
     ev.set_defaults(func=_cmd_eval)
 
     ca = sub.add_parser("capture", help="run a model on the prompt suites and record its raw output (JSON Lines)")
@@ -128,8 +144,14 @@ def _parser() -> argparse.ArgumentParser:
     ck = sub.add_parser("check", help="score an external case file (JSON Lines) with one parser")
     ck.add_argument("file", type=Path)
     ck.add_argument("--parser", required=True)
-    ck.add_argument("--modes", "--mode", dest="mode", type=_csv, default=["oneshot"],
-                    help="modes, comma-separated (default oneshot)")
+    ck.add_argument(
+        "--modes",
+        "--mode",
+        dest="mode",
+        type=_csv,
+        default=["oneshot"],
+        help="modes, comma-separated (default oneshot)",
+    )
     ck.add_argument("--format", default=None, help="only cases of this format")
     ck.add_argument("--seed", type=_count, default=0)
     ck.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S)
@@ -139,8 +161,12 @@ def _parser() -> argparse.ArgumentParser:
 
     ps = sub.add_parser("parsers", help="list parser names, and why any is unavailable")
     ps.add_argument("--format", default=None)
-    ps.add_argument("--worker", default=None, metavar="NAME",
-                    help="start one out-of-process parser (engine name or 'cmd:COMMAND') and print its hello")
+    ps.add_argument(
+        "--worker",
+        default=None,
+        metavar="NAME",
+        help="start one out-of-process parser (engine name or 'cmd:COMMAND') and print its hello",
+    )
     ps.set_defaults(func=_cmd_parsers)
 
     en = sub.add_parser("engines", help="build and list engine environments (SGLang, vLLM, llama.cpp, ...)")
@@ -181,21 +207,38 @@ def _sweep_command(sub) -> None:
     from harness.corpus.random_calls import DEFAULT_CUTS, DEFAULT_FULL_EVERY
     from harness.report.sweep import DEFAULT_KEEP
 
-    sw = sub.add_parser("sweep", help="random tool calls through the real template: one-shot, char-by-char "
-                                      "streaming and truncation checks; prints the wrong/total rate per parser")
+    sw = sub.add_parser(
+        "sweep",
+        help="random tool calls through the real template: one-shot, char-by-char "
+        "streaming and truncation checks; prints the wrong/total rate per parser",
+    )
     sw.add_argument("--model", default="gemma-4-e2b", help="catalog name (see `toolcall-harness models`)")
-    sw.add_argument("--parser", "--parsers", dest="parsers", type=_csv, default=["toolcall-harness"],
-                    help="parser name(s), comma-separated (default: the project's own parser)")
+    sw.add_argument(
+        "--parser",
+        "--parsers",
+        dest="parsers",
+        type=_csv,
+        default=["toolcall-harness"],
+        help="parser name(s), comma-separated (default: the project's own parser)",
+    )
     sw.add_argument("-n", "--cases", dest="n", type=_count, default=2000, help="random cases (default 2000)")
     sw.add_argument("--seed", type=_count, default=0, help="case i is built from (seed, i) alone")
     sw.add_argument("--jobs", type=_positive, default=None, help="processes (default: every CPU)")
     sw.add_argument("--out", type=Path, default=None, help="run directory (default reports/<model>/sweep-<time>)")
     sw.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")
     sw.add_argument("--cuts", type=_count, default=DEFAULT_CUTS, help="seeded random truncation cuts per case")
-    sw.add_argument("--full-every", type=_count, default=DEFAULT_FULL_EVERY,
-                    help="truncate at every position on every Nth case (0: never)")
-    sw.add_argument("--keep", type=_count, default=DEFAULT_KEEP,
-                    help="failure lines written per (parser, check, error type); counts stay exact")
+    sw.add_argument(
+        "--full-every",
+        type=_count,
+        default=DEFAULT_FULL_EVERY,
+        help="truncate at every position on every Nth case (0: never)",
+    )
+    sw.add_argument(
+        "--keep",
+        type=_count,
+        default=DEFAULT_KEEP,
+        help="failure lines written per (parser, check, error type); counts stay exact",
+    )
     sw.add_argument("--repros", type=_count, default=10, help="failure groups to minimize (default 10)")
     sw.add_argument("--budget", type=_count, default=300, help="checks per minimization (default 300)")
     sw.set_defaults(func=_cmd_sweep)
@@ -205,9 +248,23 @@ def _cmd_sweep(args, console: Console) -> int:
     from harness.jobs.sweep import run_sweep
     from harness.report.sweep import SweepConfig
 
-    run_sweep(SweepConfig(model=args.model, parsers=args.parsers, n=args.n, seed=args.seed, jobs=args.jobs,
-                          out_dir=args.out, timeout_s=args.timeout, cuts=args.cuts, full_every=args.full_every,
-                          keep=args.keep, repros=args.repros, budget=args.budget, console=console))
+    run_sweep(
+        SweepConfig(
+            model=args.model,
+            parsers=args.parsers,
+            n=args.n,
+            seed=args.seed,
+            jobs=args.jobs,
+            out_dir=args.out,
+            timeout_s=args.timeout,
+            cuts=args.cuts,
+            full_every=args.full_every,
+            keep=args.keep,
+            repros=args.repros,
+            budget=args.budget,
+            console=console,
+        )
+    )
     return 0
 
 
@@ -219,8 +276,12 @@ def _baseline_commands(sub) -> None:
     bl_sub = bl.add_subparsers(dest="baseline_command", required=True)
     bs = bl_sub.add_parser("save", help="run the corpus and write reports/baselines/<model>/<parser>.json")
     _template_args(bs)
-    bs.add_argument("--parsers", type=_csv, default=None,
-                    help="parsers as in eval (default: the in-process parsers for the format); one baseline each")
+    bs.add_argument(
+        "--parsers",
+        type=_csv,
+        default=None,
+        help="parsers as in eval (default: the in-process parsers for the format); one baseline each",
+    )
     bs.add_argument("--modes", type=_csv, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
     bs.add_argument("--slices", type=_csv, default=list(SLICES), help=f"default: {','.join(SLICES)}")
     bs.add_argument("--seed", type=_count, default=0)
@@ -230,16 +291,29 @@ def _baseline_commands(sub) -> None:
 
     gt = sub.add_parser("gate", help="rerun saved baselines and compare case by case (exit 1 on any regression)")
     gt.add_argument("--model", default=None, help="catalog name (default: the --baseline file's, else gemma-4-e2b)")
-    gt.add_argument("--model-dir", default=None,
-                    help="template from this model directory instead of the recorded source")
+    gt.add_argument(
+        "--model-dir", default=None, help="template from this model directory instead of the recorded source"
+    )
     gt.add_argument("--gguf", default=None, help="template from this GGUF instead of the recorded source")
-    gt.add_argument("--parsers", type=_csv, default=None,
-                    help="parsers to gate, e.g. a candidate py:MODULE:CLASS (default: each baseline's own parser)")
-    gt.add_argument("--baseline", type=Path, default=None, metavar="FILE",
-                    help="compare with this baseline file (default: the model's baselines in --dir)")
+    gt.add_argument(
+        "--parsers",
+        type=_csv,
+        default=None,
+        help="parsers to gate, e.g. a candidate py:MODULE:CLASS (default: each baseline's own parser)",
+    )
+    gt.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="compare with this baseline file (default: the model's baselines in --dir)",
+    )
     gt.add_argument("--shrink", action="store_true", help="hypothesis-shrink generated failures (in the run report)")
-    gt.add_argument("--no-minimize", action="store_true",
-                    help="skip reducing each regressed case to a minimal failing input (harness/analysis/minimize.py)")
+    gt.add_argument(
+        "--no-minimize",
+        action="store_true",
+        help="skip reducing each regressed case to a minimal failing input (harness/analysis/minimize.py)",
+    )
     _gate_common_args(gt, BASELINES_DIR)
     gt.set_defaults(func=_cmd_gate)
 
@@ -256,28 +330,60 @@ def _cmd_baseline_save(args, console: Console) -> int:
 
     _check_choices("mode", args.modes, DEFAULT_MODES)
     _check_choices("slice", args.slices, SLICES)
-    settings = RunSettings(model=args.model, seed=args.seed, n_generated=args.cases, slices=tuple(args.slices),
-                           modes=tuple(args.modes), model_dir=args.model_dir, gguf=args.gguf)
-    save_baselines(settings, args.parsers, baseline_dir=args.dir, runs_root=args.out, console=console,
-                   timeout_s=args.timeout, install_missing=not args.no_install)
+    settings = RunSettings(
+        model=args.model,
+        seed=args.seed,
+        n_generated=args.cases,
+        slices=tuple(args.slices),
+        modes=tuple(args.modes),
+        model_dir=args.model_dir,
+        gguf=args.gguf,
+    )
+    save_baselines(
+        settings,
+        args.parsers,
+        baseline_dir=args.dir,
+        runs_root=args.out,
+        console=console,
+        timeout_s=args.timeout,
+        install_missing=not args.no_install,
+    )
     return 0
 
 
 def _cmd_gate(args, console: Console) -> int:
     from harness.jobs.gate import run_gate
 
-    results = run_gate(args.model, args.parsers, args.baseline, baseline_dir=args.dir, runs_root=args.out,
-                       console=console, model_dir=args.model_dir, gguf=args.gguf, timeout_s=args.timeout,
-                       shrink=args.shrink, install_missing=not args.no_install, minimize=not args.no_minimize)
+    results = run_gate(
+        args.model,
+        args.parsers,
+        args.baseline,
+        baseline_dir=args.dir,
+        runs_root=args.out,
+        console=console,
+        model_dir=args.model_dir,
+        gguf=args.gguf,
+        timeout_s=args.timeout,
+        shrink=args.shrink,
+        install_missing=not args.no_install,
+        minimize=not args.no_minimize,
+    )
     return 1 if any(r.regressions for r in results) else 0
 
 
 def _template_args(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--model", default="gemma-4-e2b",
-                     help="catalog name (see `toolcall-harness models`); it sets the format and hub repo "
-                          "even when --model-dir or --gguf supplies the template")
+    cmd.add_argument(
+        "--model",
+        default="gemma-4-e2b",
+        help="catalog name (see `toolcall-harness models`); it sets the format and hub repo "
+        "even when --model-dir or --gguf supplies the template",
+    )
     cmd.add_argument("--model-dir", default=None, help="local model directory holding the chat template")
-    cmd.add_argument("--gguf", default=None, help="a GGUF file: its tokenizer.chat_template is the template of the run, and the llama-cpp capture backend loads it")
+    cmd.add_argument(
+        "--gguf",
+        default=None,
+        help="a GGUF file: its tokenizer.chat_template is the template of the run, and the llama-cpp capture backend loads it",
+    )
 
 
 def _cmd_eval(args, console: Console) -> int:
@@ -288,40 +394,80 @@ def _cmd_eval(args, console: Console) -> int:
     if args.all_models:
         from harness.jobs.all_models import run_all_models
 
-        run_all_models(EvalConfig(parsers=args.parsers, modes=tuple(args.modes), slices=tuple(args.slices),
-                                  seed=args.seed, n_generated=args.cases, timeout_s=args.timeout,
-                                  shrink=not args.no_shrink, console=console, install_missing=not args.no_install),
-                       out_root=args.out)
+        run_all_models(
+            EvalConfig(
+                parsers=args.parsers,
+                modes=tuple(args.modes),
+                slices=tuple(args.slices),
+                seed=args.seed,
+                n_generated=args.cases,
+                timeout_s=args.timeout,
+                shrink=not args.no_shrink,
+                console=console,
+                install_missing=not args.no_install,
+            ),
+            out_root=args.out,
+        )
         return 0
     capture = _capture_settings(args, files=tuple(Path(f) for f in args.captures or ()), required=False)
-    run_eval(EvalConfig(model=args.model, parsers=args.parsers, modes=tuple(args.modes), slices=tuple(args.slices),
-                        seed=args.seed, n_generated=args.cases, model_dir=args.model_dir, gguf=args.gguf,
-                        out_dir=args.out, timeout_s=args.timeout, shrink=not args.no_shrink, console=console,
-                        install_missing=not args.no_install, capture=capture, no_capture=args.no_capture))
+    run_eval(
+        EvalConfig(
+            model=args.model,
+            parsers=args.parsers,
+            modes=tuple(args.modes),
+            slices=tuple(args.slices),
+            seed=args.seed,
+            n_generated=args.cases,
+            model_dir=args.model_dir,
+            gguf=args.gguf,
+            out_dir=args.out,
+            timeout_s=args.timeout,
+            shrink=not args.no_shrink,
+            console=console,
+            install_missing=not args.no_install,
+            capture=capture,
+            no_capture=args.no_capture,
+        )
+    )
     return 0
 
 
 def _capture_args(sub: argparse.ArgumentParser) -> None:
     from harness.capture.backends import known_backends
 
-    sub.add_argument("--backend", choices=known_backends(), default=None,
-                     help="capture with this backend (default: the catalog's capture_backend for the model)")
+    sub.add_argument(
+        "--backend",
+        choices=known_backends(),
+        default=None,
+        help="capture with this backend (default: the catalog's capture_backend for the model)",
+    )
     sub.add_argument("--suites", type=_csv, default=None, help="suite names or files (default: every shipped suite)")
     sub.add_argument("--capture-limit", type=_count, default=None, metavar="N", help="first N prompts of each suite")
     sub.add_argument("--max-tokens", type=_positive, default=256, help="completion tokens per prompt (default 256)")
     sub.add_argument("--temperature", type=_non_negative, default=0.0, help="0 = greedy (default)")
     sub.add_argument("--capture-seed", type=_count, default=0, help="sampler seed (default 0)")
     sub.add_argument("--grammar", type=Path, default=None, help="GBNF grammar file (llama-cpp backend)")
-    sub.add_argument("--force-reference", action="store_true",
-                     help="make the model write each prompt's reference answer (fixture models)")
+    sub.add_argument(
+        "--force-reference",
+        action="store_true",
+        help="make the model write each prompt's reference answer (fixture models)",
+    )
     sub.add_argument("--base-url", default=None, help="openai backend: server URL, e.g. http://127.0.0.1:8080")
-    sub.add_argument("--server-mode", choices=["completions", "chat"], default="completions",
-                     help="openai backend: raw completions of the rendered prompt, or chat with tools")
+    sub.add_argument(
+        "--server-mode",
+        choices=["completions", "chat"],
+        default="completions",
+        help="openai backend: raw completions of the rendered prompt, or chat with tools",
+    )
     sub.add_argument("--server-name", default=None, help="openai backend: name for the server's own parser")
     sub.add_argument("--concurrency", type=_positive, default=4, help="openai backend: requests in flight (default 4)")
-    sub.add_argument("--examples", default=None, metavar="NAME",
-                     help="few-shot turns before each prompt: corpora/fewshot/NAME.json or a .json file (default: "
-                          "the catalog's capture_examples; 'none' for none)")
+    sub.add_argument(
+        "--examples",
+        default=None,
+        metavar="NAME",
+        help="few-shot turns before each prompt: corpora/fewshot/NAME.json or a .json file (default: "
+        "the catalog's capture_examples; 'none' for none)",
+    )
 
 
 def _capture_settings(args, files: tuple = (), required: bool = True):
@@ -336,32 +482,33 @@ def _capture_settings(args, files: tuple = (), required: bool = True):
     if backend is None and not required:
         return None
     if backend is None:
-        raise HarnessError(f"{args.model}: the catalog names no capture backend; pass --backend "
-                           f"(transformers, llama-cpp, mlx-lm, openai)")
+        raise HarnessError(
+            f"{args.model}: the catalog names no capture backend; pass --backend "
+            f"(transformers, llama-cpp, mlx-lm, openai)"
+        )
     grammar = None
     if args.grammar is not None:
         if backend != "llama-cpp":
             raise HarnessError(f"--grammar applies to the llama-cpp backend, not {backend}")
         grammar = args.grammar.read_text(encoding="utf-8")
-    return CaptureSettings(backend=backend, suites=tuple(args.suites or ()), limit=args.capture_limit,
-                           sampling=Sampling(temperature=args.temperature, max_tokens=args.max_tokens,
-                                             seed=args.capture_seed),
-                           force=args.force_reference, grammar=grammar, base_url=args.base_url,
-                           server_mode=args.server_mode, concurrency=max(1, args.concurrency),
-                           server_name=args.server_name, files=files,
-                           examples=None if args.examples == "none" else args.examples or entry.capture_examples or None)
-
+    return CaptureSettings(
+        backend=backend,
+        suites=tuple(args.suites or ()),
+        limit=args.capture_limit,
+        sampling=Sampling(temperature=args.temperature, max_tokens=args.max_tokens, seed=args.capture_seed),
+        force=args.force_reference,
+        grammar=grammar,
+        base_url=args.base_url,
+        server_mode=args.server_mode,
+        concurrency=max(1, args.concurrency),
+        server_name=args.server_name,
+        files=files,
+        examples=None if args.examples == "none" else args.examples or entry.capture_examples or None,
+    )
 
 
 def _cmd_capture(args, console: Console) -> int:
-    from harness.capture.run import (
-        capture_key,
-        capture_stats,
-        load_examples,
-        load_prompts,
-        open_backend,
-        run_capture,
-    )
+    from harness.capture.run import capture_key, capture_stats, load_examples, load_prompts, open_backend, run_capture
     from harness.formats import get_format
     from harness.jobs.evaluate import REPORTS_DIR
     from harness.report.tables import STATS_HEADER, _stats_rows
@@ -377,10 +524,20 @@ def _cmd_capture(args, console: Console) -> int:
     path = args.out or REPORTS_DIR / args.model / "captures" / capture_key(backend.name, backend.weights.sha256)
     print(f"capturing {len(prompts)} prompts with {backend.name} ({backend.weights.path}) into {path}")
     examples = load_examples(settings.examples) if settings.examples else None
-    run = run_capture(prompts, backend, template, fmt, path, sampling=settings.sampling, force=settings.force,
-                      options=settings.recorded_options(), examples=examples,
-                      on_capture=lambda c: print(f"  {c.prompt_id}: {c.error or c.finish_reason} "
-                                                 f"({c.tokens} tokens, {c.elapsed_s:.1f} s)"))
+    run = run_capture(
+        prompts,
+        backend,
+        template,
+        fmt,
+        path,
+        sampling=settings.sampling,
+        force=settings.force,
+        options=settings.recorded_options(),
+        examples=examples,
+        on_capture=lambda c: print(
+            f"  {c.prompt_id}: {c.error or c.finish_reason} ({c.tokens} tokens, {c.elapsed_s:.1f} s)"
+        ),
+    )
     backend.close()
     print(f"{run.generated} prompts run, {run.reused} reused; capture errors: {run.errors}")
     if run.stopped:
@@ -398,8 +555,16 @@ def _cmd_check(args, console: Console) -> int:
     _check_choices("mode", args.mode, DEFAULT_MODES)
     if args.format is not None:
         _check_choices("format", [args.format], FORMATS)
-    summary = check_file(args.file, args.parser, modes=tuple(args.mode), fmt=args.format, seed=args.seed,
-                         timeout_s=args.timeout, out=args.out, install_missing=not args.no_install)
+    summary = check_file(
+        args.file,
+        args.parser,
+        modes=tuple(args.mode),
+        fmt=args.format,
+        seed=args.seed,
+        timeout_s=args.timeout,
+        out=args.out,
+        install_missing=not args.no_install,
+    )
     print(summary.describe())
     return 0
 
@@ -410,8 +575,10 @@ def _cmd_parsers(args, console: Console) -> int:
     if args.worker:
         parser = get_any_parser(args.worker, args.format or "gemma4", install_missing=False)
         if not getattr(parser, "out_of_process", False):
-            print(f"{parser.name} runs in-process (library {parser.library} {parser.version}); "
-                  "--worker starts engines and cmd: workers")
+            print(
+                f"{parser.name} runs in-process (library {parser.library} {parser.version}); "
+                "--worker starts engines and cmd: workers"
+            )
             return 0
         print(json.dumps({"name": parser.name, "hello": parser.hello, "command": parser.spec.argv}, indent=2))
         parser.close()
@@ -425,8 +592,10 @@ def _cmd_parsers(args, console: Console) -> int:
             continue
         installed = find_installed(engine.name)
         state = "installed" if installed else f"not installed (`toolcall-harness engines install {engine.name}`)"
-        print(f"{engine.name + '==' + engine.default_version + ':' + ','.join(engine.formats):40s} "
-              f"engine (out of process), {state}")
+        print(
+            f"{engine.name + '==' + engine.default_version + ':' + ','.join(engine.formats):40s} "
+            f"engine (out of process), {state}"
+        )
     return 0
 
 
@@ -440,18 +609,14 @@ def _cmd_engines_install(args, console: Console) -> int:
 
 
 def _cmd_engines_list(args, console: Console) -> int:
-    from harness.engines.environments import (
-        broken_engines,
-        describe,
-        engines,
-        list_installed,
-        recipe_summary,
-    )
+    from harness.engines.environments import broken_engines, describe, engines, list_installed, recipe_summary
 
     print("engines (default version; cold install; recipe):")
     for engine in engines().values():
-        print(f"  {engine.name}=={engine.default_version}  formats {','.join(engine.formats)}; "
-              f"cold install {engine.cold_install}")
+        print(
+            f"  {engine.name}=={engine.default_version}  formats {','.join(engine.formats)}; "
+            f"cold install {engine.cold_install}"
+        )
         print(f"      {recipe_summary(engine, engine.default_version)}")
     for module, reason in broken_engines().items():
         print(f"  {module}: unavailable: {reason}")
@@ -506,8 +671,10 @@ def _cmd_corpus(args, console: Console) -> int:
     _check_choices("slice", args.slices, SLICES)
     fmt = get_format(get_model(args.model).format)
     template = load_template(args.model, model_dir=args.model_dir, gguf=args.gguf)
-    print(f"template: {template.provenance['source']} {template.file} sha256 {template.sha256}"
-          + (f" (fallback: {template.provenance['fallback_note']})" if template.fallback else ""))
+    print(
+        f"template: {template.provenance['source']} {template.file} sha256 {template.sha256}"
+        + (f" (fallback: {template.provenance['fallback_note']})" if template.fallback else "")
+    )
     corpus = build_corpus(template, fmt, seed=args.seed, n_generated=args.cases, slices=tuple(args.slices))
     count = write_cases(args.out, corpus.cases)
     print(f"wrote {count} cases to {args.out} ({len(corpus.skipped)} skipped)")

@@ -5,9 +5,23 @@ from harness.engines import environments as engines
 from harness.parse.registry import get_any_parser
 
 OFF = "<|channel>thought\n<channel|>"  # Gemma 4 prefix with thinking off (the template's default)
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "weather",
-          "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
-                                                          "note": {"type": ["string", "null"]}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "note": {"type": ["string", "null"]},
+                },
+            },
+        },
+    }
+]
 CALL = '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>'
 
 
@@ -21,10 +35,23 @@ def engine_worker(name: str):
 
 # ------------------------------------------------------------------------------------------------- Hermes
 
-HERMES_TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "weather",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
-                                                    "note": {"type": ["string", "null"]}}}}}]
+HERMES_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "note": {"type": ["string", "null"]},
+                },
+            },
+        },
+    }
+]
 HERMES_TEMPLATE = "models/templates/Qwen-Qwen2.5-7B-Instruct.jinja"
 HERMES_PROMPT_END = "<|im_start|>assistant\n"
 PARIS = {"city": "Paris", "days": 3}
@@ -43,15 +70,18 @@ def hermes_render(content: str, calls: list[dict]) -> str:
 
     template = Path(sdist_file(HERMES_TEMPLATE)).read_text()
     messages = [{"role": "user", "content": "What is the weather?"}]
-    turn = {"role": "assistant", "content": content,
-            "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": a}} for a in calls]}
+    turn = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": a}} for a in calls],
+    }
     kwargs = {"tools": HERMES_TOOLS, "chat_template": template}
     (prompt,), _ = render_jinja_template(conversations=[messages], add_generation_prompt=True, **kwargs)
     (full,), _ = render_jinja_template(conversations=[messages + [turn]], **kwargs)
     assert prompt.endswith(HERMES_PROMPT_END) and full.startswith(prompt[:-1])
-    completion = full[len(prompt):]
+    completion = full[len(prompt) :]
     assert completion.endswith("<|im_end|>\n")
-    return completion[:-len("<|im_end|>\n")]
+    return completion[: -len("<|im_end|>\n")]
 
 
 # The Hermes texts every reference is run on, and the message each stands for.
@@ -123,8 +153,10 @@ def hermes_worker(name: str):
 # rendered by a catalog model's own template through the harness (harness.template.render.render_scenario), so every text
 # is the template's own, with the case's parse prefix and tools.
 
-RENDERED_PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
-                                                         "note": {"type": ["string", "null"]}}}
+RENDERED_PARAMETERS = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "note": {"type": ["string", "null"]}},
+}
 RENDERED_MODES = ("oneshot", "whole", "char", "pieces")
 
 
@@ -148,12 +180,20 @@ def rendered_cases(model: str, marker: str | None = None) -> dict:
     scenarios = {
         "one_call": edge("one-call", [], call("get_weather", PARIS), parameters=params),
         "two_calls": edge("two-calls", [], [call("get_weather", PARIS), call("get_weather", ROME)], parameters=params),
-        "content_call": edge("content-call", [], call("get_weather", PARIS), parameters=params,
-                             content_before="Let me check.", content_after="Done."),
-        "marker_in_string": edge("marker-in-string", [],
-                                 call("get_weather", {"city": "Paris", "note": f"a {marker} b"}), parameters=params),
-        "reasoning_call": edge("reasoning-call", [], call("get_weather", PARIS), parameters=params,
-                               reasoning="The user wants the weather."),
+        "content_call": edge(
+            "content-call",
+            [],
+            call("get_weather", PARIS),
+            parameters=params,
+            content_before="Let me check.",
+            content_after="Done.",
+        ),
+        "marker_in_string": edge(
+            "marker-in-string", [], call("get_weather", {"city": "Paris", "note": f"a {marker} b"}), parameters=params
+        ),
+        "reasoning_call": edge(
+            "reasoning-call", [], call("get_weather", PARIS), parameters=params, reasoning="The user wants the weather."
+        ),
     }
     cases = {}
     for name, scenario in scenarios.items():

@@ -25,13 +25,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.capture.backends import (
-    BackendError,
-    Request,
-    Sampling,
-    Weights,
-    create_backend,
-)
+from harness.capture.backends import BackendError, Request, Sampling, Weights, create_backend
 from harness.capture.backends.openai import create, gbnf_literal, server_parser
 from harness.capture.records import Capture
 from harness.capture.suites import ExpectedCall, Prompt
@@ -42,13 +36,22 @@ from harness.score.captures import score_capture
 
 SERVER_MODULES = ("uvicorn", "fastapi", "sse_starlette", "pydantic_settings", "starlette_context", "llama_cpp")
 SERVER_NAME = "llama-cpp-python==0.3.36"
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Current weather in a city.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string", "enum": ["Paris", "Oslo"]}},
-                   "required": ["city"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string", "enum": ["Paris", "Oslo"]}},
+                "required": ["city"],
+            },
+        },
+    }
+]
 # Forces a long answer (at least 1000 letters, i.e. hundreds of tokens) so a test can act while it streams.
 LONG = "root ::= [a-z ]{1000} [a-z ]*"
-
 
 
 def test_server_packages_are_installed():
@@ -80,8 +83,9 @@ def prompt_for(micro):
     from harness.template.sources import load_template
 
     template = load_template("gemma-4-e2b", gguf=str(micro.gguf))
-    return lambda user, tools=None: render_messages(template, [{"role": "user", "content": user}], tools,
-                                                    add_generation_prompt=True)
+    return lambda user, tools=None: render_messages(
+        template, [{"role": "user", "content": user}], tools, add_generation_prompt=True
+    )
 
 
 class Server:
@@ -96,8 +100,21 @@ class Server:
         started = time.monotonic()
         with open(log, "wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1",
-                 "--port", str(self.port), *flags], stdout=out, stderr=subprocess.STDOUT)
+                [
+                    sys.executable,
+                    "-m",
+                    "llama_cpp.server",
+                    "--model",
+                    model,
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    *flags,
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         deadline = started + 60
         while True:
             if self.proc.poll() is not None:
@@ -151,7 +168,7 @@ def test_completions_stream_matches_the_non_streaming_answer(server, prompt_for)
     prompt = prompt_for("Name three colours.")
     assert prompt.startswith("<bos><|turn>user\n") and prompt.endswith("<|turn>model\n<|channel>thought\n<channel|>")
     # The server adds BOS itself: the backend sends the prompt without the rendered "<bos>".
-    body = {"prompt": prompt[len("<bos>"):], "max_tokens": 16, "temperature": 0.0, "top_p": 1.0, "seed": 0}
+    body = {"prompt": prompt[len("<bos>") :], "max_tokens": 16, "temperature": 0.0, "top_p": 1.0, "seed": 0}
     # llama-cpp-python reuses its KV cache across requests: the first request for a prompt evaluates it in one
     # batch, a repeat re-evaluates only the last token, and the two can pick different greedy tokens. A warm-up
     # puts the streaming and the non-streaming request on the same (repeat) path.
@@ -159,8 +176,9 @@ def test_completions_stream_matches_the_non_streaming_answer(server, prompt_for)
     whole = httpx.post(f"{server.url}/v1/completions", json=body, timeout=60).json()["choices"][0]
 
     seen = []
-    gen = backend.generate(Request("colours", prompt, sampling=Sampling(max_tokens=16)),
-                           lambda text, ids: seen.append((text, ids)))
+    gen = backend.generate(
+        Request("colours", prompt, sampling=Sampling(max_tokens=16)), lambda text, ids: seen.append((text, ids))
+    )
     assert gen.error is None
     assert len(gen.pieces) > 1 and seen == gen.pieces and all(ids == [] for _, ids in gen.pieces)
     assert gen.text == whole["text"] and gen.text
@@ -179,22 +197,26 @@ def server_model_id(server: Server) -> str:
 
 
 def test_completions_grammar_stop_and_force_text(server, prompt_for):
-    backend = create_backend("openai", Weights(server.url, "server", "test server", name="micro-gemma4"),
-                             mode="completions")
+    backend = create_backend(
+        "openai", Weights(server.url, "server", "test server", name="micro-gemma4"), mode="completions"
+    )
     assert backend.name == "openai" and backend.weights.name == "micro-gemma4"
 
-    yes_no = backend.generate(Request("sky", prompt_for("Is the sky blue? Answer yes or no."),
-                                      grammar='root ::= "yes" | "no"'))
+    yes_no = backend.generate(
+        Request("sky", prompt_for("Is the sky blue? Answer yes or no."), grammar='root ::= "yes" | "no"')
+    )
     assert yes_no.error is None and yes_no.text in ("yes", "no") and yes_no.finish_reason == "stop"
 
-    stopped = backend.generate(Request("stop", prompt_for("Say it."), grammar='root ::= "alpha beta gamma delta"',
-                                       stop=(" gamma",)))
+    stopped = backend.generate(
+        Request("stop", prompt_for("Say it."), grammar='root ::= "alpha beta gamma delta"', stop=(" gamma",))
+    )
     assert stopped.error is None and stopped.text == "alpha beta" and stopped.finish_reason == "stop"
 
     answer = 'Call: {"path": "C:\\\\tmp", "q": "say \\"hi\\"\n\tok"}'
     assert gbnf_literal(answer).startswith('"Call: {\\"path\\"')
-    forced = backend.generate(Request("forced", prompt_for("Anything."), sampling=Sampling(max_tokens=64),
-                                      force_text=answer))
+    forced = backend.generate(
+        Request("forced", prompt_for("Anything."), sampling=Sampling(max_tokens=64), force_text=answer)
+    )
     assert forced.error is None and forced.text == answer
     backend.close()
 
@@ -213,10 +235,14 @@ def test_chat_mode_records_content_and_the_servers_tool_calls(server):
 
     # llama-cpp-python parses calls only for a named tool_choice (it then constrains the answer to the tool's
     # schema and streams tool_calls deltas, repeating the name in each); content stays empty.
-    forced = create(None, base_url=server.url, mode="chat", server_name=SERVER_NAME,
-                    extra_body={"tool_choice": {"type": "function", "function": {"name": "get_weather"}}})
-    gen = forced.generate(Request("weather", "", sampling=Sampling(max_tokens=24), messages=messages,
-                                  tools=TOOLS))
+    forced = create(
+        None,
+        base_url=server.url,
+        mode="chat",
+        server_name=SERVER_NAME,
+        extra_body={"tool_choice": {"type": "function", "function": {"name": "get_weather"}}},
+    )
+    gen = forced.generate(Request("weather", "", sampling=Sampling(max_tokens=24), messages=messages, tools=TOOLS))
     assert gen.error is None and gen.finish_reason == "tool_calls" and gen.pieces == []
     message = gen.server_message
     assert message["content"] is None and len(message["tool_calls"]) == 1
@@ -231,9 +257,16 @@ def test_chat_mode_records_content_and_the_servers_tool_calls(server):
     assert got == Message(None, None, [ToolCall("get_weather", call["arguments"])])
     assert run_stream(parser, ["a", "b"]) == got
     prompt = Prompt("weather", "test", messages, TOOLS, (ExpectedCall("get_weather"),))
-    capture = Capture(prompt_id="weather", suite="test", format="hermes", backend="openai",
-                      model=forced.weights.to_json(), text=gen.text, pieces=[list(p) for p in gen.pieces],
-                      server_message=message)
+    capture = Capture(
+        prompt_id="weather",
+        suite="test",
+        format="hermes",
+        backend="openai",
+        model=forced.weights.to_json(),
+        text=gen.text,
+        pieces=[list(p) for p in gen.pieces],
+        server_message=message,
+    )
     verdicts = {mode: score.verdict for mode, score, _ in score_capture(capture, prompt, parser, get_format("hermes"))}
     assert verdicts == {"oneshot": "pass"}
     with pytest.raises(ValueError, match="no server_message"):
@@ -250,8 +283,12 @@ def test_concurrent_requests_each_get_their_own_answer(server, prompt_for):
 
     def one(i: int):
         # Each answer starts with its own tag (a grammar), so a mixed-up response shows.
-        request = Request(f"p{i}", prompt_for(f"Tell me about the number {i}."), sampling=Sampling(max_tokens=8),
-                          grammar=f'root ::= "[p{i}] " [a-zA-Z ,.]{{3,60}}')
+        request = Request(
+            f"p{i}",
+            prompt_for(f"Tell me about the number {i}."),
+            sampling=Sampling(max_tokens=8),
+            grammar=f'root ::= "[p{i}] " [a-zA-Z ,.]{{3,60}}',
+        )
         return backend.generate(request, lambda text, ids: windows[i].append(time.monotonic()))
 
     started = time.monotonic()
@@ -268,8 +305,10 @@ def test_concurrent_requests_each_get_their_own_answer(server, prompt_for):
     # (a global lock), so their piece windows do not overlap: the concurrency is the server's queue.
     assert stats["peak_in_flight"] == 3 and stats["peak_open_streams"] >= 2, stats
     assert stats["requests"] == stats["attempts"] == 6 and stats["in_flight"] == stats["open_streams"] == 0
-    print(f"6 requests, concurrency 3: {elapsed:.2f} s; piece windows (s): "
-          + ", ".join(f"p{i} {w[0] - started:.2f}-{w[-1] - started:.2f}" for i, w in windows.items()))
+    print(
+        f"6 requests, concurrency 3: {elapsed:.2f} s; piece windows (s): "
+        + ", ".join(f"p{i} {w[0] - started:.2f}-{w[-1] - started:.2f}" for i, w in windows.items())
+    )
     backend.close()
 
 
@@ -284,8 +323,10 @@ def test_killed_server_keeps_the_partial_pieces_and_later_requests_fail_fast(own
             own_server.proc.kill()
             own_server.proc.wait()
 
-    gen = backend.generate(Request("long", prompt_for("Write a long story."), sampling=Sampling(max_tokens=1200),
-                                   grammar=LONG), kill_on_first_piece)
+    gen = backend.generate(
+        Request("long", prompt_for("Write a long story."), sampling=Sampling(max_tokens=1200), grammar=LONG),
+        kill_on_first_piece,
+    )
     assert gen.pieces, "the pieces streamed before the kill are kept"
     assert gen.error.startswith(f"truncated stream after {len(gen.pieces)} pieces: connection lost"), gen.error
     assert gen.finish_reason is None and len(gen.text) < 1000
@@ -313,12 +354,15 @@ def test_interrupted_stream_is_an_error_not_a_short_answer(own_server, prompt_fo
             threads.append(threading.Thread(target=lambda: second.append(backend.generate(request))))
             threads[0].start()
 
-    first = backend.generate(Request("long", prompt_for("Write a long story."), sampling=Sampling(max_tokens=1200),
-                                     grammar=LONG), start_second)
+    first = backend.generate(
+        Request("long", prompt_for("Write a long story."), sampling=Sampling(max_tokens=1200), grammar=LONG),
+        start_second,
+    )
     threads[0].join(60)
     assert first.pieces and first.finish_reason is None and len(first.text) < 1000
-    assert first.error.startswith(f"stream ended with [DONE] but no finish_reason after {len(first.pieces)} "
-                                  "pieces"), first.error
+    assert first.error.startswith(f"stream ended with [DONE] but no finish_reason after {len(first.pieces)} pieces"), (
+        first.error
+    )
     assert second[0].error is None and second[0].finish_reason == "length"
     backend.close()
 
@@ -367,8 +411,16 @@ def scripted(mode: str, *responses: httpx.Response, **options):
             raise response
         return response
 
-    backend = create(None, base_url="http://server.test", mode=mode, model="m", backoff_s=0, retries=2,
-                     transport=httpx.MockTransport(handler), **options)
+    backend = create(
+        None,
+        base_url="http://server.test",
+        mode=mode,
+        model="m",
+        backoff_s=0,
+        retries=2,
+        transport=httpx.MockTransport(handler),
+        **options,
+    )
     return backend, sent
 
 
@@ -382,22 +434,43 @@ def piece(text: str, finish=None) -> str:
     return json.dumps({"choices": [{"index": 0, "text": text, "finish_reason": finish}]})
 
 
-@pytest.mark.parametrize("events, pieces, error", [
-    ((piece("a"), "{oops"), ["a"], "invalid JSON in stream event 2: '{oops'"),
-    ((piece("a"), piece("b")), ["a", "b"],
-     "truncated stream after 2 pieces: the stream ended without [DONE] or a finish_reason"),
-    ((piece("a"), '{"error": {"message": "boom", "code": 500}}'), ["a"],
-     'server error event after 1 pieces: {"message": "boom", "code": 500}'),
-    ((piece("a"), piece("", "stop")), ["a"], None),  # a finish_reason without [DONE] is a whole answer
-    ((piece("a"), piece("b", "length"), "[DONE]"), ["a", "b"], None),
-])
+@pytest.mark.parametrize(
+    "events, pieces, error",
+    [
+        ((piece("a"), "{oops"), ["a"], "invalid JSON in stream event 2: '{oops'"),
+        (
+            (piece("a"), piece("b")),
+            ["a", "b"],
+            "truncated stream after 2 pieces: the stream ended without [DONE] or a finish_reason",
+        ),
+        (
+            (piece("a"), '{"error": {"message": "boom", "code": 500}}'),
+            ["a"],
+            'server error event after 1 pieces: {"message": "boom", "code": 500}',
+        ),
+        ((piece("a"), piece("", "stop")), ["a"], None),  # a finish_reason without [DONE] is a whole answer
+        ((piece("a"), piece("b", "length"), "[DONE]"), ["a", "b"], None),
+    ],
+)
 def test_scripted_streams(events, pieces, error):
     backend, sent = scripted("completions", stream_of(*events))
-    gen = backend.generate(Request("p", "<bos>hi", sampling=Sampling(max_tokens=5, seed=7), stop=("\n",),
-                                   grammar='root ::= "a"'))
+    gen = backend.generate(
+        Request("p", "<bos>hi", sampling=Sampling(max_tokens=5, seed=7), stop=("\n",), grammar='root ::= "a"')
+    )
     assert [text for text, _ in gen.pieces] == pieces and gen.error == error
-    assert sent == [{"model": "m", "prompt": "<bos>hi", "max_tokens": 5, "temperature": 0.0, "top_p": 1.0,
-                     "seed": 7, "stream": True, "stop": ["\n"], "grammar": 'root ::= "a"'}]
+    assert sent == [
+        {
+            "model": "m",
+            "prompt": "<bos>hi",
+            "max_tokens": 5,
+            "temperature": 0.0,
+            "top_p": 1.0,
+            "seed": 7,
+            "stream": True,
+            "stop": ["\n"],
+            "grammar": 'root ::= "a"',
+        }
+    ]
 
 
 def test_scripted_chat_assembles_reasoning_and_tool_calls():
@@ -406,24 +479,38 @@ def test_scripted_chat_assembles_reasoning_and_tool_calls():
     def chunk(delta: dict, finish=None, **extra) -> str:
         return json.dumps({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra})
 
-    backend, sent = scripted("chat", stream_of(
-        chunk({"role": "assistant"}),
-        chunk({"reasoning_content": "think "}), chunk({"reasoning": "more"}),
-        chunk({"content": "Sure."}),
-        chunk({"tool_calls": [{"index": 0, "id": "c0", "function": {"name": "get_", "arguments": ""}}]}),
-        chunk({"tool_calls": [{"index": 0, "function": {"name": "weather", "arguments": '{"city": '}}]}),
-        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]}),
-        chunk({"tool_calls": [{"id": "c1", "function": {"name": "noop", "arguments": "{not json"}}]}),
-        chunk({}, "tool_calls"),
-        json.dumps({"choices": [], "usage": {"completion_tokens": 12}}),
-        "[DONE]"), strip_bos="<bos>")
+    backend, sent = scripted(
+        "chat",
+        stream_of(
+            chunk({"role": "assistant"}),
+            chunk({"reasoning_content": "think "}),
+            chunk({"reasoning": "more"}),
+            chunk({"content": "Sure."}),
+            chunk({"tool_calls": [{"index": 0, "id": "c0", "function": {"name": "get_", "arguments": ""}}]}),
+            chunk({"tool_calls": [{"index": 0, "function": {"name": "weather", "arguments": '{"city": '}}]}),
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]}),
+            chunk({"tool_calls": [{"id": "c1", "function": {"name": "noop", "arguments": "{not json"}}]}),
+            chunk({}, "tool_calls"),
+            json.dumps({"choices": [], "usage": {"completion_tokens": 12}}),
+            "[DONE]",
+        ),
+        strip_bos="<bos>",
+    )
     seen = []
-    gen = backend.generate(Request("p", "<bos>ignored", messages=[{"role": "user", "content": "hi"}],
-                                   tools=TOOLS), lambda text, ids: seen.append(text))
+    gen = backend.generate(
+        Request("p", "<bos>ignored", messages=[{"role": "user", "content": "hi"}], tools=TOOLS),
+        lambda text, ids: seen.append(text),
+    )
     assert gen.error is None and gen.finish_reason == "tool_calls" and gen.tokens == 12
     assert seen == ["Sure."] and gen.pieces == [("Sure.", [])]
-    assert gen.server_message == {"content": "Sure.", "reasoning": "think more", "tool_calls": [
-        {"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "noop", "arguments": "{not json"}]}
+    assert gen.server_message == {
+        "content": "Sure.",
+        "reasoning": "think more",
+        "tool_calls": [
+            {"name": "get_weather", "arguments": {"city": "Paris"}},
+            {"name": "noop", "arguments": "{not json"},
+        ],
+    }
     assert sent[0]["messages"] == [{"role": "user", "content": "hi"}] and sent[0]["tools"] == TOOLS
     assert "prompt" not in sent[0]
     got = server_parser("vllm==0.33.0", gen.server_message).parse("")
@@ -434,9 +521,12 @@ def test_scripted_retries_and_non_streaming_answers():
     # 429 and 503 are retried while nothing arrived; the third attempt answers one JSON body (a server that
     # ignores stream: true), taken as one piece. strip_bos drops the rendered "<bos>".
     backend, sent = scripted(
-        "completions", httpx.Response(429, text="slow down"), httpx.Response(503, text="loading"),
+        "completions",
+        httpx.Response(429, text="slow down"),
+        httpx.Response(503, text="loading"),
         httpx.Response(200, json={"choices": [{"index": 0, "text": "whole", "finish_reason": "stop"}]}),
-        strip_bos="<bos>")
+        strip_bos="<bos>",
+    )
     gen = backend.generate(Request("p", "<bos>hi"))
     assert gen.error is None and gen.pieces == [("whole", [])] and gen.finish_reason == "stop"
     assert len(sent) == 3 and sent[0]["prompt"] == "hi" and backend.stats()["attempts"] == 3
@@ -461,8 +551,9 @@ def test_scripted_timeouts_and_lost_connections():
         yield sse(piece("a"), piece("b"))
         raise httpx.ReadTimeout("timed out")
 
-    backend, sent = scripted("completions", httpx.Response(200, headers={"content-type": "text/event-stream"},
-                                                           content=body()), timeout_s=7)
+    backend, sent = scripted(
+        "completions", httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body()), timeout_s=7
+    )
     gen = backend.generate(Request("p", "hi"))
     assert gen.pieces == [("a", []), ("b", [])] and gen.error == "read timeout: no data for 7 s after 2 pieces"
     assert len(sent) == 1
@@ -471,12 +562,15 @@ def test_scripted_timeouts_and_lost_connections():
         yield sse(piece("a"))
         raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
 
-    backend, sent = scripted("completions", httpx.Response(200, headers={"content-type": "text/event-stream"},
-                                                           content=lost()))
+    backend, sent = scripted(
+        "completions", httpx.Response(200, headers={"content-type": "text/event-stream"}, content=lost())
+    )
     gen = backend.generate(Request("p", "hi"))
     assert gen.pieces == [("a", [])] and len(sent) == 1
-    assert gen.error == ("truncated stream after 1 pieces: connection lost (RemoteProtocolError: peer closed "
-                         "connection without sending complete message body)")
+    assert gen.error == (
+        "truncated stream after 1 pieces: connection lost (RemoteProtocolError: peer closed "
+        "connection without sending complete message body)"
+    )
 
 
 # -- the whole eval through a server -----------------------------------------------------------------------------
@@ -485,9 +579,37 @@ def test_scripted_timeouts_and_lost_connections():
 def _eval(tmp_path, gguf: str, *flags: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
     out = tmp_path / "run"
     proc = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "eval", "--model", "gemma-4-e2b", "--cases", "0", "--slices", "curated",
-         "--modes", "oneshot", "--no-shrink", "--gguf", gguf, "--backend", "openai", "--suites", "nested-args",
-         "--capture-limit", "3", "--out", str(out), *flags], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "eval",
+            "--model",
+            "gemma-4-e2b",
+            "--cases",
+            "0",
+            "--slices",
+            "curated",
+            "--modes",
+            "oneshot",
+            "--no-shrink",
+            "--gguf",
+            gguf,
+            "--backend",
+            "openai",
+            "--suites",
+            "nested-args",
+            "--capture-limit",
+            "3",
+            "--out",
+            str(out),
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = (out / "results.jsonl").read_text(encoding="utf-8").split("\n")
     return proc, [r for r in map(json.loads, filter(None, lines)) if r["slice"].startswith("capture:")]
@@ -495,16 +617,28 @@ def _eval(tmp_path, gguf: str, *flags: str) -> tuple[subprocess.CompletedProcess
 
 def test_eval_captures_through_a_server_in_completions_mode(server, gguf, tmp_path):
     """Forced reference answers (a literal-text grammar), three requests in flight: every parser passes them."""
-    proc, records = _eval(tmp_path, gguf, "--base-url", server.url, "--force-reference", "--concurrency", "3",
-                          "--max-tokens", "300")
+    proc, records = _eval(
+        tmp_path, gguf, "--base-url", server.url, "--force-reference", "--concurrency", "3", "--max-tokens", "300"
+    )
     assert "parsers on captured output" in proc.stdout
-    assert records and all(r["verdict"] == "pass" for r in records if r["mode"] == "oneshot"), \
-        [r["detail"] for r in records if r["verdict"] != "pass"]
+    assert records and all(r["verdict"] == "pass" for r in records if r["mode"] == "oneshot"), [
+        r["detail"] for r in records if r["verdict"] != "pass"
+    ]
 
 
 def test_eval_scores_the_servers_own_parse_in_chat_mode(server, gguf, tmp_path):
-    proc, records = _eval(tmp_path, gguf, "--base-url", server.url, "--server-mode", "chat",
-                          "--server-name", "llama-cpp-python", "--max-tokens", "40")
+    proc, records = _eval(
+        tmp_path,
+        gguf,
+        "--base-url",
+        server.url,
+        "--server-mode",
+        "chat",
+        "--server-name",
+        "llama-cpp-python",
+        "--max-tokens",
+        "40",
+    )
     server_rows = [r for r in records if r["parser"] == "server:llama-cpp-python"]
     assert len(server_rows) == 3 and {r["mode"] for r in server_rows} == {"server"}
     assert "server:llama-cpp-python" in proc.stdout

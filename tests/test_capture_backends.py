@@ -54,7 +54,7 @@ def forced_llama(micro, template, prompts, tmp_path_factory):
 def test_forced_llama_cpp_capture_writes_the_reference_with_real_token_ids(forced_llama, template, prompts):
     _, run = forced_llama
     assert run.generated == len(prompts) and run.errors == 0
-    for prompt, capture in zip(prompts, run.captures):
+    for prompt, capture in zip(prompts, run.captures, strict=False):
         assert capture.text == reference_text(template, FMT, prompt)
         assert capture.finish_reason == "stop" and capture.prefix == "<|channel>thought\n<channel|>"
         if prompt.calls:
@@ -80,8 +80,16 @@ def test_a_second_run_reuses_the_file_and_failures_are_recorded_then_retried(for
     again = run_capture(prompts, backend, template, FMT, run.path, sampling=Sampling(max_tokens=400), force=True)
     assert (again.reused, again.generated) == (len(prompts), 0)
     # a different rendered prompt (here: few-shot turns in front) is generated again, not reused
-    shown = run_capture(prompts[:1], backend, template, FMT, run.path, sampling=Sampling(max_tokens=400), force=True,
-                        examples=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    shown = run_capture(
+        prompts[:1],
+        backend,
+        template,
+        FMT,
+        run.path,
+        sampling=Sampling(max_tokens=400),
+        force=True,
+        examples=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+    )
     assert (shown.reused, shown.generated) == (0, 1)
     # a request that cannot fit the context is a recorded capture error, not an exception
     too_long = Sampling(max_tokens=10_000)
@@ -94,8 +102,9 @@ def test_a_second_run_reuses_the_file_and_failures_are_recorded_then_retried(for
 
 def test_transformers_backend_gives_the_same_text_and_ids(micro, forced_llama, template, prompts, tmp_path):
     backend = create_backend("transformers", _weights(micro, "hf"))
-    run = run_capture(prompts, backend, template, FMT, tmp_path / "tf.jsonl", sampling=Sampling(max_tokens=400),
-                      force=True)
+    run = run_capture(
+        prompts, backend, template, FMT, tmp_path / "tf.jsonl", sampling=Sampling(max_tokens=400), force=True
+    )
     assert run.errors == 0
     llama = {c.prompt_id: c for c in forced_llama[1].captures}
     for capture in run.captures:
@@ -107,25 +116,66 @@ def test_transformers_backend_gives_the_same_text_and_ids(micro, forced_llama, t
 
 def test_unforced_generation_records_consistent_pieces(micro, template, prompts, tmp_path):
     backend = create_backend("llama-cpp", _weights(micro, "gguf"))
-    run = run_capture(prompts[:2], backend, template, FMT, tmp_path / "free.jsonl",
-                      sampling=Sampling(max_tokens=24, temperature=0.8, seed=7))
+    run = run_capture(
+        prompts[:2],
+        backend,
+        template,
+        FMT,
+        tmp_path / "free.jsonl",
+        sampling=Sampling(max_tokens=24, temperature=0.8, seed=7),
+    )
     for capture in run.captures:
         assert capture.error is None and capture.tokens <= 24
         assert "".join(text for text, _ in capture.pieces) == capture.text
         assert capture.sampling == {"temperature": 0.8, "top_p": 1.0, "max_tokens": 24, "seed": 7}
     # same seed, same output
-    again = run_capture(prompts[:2], backend, template, FMT, tmp_path / "free2.jsonl",
-                        sampling=Sampling(max_tokens=24, temperature=0.8, seed=7))
+    again = run_capture(
+        prompts[:2],
+        backend,
+        template,
+        FMT,
+        tmp_path / "free2.jsonl",
+        sampling=Sampling(max_tokens=24, temperature=0.8, seed=7),
+    )
     assert [c.text for c in again.captures] == [c.text for c in run.captures]
 
 
 def test_eval_with_a_capture_prints_the_table_and_keeps_results(micro, tmp_path):
     out = tmp_path / "run"
     proc = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "eval", "--model", "gemma-4-e2b", "--cases", "0", "--slices", "curated",
-         "--modes", "oneshot", "--backend", "llama-cpp", "--gguf", str(micro.gguf), "--force-reference",
-         "--suites", "nested-args,no-tool", "--capture-limit", "2", "--max-tokens", "300", "--out", str(out),
-         "--no-shrink"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "eval",
+            "--model",
+            "gemma-4-e2b",
+            "--cases",
+            "0",
+            "--slices",
+            "curated",
+            "--modes",
+            "oneshot",
+            "--backend",
+            "llama-cpp",
+            "--gguf",
+            str(micro.gguf),
+            "--force-reference",
+            "--suites",
+            "nested-args,no-tool",
+            "--capture-limit",
+            "2",
+            "--max-tokens",
+            "300",
+            "--out",
+            str(out),
+            "--no-shrink",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "parsers on captured output" in proc.stdout and "wrote a call marker" in proc.stdout
     lines = (out / "results.jsonl").read_text(encoding="utf-8").split("\n")  # not splitlines(): U+2028 in values
@@ -137,9 +187,30 @@ def test_eval_with_a_capture_prints_the_table_and_keeps_results(micro, tmp_path)
 
 def test_eval_without_weights_explains_and_still_runs_the_rendered_slices(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "eval", "--model", "gemma-4-e2b", "--cases", "0", "--slices", "curated",
-         "--modes", "oneshot", "--backend", "llama-cpp", "--out", str(tmp_path / "run"), "--no-shrink"],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "eval",
+            "--model",
+            "gemma-4-e2b",
+            "--cases",
+            "0",
+            "--slices",
+            "curated",
+            "--modes",
+            "oneshot",
+            "--backend",
+            "llama-cpp",
+            "--out",
+            str(tmp_path / "run"),
+            "--no-shrink",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "capture skipped" in proc.stdout and "GGUF=" in proc.stdout
     assert "curated" in proc.stdout and (tmp_path / "run" / "report.md").is_file()
@@ -149,8 +220,9 @@ def test_mlx_lm_cpu_backend_gives_the_same_text_and_ids(micro, forced_llama, tem
     """mlx-lm's CPU build (mlx[cpu]) loads the fixture's Hugging Face folder directly (model type gemma4);
     the Metal path cannot run on Linux."""
     backend = create_backend("mlx-lm", _weights(micro, "hf"))
-    run = run_capture(prompts, backend, template, FMT, tmp_path / "mlx.jsonl", sampling=Sampling(max_tokens=400),
-                      force=True)
+    run = run_capture(
+        prompts, backend, template, FMT, tmp_path / "mlx.jsonl", sampling=Sampling(max_tokens=400), force=True
+    )
     assert run.errors == 0
     llama = {c.prompt_id: c for c in forced_llama[1].captures}
     for capture in run.captures:
@@ -163,11 +235,17 @@ def test_mlx_lm_cpu_backend_gives_the_same_text_and_ids(micro, forced_llama, tem
 def test_gbnf_grammar_with_token_references_emits_the_real_marker_ids(micro, template, prompts, tmp_path):
     """A grammar naming special tokens (``<|tool_call>``) makes llama.cpp emit their real ids, where literal text
     would let it spell the marker out of ordinary pieces (notes: 2/10 runs used id 48 with literal text)."""
-    grammar = ('root ::= <|tool_call> "call:get_weather{city:" <|"|> [A-Z] [a-z]+ <|"|> "}" <tool_call|>')
+    grammar = 'root ::= <|tool_call> "call:get_weather{city:" <|"|> [A-Z] [a-z]+ <|"|> "}" <tool_call|>'
     backend = create_backend("llama-cpp", _weights(micro, "gguf"), grammar=grammar)
-    run = run_capture(prompts[:2], backend, template, FMT, tmp_path / "g.jsonl",
-                      sampling=Sampling(max_tokens=40, temperature=1.0, seed=3),
-                      options={"grammar": grammar})
+    run = run_capture(
+        prompts[:2],
+        backend,
+        template,
+        FMT,
+        tmp_path / "g.jsonl",
+        sampling=Sampling(max_tokens=40, temperature=1.0, seed=3),
+        options={"grammar": grammar},
+    )
     for capture in run.captures:
         assert capture.error is None, capture.error
         assert capture.pieces[0] == ["<|tool_call>", [TOOL_CALL_ID]]

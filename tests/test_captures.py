@@ -7,12 +7,7 @@ import json
 import pytest
 
 from harness.assets.tokenizers import token_pieces
-from harness.capture.records import (
-    Capture,
-    CaptureFileError,
-    CaptureWriter,
-    read_captures,
-)
+from harness.capture.records import Capture, CaptureFileError, CaptureWriter, read_captures
 from harness.capture.suites import load_suite
 from harness.core.messages import ToolCall
 from harness.core.scenarios import Scenario
@@ -26,9 +21,17 @@ FMT = get_format("gemma4")
 
 
 def capture_of(prompt, text: str, prefix: str) -> Capture:
-    return Capture(prompt_id=prompt.id, suite=prompt.suite, format="gemma4", backend="fixture",
-                   model={"name": "ideal-answer", "file": "", "sha256": ""}, text=text, prefix=prefix,
-                   pieces=[[piece, ids] for piece, ids in token_pieces(text, "gemma4")], finish_reason="stop")
+    return Capture(
+        prompt_id=prompt.id,
+        suite=prompt.suite,
+        format="gemma4",
+        backend="fixture",
+        model={"name": "ideal-answer", "file": "", "sha256": ""},
+        text=text,
+        prefix=prefix,
+        pieces=[[piece, ids] for piece, ids in token_pieces(text, "gemma4")],
+        finish_reason="stop",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +43,20 @@ def captures(tmp_path_factory):
         for prompt in prompts.values():
             call = prompt.calls[0]
             arguments = {**call.pinned, "content": 'print("it\'s done, {x}")\n' + "\n".join(call.contains["content"])}
-            case = render_scenario(template, Scenario(prompt.id, prompt.tools, [ToolCall(call.name, arguments)]),
-                                   FMT, slice="curated")
+            case = render_scenario(
+                template, Scenario(prompt.id, prompt.tools, [ToolCall(call.name, arguments)]), FMT, slice="curated"
+            )
             writer.write(capture_of(prompt, case.text, case.prefix))
-        writer.write(Capture(prompt_id="code-01", suite="code-with-quotes", format="gemma4", backend="openai",
-                             model={"name": "server"}, error="connection refused (127.0.0.1:9)"))
+        writer.write(
+            Capture(
+                prompt_id="code-01",
+                suite="code-with-quotes",
+                format="gemma4",
+                backend="openai",
+                model={"name": "server"},
+                error="connection refused (127.0.0.1:9)",
+            )
+        )
     return path, prompts
 
 
@@ -65,7 +77,9 @@ def test_every_parser_is_rescored_one_shot_and_on_the_recorded_pieces(captures):
         for parser in parsers:
             for mode, score, _ in score_capture(capture, prompt, parser, FMT):
                 results[(parser.name, capture.prompt_id, capture.backend, mode)] = score
-    own = [s for (name, _, backend, _), s in results.items() if name == "toolcall-harness:gemma4" and backend == "fixture"]
+    own = [
+        s for (name, _, backend, _), s in results.items() if name == "toolcall-harness:gemma4" and backend == "fixture"
+    ]
     assert len(own) == 12 and all(s.passed for s in own)
     failed = results[("toolcall-harness:gemma4", "code-01", "openai", "capture")]
     assert (failed.verdict, failed.error_type) == ("error", "capture_error")
@@ -73,14 +87,29 @@ def test_every_parser_is_rescored_one_shot_and_on_the_recorded_pieces(captures):
     assert {mode for (_, _, _, mode) in results} == {"oneshot", "pieces", "capture"}
 
 
-@pytest.mark.parametrize("record, message", [
-    ({"prompt_id": "a", "suite": "s", "format": "gemma4", "backend": "b"}, "field 'model' must be a dict"),
-    ({"prompt_id": "a", "suite": "s", "format": "gemma4", "backend": "b", "model": {}}, "needs 'text'"),
-    ({"prompt_id": "a", "suite": "s", "format": "gemma4", "backend": "b", "model": {}, "text": "ab",
-      "pieces": [["a", [1]]]}, "pieces do not join to the text"),
-    ({"prompt_id": "a", "suite": "s", "format": "gemma4", "backend": "b", "model": {}, "text": "x", "colour": 1},
-     "unknown field(s) colour"),
-])
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        ({"prompt_id": "a", "suite": "s", "format": "gemma4", "backend": "b"}, "field 'model' must be a dict"),
+        ({"prompt_id": "a", "suite": "s", "format": "gemma4", "backend": "b", "model": {}}, "needs 'text'"),
+        (
+            {
+                "prompt_id": "a",
+                "suite": "s",
+                "format": "gemma4",
+                "backend": "b",
+                "model": {},
+                "text": "ab",
+                "pieces": [["a", [1]]],
+            },
+            "pieces do not join to the text",
+        ),
+        (
+            {"prompt_id": "a", "suite": "s", "format": "gemma4", "backend": "b", "model": {}, "text": "x", "colour": 1},
+            "unknown field(s) colour",
+        ),
+    ],
+)
 def test_malformed_capture_lines_are_named_by_file_and_line(tmp_path, record, message):
     path = tmp_path / "c.jsonl"
     path.write_text(json.dumps(record) + "\n")

@@ -23,21 +23,31 @@ def test_round_trip(tmp_path):
     assert [c.to_json() for c in again] == [c.to_json() for c in cases]
 
 
-GOOD = {"id": "a", "format": "gemma4", "kind": "strict", "text": "x",
-        "expected": {"content": None, "reasoning": None, "tool_calls": []}}
+GOOD = {
+    "id": "a",
+    "format": "gemma4",
+    "kind": "strict",
+    "text": "x",
+    "expected": {"content": None, "reasoning": None, "tool_calls": []},
+}
 
 
-@pytest.mark.parametrize("line, message", [
-    ("{not json", "invalid JSON"),
-    (json.dumps({**GOOD, "format": "gemma5"}), "field 'format'"),
-    (json.dumps({k: v for k, v in GOOD.items() if k != "text"}), "missing field(s) text"),
-    (json.dumps({**GOOD, "kind": "weird"}), "field 'kind'"),
-    (json.dumps({**GOOD, "expected": {"tool_calls": [{"name": "f", "arguments": "{}"}]}}),
-     "expected.tool_calls[0].arguments"),
-    (json.dumps(GOOD), "duplicate id 'a'"),
-    (json.dumps({**GOOD, "id": "b", "stream_specific": "yes"}), "field 'stream_specific'"),
-    (json.dumps({**GOOD, "id": "b", "text_provenance": "bogus"}), "field 'text_provenance'"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json", "invalid JSON"),
+        (json.dumps({**GOOD, "format": "gemma5"}), "field 'format'"),
+        (json.dumps({k: v for k, v in GOOD.items() if k != "text"}), "missing field(s) text"),
+        (json.dumps({**GOOD, "kind": "weird"}), "field 'kind'"),
+        (
+            json.dumps({**GOOD, "expected": {"tool_calls": [{"name": "f", "arguments": "{}"}]}}),
+            "expected.tool_calls[0].arguments",
+        ),
+        (json.dumps(GOOD), "duplicate id 'a'"),
+        (json.dumps({**GOOD, "id": "b", "stream_specific": "yes"}), "field 'stream_specific'"),
+        (json.dumps({**GOOD, "id": "b", "text_provenance": "bogus"}), "field 'text_provenance'"),
+    ],
+)
 def test_malformed_line_names_file_and_line(tmp_path, line, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(GOOD) + "\n\n" + line + "\n")

@@ -15,18 +15,33 @@ TEXTS = ["", "x", CALL, "héllo 🚀 wörld\r\n\t", 'Sure.<|tool_call>call:f{a:<
 
 # a rendered call of each format with a package tokenizer, and the (piece, ids) its markers must come out as
 FORMAT_CALLS = {
-    "hermes": ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Zürich 🌦"}}\n</tool_call>',
-               [("<tool_call>", [151657]), ("</tool_call>", [151658])]),
-    "qwen3_coder": (("<tool_call>\n<function=get_weather>\n<parameter=city>\n東京\n</parameter>\n</function>\n"
-                     "</tool_call>"), [("<tool_call>", [151657]), ("</tool_call>", [151658])]),
-    "llama3_json": ('<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|eom_id|>',
-                    [("<|python_tag|>", [128010]), ("<|eom_id|>", [128008])]),
-    "deepseek_v31": (('</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}'
-                      "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
-                     [("</think>", [128799]), ("<｜tool▁calls▁begin｜>", [128806]), ("<｜tool▁sep｜>", [128814])]),
-    "deepseek_v32": (('</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="city" '
-                      'string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>'
-                      "<｜end▁of▁sentence｜>"), [("</think>", [128799]), ("<｜end▁of▁sentence｜>", [1])]),
+    "hermes": (
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Zürich 🌦"}}\n</tool_call>',
+        [("<tool_call>", [151657]), ("</tool_call>", [151658])],
+    ),
+    "qwen3_coder": (
+        ("<tool_call>\n<function=get_weather>\n<parameter=city>\n東京\n</parameter>\n</function>\n</tool_call>"),
+        [("<tool_call>", [151657]), ("</tool_call>", [151658])],
+    ),
+    "llama3_json": (
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|eom_id|>',
+        [("<|python_tag|>", [128010]), ("<|eom_id|>", [128008])],
+    ),
+    "deepseek_v31": (
+        (
+            '</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}'
+            "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        ),
+        [("</think>", [128799]), ("<｜tool▁calls▁begin｜>", [128806]), ("<｜tool▁sep｜>", [128814])],
+    ),
+    "deepseek_v32": (
+        (
+            '</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="city" '
+            'string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>'
+            "<｜end▁of▁sentence｜>"
+        ),
+        [("</think>", [128799]), ("<｜end▁of▁sentence｜>", [1])],
+    ),
 }
 
 
@@ -64,8 +79,11 @@ def test_concatenation_invariant_any_text(text, seed, case_key):
 
 
 def test_char_mode():
-    assert chunking.chunks_for("char", "a🚀\n", seed=0, case_key="", fmt="x") == [("a", None), ("🚀", None),
-                                                                                  ("\n", None)]
+    assert chunking.chunks_for("char", "a🚀\n", seed=0, case_key="", fmt="x") == [
+        ("a", None),
+        ("🚀", None),
+        ("\n", None),
+    ]
 
 
 def test_random_is_deterministic_per_seed_and_case():

@@ -18,14 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.core.scenarios import (
-    MARKER_TEXTS,
-    Scenario,
-    contains_any,
-    infer_schema,
-    scenario_strings,
-    shape_tags,
-)
+from harness.core.scenarios import MARKER_TEXTS, Scenario, contains_any, infer_schema, scenario_strings, shape_tags
 from harness.corpus.curated import REQUIRED_TAGS, curated_scenarios
 from harness.corpus.generated import generate_scenarios, minimal_failing, scenario_key
 from harness.corpus.strategies import (
@@ -44,14 +37,57 @@ GEMMA_DELIM = '<|"|>'
 
 # The shapes the brief asks the curated catalog for, by tag name.
 BRIEF_TAGS = (
-    "nested-object", "array-of-objects", "array-of-scalars", "empty-object", "empty-array", "empty-string",
-    "trailing-backslash", "double-quote-in-string", "single-quote-in-string", "backslash-in-string",
-    "comma-in-string", "colon-in-string", "brace-in-string", "bracket-in-string", "newline-in-string",
-    "cr-in-string", "tab-in-string", "control-char-in-string", "unicode", "cjk", "emoji", "emoji-zwj", "rtl",
-    "code", "multiline", "marker-in-string", "integer", "negative", "zero", "float", "exponent", "big-int",
-    "boolean", "null", "key-dash", "key-dot", "key-space", "key-digit", "name-dash", "name-dot", "name-digit",
-    "zero-args", "parallel-2", "parallel-3", "same-tool-twice", "content-before", "content-after",
-    "reasoning", "string-looks-like-type", "whitespace-string", "leading-trailing-space",
+    "nested-object",
+    "array-of-objects",
+    "array-of-scalars",
+    "empty-object",
+    "empty-array",
+    "empty-string",
+    "trailing-backslash",
+    "double-quote-in-string",
+    "single-quote-in-string",
+    "backslash-in-string",
+    "comma-in-string",
+    "colon-in-string",
+    "brace-in-string",
+    "bracket-in-string",
+    "newline-in-string",
+    "cr-in-string",
+    "tab-in-string",
+    "control-char-in-string",
+    "unicode",
+    "cjk",
+    "emoji",
+    "emoji-zwj",
+    "rtl",
+    "code",
+    "multiline",
+    "marker-in-string",
+    "integer",
+    "negative",
+    "zero",
+    "float",
+    "exponent",
+    "big-int",
+    "boolean",
+    "null",
+    "key-dash",
+    "key-dot",
+    "key-space",
+    "key-digit",
+    "name-dash",
+    "name-dot",
+    "name-digit",
+    "zero-args",
+    "parallel-2",
+    "parallel-3",
+    "same-tool-twice",
+    "content-before",
+    "content-after",
+    "reasoning",
+    "string-looks-like-type",
+    "whitespace-string",
+    "leading-trailing-space",
 )
 
 
@@ -79,6 +115,7 @@ def fingerprint(items: list[Scenario]) -> str:
 # --------------------------------------------------------------------------------------------------------
 # Curated catalog
 # --------------------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def curated() -> list[Scenario]:
@@ -182,6 +219,7 @@ def test_infer_schema_shapes():
 # Gemma 4 rendering (real template)
 # --------------------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def gemma_template() -> str:
     from harness.assets.sdist import sdist_file
@@ -195,14 +233,17 @@ def render_gemma(template: str, sc: Scenario) -> str:
     message = {
         "role": "assistant",
         "content": sc.content_after,
-        "tool_calls": [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                       for c in sc.calls],
+        "tool_calls": [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in sc.calls],
     }
     if sc.reasoning:
         message["reasoning"] = sc.reasoning
     out, _ = render_jinja_template(
-        conversations=[[{"role": "user", "content": "hi"}, message]], tools=sc.tools, chat_template=template,
-        add_generation_prompt=False, bos_token="<bos>", enable_thinking=bool(sc.reasoning),
+        conversations=[[{"role": "user", "content": "hi"}, message]],
+        tools=sc.tools,
+        chat_template=template,
+        add_generation_prompt=False,
+        bos_token="<bos>",
+        enable_thinking=bool(sc.reasoning),
     )
     return out[0]
 
@@ -236,6 +277,7 @@ def test_generated_render_through_gemma4(gemma_template):
 # --------------------------------------------------------------------------------------------------------
 # Strategies
 # --------------------------------------------------------------------------------------------------------
+
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(st.data())
@@ -285,7 +327,8 @@ def test_schema_errors_subset_validator():
     schema = {
         "type": "object",
         "properties": {
-            "n": {"type": "integer"}, "e": {"type": "string", "enum": ["a", "b"]},
+            "n": {"type": "integer"},
+            "e": {"type": "string", "enum": ["a", "b"]},
             "o": {"anyOf": [{"type": "number"}, {"type": "null"}]},
             "l": {"type": "array", "items": {"type": "boolean"}},
         },
@@ -305,6 +348,7 @@ def test_schema_errors_subset_validator():
 # --------------------------------------------------------------------------------------------------------
 # Generation and shrinking
 # --------------------------------------------------------------------------------------------------------
+
 
 def test_generated_scenarios_validate_and_are_labelled():
     got = generate_scenarios(150, 11)
@@ -351,8 +395,9 @@ def test_generate_deterministic_across_processes(tmp_path):
     runs = [("0", []), ("4242", []), ("7", [str(noise)])]
     for hashseed, args in runs:
         env = dict(os.environ, PYTHONHASHSEED=hashseed)
-        proc = subprocess.run([sys.executable, "-c", _CHILD, *args], capture_output=True, text=True, cwd=REPO,
-                              env=env, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD, *args], capture_output=True, text=True, cwd=REPO, env=env, timeout=120
+        )
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip() == expected, (hashseed, args)
 

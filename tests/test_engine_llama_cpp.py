@@ -71,8 +71,9 @@ def test_template_null_none_drops_the_call_without_an_error(llama):
     got = llama.parse('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,note:None}<tool_call|>', TOOLS, OFF)
     assert got.tool_calls == []
     assert any("dropped without an error" in d for d in got.diagnostics)
-    assert llama.parse('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,note:null}<tool_call|>', TOOLS,
-                       OFF).tool_calls == [ToolCall("get_weather", {"city": "Paris", "note": None})]
+    assert llama.parse(
+        '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,note:null}<tool_call|>', TOOLS, OFF
+    ).tool_calls == [ToolCall("get_weather", {"city": "Paris", "note": None})]
 
 
 def test_calls_need_declared_tools(llama):
@@ -83,8 +84,11 @@ def test_streaming_real_token_pieces_matches_one_shot(llama):
     text = "Checking." + CALL
     pieces = token_pieces(text, "gemma4")
     streamed = run_stream(llama, [p for p, _ in pieces], TOOLS, OFF, token_ids=[ids for _, ids in pieces])
-    assert streamed.tool_calls == llama.parse(text, TOOLS, OFF).tool_calls == [
-        ToolCall("get_weather", {"city": "Paris", "days": 3})]
+    assert (
+        streamed.tool_calls
+        == llama.parse(text, TOOLS, OFF).tool_calls
+        == [ToolCall("get_weather", {"city": "Paris", "days": 3})]
+    )
 
 
 def test_streaming_error_is_a_parser_error_and_the_worker_survives(llama):
@@ -113,9 +117,20 @@ def _case(text):
     from harness.core.cases import Case
     from harness.core.messages import Message
 
-    return Case(id="x", format="gemma4", text=text, tools=TOOLS, prefix=OFF, slice="curated",
-                expected=Message(tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": 3}),
-                                             ToolCall("get_weather", {"city": "Rome", "note": None})]))
+    return Case(
+        id="x",
+        format="gemma4",
+        text=text,
+        tools=TOOLS,
+        prefix=OFF,
+        slice="curated",
+        expected=Message(
+            tool_calls=[
+                ToolCall("get_weather", {"city": "Paris", "days": 3}),
+                ToolCall("get_weather", {"city": "Rome", "note": None}),
+            ]
+        ),
+    )
 
 
 def test_the_documented_example_exchange_is_what_the_worker_answers(llama):
@@ -135,6 +150,7 @@ def test_the_documented_example_exchange_is_what_the_worker_answers(llama):
 
 
 # ------------------------------------------------------------------------------------------------- Hermes
+
 
 @pytest.fixture(scope="module")
 def llama_hermes():
@@ -172,8 +188,9 @@ def test_hermes_3_template_gives_the_same_parser_but_fails_on_a_type_list():
     installed = engines.find_installed("llama.cpp")
     hermes3 = sdist_file("models/templates/NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja")
     binary = installed.path / "bin" / "llama-cpp-worker"
-    parsers, unavailable = create_parsers([f"cmd:{shlex.join([str(binary), '--template', f'hermes={hermes3}'])}"],
-                                          "hermes")
+    parsers, unavailable = create_parsers(
+        [f"cmd:{shlex.join([str(binary), '--template', f'hermes={hermes3}'])}"], "hermes"
+    )
     assert unavailable == {}
     (worker,) = parsers
     try:
@@ -219,8 +236,11 @@ DEVIATIONS = {
     # generation prompt, the server's setting stays (no thinking) and the reasoning and its </think> are content
     "nemotron-3-nano": {"reasoning_call": lambda case: rendered_msg("The user wants the weather.\n</think>", [PARIS])},
     # the generated parser joins calls with ", " (chat-auto-parser-generator.cpp:457): two <invoke>s fail the parse
-    "minimax-m2": {"two_calls": lambda case: {
-        "error": "WorkerParserError: The model produced output that does not match the expected peg-native format"}},
+    "minimax-m2": {
+        "two_calls": lambda case: {
+            "error": "WorkerParserError: The model produced output that does not match the expected peg-native format"
+        }
+    },
 }
 
 
@@ -243,8 +263,18 @@ def llama_format():
 def test_every_new_format_is_served_with_its_presets_template(llama_format):
     from parsers.reference.llama_cpp import FORMATS
 
-    for fmt in ("glm45", "glm47", "qwen3_coder", "minimax_m2", "llama3_json", "mistral", "kimi_k2", "deepseek_v31",
-                "deepseek_v32", "harmony"):
+    for fmt in (
+        "glm45",
+        "glm47",
+        "qwen3_coder",
+        "minimax_m2",
+        "llama3_json",
+        "mistral",
+        "kimi_k2",
+        "deepseek_v31",
+        "deepseek_v32",
+        "harmony",
+    ):
         worker = llama_format(fmt)
         assert worker.name == f"llama.cpp==0.3.36:{fmt}"
         assert f"{fmt}={sdist_file(FORMATS[fmt].template)}" in worker.spec.argv
@@ -297,10 +327,24 @@ def test_server_options_reach_the_template(llama_format):
 
 
 CITY = {"city": "Paris"}
-REQUIRED_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "required": ["city"],
-    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "note": {"type": ["string", "null"]},
-                   "metric": {"type": "boolean"}}}}}]
+REQUIRED_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "required": ["city"],
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "note": {"type": ["string", "null"]},
+                    "metric": {"type": "boolean"},
+                },
+            },
+        },
+    }
+]
 
 
 def _parsed(parser, text, prefix="", tools=REQUIRED_TOOLS) -> dict:
@@ -350,10 +394,11 @@ def test_glm_generated_parser_takes_only_declared_arguments_required_first(llama
     glm = llama_format("glm45")
     assert _parsed(glm, _glm45_call([("city", "Paris"), ("days", 3)])) == rendered_msg(None, [PARIS])
     assert _parsed(glm, _glm45_call([("city", "Paris"), ("note", "null")])) == rendered_msg(
-        None, [{"city": "Paris", "note": "null"}])
-    _fails(glm, _glm45_call([("days", 3), ("city", "Paris")]))     # an optional argument before the required one
-    _fails(glm, _glm45_call([("city", "Paris"), ("extra", 1)]))    # an argument the schema does not declare
-    _fails(glm, _glm45_call([("city", "Paris")]) + "\nDone.")      # text after the call
+        None, [{"city": "Paris", "note": "null"}]
+    )
+    _fails(glm, _glm45_call([("days", 3), ("city", "Paris")]))  # an optional argument before the required one
+    _fails(glm, _glm45_call([("city", "Paris"), ("extra", 1)]))  # an argument the schema does not declare
+    _fails(glm, _glm45_call([("city", "Paris")]) + "\nDone.")  # text after the call
 
 
 def _qwen3_call(args) -> str:
@@ -375,9 +420,11 @@ def test_qwen3_coder_python_literals_drop_the_call(llama_format):
     streamed = run_stream(qwen, list(python_bool), REQUIRED_TOOLS, "")
     assert [(c.name, c.arguments) for c in streamed.tool_calls] == [("get_weather", '{"city":"Paris","metric":')]
     assert _parsed(qwen, _qwen3_call([("city", "Paris"), ("metric", "true")])) == rendered_msg(
-        None, [{"city": "Paris", "metric": True}])
+        None, [{"city": "Paris", "metric": True}]
+    )
     assert _parsed(qwen, _qwen3_call([("city", "Paris"), ("note", "None")])) == rendered_msg(
-        None, [{"city": "Paris", "note": "None"}])
+        None, [{"city": "Paris", "note": "None"}]
+    )
     assert qwen.parse(_qwen3_call([("days", 3), ("city", "Paris")]), REQUIRED_TOOLS, "").tool_calls == []
 
 
@@ -408,9 +455,11 @@ def test_deepseek_v32_string_attribute_must_match_the_schema(llama_format):
     schema (``"true"`` when the schema admits a string), so ``null`` written ``string="false"`` for a
     string-or-null parameter fails the parse; with thinking on, text before ``</think>`` is reasoning."""
     ds32 = llama_format("deepseek_v32")
-    block = ('\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
-             '<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n{}'
-             '</｜DSML｜invoke>\n</｜DSML｜function_calls>')
+    block = (
+        '\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
+        '<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n{}'
+        "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+    )
     assert _parsed(ds32, block.format(""), prefix="<think></think>") == rendered_msg(None, [CITY])
     assert _parsed(ds32, "Hmm.</think>" + block.format("")) == rendered_msg(None, [CITY], reasoning="Hmm.")
     null = '<｜DSML｜parameter name="note" string="false">null</｜DSML｜parameter>\n'
@@ -436,13 +485,18 @@ def test_text_after_the_calls_or_an_undeclared_tool_fails(llama_format):
     """Every grammar ends with ``p.end()`` after the calls and names each declared tool as a literal (Kimi K2,
     DeepSeek V3.1 alike); gpt-oss' ``<|call|>`` stop token, if left in the text, is dropped silently."""
     kimi = llama_format("kimi_k2")
-    call = ('<|tool_calls_section_begin|><|tool_call_begin|>functions.{}:0<|tool_call_argument_begin|>'
-            '{{"city": "Paris"}}<|tool_call_end|><|tool_calls_section_end|>')
+    call = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.{}:0<|tool_call_argument_begin|>"
+        '{{"city": "Paris"}}<|tool_call_end|><|tool_calls_section_end|>'
+    )
     _fails(kimi, call.format("get_weather") + "Done.")
     _fails(kimi, call.format("send_mail"))
-    ds31 = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}'
-            '<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+    ds31 = (
+        '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}'
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    )
     _fails(llama_format("deepseek_v31"), ds31 + "Done.")
     got = llama_format("harmony").parse(
-        ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}<|call|>', REQUIRED_TOOLS, "")
+        ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}<|call|>', REQUIRED_TOOLS, ""
+    )
     assert plain_message(got) == rendered_msg(None, [CITY]) and "<|call|>" in got.diagnostics[0]

@@ -69,21 +69,51 @@ def test_bare_null_and_template_none_become_strings(sglang):
 def test_two_calls_to_one_tool_share_a_stream_index_and_merge(sglang):
     """Streaming numbers calls by the tool's position in ``tools``, so a client merges two calls to one tool."""
     text = CALL + CALL.replace("Paris", "Rome")
-    case = Case(id="two", format="gemma4", text=text, tools=TOOLS, prefix=OFF, slice="curated",
-                expected=Message(tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": 3}),
-                                             ToolCall("get_weather", {"city": "Rome", "days": 3})]))
-    verdicts = {r.mode: (r.verdict, r.error_type) for r in
-                evaluate_case(case, sglang, FMT, ["oneshot", "tokens"], seed=0, timeout_s=30)}
+    case = Case(
+        id="two",
+        format="gemma4",
+        text=text,
+        tools=TOOLS,
+        prefix=OFF,
+        slice="curated",
+        expected=Message(
+            tool_calls=[
+                ToolCall("get_weather", {"city": "Paris", "days": 3}),
+                ToolCall("get_weather", {"city": "Rome", "days": 3}),
+            ]
+        ),
+    )
+    verdicts = {
+        r.mode: (r.verdict, r.error_type)
+        for r in evaluate_case(case, sglang, FMT, ["oneshot", "tokens"], seed=0, timeout_s=30)
+    }
     assert verdicts["oneshot"] == ("pass", None)
     assert verdicts["tokens"] == ("fail", "stream_diverges")
 
 
 def test_a_looping_library_call_is_a_timeout_and_the_worker_stays(sglang):
     """SGLang 0.5.23 loops forever on ``]`` inside a string in a nested array; the worker interrupts it."""
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
-        "k": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}}}}}]
-    case = Case(id="loop", format="gemma4", text='<|tool_call>call:f{k:[[<|"|>]x<|"|>]]}<tool_call|>', tools=tools,
-                prefix=OFF, slice="curated", expected=Message(tool_calls=[ToolCall("f", {"k": [["]x"]]})]))
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"k": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}},
+                },
+            },
+        }
+    ]
+    case = Case(
+        id="loop",
+        format="gemma4",
+        text='<|tool_call>call:f{k:[[<|"|>]x<|"|>]]}<tool_call|>',
+        tools=tools,
+        prefix=OFF,
+        slice="curated",
+        expected=Message(tool_calls=[ToolCall("f", {"k": [["]x"]]})]),
+    )
     (record,) = evaluate_case(case, sglang, FMT, ["oneshot"], seed=0, timeout_s=30)
     assert (record.verdict, record.error_type) == ("error", "timeout")
     assert "did not return within" in record.detail
@@ -91,6 +121,7 @@ def test_a_looping_library_call_is_a_timeout_and_the_worker_stays(sglang):
 
 
 # ------------------------------------------------------------------------------------------------- Hermes
+
 
 @pytest.fixture(scope="module")
 def sglang_hermes():
@@ -108,8 +139,11 @@ def test_hermes_texts_one_shot_and_streaming(sglang_hermes):
     got = hermes_results(sglang_hermes)
     expected = {case: {mode: hermes_expected(case) for mode in HERMES_MODES} for case in HERMES_CASES}
     expected["two_calls"]["whole"] = hermes_msg(calls=[PARIS])
-    expected["content_then_call"].update(whole=hermes_msg(calls=[PARIS]), char=hermes_msg("Let me check.\n", [PARIS]),
-                                         pieces=hermes_msg("Let me check.\n", [PARIS]))
+    expected["content_then_call"].update(
+        whole=hermes_msg(calls=[PARIS]),
+        char=hermes_msg("Let me check.\n", [PARIS]),
+        pieces=hermes_msg("Let me check.\n", [PARIS]),
+    )
     assert got == expected
 
 
@@ -126,8 +160,18 @@ def test_hermes_call_to_an_undeclared_tool_is_dropped_and_streaming_leaks_its_ta
 # (parsers/reference/sglang.py, "Formats added after Hermes"; every expectation below that differs from the case's own
 # message is a documented SGLang fault or a consequence of the documented server configuration)
 
-NEW_FORMATS = ("glm45", "glm47", "qwen3_coder", "minimax_m2", "llama3_json", "mistral", "kimi_k2", "deepseek_v31",
-               "deepseek_v32", "harmony")
+NEW_FORMATS = (
+    "glm45",
+    "glm47",
+    "qwen3_coder",
+    "minimax_m2",
+    "llama3_json",
+    "mistral",
+    "kimi_k2",
+    "deepseek_v31",
+    "deepseek_v32",
+    "harmony",
+)
 REASON = "The user wants the weather."
 
 
@@ -196,14 +240,22 @@ def test_template_detection_gives_the_configured_server_state():
         "    out[fmt] = [force, None if cfg is None else [cfg.toggle_param, cfg.default_enabled, cfg.special_case]]\n"
         "print(json.dumps(out))\n"
     )
-    proc = subprocess.run([str(venv_python(installed.path)), "-c", script, json.dumps(paths)], capture_output=True,
-                          text=True, timeout=300, check=False, env={"PATH": "/usr/bin:/bin", "PYTHONNOUSERSITE": "1"})
+    proc = subprocess.run(
+        [str(venv_python(installed.path)), "-c", script, json.dumps(paths)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "PYTHONNOUSERSITE": "1"},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     detected = json.loads(proc.stdout.strip().splitlines()[-1])
     for fmt, config in FORMATS.items():
         toggle = config.template_toggle
-        want = [config.template_force_reasoning,
-                None if toggle is None else [toggle.toggle_param, toggle.default_enabled, toggle.special_case]]
+        want = [
+            config.template_force_reasoning,
+            None if toggle is None else [toggle.toggle_param, toggle.default_enabled, toggle.special_case],
+        ]
         assert detected[fmt] == want, fmt
 
 
@@ -235,7 +287,8 @@ def test_glm45_texts(sglang_for):
         oneshot=rendered_msg(calls=[{"city": "Paris"}]),
         whole=rendered_msg("b</arg_value>", [cut]),
         char=rendered_msg("b</arg_value>\n</tool_call>", ['{"city": "Paris", "note": "a </tool_call}']),
-        pieces=rendered_msg("b</arg_value>", [cut]))
+        pieces=rendered_msg("b</arg_value>", [cut]),
+    )
     expected["reasoning_call"]["oneshot"] = rendered_msg(calls=[PARIS], reasoning="<think>" + REASON)
     assert got == expected
 
@@ -252,7 +305,8 @@ def test_glm47_texts(sglang_for):
         oneshot=rendered_msg("b</arg_value></tool_call>", [{"city": "Paris"}]),
         whole=rendered_msg("b</arg_value>", [cut]),
         char=rendered_msg("b</arg_value></tool_call>", [cut]),
-        pieces=rendered_msg("b</arg_value>", [cut]))
+        pieces=rendered_msg("b</arg_value>", [cut]),
+    )
     assert got == expected
 
 
@@ -282,12 +336,12 @@ def test_minimax_m2_texts(sglang_for):
     empty = "<think></think>"
     expected = {
         "one_call": everywhere(rendered_msg(empty, [PARIS])),
-        "two_calls": {**everywhere(rendered_msg(empty, [PARIS, ROME])),
-                      "whole": rendered_msg(empty, [ROME, ROME])},
+        "two_calls": {**everywhere(rendered_msg(empty, [PARIS, ROME])), "whole": rendered_msg(empty, [ROME, ROME])},
         "content_call": everywhere(rendered_msg(empty + "Let me check.Done.", [PARIS])),
-        "marker_in_string": {**everywhere(rendered_msg(empty, note_null)),
-                             "oneshot": rendered_msg(empty + "\n b</parameter>\n</invoke>\n</minimax:tool_call>",
-                                                     note_null)},
+        "marker_in_string": {
+            **everywhere(rendered_msg(empty, note_null)),
+            "oneshot": rendered_msg(empty + "\n b</parameter>\n</invoke>\n</minimax:tool_call>", note_null),
+        },
         "reasoning_call": everywhere(rendered_msg(f"<think>{REASON}\n</think>", [PARIS])),
     }
     for name, case in cases.items():
@@ -312,8 +366,10 @@ def test_mistral_texts(sglang_for):
     got = rendered_results(parser, cases)
     assert set(cases) == {"one_call", "two_calls", "marker_in_string"}
     assert got == {name: {**everywhere(raw(case)), "oneshot": rendered_msg()} for name, case in cases.items()}
-    assert any("undefined function: get_weather[CALL_ID]call00000" in d
-               for d in parser.parse(cases["one_call"].text, cases["one_call"].tools, "").diagnostics)
+    assert any(
+        "undefined function: get_weather[CALL_ID]call00000" in d
+        for d in parser.parse(cases["one_call"].text, cases["one_call"].tools, "").diagnostics
+    )
 
 
 def test_kimi_k2_texts(sglang_for):
@@ -335,8 +391,11 @@ def test_deepseek_v31_texts(sglang_for):
     for name, case in cases.items():
         expected[name]["char"] = raw(case)
     expected["content_call"]["whole"] = rendered_msg(calls=[PARIS])
-    merged = ("get_weather<｜tool▁sep｜>" + '{"city": "Paris", "days": 3}'
-              + "<｜tool▁call▁end｜><｜tool▁call▁begin｜>get_weather")
+    merged = (
+        "get_weather<｜tool▁sep｜>"
+        + '{"city": "Paris", "days": 3}'
+        + "<｜tool▁call▁end｜><｜tool▁call▁begin｜>get_weather"
+    )
     expected["two_calls"]["whole"] = rendered_msg(calls=[ROME], name=merged)
     assert got == expected
 
@@ -361,17 +420,26 @@ def test_harmony_template_texts_give_no_call(sglang_for):
     twice = "to=functions.get_weather to=functions.get_weather"
     header = "to=functions.get_weather<|channel|>commentary json<|message|>"
     assert got == {
-        "one_call": {**everywhere(rendered_msg(twice)),
-                     "oneshot": rendered_msg(header + '{"city": "Paris", "days": 3}<|call|>')},
-        "marker_in_string": {"oneshot": rendered_msg(cases["marker_in_string"].text),
-                             "whole": rendered_msg('to=functions.get_weather b"}'),
-                             "char": rendered_msg(twice + 'b"}'), "pieces": rendered_msg(twice + 'b"}')},
+        "one_call": {
+            **everywhere(rendered_msg(twice)),
+            "oneshot": rendered_msg(header + '{"city": "Paris", "days": 3}<|call|>'),
+        },
+        "marker_in_string": {
+            "oneshot": rendered_msg(cases["marker_in_string"].text),
+            "whole": rendered_msg('to=functions.get_weather b"}'),
+            "char": rendered_msg(twice + 'b"}'),
+            "pieces": rendered_msg(twice + 'b"}'),
+        },
         "reasoning_call": {
-            "oneshot": rendered_msg("<|start|>assistant " + header + '{"city": "Paris", "days": 3}<|call|>',
-                                    reasoning=REASON),
-            "whole": rendered_msg(reasoning=REASON), "pieces": rendered_msg(reasoning=REASON),
+            "oneshot": rendered_msg(
+                "<|start|>assistant " + header + '{"city": "Paris", "days": 3}<|call|>', reasoning=REASON
+            ),
+            "whole": rendered_msg(reasoning=REASON),
+            "pieces": rendered_msg(reasoning=REASON),
             "char": rendered_msg(
-                reasoning=f"{REASON}<|end|><|start|>assistant {header}" + '{"city": "Paris", "days": 3}')},
+                reasoning=f"{REASON}<|end|><|start|>assistant {header}" + '{"city": "Paris", "days": 3}'
+            ),
+        },
     }
 
 
@@ -382,21 +450,34 @@ def test_harmony_model_form_parses_streamed(sglang_for):
     from harness.core.protocol import run_stream
 
     parser = sglang_for("harmony")
-    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+        }
+    ]
     call = '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}'
     after_analysis = "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant" + call
     paris = [{"city": "Paris"}]
 
     def modes(text):
-        return {"oneshot": plain_message(parser.parse(text, tools, "")),
-                "whole": plain_message(run_stream(parser, [text], tools, "")),
-                "pieces": plain_message(run_stream(parser, rendered_pieces(text, "harmony"), tools, ""))}
+        return {
+            "oneshot": plain_message(parser.parse(text, tools, "")),
+            "whole": plain_message(run_stream(parser, [text], tools, "")),
+            "pieces": plain_message(run_stream(parser, rendered_pieces(text, "harmony"), tools, "")),
+        }
 
-    assert modes(call) == {"oneshot": rendered_msg(call + "<|call|>"), "whole": rendered_msg(calls=paris),
-                           "pieces": rendered_msg(calls=paris)}
-    assert modes(after_analysis) == {mode: rendered_msg(calls=paris, reasoning="Think.")
-                                     for mode in ("oneshot", "whole", "pieces")}
+    assert modes(call) == {
+        "oneshot": rendered_msg(call + "<|call|>"),
+        "whole": rendered_msg(calls=paris),
+        "pieces": rendered_msg(calls=paris),
+    }
+    assert modes(after_analysis) == {
+        mode: rendered_msg(calls=paris, reasoning="Think.") for mode in ("oneshot", "whole", "pieces")
+    }
 
 
 def test_corpus_shaped_faults(sglang_for):
@@ -408,35 +489,64 @@ def test_corpus_shaped_faults(sglang_for):
 
     from harness.core.protocol import run_stream
 
-    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+        }
+    ]
 
     def modes(parser, text, tools=tools):
-        return {"oneshot": plain_message(parser.parse(text, tools, "")),
-                "whole": plain_message(run_stream(parser, [text], tools, "")),
-                "char": plain_message(run_stream(parser, list(text), tools, ""))}
+        return {
+            "oneshot": plain_message(parser.parse(text, tools, "")),
+            "whole": plain_message(run_stream(parser, [text], tools, "")),
+            "char": plain_message(run_stream(parser, list(text), tools, "")),
+        }
 
     cities = [{"city": c} for c in ("Paris", "Rome", "Oslo")]
     three = "".join("[TOOL_CALLS]get_weather[ARGS]" + json.dumps(c) for c in cities)
-    assert modes(sglang_for("mistral"), three) == {"oneshot": rendered_msg(calls=cities),
-                                                   "whole": rendered_msg(calls=cities[:2]),
-                                                   "char": rendered_msg(calls=cities)}
+    assert modes(sglang_for("mistral"), three) == {
+        "oneshot": rendered_msg(calls=cities),
+        "whole": rendered_msg(calls=cities[:2]),
+        "char": rendered_msg(calls=cities),
+    }
     prose = 'See [docs] first.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}'
     got = modes(sglang_for("mistral"), prose)
     assert (got["oneshot"]["content"], got["whole"]["content"], got["char"]["content"]) == (
-        "See [docs] first.", "See [docs] first.", "See [docs first.")
+        "See [docs] first.",
+        "See [docs] first.",
+        "See [docs first.",
+    )
 
     llama = sglang_for("llama3_json")
     after_prose = 'Let me check.{"name": "get_weather", "parameters": {"city": "Paris"}}'
-    assert modes(llama, after_prose) == {"oneshot": rendered_msg(after_prose), "whole": rendered_msg(after_prose),
-                                         "char": rendered_msg("Let me check.", [{"city": "Paris"}])}
+    assert modes(llama, after_prose) == {
+        "oneshot": rendered_msg(after_prose),
+        "whole": rendered_msg(after_prose),
+        "char": rendered_msg("Let me check.", [{"city": "Paris"}]),
+    }
     tag = '{"name": "get_weather", "parameters": {"city": "a <|python_tag|> b"}}'
-    assert modes(llama, tag) == {"oneshot": rendered_msg('{"name": "get_weather", "parameters": {"city": "a b"}}'),
-                                 "whole": rendered_msg(), "char": rendered_msg(calls=[{"city": "a <|python_tag|"}])}
+    assert modes(llama, tag) == {
+        "oneshot": rendered_msg('{"name": "get_weather", "parameters": {"city": "a b"}}'),
+        "whole": rendered_msg(),
+        "char": rendered_msg(calls=[{"city": "a <|python_tag|"}]),
+    }
 
-    colon = [{"type": "function", "function": {"name": "ns.tool:v2", "parameters": {
-        "type": "object", "properties": {"x": {"type": "integer"}}}}}]
-    text = ("<|tool_calls_section_begin|><|tool_call_begin|>functions.ns.tool:v2:0<|tool_call_argument_begin|>"
-            '{"x": 1}<|tool_call_end|><|tool_calls_section_end|>')
+    colon = [
+        {
+            "type": "function",
+            "function": {
+                "name": "ns.tool:v2",
+                "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}},
+            },
+        }
+    ]
+    text = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.ns.tool:v2:0<|tool_call_argument_begin|>"
+        '{"x": 1}<|tool_call_end|><|tool_calls_section_end|>'
+    )
     got = modes(sglang_for("kimi_k2"), text, colon)
     assert (got["oneshot"], got["whole"]) == (rendered_msg(), rendered_msg())

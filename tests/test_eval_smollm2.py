@@ -14,12 +14,31 @@ from harness.capture.records import read_captures
 def test_eval_smollm2_captures_real_output_and_scores_every_parser(tmp_path):
     out = tmp_path / "run"
     proc = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "eval", "--model", "smollm2-135m", "--cases", "10",
-         "--capture-limit", "2", "--max-tokens", "160", "--no-shrink", "--out", str(out)],
-        capture_output=True, text=True, timeout=1200, cwd=tmp_path)
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "eval",
+            "--model",
+            "smollm2-135m",
+            "--cases",
+            "10",
+            "--capture-limit",
+            "2",
+            "--max-tokens",
+            "160",
+            "--no-shrink",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     stdout = proc.stdout
-    assert "smollm2-135m: passed/total — curated" in stdout          # the rendered-corpus table
+    assert "smollm2-135m: passed/total — curated" in stdout  # the rendered-corpus table
     assert "parsers on captured output" in stdout and "wrote a call marker" in stdout
     lines = (out / "results.jsonl").read_text(encoding="utf-8").split("\n")
     records = [r for r in map(json.loads, filter(None, lines)) if r["slice"].startswith("capture:")]

@@ -47,12 +47,18 @@ def saved(tmp_path_factory, offline):
     assert rc == 0
     baseline = json.loads((root / "bl" / MODEL / OWN_BASELINE).read_text(encoding="utf-8"))
     texts = [c["text"] for c in baseline["cases"].values()]
-    target = next(r["case_id"] for r in baseline["results"]
-                  if r["mode"] == "oneshot" and r["slice"] == "curated" and r["verdict"] == "pass"
-                  and baseline["cases"][r["case_id"]]["expected"]["tool_calls"]
-                  and texts.count(baseline["cases"][r["case_id"]]["text"]) == 1)
+    target = next(
+        r["case_id"]
+        for r in baseline["results"]
+        if r["mode"] == "oneshot"
+        and r["slice"] == "curated"
+        and r["verdict"] == "pass"
+        and baseline["cases"][r["case_id"]]["expected"]["tool_calls"]
+        and texts.count(baseline["cases"][r["case_id"]]["text"]) == 1
+    )
     (root / "candidate_gate_broken.py").write_text(
-        CANDIDATE.format(target=baseline["cases"][target]["text"]), encoding="utf-8")
+        CANDIDATE.format(target=baseline["cases"][target]["text"]), encoding="utf-8"
+    )
     return root, baseline, target
 
 
@@ -62,11 +68,23 @@ def _dirs(root: Path, baselines: str = "bl") -> list[str]:
 
 def test_baseline_file_holds_verdicts_corpus_hash_and_parser(saved):
     _, baseline, target = saved
-    assert baseline["parser"] == {"spec": "own", "name": "toolcall-harness:gemma4", "library": "toolcall-harness",
-                                  "version": baseline["parser"]["version"]}
+    assert baseline["parser"] == {
+        "spec": "own",
+        "name": "toolcall-harness:gemma4",
+        "library": "toolcall-harness",
+        "version": baseline["parser"]["version"],
+    }
     assert baseline["settings"]["modes"] == ["oneshot", "whole"] and baseline["settings"]["n_generated"] == 3
-    assert set(baseline["corpus"]["inputs"]) == {"template_sha256", "generator_version", "seed", "n_generated",
-                                                 "slices", "n_cases", "case_ids_sha256", "cases_sha256"}
+    assert set(baseline["corpus"]["inputs"]) == {
+        "template_sha256",
+        "generator_version",
+        "seed",
+        "n_generated",
+        "slices",
+        "n_cases",
+        "case_ids_sha256",
+        "cases_sha256",
+    }
     assert len(baseline["results"]) == 2 * len(baseline["cases"])
     assert sum(c["slice"] == "generated" for c in baseline["cases"].values()) == 3
     assert baseline["cases"][target]["text"].startswith("<|tool_call>")
@@ -91,8 +109,7 @@ def test_regressed_case_gets_a_minimal_failing_input(saved, capsys, tmp_path):
     root, baseline, target = saved
     candidate = tmp_path / "candidate_by_name.py"  # breaks every call to the target's function
     name = baseline["cases"][target]["expected"]["tool_calls"][0]["name"]
-    candidate.write_text(CANDIDATE.format(target=None).replace("text == TARGET", f"{name!r} in text"),
-                         encoding="utf-8")
+    candidate.write_text(CANDIDATE.format(target=None).replace("text == TARGET", f"{name!r} in text"), encoding="utf-8")
     assert main(["gate", "--model", MODEL, "--parsers", f"py:{candidate}:Broken", *_dirs(root)]) == 1
     out = capsys.readouterr().out
     assert f"REGRESSION {target} (curated) [oneshot]" in out
@@ -120,8 +137,9 @@ def test_fix_is_listed_and_passes(saved, capsys):
     rc = main(["gate", "--model", MODEL, "--parsers", "own", *_dirs(root, "bl-broken")])
     out = capsys.readouterr().out
     assert rc == 0
-    assert [line.split(":")[0] for line in out.splitlines() if line.startswith("FIXED")] == \
-        [f"FIXED {target} (curated) [oneshot]"]
+    assert [line.split(":")[0] for line in out.splitlines() if line.startswith("FIXED")] == [
+        f"FIXED {target} (curated) [oneshot]"
+    ]
     assert "0 regressed and 1 fixed" in out
 
 
@@ -160,8 +178,10 @@ def test_missing_or_corrupt_baseline_is_a_clear_error(saved, capsys, tmp_path):
     assert "no baseline for parser transformers" in err
     assert "baseline save --model gemma-4-e2b --parsers transformers" in err
     assert main(["gate", "--baseline", str(tmp_path / "gone.json")]) == 2
-    assert f"{tmp_path / 'gone.json'}: no such baseline; create one with `toolcall-harness baseline save" in \
-        capsys.readouterr().err
+    assert (
+        f"{tmp_path / 'gone.json'}: no such baseline; create one with `toolcall-harness baseline save"
+        in capsys.readouterr().err
+    )
     corrupt = tmp_path / "corrupt.json"
     corrupt.write_text('{"schema": 1,\n "model": ', encoding="utf-8")
     assert main(["gate", "--baseline", str(corrupt)]) == 2
@@ -180,9 +200,25 @@ def test_bad_candidate_spec_is_a_clear_error(saved, capsys, tmp_path):
 def test_gate_subprocess_exit_status(saved):
     root, _, target = saved
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "gate", "--model", MODEL, "--parsers",
-                           f"py:{root / 'candidate_gate_broken.py'}:Broken", *_dirs(root)],
-                          capture_output=True, text=True, cwd=REPO, env=env, timeout=300, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "gate",
+            "--model",
+            MODEL,
+            "--parsers",
+            f"py:{root / 'candidate_gate_broken.py'}:Broken",
+            *_dirs(root),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert f"REGRESSION {target} (curated) [oneshot]" in proc.stdout
     assert "Traceback" not in proc.stderr

@@ -12,22 +12,35 @@ import torch  # noqa: F401  (make installs the capture extra: torch, and llama-c
 
 from harness.assets.gguf import read_gguf_metadata
 from harness.assets.sdist import sdist_file, sha256_file
-from harness.extra.micro_model import (
-    MicroSpec,
-    init_model,
-    micro_gemma4,
-    micro_gemma4_key,
-)
+from harness.extra.micro_model import MicroSpec, init_model, micro_gemma4, micro_gemma4_key
 
 CALL = '<|turn>model\n<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>'
 # every protocol marker with its id in the real vocabulary (ggml-vocab-gemma-4.gguf)
-MARKERS = {"<|tool>": 46, "<tool|>": 47, "<|tool_call>": 48, "<tool_call|>": 49, "<|tool_response>": 50,
-           "<tool_response|>": 51, '<|"|>': 52, "<|think|>": 98, "<|channel>": 100, "<channel|>": 101,
-           "<|turn>": 105, "<turn|>": 106}
+MARKERS = {
+    "<|tool>": 46,
+    "<tool|>": 47,
+    "<|tool_call>": 48,
+    "<tool_call|>": 49,
+    "<|tool_response>": 50,
+    "<tool_response|>": 51,
+    '<|"|>': 52,
+    "<|think|>": 98,
+    "<|channel>": 100,
+    "<channel|>": 101,
+    "<|turn>": 105,
+    "<turn|>": 106,
+}
 MESSAGES = [{"role": "user", "content": "What is the weather in Paris?"}]
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Weather now",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather now",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
+]
 
 
 @pytest.fixture(scope="module")
@@ -60,10 +73,11 @@ def test_hf_folder_loads_and_generates(micro, hf_tokenizer):
     for name, tensor in model.state_dict().items():
         assert torch.equal(tensor, fresh[name]), name
 
-    prompt = hf_tokenizer.apply_chat_template(MESSAGES, tools=TOOLS, add_generation_prompt=True,
-                                              return_tensors="pt", return_dict=True)
+    prompt = hf_tokenizer.apply_chat_template(
+        MESSAGES, tools=TOOLS, add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )
     out = model.generate(**prompt, max_new_tokens=6, min_new_tokens=6, do_sample=False)
-    new = out[0, prompt["input_ids"].shape[1]:]
+    new = out[0, prompt["input_ids"].shape[1] :]
     assert len(new) == 6
     assert isinstance(hf_tokenizer.decode(new, skip_special_tokens=False), str)
 
@@ -95,8 +109,9 @@ def test_llama_cpp_renders_the_embedded_template_like_transformers(micro, hf_tok
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     assert llm.chat_format == "chat_template.default"  # create_chat_completion uses the GGUF's template
-    formatter = Jinja2ChatFormatter(template=llm.metadata["tokenizer.chat_template"],
-                                    eos_token="<eos>", bos_token="<bos>")
+    formatter = Jinja2ChatFormatter(
+        template=llm.metadata["tokenizer.chat_template"], eos_token="<eos>", bos_token="<bos>"
+    )
     text = formatter(messages=MESSAGES, tools=TOOLS).prompt
     hf_text = hf_tokenizer.apply_chat_template(MESSAGES, tools=TOOLS, add_generation_prompt=True, tokenize=False)
     assert text == hf_text

@@ -65,8 +65,11 @@ def test_text_atoms_keep_markers_whole():
 
 
 def test_structure_reduction_of_a_real_mlx_failure_is_pinned(template, parsers):
-    case = rendered(template, [ToolCall("send_email", {"to": "a@b.c", "first name": "Ann", "body": "hi, {x}"})],
-                    content_after="Sent.")
+    case = rendered(
+        template,
+        [ToolCall("send_email", {"to": "a@b.c", "first name": "Ann", "body": "hi, {x}"})],
+        content_after="Sent.",
+    )
     assert check_mode(case, parsers["mlx-lm"], FMT, "oneshot").error_type == "wrong_call_count"
     repro = minimize_case(case, parsers["mlx-lm"], FMT, "oneshot", "wrong_call_count", template=template)
     assert repro["method"] == "structure"
@@ -77,13 +80,18 @@ def test_structure_reduction_of_a_real_mlx_failure_is_pinned(template, parsers):
 
 
 def test_structure_reduction_of_a_real_transformers_exception_is_pinned(template, parsers):
-    calls = [ToolCall("get_weather", {"city": "Paris, France", "days": [1, 2, 3]}),
-             ToolCall("manim-video", {"scene": "a {b}: c", "fps": 30})]
+    calls = [
+        ToolCall("get_weather", {"city": "Paris, France", "days": [1, 2, 3]}),
+        ToolCall("manim-video", {"scene": "a {b}: c", "fps": 30}),
+    ]
     case = rendered(template, calls, content_after="Here you go.")
     assert scenario_of(case, template, FMT) is not None
     repro = minimize_case(case, parsers["transformers"], FMT, "oneshot", "exception", template=template)
-    assert (repro["method"], repro["text"], repro["got"]) == \
-        ("structure", "<|tool_call>call:manim-video{}<tool_call|>", None)
+    assert (repro["method"], repro["text"], repro["got"]) == (
+        "structure",
+        "<|tool_call>call:manim-video{}<tool_call|>",
+        None,
+    )
     assert repro["detail"].startswith("ValueError: json parser could not parse region as JSON.")
 
 
@@ -100,8 +108,9 @@ def test_text_reduction_without_a_template_keeps_the_exception(template, parsers
 def test_differential_reduction_against_a_passing_parser_is_pinned(template, parsers):
     case = rendered(template, [ToolCall("send_email", {"to": "a@b.c", "first name": "Ann"})])
     observed = dataclasses.replace(case, source="observed", slice="observed")
-    repro = minimize_case(observed, parsers["mlx-lm"], FMT, "oneshot", "wrong_call_count", budget=300,
-                          oracle=parsers["toolcall-harness"])
+    repro = minimize_case(
+        observed, parsers["mlx-lm"], FMT, "oneshot", "wrong_call_count", budget=300, oracle=parsers["toolcall-harness"]
+    )
     assert repro["method"] == "differential (oracle toolcall-harness:gemma4)"
     assert repro["text"] == '<|tool_call>call:l{:<|"|><|"|>}'
     assert len(parsers["toolcall-harness"].parse(repro["text"]).tool_calls) == 1
@@ -109,8 +118,9 @@ def test_differential_reduction_against_a_passing_parser_is_pinned(template, par
 
 
 def test_a_drift_case_is_reduced_through_its_base_and_keeps_its_mutation(template, parsers):
-    base = rendered(template, [ToolCall("save_text", {"path": "notes/edge.txt", "text": "She said hi", "version": 2})],
-                    id="edge-x")
+    base = rendered(
+        template, [ToolCall("save_text", {"path": "notes/edge.txt", "text": "She said hi", "version": 2})], id="edge-x"
+    )
     drift = get_mutator("key-equals-value").mutate(base, FMT, seed=0)
     assert drift is not None and "=" in drift.text
     record = check_mode(drift, parsers["transformers"], FMT, "oneshot")
@@ -118,8 +128,10 @@ def test_a_drift_case_is_reduced_through_its_base_and_keeps_its_mutation(templat
     repro = minimize_case(drift, parsers["transformers"], FMT, "oneshot", "exception", template=template, base=base)
     assert repro["method"] == "structure (mutator key-equals-value)"
     assert "=" in repro["text"] and len(repro["text"]) < len(drift.text)
-    assert check_mode(dataclasses.replace(drift, text=repro["text"]), parsers["transformers"], FMT,
-                      "oneshot").error_type == "exception"
+    assert (
+        check_mode(dataclasses.replace(drift, text=repro["text"]), parsers["transformers"], FMT, "oneshot").error_type
+        == "exception"
+    )
 
 
 def test_fault_classes_group_records_and_carry_minimized_repros(template, parsers):
@@ -130,13 +142,17 @@ def test_fault_classes_group_records_and_carry_minimized_repros(template, parser
     records = [r.to_json() for c in cases for p in chosen for r in evaluate_case(c, p, FMT, ["oneshot", "char"], 0)]
     clusters = report.cluster_failures(records)
     keys = [(c["parser"], c["error_type"], c["group"], c["cases"], c["records"]) for c in clusters]
-    assert keys == [("transformers==5.24.0:gemma4", "exception", "curated", 3, 6),
-                    ("transformers==5.24.0:gemma4", "exception", "mutator:demo", 1, 2)]
+    assert keys == [
+        ("transformers==5.24.0:gemma4", "exception", "curated", 3, 6),
+        ("transformers==5.24.0:gemma4", "exception", "mutator:demo", 1, 2),
+    ]
     assert clusters[0]["example"]["mode"] == "oneshot"
     cluster_repros(clusters, cases, records, list(parsers.values()), FMT, template)
     assert clusters[0]["repro"]["method"] == "structure"
-    assert clusters[0]["repro"]["text"] in ("<|tool_call>call:lookup{id:None}<tool_call|>",
-                                            "<|tool_call>call:manim-video{}<tool_call|>")
+    assert clusters[0]["repro"]["text"] in (
+        "<|tool_call>call:lookup{id:None}<tool_call|>",
+        "<|tool_call>call:manim-video{}<tool_call|>",
+    )
     console = Console(record=True, width=200)
     report.print_clusters(console, clusters)
     shown = console.export_text()

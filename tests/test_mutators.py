@@ -18,13 +18,7 @@ from harness.core.cases import Case, load_cases, write_cases
 from harness.core.messages import Message, ToolCall
 from harness.core.scenarios import Scenario, infer_schema
 from harness.corpus.build import build_corpus
-from harness.corpus.drift import (
-    MUTATORS,
-    drift_cases,
-    get_mutator,
-    is_base,
-    mutators_for,
-)
+from harness.corpus.drift import MUTATORS, drift_cases, get_mutator, is_base, mutators_for
 from harness.formats import get_format, known_formats
 from harness.parse.registry import get_parser
 from harness.report import tables as report
@@ -40,16 +34,25 @@ USER = {"user": {"name": "Ada"}, "notify": True}
 
 
 def _tool(name: str, arguments: dict) -> dict:
-    return {"type": "function", "function": {"name": name, "description": "test tool",
-                                             "parameters": infer_schema(arguments)}}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": "test tool", "parameters": infer_schema(arguments)},
+    }
 
 
 SCENARIOS = {
-    "one": Scenario(id="one", tools=[_tool("get_weather", WEATHER)], calls=[ToolCall("get_weather", WEATHER)],
-                    content_before="Checking."),
+    "one": Scenario(
+        id="one",
+        tools=[_tool("get_weather", WEATHER)],
+        calls=[ToolCall("get_weather", WEATHER)],
+        content_before="Checking.",
+    ),
     "nested": Scenario(id="nested", tools=[_tool("create_user", USER)], calls=[ToolCall("create_user", USER)]),
-    "two": Scenario(id="two", tools=[_tool("get_weather", WEATHER)],
-                    calls=[ToolCall("get_weather", WEATHER), ToolCall("get_weather", {"city": "Rome", "days": 1})]),
+    "two": Scenario(
+        id="two",
+        tools=[_tool("get_weather", WEATHER)],
+        calls=[ToolCall("get_weather", WEATHER), ToolCall("get_weather", {"city": "Rome", "days": 1})],
+    ),
 }
 #: one catalog model per format with an offline template (the first in catalog order).
 MODELS = {}
@@ -85,17 +88,27 @@ GEMMA4_PINS = [
     ("key-equals-value", "one", C + "{city='Paris',days:3}<tool_call|>"),
     ("missing-comma", "one", C + '{city:<|"|>Paris<|"|>days:3}<tool_call|>'),
     ("json-quotes-in-container", "nested", '<|tool_call>call:create_user{notify:true,user:{name:"Ada"}}<tool_call|>'),
-    ("wrapper-envelope", "one",
-     'Checking.<|tool_call>call:tool_call{args:{city:<|"|>Paris<|"|>,days:3},id:<|"|>get_weather<|"|>}<tool_call|>'),
+    (
+        "wrapper-envelope",
+        "one",
+        'Checking.<|tool_call>call:tool_call{args:{city:<|"|>Paris<|"|>,days:3},id:<|"|>get_weather<|"|>}<tool_call|>',
+    ),
     ("truncate-in-opener", "one", "Checking.<|tool"),
     ("truncate-in-key", "one", C + "{ci"),
     ("truncate-in-string", "one", C + '{city:<|"|>Pa'),
     ("truncate-before-closer", "one", C + '{city:<|"|>Paris<|"|>,days:3}'),
     ("truncate-in-closer", "one", C + '{city:<|"|>Paris<|"|>,days:3}<tool_'),
     ("partial-opener-after-call", "one", C + '{city:<|"|>Paris<|"|>,days:3}<tool_call|><|tool'),
-    ("stray-closer", "one", 'Checking.<tool_call|><|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>'),
-    ("doubled-opener", "one",
-     'Checking.<|tool_call><|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>'),
+    (
+        "stray-closer",
+        "one",
+        'Checking.<tool_call|><|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>',
+    ),
+    (
+        "doubled-opener",
+        "one",
+        'Checking.<|tool_call><|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>',
+    ),
 ]
 
 
@@ -119,9 +132,13 @@ def test_gemma4_mutator_output(name, scenario, text):
 
 def test_gemma4_structure_mutations_keep_the_damaged_call_as_raw():
     case = mutated("paren-call", "gemma4", "one")
-    assert case.extra["drift"] == {"mutator": "paren-call", "base": "one", "outcomes": ["recovered", "surfaced"],
-                                   "raw": '<|tool_call>call:get_weather(city:<|"|>Paris<|"|>,days:3)<tool_call|>',
-                                   "tolerated": []}
+    assert case.extra["drift"] == {
+        "mutator": "paren-call",
+        "base": "one",
+        "outcomes": ["recovered", "surfaced"],
+        "raw": '<|tool_call>call:get_weather(city:<|"|>Paris<|"|>,days:3)<tool_call|>',
+        "tolerated": [],
+    }
 
 
 def test_truncation_expects_the_complete_calls_and_keeps_the_fragment():
@@ -129,10 +146,12 @@ def test_truncation_expects_the_complete_calls_and_keeps_the_fragment():
     assert single.expected == Message(content='Checking.<|tool_call>call:get_weather{city:<|"|>Pa')
     assert single.extra["drift"]["raw"] == '<|tool_call>call:get_weather{city:<|"|>Pa'
     two = mutated("truncate-in-string", "gemma4", "two")
-    assert two.text == ('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>'
-                        '<|tool_call>call:get_weather{city:<|"|>Ro')
-    assert two.expected == Message(content='<|tool_call>call:get_weather{city:<|"|>Ro',
-                                   tool_calls=[ToolCall("get_weather", WEATHER)])
+    assert two.text == (
+        '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|><|tool_call>call:get_weather{city:<|"|>Ro'
+    )
+    assert two.expected == Message(
+        content='<|tool_call>call:get_weather{city:<|"|>Ro', tool_calls=[ToolCall("get_weather", WEATHER)]
+    )
     closer = mutated("truncate-in-closer", "gemma4", "one")
     assert closer.expected == Message(content="Checking.", tool_calls=[ToolCall("get_weather", WEATHER)])
     assert closer.extra["drift"]["tolerated"] == ["<tool_"]
@@ -158,27 +177,46 @@ EDIT_PINS = [
     ("glm47", "escaped-json-value", "nested", lambda t: t.replace('{"name": "Ada"}', '{\\"name\\": \\"Ada\\"}')),
     ("glm45", "missing-arg-key", "one", lambda t: t.replace("<arg_key>", "", 1)),
     ("glm45", "literal-backslash-escapes", "one", lambda t: _after_call_open(t, "\n", "\\n")),
-    ("qwen3_coder", "missing-parameter-closer", "one",
-     lambda t: t.replace("3\n</parameter>\n</function>", "3\n</function>")),
+    (
+        "qwen3_coder",
+        "missing-parameter-closer",
+        "one",
+        lambda t: t.replace("3\n</parameter>\n</function>", "3\n</function>"),
+    ),
     ("qwen3_coder", "literal-backslash-escapes", "one", lambda t: _after_call_open(t, "\n", "\\n")),
     ("qwen3_coder", "escaped-json-value", "nested", lambda t: t.replace('{"name": "Ada"}', '{\\"name\\": \\"Ada\\"}')),
-    ("minimax_m2", "missing-parameter-closer", "one",
-     lambda t: t.replace("3</parameter>\n</invoke>", "3\n</invoke>")),
-    ("deepseek_v32", "missing-parameter-closer", "one",
-     lambda t: t.replace("3</｜DSML｜parameter>\n</｜DSML｜invoke>", "3\n</｜DSML｜invoke>")),
+    ("minimax_m2", "missing-parameter-closer", "one", lambda t: t.replace("3</parameter>\n</invoke>", "3\n</invoke>")),
+    (
+        "deepseek_v32",
+        "missing-parameter-closer",
+        "one",
+        lambda t: t.replace("3</｜DSML｜parameter>\n</｜DSML｜invoke>", "3\n</｜DSML｜invoke>"),
+    ),
     ("hermes", "newline-between-args", "one", lambda t: t.replace(JSON_ONE, PRETTY_ONE)),
     ("hermes", "escaped-json-value", "one", lambda t: t.replace(JSON_ONE, ESCAPED_ONE)),
-    ("hermes", "literal-backslash-escapes", "one",
-     lambda t: t.replace("<tool_call>\n{", "<tool_call>\\n{").replace("}\n</tool_call>", "}\\n</tool_call>")),
+    (
+        "hermes",
+        "literal-backslash-escapes",
+        "one",
+        lambda t: t.replace("<tool_call>\n{", "<tool_call>\\n{").replace("}\n</tool_call>", "}\\n</tool_call>"),
+    ),
     ("hermes", "truncate-in-key", "one", lambda t: t[: t.index('{"city"') + 4]),
     ("hermes", "stray-closer", "one", lambda t: t.replace("<tool_call>", "</tool_call><tool_call>", 1)),
     ("kimi_k2", "newline-between-args", "one", lambda t: t.replace(JSON_ONE, PRETTY_ONE)),
     ("kimi_k2", "escaped-json-value", "one", lambda t: t.replace(JSON_ONE, ESCAPED_ONE)),
     ("kimi_k2", "truncate-before-closer", "one", lambda t: t[: t.index("<|tool_call_end|>")]),
-    ("kimi_k2", "stray-closer", "one",
-     lambda t: t.replace("<|tool_calls_section_begin|>", "<|tool_calls_section_end|><|tool_calls_section_begin|>")),
-    ("deepseek_v31", "doubled-opener", "one",
-     lambda t: t.replace("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁begin｜>" * 2)),
+    (
+        "kimi_k2",
+        "stray-closer",
+        "one",
+        lambda t: t.replace("<|tool_calls_section_begin|>", "<|tool_calls_section_end|><|tool_calls_section_begin|>"),
+    ),
+    (
+        "deepseek_v31",
+        "doubled-opener",
+        "one",
+        lambda t: t.replace("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁begin｜>" * 2),
+    ),
     ("deepseek_v31", "truncate-in-closer", "one", lambda t: t[: t.index("<｜tool▁call▁end｜>") + 8]),
     ("mistral", "partial-opener-after-call", "one", lambda t: t + "[TOOL_"),
     ("mistral", "truncate-in-opener", "one", lambda t: t[: t.index("[TOOL_CALLS]") + 6]),
@@ -207,8 +245,13 @@ def test_a_mutator_skips_cases_it_cannot_damage():
     fmt = get_format("gemma4")
     assert get_mutator("json-quotes-in-container").mutate(rendered("gemma4", "one"), fmt) is None  # no container
     assert get_mutator("missing-arg-key").mutate(rendered("gemma4", "one"), fmt) is None  # a GLM mutator
-    marker_case = Case(id="m", format="gemma4", text='<|tool_call>call:f{a:<|"|><tool_call|><|"|>}<tool_call|>',
-                       expected=Message(tool_calls=[ToolCall("f", {"a": "<tool_call|>"})]), tags=["marker-in-string"])
+    marker_case = Case(
+        id="m",
+        format="gemma4",
+        text='<|tool_call>call:f{a:<|"|><tool_call|><|"|>}<tool_call|>',
+        expected=Message(tool_calls=[ToolCall("f", {"a": "<tool_call|>"})]),
+        tags=["marker-in-string"],
+    )
     assert not is_base(marker_case, fmt)
     with pytest.raises(KeyError, match="unknown mutator 'nope'; known: plain-quote-closer"):
         get_mutator("nope")
@@ -216,21 +259,25 @@ def test_a_mutator_skips_cases_it_cannot_damage():
 
 # ------------------------------------------------------------------------ outcome classes, real parsers
 
+
 @pytest.fixture(scope="module")
 def own():
     return {name: get_parser(f"toolcall-harness:{name}", name) for name in ("gemma4", "glm47", "qwen3_coder")}
 
 
-@pytest.mark.parametrize("fmt_name, name, scenario, outcome", [
-    ("gemma4", "paren-call", "one", "recovered"),
-    ("gemma4", "stray-closer", "one", "recovered"),          # the stray closer stays in content: tolerated
-    ("gemma4", "truncate-in-string", "two", "recovered"),    # the complete first call, the fragment as content
-    ("gemma4", "partial-opener-after-call", "one", "recovered"),
-    ("gemma4", "plain-quote-closer", "one", "surfaced"),
-    ("gemma4", "truncate-in-key", "one", "surfaced"),
-    ("glm47", "missing-arg-key", "one", "surfaced"),
-    ("qwen3_coder", "missing-parameter-closer", "nested", "recovered"),
-])
+@pytest.mark.parametrize(
+    "fmt_name, name, scenario, outcome",
+    [
+        ("gemma4", "paren-call", "one", "recovered"),
+        ("gemma4", "stray-closer", "one", "recovered"),  # the stray closer stays in content: tolerated
+        ("gemma4", "truncate-in-string", "two", "recovered"),  # the complete first call, the fragment as content
+        ("gemma4", "partial-opener-after-call", "one", "recovered"),
+        ("gemma4", "plain-quote-closer", "one", "surfaced"),
+        ("gemma4", "truncate-in-key", "one", "surfaced"),
+        ("glm47", "missing-arg-key", "one", "surfaced"),
+        ("qwen3_coder", "missing-parameter-closer", "nested", "recovered"),
+    ],
+)
 def test_outcome_class_with_the_own_parser(own, fmt_name, name, scenario, outcome):
     case = mutated(name, fmt_name, scenario)
     got = own[fmt_name].parse(case.text, case.tools, case.prefix)
@@ -244,8 +291,7 @@ def test_wrong_dropped_and_leaked_outcomes():
     wrong = Message(content="Checking.", tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": "3"})])
     result = score(paren, wrong, fmt)
     assert (result.outcome, result.verdict, result.error_type) == ("wrong", "fail", "wrong_argument_type")
-    assert result.detail == ("wrong (allowed: recovered, surfaced): call 0: days: expected number 3, got string "
-                             "'3'")
+    assert result.detail == ("wrong (allowed: recovered, surfaced): call 0: days: expected number 3, got string '3'")
     lost = score(paren, Message(content="Checking."), fmt)
     assert (lost.outcome, lost.error_type) == ("dropped", "content_lost")
     leaked = Message(content="Checking." + paren.extra["drift"]["raw"], tool_calls=paren.expected.tool_calls)
@@ -272,8 +318,11 @@ def test_streaming_and_error_records_carry_the_outcome(own):
     case = mutated("paren-call", "gemma4", "one")
     records = list(evaluate_case(case, own["gemma4"], fmt, ["oneshot", "whole", "char", "prefix"], seed=0))
     assert [(r.mode, r.verdict, r.outcome) for r in records] == [
-        ("oneshot", "pass", "recovered"), ("whole", "pass", "recovered"), ("char", "pass", "recovered"),
-        ("prefix", "pass", "recovered")]
+        ("oneshot", "pass", "recovered"),
+        ("whole", "pass", "recovered"),
+        ("char", "pass", "recovered"),
+        ("prefix", "pass", "recovered"),
+    ]
     assert records[0].to_json()["outcome"] == "recovered"
     failing = list(evaluate_case(case, TransformersGemma4Parser(), fmt, ["oneshot"], seed=0))
     assert (failing[0].verdict, failing[0].error_type, failing[0].outcome) == ("error", "exception", "error")
@@ -295,12 +344,14 @@ def test_drift_cases_survive_the_case_file_round_trip(tmp_path, own):
 
 # ------------------------------------------------------------------------------------- the drift slice
 
+
 @pytest.fixture(scope="module")
 def curated():
     out = {}
     for fmt_name, model in MODELS.items():
-        out[fmt_name] = build_corpus(load_template(model), get_format(fmt_name), seed=0, n_generated=0,
-                                     slices=("curated", "drift"))
+        out[fmt_name] = build_corpus(
+            load_template(model), get_format(fmt_name), seed=0, n_generated=0, slices=("curated", "drift")
+        )
     return out
 
 
@@ -336,8 +387,10 @@ def test_outcome_tables_count_classes_per_parser_and_mutator(own):
     records.append({**records[0], "parser": "other", "outcome": "wrong", "verdict": "fail", "detail": "wrong: x"})
     (columns, per_parser), (_, per_mutator) = report.outcome_grids(records, ["toolcall-harness:gemma4", "other"])
     assert columns == [*OUTCOMES, "ok", "stream≠oneshot"]
-    assert per_parser == [("toolcall-harness:gemma4", ["1", "1", "0", "0", "0", "0", "2/2", "0"]),
-                          ("other", ["0", "0", "0", "0", "1", "0", "0/1", "0"])]
+    assert per_parser == [
+        ("toolcall-harness:gemma4", ["1", "1", "0", "0", "0", "0", "2/2", "0"]),
+        ("other", ["0", "0", "0", "0", "1", "0", "0/1", "0"]),
+    ]
     assert per_mutator == [("paren-call", "R/S", ["1/1 R1", "0/1 W1"]), ("plain-quote-closer", "R/S", ["1/1 S1", "-"])]
     assert len(report.outcome_tables(records, ["toolcall-harness:gemma4", "other"])) == 2
     lines = report.outcome_markdown(records, ["toolcall-harness:gemma4", "other"])
@@ -351,8 +404,17 @@ def test_a_kept_stray_closer_between_content_pieces_is_recovered():
     still kept the expected content (``edge-content-both~stray-closer``)."""
     fmt = get_format("gemma4")
     tmpl = load_template("gemma-4-e2b")
-    base = render_scenario(tmpl, Scenario("both", [_tool("get_weather", WEATHER)], [ToolCall("get_weather", WEATHER)],
-                                          content_before="Before. ", content_after="After."), fmt)
+    base = render_scenario(
+        tmpl,
+        Scenario(
+            "both",
+            [_tool("get_weather", WEATHER)],
+            [ToolCall("get_weather", WEATHER)],
+            content_before="Before. ",
+            content_after="After.",
+        ),
+        fmt,
+    )
     case = get_mutator("stray-closer").mutate(base, fmt, seed=0)
     assert case is not None and case.extra["drift"]["tolerated"]
     closer = case.extra["drift"]["tolerated"][0]

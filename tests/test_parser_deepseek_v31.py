@@ -29,14 +29,7 @@ from harness.core.protocol import Parser, run_stream
 from harness.core.scenarios import Scenario
 from harness.corpus.build import OBSERVED_FILE
 from harness.formats import get_format
-from harness.formats.deepseek_v31 import (
-    CALL_BEGIN,
-    CALL_END,
-    CALLS_BEGIN,
-    CALLS_END,
-    EOS,
-    SEP,
-)
+from harness.formats.deepseek_v31 import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, EOS, SEP
 from harness.parse import registry
 from harness.template.render import render_scenario
 from parsers.own.deepseek_v31 import DeepSeekV31Parser
@@ -62,7 +55,11 @@ def v3_call(name: str, arguments, tag: str = "json") -> str:
 
 def test_protocol_attributes_and_registry():
     assert isinstance(PARSER, Parser)
-    assert (PARSER.name, PARSER.formats, PARSER.incremental) == ("toolcall-harness:deepseek_v31", ("deepseek_v31",), True)
+    assert (PARSER.name, PARSER.formats, PARSER.incremental) == (
+        "toolcall-harness:deepseek_v31",
+        ("deepseek_v31",),
+        True,
+    )
     registry.reload()
     try:
         assert registry.resolve("own", format="deepseek_v31") == "toolcall-harness:deepseek_v31"
@@ -73,18 +70,33 @@ def test_protocol_attributes_and_registry():
 
 STRICT = {
     "one-call": (calls_block(ds_call("get_weather", {"city": "Paris"})), [("get_weather", {"city": "Paris"})], None),
-    "content-first": ("Let me look." + calls_block(ds_call("search", {"q": "x"})), [("search", {"q": "x"})],
-                      "Let me look."),
-    "parallel": (calls_block(ds_call("a", {"x": 1}), ds_call("b", {}), ds_call("a.b-c", {"x": [None]})),
-                 [("a", {"x": 1}), ("b", {}), ("a.b-c", {"x": [None]})], None),
-    "markers-inside-strings": (calls_block(ds_call("note", {"t": calls_block(ds_call("rm", {})) + EOS,
-                                                            "u": SEP, "v": "<｜tool▁", "w": "</think>"})),
-                               [("note", {"t": calls_block(ds_call("rm", {})) + EOS, "u": SEP, "v": "<｜tool▁",
-                                          "w": "</think>"})], None),
-    "json-hard-strings": (calls_block(ds_call("w", {"a": 'say "hi" \\', "b": "a\nb\x01", "c": "é😀｜▁", "d": "}]{["})),
-                          [("w", {"a": 'say "hi" \\', "b": "a\nb\x01", "c": "é😀｜▁", "d": "}]{["})], None),
-    "numbers": (calls_block(ds_call("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": False})),
-                [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": False})], None),
+    "content-first": (
+        "Let me look." + calls_block(ds_call("search", {"q": "x"})),
+        [("search", {"q": "x"})],
+        "Let me look.",
+    ),
+    "parallel": (
+        calls_block(ds_call("a", {"x": 1}), ds_call("b", {}), ds_call("a.b-c", {"x": [None]})),
+        [("a", {"x": 1}), ("b", {}), ("a.b-c", {"x": [None]})],
+        None,
+    ),
+    "markers-inside-strings": (
+        calls_block(
+            ds_call("note", {"t": calls_block(ds_call("rm", {})) + EOS, "u": SEP, "v": "<｜tool▁", "w": "</think>"})
+        ),
+        [("note", {"t": calls_block(ds_call("rm", {})) + EOS, "u": SEP, "v": "<｜tool▁", "w": "</think>"})],
+        None,
+    ),
+    "json-hard-strings": (
+        calls_block(ds_call("w", {"a": 'say "hi" \\', "b": "a\nb\x01", "c": "é😀｜▁", "d": "}]{["})),
+        [("w", {"a": 'say "hi" \\', "b": "a\nb\x01", "c": "é😀｜▁", "d": "}]{["})],
+        None,
+    ),
+    "numbers": (
+        calls_block(ds_call("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": False})),
+        [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": False})],
+        None,
+    ),
 }
 
 
@@ -100,10 +112,15 @@ def test_strict_text(case, stop):
 RECOVERED = {
     "v3-fenced": (calls_block(v3_call("get_weather", {"city": "Paris"})), [("get_weather", {"city": "Paris"})]),
     "v3-fence-without-tag": (calls_block(v3_call("f", {"a": [1]}, tag="")), [("f", {"a": [1]})]),
-    "v3-no-closing-fence": (calls_block(f'{CALL_BEGIN}function{SEP}f\n```json\n{{"a": 1}}{CALL_END}'), [("f", {"a": 1})]),
+    "v3-no-closing-fence": (
+        calls_block(f'{CALL_BEGIN}function{SEP}f\n```json\n{{"a": 1}}{CALL_END}'),
+        [("f", {"a": 1})],
+    ),
     "v3-and-v31-mixed": (calls_block(v3_call("f", {}), ds_call("g", {"b": 2})), [("f", {}), ("g", {"b": 2})]),
-    "whitespace-between-tokens": (f'{CALLS_BEGIN}\n{CALL_BEGIN} f {SEP}\n {{"a": 1}} \n{CALL_END}\n{CALLS_END}',
-                                  [("f", {"a": 1})]),
+    "whitespace-between-tokens": (
+        f'{CALLS_BEGIN}\n{CALL_BEGIN} f {SEP}\n {{"a": 1}} \n{CALL_END}\n{CALLS_END}',
+        [("f", {"a": 1})],
+    ),
     "no-section-opener": (ds_call("f", {}) + ds_call("g", {}), [("f", {}), ("g", {})]),
     "no-closers-at-end": (CALLS_BEGIN + CALL_BEGIN + "f" + SEP + '{"a": "x"}', [("f", {"a": "x"})]),
     "arguments-as-string": (calls_block(ds_call("f", json.dumps(json.dumps({"a": 1})))), [("f", {"a": 1})]),
@@ -143,15 +160,18 @@ def test_malformed_call_stays_in_content(case):
 CALL = calls_block(ds_call("get_weather", {"city": "Paris"}))
 
 
-@pytest.mark.parametrize("prefix,text,content,reasoning", [
-    ("<｜Assistant｜><think>", "Paris, so call it.</think>On it." + CALL, "On it.", "Paris, so call it."),
-    ("<think>", "Straight to the call." + CALL, None, "Straight to the call."),      # no </think>: calls still read
-    ("<think>", "</think>" + CALL, None, None),
-    ("<｜Assistant｜><think></think>", "On it." + CALL, "On it.", None),
-    ("", "On it." + CALL, "On it.", None),                                         # the harness' thinking-off cut
-    ("", "<think>\nplan\n</think>\n\nOn it." + CALL, "On it.", "plan"),
-    ("", "On it. <think>x</think>" + CALL, "On it. <think>x</think>", None),
-])
+@pytest.mark.parametrize(
+    "prefix,text,content,reasoning",
+    [
+        ("<｜Assistant｜><think>", "Paris, so call it.</think>On it." + CALL, "On it.", "Paris, so call it."),
+        ("<think>", "Straight to the call." + CALL, None, "Straight to the call."),  # no </think>: calls still read
+        ("<think>", "</think>" + CALL, None, None),
+        ("<｜Assistant｜><think></think>", "On it." + CALL, "On it.", None),
+        ("", "On it." + CALL, "On it.", None),  # the harness' thinking-off cut
+        ("", "<think>\nplan\n</think>\n\nOn it." + CALL, "On it.", "plan"),
+        ("", "On it. <think>x</think>" + CALL, "On it. <think>x</think>", None),
+    ],
+)
 def test_thinking_prefixes(prefix, text, content, reasoning):
     message = assert_stream_matches(PARSER, text, prefix=prefix)
     assert view(message) == expected_view([("get_weather", {"city": "Paris"})], content, reasoning)
@@ -185,13 +205,34 @@ def test_marker_hold_back_at_every_split_point(text):
 
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.:\-]{0,15}", fullmatch=True)
-TRICKY = st.sampled_from(['"', "\\", CALLS_BEGIN, CALL_BEGIN, SEP, CALL_END, CALLS_END, EOS, "}", "]", "\n", "é😀",
-                          "<think>", "</think>", "<", "<｜", "```", ""])
+TRICKY = st.sampled_from(
+    [
+        '"',
+        "\\",
+        CALLS_BEGIN,
+        CALL_BEGIN,
+        SEP,
+        CALL_END,
+        CALLS_END,
+        EOS,
+        "}",
+        "]",
+        "\n",
+        "é😀",
+        "<think>",
+        "</think>",
+        "<",
+        "<｜",
+        "```",
+        "",
+    ]
+)
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
-VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                                STRINGS),
-                      lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4),
-                      max_leaves=10)
+VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), STRINGS),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4),
+    max_leaves=10,
+)
 CALLS = st.lists(st.tuples(NAMES, st.dictionaries(STRINGS, VALUES, max_size=5)), min_size=1, max_size=3)
 PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
 
@@ -203,18 +244,43 @@ def test_property_written_calls_roundtrip(calls, content, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view(calls, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=delta_checker(FMT))) == view(message)
 
 
-FRAGMENTS = st.sampled_from([CALLS_BEGIN, CALLS_END, CALL_BEGIN, SEP, CALL_END, EOS, "f", "function", "```json\n",
-                             "```", "\n", " ", '{"a": 1}', "{", "}", '"', "<think>", "</think>", "<｜", "<｜tool▁", "x y",
-                             "\\", "<"])
+FRAGMENTS = st.sampled_from(
+    [
+        CALLS_BEGIN,
+        CALLS_END,
+        CALL_BEGIN,
+        SEP,
+        CALL_END,
+        EOS,
+        "f",
+        "function",
+        "```json\n",
+        "```",
+        "\n",
+        " ",
+        '{"a": 1}',
+        "{",
+        "}",
+        '"',
+        "<think>",
+        "</think>",
+        "<｜",
+        "<｜tool▁",
+        "x y",
+        "\\",
+        "<",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(pieces=st.lists(FRAGMENTS, max_size=30), prefix=st.sampled_from(["", "<think>", "<think></think>"]),
-       data=st.data())
+@given(
+    pieces=st.lists(FRAGMENTS, max_size=30), prefix=st.sampled_from(["", "<think>", "<think></think>"]), data=st.data()
+)
 def test_property_arbitrary_text_never_raises_or_drops(pieces, prefix, data):
     text = "".join(pieces)
     message = PARSER.parse(text, None, prefix)
@@ -222,7 +288,7 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, prefix, data):
         kept = (message.reasoning or "") + (message.content or "")
         assert "".join(kept.split()) == "".join(body_without_stops(text, FMT.stop_markers).split())
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, None, prefix)) == view(message)
 
 

@@ -49,8 +49,11 @@ def param(key: str, value, kind: str | None = None) -> str:
     """One parameter as the template writes it: strings raw with string="true", the rest as JSON."""
     if kind is None:
         kind = "true" if isinstance(value, str) else "false"
-    text = value if isinstance(value, str) and kind == "true" else (value if isinstance(value, str)
-                                                                    else json.dumps(value, ensure_ascii=False))
+    text = (
+        value
+        if isinstance(value, str) and kind == "true"
+        else (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    )
     return f'{PARAM_OPEN} name="{key}" string="{kind}">{text}{PARAM_CLOSE}\n'
 
 
@@ -65,7 +68,11 @@ def block(*invokes: str, content: str = "") -> str:
 
 def test_protocol_attributes_and_registry():
     assert isinstance(PARSER, Parser)
-    assert (PARSER.name, PARSER.formats, PARSER.incremental) == ("toolcall-harness:deepseek_v32", ("deepseek_v32",), True)
+    assert (PARSER.name, PARSER.formats, PARSER.incremental) == (
+        "toolcall-harness:deepseek_v32",
+        ("deepseek_v32",),
+        True,
+    )
     registry.reload()
     try:
         assert registry.resolve("own", format="deepseek_v32") == "toolcall-harness:deepseek_v32"
@@ -76,24 +83,47 @@ def test_protocol_attributes_and_registry():
 
 STRICT = {
     "one-call": (block(invoke("get_weather", {"city": "Paris"})), [("get_weather", {"city": "Paris"})], None),
-    "content-first": (block(invoke("search", {"q": "x", "n": 3}), content="Let me look."),
-                      [("search", {"q": "x", "n": 3})], "Let me look."),
-    "parallel-zero-args": (block(invoke("a", {"x": 1}), invoke("b", {}), invoke("a", {"x": [None, {"y": True}]})),
-                           [("a", {"x": 1}), ("b", {}), ("a", {"x": [None, {"y": True}]})], None),
-    "raw-strings": (block(invoke("w", {"a": 'say "hi" \\ \\"', "b": "\n a\r\nb\t\x01 ", "c": "é😀", "d": "}]{[,:",
-                                       "e": "", "f": " "})),
-                    [("w", {"a": 'say "hi" \\ \\"', "b": "\n a\r\nb\t\x01 ", "c": "é😀", "d": "}]{[,:", "e": "",
-                            "f": " "})], None),
-    "tags-inside-raw-string": (block(invoke("note", {"t": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="rm">{INVOKE_CLOSE}'
-                                                          f"{BLOCK_CLOSE}{EOS}<think></think>"})),
-                               [("note", {"t": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="rm">{INVOKE_CLOSE}{BLOCK_CLOSE}{EOS}'
-                                               "<think></think>"})], None),
-    "closer-inside-json-string": (block(invoke("cfg", {"o": {"end": PARAM_CLOSE + INVOKE_CLOSE}, "l": [PARAM_CLOSE]})),
-                                  [("cfg", {"o": {"end": PARAM_CLOSE + INVOKE_CLOSE}, "l": [PARAM_CLOSE]})], None),
-    "numbers": (block(invoke("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": False, "nul": None})),
-                [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": False, "nul": None})], None),
-    "key-with-quote": (block(invoke("u", {'say "hi"': "x", 'a" string="false': 1})),
-                       [("u", {'say "hi"': "x", 'a" string="false': 1})], None),
+    "content-first": (
+        block(invoke("search", {"q": "x", "n": 3}), content="Let me look."),
+        [("search", {"q": "x", "n": 3})],
+        "Let me look.",
+    ),
+    "parallel-zero-args": (
+        block(invoke("a", {"x": 1}), invoke("b", {}), invoke("a", {"x": [None, {"y": True}]})),
+        [("a", {"x": 1}), ("b", {}), ("a", {"x": [None, {"y": True}]})],
+        None,
+    ),
+    "raw-strings": (
+        block(
+            invoke("w", {"a": 'say "hi" \\ \\"', "b": "\n a\r\nb\t\x01 ", "c": "é😀", "d": "}]{[,:", "e": "", "f": " "})
+        ),
+        [("w", {"a": 'say "hi" \\ \\"', "b": "\n a\r\nb\t\x01 ", "c": "é😀", "d": "}]{[,:", "e": "", "f": " "})],
+        None,
+    ),
+    "tags-inside-raw-string": (
+        block(
+            invoke(
+                "note", {"t": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="rm">{INVOKE_CLOSE}{BLOCK_CLOSE}{EOS}<think></think>'}
+            )
+        ),
+        [("note", {"t": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="rm">{INVOKE_CLOSE}{BLOCK_CLOSE}{EOS}<think></think>'})],
+        None,
+    ),
+    "closer-inside-json-string": (
+        block(invoke("cfg", {"o": {"end": PARAM_CLOSE + INVOKE_CLOSE}, "l": [PARAM_CLOSE]})),
+        [("cfg", {"o": {"end": PARAM_CLOSE + INVOKE_CLOSE}, "l": [PARAM_CLOSE]})],
+        None,
+    ),
+    "numbers": (
+        block(invoke("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": False, "nul": None})),
+        [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": False, "nul": None})],
+        None,
+    ),
+    "key-with-quote": (
+        block(invoke("u", {'say "hi"': "x", 'a" string="false': 1})),
+        [("u", {'say "hi"': "x", 'a" string="false': 1})],
+        None,
+    ),
 }
 
 
@@ -117,23 +147,23 @@ TYPING = [
     ("123", "true", STR_OR_INT, "123"),
     ("123", "true", None, "123"),
     ("007", "true", None, "007"),
-    ("true", "true", {"type": "boolean"}, True),        # drift: the schema admits no string
+    ("true", "true", {"type": "boolean"}, True),  # drift: the schema admits no string
     ("123", "true", INT, 123),
-    ("12x", "true", INT, "12x"),                         # nothing fits: kept as written
+    ("12x", "true", INT, "12x"),  # nothing fits: kept as written
     ("123", "false", STR_OR_INT, 123),
-    ("123", "false", STR, 123),                          # the attribute first
+    ("123", "false", STR, 123),  # the attribute first
     ("-4.5e3", "false", None, -4500.0),
     ("null", "false", {"anyOf": [STR, {"type": "null"}]}, None),
     ('{"a": [1, null]}', "false", {"type": "object"}, {"a": [1, None]}),
     (" 42 ", "false", None, 42),
-    ("hello", "false", STR, "hello"),                    # not JSON: the schema types it
+    ("hello", "false", STR, "hello"),  # not JSON: the schema types it
     ("None", "false", {"anyOf": [STR, {"type": "null"}]}, None),
     ("True", "false", {"type": "boolean"}, True),
-    ("42", None, INT, 42),                               # no attribute: the schema decides
+    ("42", None, INT, 42),  # no attribute: the schema decides
     ("42", None, STR, "42"),
     ("42", None, None, 42),
     ("abc", None, None, "abc"),
-    ("42", "TRUE", INT, 42),                             # attribute values compare case-insensitively
+    ("42", "TRUE", INT, 42),  # attribute values compare case-insensitively
     ("42", "maybe", STR, "42"),
 ]
 
@@ -141,8 +171,10 @@ TYPING = [
 @pytest.mark.parametrize("raw,kind,schema,expected", TYPING)
 def test_value_typing(raw, kind, schema, expected):
     attr = f' string="{kind}"' if kind is not None else ""
-    text = f'</think>{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{PARAM_OPEN} name="v"{attr}>{raw}{PARAM_CLOSE}\n' \
-           f"{INVOKE_CLOSE}\n{BLOCK_CLOSE}"
+    text = (
+        f'</think>{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{PARAM_OPEN} name="v"{attr}>{raw}{PARAM_CLOSE}\n'
+        f"{INVOKE_CLOSE}\n{BLOCK_CLOSE}"
+    )
     tools = [tool("f", {"v": schema})] if schema is not None else None
     message = assert_stream_matches(PARSER, text, tools, OFF)
     assert view(message) == expected_view([("f", {"v": expected})])
@@ -159,30 +191,47 @@ def test_string_true_value_that_looks_like_a_number_stays_a_string():
 # ---- drift recovered and faults surfaced ---------------------------------------------------------------
 
 RECOVERED = {
-    "compact-no-newlines": (f'{BLOCK_OPEN}{INVOKE_OPEN} name="f">{PARAM_OPEN} name="a" string="false">1{PARAM_CLOSE}'
-                            f"{INVOKE_CLOSE}{BLOCK_CLOSE}", [("f", {"a": 1})]),
-    "indented": (f'\n{BLOCK_OPEN}\n    {INVOKE_OPEN}  name="f" >\n    {PARAM_OPEN}  name="a"  string="true" >x'
-                 f"{PARAM_CLOSE}\n  {INVOKE_CLOSE}\n{BLOCK_CLOSE}", [("f", {"a": "x"})]),
-    "direct-json-body": (f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{{ "city": "San Francisco", "n": 2 }}\n{INVOKE_CLOSE}'
-                         f"\n{BLOCK_CLOSE}", [("f", {"city": "San Francisco", "n": 2})]),
+    "compact-no-newlines": (
+        f'{BLOCK_OPEN}{INVOKE_OPEN} name="f">{PARAM_OPEN} name="a" string="false">1{PARAM_CLOSE}'
+        f"{INVOKE_CLOSE}{BLOCK_CLOSE}",
+        [("f", {"a": 1})],
+    ),
+    "indented": (
+        f'\n{BLOCK_OPEN}\n    {INVOKE_OPEN}  name="f" >\n    {PARAM_OPEN}  name="a"  string="true" >x'
+        f"{PARAM_CLOSE}\n  {INVOKE_CLOSE}\n{BLOCK_CLOSE}",
+        [("f", {"a": "x"})],
+    ),
+    "direct-json-body": (
+        f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{{ "city": "San Francisco", "n": 2 }}\n{INVOKE_CLOSE}\n{BLOCK_CLOSE}',
+        [("f", {"city": "San Francisco", "n": 2})],
+    ),
     "self-closing-invoke": (f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="now"/>\n{BLOCK_CLOSE}', [("now", {})]),
-    "no-invoke-closer-before-next": (f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{param("a", "x")}'
-                                     + invoke("g", {}) + BLOCK_CLOSE, [("f", {"a": "x"}), ("g", {})]),
+    "no-invoke-closer-before-next": (
+        f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{param("a", "x")}' + invoke("g", {}) + BLOCK_CLOSE,
+        [("f", {"a": "x"}), ("g", {})],
+    ),
     "no-closers-at-end": (f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{param("a", 1)}', [("f", {"a": 1})]),
     "no-block-opener": (invoke("f", {"a": 1}) + BLOCK_CLOSE, [("f", {"a": 1})]),
-    "official-encoder-layout": (f'\n\n{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{param("a", "x")}{param("b", 2)}'
-                                f'{INVOKE_CLOSE}\n{INVOKE_OPEN} name="g">\n\n{INVOKE_CLOSE}\n{BLOCK_CLOSE}',
-                                [("f", {"a": "x", "b": 2}), ("g", {})]),
-    "repeated-key-last-wins": (block(f'{INVOKE_OPEN} name="f">\n{param("a", 1)}{param("a", 2)}{INVOKE_CLOSE}'),
-                               [("f", {"a": 2})]),
+    "official-encoder-layout": (
+        f'\n\n{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{param("a", "x")}{param("b", 2)}'
+        f'{INVOKE_CLOSE}\n{INVOKE_OPEN} name="g">\n\n{INVOKE_CLOSE}\n{BLOCK_CLOSE}',
+        [("f", {"a": "x", "b": 2}), ("g", {})],
+    ),
+    "repeated-key-last-wins": (
+        block(f'{INVOKE_OPEN} name="f">\n{param("a", 1)}{param("a", 2)}{INVOKE_CLOSE}'),
+        [("f", {"a": 2})],
+    ),
     # drift mutator missing-parameter-closer on edge-parallel-2-same: the value ends at its own invoke closer
     "no-parameter-closer-before-next-invoke": (
         f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="get_weather">\n{PARAM_OPEN} name="city" string="true">Paris\n'
         f"{INVOKE_CLOSE}\n" + invoke("get_weather", {"city": "Tokyo", "unit": "c"}) + BLOCK_CLOSE,
-        [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo", "unit": "c"})]),
+        [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo", "unit": "c"})],
+    ),
     "no-json-parameter-closer-before-next-invoke": (
         f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{PARAM_OPEN} name="a" string="false">{{"k": [1]}}\n'
-        f'{INVOKE_CLOSE}{INVOKE_OPEN} name="g"/>\n{BLOCK_CLOSE}', [("f", {"a": {"k": [1]}}), ("g", {})]),
+        f'{INVOKE_CLOSE}{INVOKE_OPEN} name="g"/>\n{BLOCK_CLOSE}',
+        [("f", {"a": {"k": [1]}}), ("g", {})],
+    ),
 }
 
 
@@ -214,7 +263,7 @@ SURFACED = {
     "invoke-without-name": f"{BLOCK_OPEN}\n{INVOKE_OPEN}>\n{INVOKE_CLOSE}\n{BLOCK_CLOSE}",
     "invoke-empty-name": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="">\n{INVOKE_CLOSE}\n{BLOCK_CLOSE}',
     "parameter-without-name": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{PARAM_OPEN}>1{PARAM_CLOSE}\n{INVOKE_CLOSE}'
-                              f"\n{BLOCK_CLOSE}",
+    f"\n{BLOCK_CLOSE}",
     "prose-in-invoke": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\nsome words\n{INVOKE_CLOSE}\n{BLOCK_CLOSE}',
     "json-body-not-object": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{{"a": 1,}}\n{INVOKE_CLOSE}\n{BLOCK_CLOSE}',
     "empty-block": f"{BLOCK_OPEN}\n{BLOCK_CLOSE}",
@@ -244,15 +293,18 @@ def test_bad_invoke_between_good_ones_keeps_them():
 CALL = block(invoke("get_weather", {"city": "Paris"}))
 
 
-@pytest.mark.parametrize("prefix,text,content,reasoning", [
-    ("", "Paris, so call it.</think>On it." + CALL, "On it.", "Paris, so call it."),   # thinking on, as cut
-    ("<｜Assistant｜><think>", "Plan.</think>" + CALL, None, "Plan."),
-    ("", "Straight to the call." + CALL, None, "Straight to the call."),             # no </think>
-    ("<think></think>", "</think>On it." + CALL, "On it.", None),                      # thinking off, as cut
-    ("<think></think>", "On it." + CALL, "On it.", None),                             # DeepSeek's own encoder
-    ("</think>", "On it. </think>" + CALL, "On it. </think>", None),                  # only a leading one closes
-    ("<think></think>", "<think>plan</think>On it." + CALL, "On it.", "plan"),
-])
+@pytest.mark.parametrize(
+    "prefix,text,content,reasoning",
+    [
+        ("", "Paris, so call it.</think>On it." + CALL, "On it.", "Paris, so call it."),  # thinking on, as cut
+        ("<｜Assistant｜><think>", "Plan.</think>" + CALL, None, "Plan."),
+        ("", "Straight to the call." + CALL, None, "Straight to the call."),  # no </think>
+        ("<think></think>", "</think>On it." + CALL, "On it.", None),  # thinking off, as cut
+        ("<think></think>", "On it." + CALL, "On it.", None),  # DeepSeek's own encoder
+        ("</think>", "On it. </think>" + CALL, "On it. </think>", None),  # only a leading one closes
+        ("<think></think>", "<think>plan</think>On it." + CALL, "On it.", "plan"),
+    ],
+)
 def test_thinking_prefixes(prefix, text, content, reasoning):
     message = assert_stream_matches(PARSER, text, prefix=prefix)
     assert view(message) == expected_view([("get_weather", {"city": "Paris"})], content, reasoning)
@@ -292,14 +344,44 @@ def test_stream_is_incremental_and_calls_arrive_whole_at_their_end():
 
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.:\-]{0,15}", fullmatch=True)
-TRICKY = st.sampled_from(['"', "\\", BLOCK_OPEN, INVOKE_OPEN, INVOKE_CLOSE, BLOCK_CLOSE, PARAM_OPEN, EOS, "}", "]",
-                          "\n", "é😀", "<think>", "</think>", "<", "<｜DSML｜", " ", "123", "true", "null", ""])
+TRICKY = st.sampled_from(
+    [
+        '"',
+        "\\",
+        BLOCK_OPEN,
+        INVOKE_OPEN,
+        INVOKE_CLOSE,
+        BLOCK_CLOSE,
+        PARAM_OPEN,
+        EOS,
+        "}",
+        "]",
+        "\n",
+        "é😀",
+        "<think>",
+        "</think>",
+        "<",
+        "<｜DSML｜",
+        " ",
+        "123",
+        "true",
+        "null",
+        "",
+    ]
+)
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
 KEYS = st.text(st.characters(blacklist_characters='<>"', blacklist_categories=("Cs",)), min_size=1, max_size=10)
 JSON_STRINGS = st.one_of(STRINGS, st.just(PARAM_CLOSE))
-VALUES = st.one_of(STRINGS, st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), JSON_STRINGS),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(JSON_STRINGS, inner, max_size=4), max_leaves=10))
+VALUES = st.one_of(
+    STRINGS,
+    st.recursive(
+        st.one_of(
+            st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), JSON_STRINGS
+        ),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(JSON_STRINGS, inner, max_size=4),
+        max_leaves=10,
+    ),
+)
 CALLS = st.lists(st.tuples(NAMES, st.dictionaries(KEYS, VALUES, max_size=5)), min_size=1, max_size=3)
 PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
 
@@ -314,20 +396,48 @@ def test_property_written_calls_roundtrip(calls, content, data):
     message = PARSER.parse(text, None, OFF)
     assert view(message) == expected_view(calls, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, None, OFF, on_delta=delta_checker(FMT))) == view(message)
 
 
-FRAGMENTS = st.sampled_from([BLOCK_OPEN, BLOCK_CLOSE, f'{INVOKE_OPEN} name="f">', INVOKE_OPEN, ' name="g"', ">", "/>",
-                             INVOKE_CLOSE, f'{PARAM_OPEN} name="k" string="true">',
-                             f'{PARAM_OPEN} name="n" string="false">', f'{PARAM_OPEN} name="m">', PARAM_CLOSE, EOS,
-                             "1", "x", '{"a": "</｜DSML｜parameter>"}', "{", "}", '"', "\n", " ", "<think>", "</think>",
-                             "<｜DSML｜", "<"])
+FRAGMENTS = st.sampled_from(
+    [
+        BLOCK_OPEN,
+        BLOCK_CLOSE,
+        f'{INVOKE_OPEN} name="f">',
+        INVOKE_OPEN,
+        ' name="g"',
+        ">",
+        "/>",
+        INVOKE_CLOSE,
+        f'{PARAM_OPEN} name="k" string="true">',
+        f'{PARAM_OPEN} name="n" string="false">',
+        f'{PARAM_OPEN} name="m">',
+        PARAM_CLOSE,
+        EOS,
+        "1",
+        "x",
+        '{"a": "</｜DSML｜parameter>"}',
+        "{",
+        "}",
+        '"',
+        "\n",
+        " ",
+        "<think>",
+        "</think>",
+        "<｜DSML｜",
+        "<",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(pieces=st.lists(FRAGMENTS, max_size=30), prefix=st.sampled_from(["", "<think>", OFF]),
-       typed=st.booleans(), data=st.data())
+@given(
+    pieces=st.lists(FRAGMENTS, max_size=30),
+    prefix=st.sampled_from(["", "<think>", OFF]),
+    typed=st.booleans(),
+    data=st.data(),
+)
 def test_property_arbitrary_text_never_raises_or_drops(pieces, prefix, typed, data):
     text = "".join(pieces)
     tools = [tool("f", {"k": {"type": "string"}, "n": {"type": "integer"}, "m": {"type": "number"}})] if typed else None
@@ -336,7 +446,7 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, prefix, typed, da
         kept = (message.reasoning or "") + (message.content or "")
         assert "".join(kept.split()) == "".join(body_without_stops(text, FMT.stop_markers).split())
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, tools, prefix)) == view(message)
 
 

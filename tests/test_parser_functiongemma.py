@@ -40,6 +40,7 @@ OPEN, CLOSE, ESC = "<start_function_call>", "<end_function_call>", "<escape>"
 
 # ---- helpers ---------------------------------------------------------------------------------------
 
+
 def view(message: Message):
     calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
     return message.content, message.reasoning, calls
@@ -60,7 +61,7 @@ def chunkings(text: str, seed: int = 0) -> list[list[str]]:
     out = [[text], list(text)]
     for _ in range(4):
         cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
+        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
     return out
 
 
@@ -92,11 +93,18 @@ def call_text(name: str, arguments: dict) -> str:
 
 
 def tool(name: str, properties: dict) -> dict:
-    return {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
-                                             "parameters": {"type": "object", "properties": properties}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool.",
+            "parameters": {"type": "object", "properties": properties},
+        },
+    }
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
+
 
 def test_protocol_attributes():
     from importlib.metadata import version
@@ -122,22 +130,38 @@ def test_registry_resolves_own_alias_by_format():
 HARD = 'code: {"a": [1, 2]}, x = "q" \\ \n\ttab, é😀 <end_function_call> <start_function_call>call:x{}'
 STRICT = {
     "one-call": (call_text("get_weather", {"city": "Paris"}), [("get_weather", {"city": "Paris"})], None),
-    "ollama-example": ("Let me check." + call_text("get_weather", {"city": "Paris"}),
-                       [("get_weather", {"city": "Paris"})], "Let me check."),
-    "parallel": (call_text("get_weather", {"city": "Paris"}) + call_text("get_time", {"timezone": "UTC"}),
-                 [("get_weather", {"city": "Paris"}), ("get_time", {"timezone": "UTC"})], None),
+    "ollama-example": (
+        "Let me check." + call_text("get_weather", {"city": "Paris"}),
+        [("get_weather", {"city": "Paris"})],
+        "Let me check.",
+    ),
+    "parallel": (
+        call_text("get_weather", {"city": "Paris"}) + call_text("get_time", {"timezone": "UTC"}),
+        [("get_weather", {"city": "Paris"}), ("get_time", {"timezone": "UTC"})],
+        None,
+    ),
     "zero-args": (call_text("turn_on_flashlight", {}), [("turn_on_flashlight", {})], None),
-    "numbers-booleans-null": (call_text("add", {"a": 1, "b": -2.5, "c": 10**30, "d": 1e-07, "e": True, "f": False,
-                                                "g": None}),
-                              [("add", {"a": 1, "b": -2.5, "c": 10**30, "d": 1e-07, "e": True, "f": False, "g": None})],
-                              None),
-    "nested": (call_text("update", {"meta": {"tags": ["a", "b"], "n": {"x": 1}}, "rows": [{"k": "v"}, {}], "e": []}),
-               [("update", {"meta": {"tags": ["a", "b"], "n": {"x": 1}}, "rows": [{"k": "v"}, {}], "e": []})], None),
+    "numbers-booleans-null": (
+        call_text("add", {"a": 1, "b": -2.5, "c": 10**30, "d": 1e-07, "e": True, "f": False, "g": None}),
+        [("add", {"a": 1, "b": -2.5, "c": 10**30, "d": 1e-07, "e": True, "f": False, "g": None})],
+        None,
+    ),
+    "nested": (
+        call_text("update", {"meta": {"tags": ["a", "b"], "n": {"x": 1}}, "rows": [{"k": "v"}, {}], "e": []}),
+        [("update", {"meta": {"tags": ["a", "b"], "n": {"x": 1}}, "rows": [{"k": "v"}, {}], "e": []})],
+        None,
+    ),
     "hard-string": (call_text("save", {"text": HARD, "empty": ""}), [("save", {"text": HARD, "empty": ""})], None),
-    "names-and-keys": (call_text("mcp.files.read-file", {"outputSlot": "a", "my-key": "b", "k.2": 3}),
-                       [("mcp.files.read-file", {"outputSlot": "a", "my-key": "b", "k.2": 3})], None),
-    "string-lookalikes": (call_text("cfg", {"a": "001", "b": "true", "c": "None", "d": "[1]"}),
-                          [("cfg", {"a": "001", "b": "true", "c": "None", "d": "[1]"})], None),
+    "names-and-keys": (
+        call_text("mcp.files.read-file", {"outputSlot": "a", "my-key": "b", "k.2": 3}),
+        [("mcp.files.read-file", {"outputSlot": "a", "my-key": "b", "k.2": 3})],
+        None,
+    ),
+    "string-lookalikes": (
+        call_text("cfg", {"a": "001", "b": "true", "c": "None", "d": "[1]"}),
+        [("cfg", {"a": "001", "b": "true", "c": "None", "d": "[1]"})],
+        None,
+    ),
 }
 
 
@@ -164,18 +188,29 @@ def test_plain_answer_and_stray_markers_are_content():
 
 # ---- typing by the declared schema --------------------------------------------------------------------
 
+
 def test_bare_values_are_typed_by_schema():
-    tools = [tool("f", {"s": {"type": "string"}, "n": {"type": "integer"}, "u": {"anyOf": [{"type": "string"},
-                                                                                           {"type": "null"}]},
-                        "o": {"type": "object", "properties": {"inner": {"type": "string"}}},
-                        "a": {"type": "array", "items": {"type": "string"}}})]
+    tools = [
+        tool(
+            "f",
+            {
+                "s": {"type": "string"},
+                "n": {"type": "integer"},
+                "u": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "o": {"type": "object", "properties": {"inner": {"type": "string"}}},
+                "a": {"type": "array", "items": {"type": "string"}},
+            },
+        )
+    ]
     text = f"{OPEN}call:f{{s:7,n:7,u:None,o:{{inner:true}},a:[1,x],free:7,word:Paris}}{CLOSE}"
     message = assert_stream_matches(text, tools)
-    assert view(message) == expected_view([("f", {"s": "7", "n": 7, "u": None, "o": {"inner": "true"},
-                                                   "a": ["1", "x"], "free": 7, "word": "Paris"})])
+    assert view(message) == expected_view(
+        [("f", {"s": "7", "n": 7, "u": None, "o": {"inner": "true"}, "a": ["1", "x"], "free": 7, "word": "Paris"})]
+    )
     # without tools: JSON literals and numbers are typed, Python literals too, other words stay strings
-    assert view(PARSER.parse(text)) == expected_view([("f", {"s": 7, "n": 7, "u": None, "o": {"inner": True},
-                                                             "a": [1, "x"], "free": 7, "word": "Paris"})])
+    assert view(PARSER.parse(text)) == expected_view(
+        [("f", {"s": 7, "n": 7, "u": None, "o": {"inner": True}, "a": [1, "x"], "free": 7, "word": "Paris"})]
+    )
     # an <escape> string is a string whatever the schema says
     assert PARSER.parse(f"{OPEN}call:f{{n:{ESC}7{ESC}}}{CLOSE}", tools).tool_calls[0].arguments == {"n": "7"}
 
@@ -236,8 +271,7 @@ def test_unterminated_string_does_not_swallow_the_next_call():
 def test_surfaced_call_between_good_calls_keeps_them():
     text = "Plan." + call_text("a", {"x": 1}) + f"{OPEN}call:b{{broken}}{CLOSE}" + call_text("c", {}) + " Done."
     message = assert_stream_matches(text, leak_check=False)
-    assert view(message) == expected_view([("a", {"x": 1}), ("c", {})],
-                                          f"Plan.{OPEN}call:b{{broken}}{CLOSE} Done.")
+    assert view(message) == expected_view([("a", {"x": 1}), ("c", {})], f"Plan.{OPEN}call:b{{broken}}{CLOSE} Done.")
 
 
 # ---- streaming ----------------------------------------------------------------------------------------
@@ -282,14 +316,16 @@ def test_stream_is_incremental_and_calls_arrive_whole_at_close():
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
 KEYS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\- ]{0,10}[A-Za-z0-9_]", fullmatch=True)
-TRICKY = st.sampled_from(['"', "\\", CLOSE, OPEN, "<end_of_turn>", "}", "]", "{", ",", ":", "\n", "é😀", "<", "",
-                          "<escape", "escape>", " "])
+TRICKY = st.sampled_from(
+    ['"', "\\", CLOSE, OPEN, "<end_of_turn>", "}", "]", "{", ",", ":", "\n", "é😀", "<", "", "<escape", "escape>", " "]
+)
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join)).filter(
-    lambda s: ESC not in s)
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                    STRINGS)
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4),
-                      max_leaves=10)
+    lambda s: ESC not in s
+)
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), STRINGS)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4), max_leaves=10
+)
 CALLS = st.lists(st.tuples(NAMES, st.dictionaries(KEYS, VALUES, max_size=5)), min_size=1, max_size=3)
 PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
 
@@ -302,13 +338,38 @@ def test_property_written_calls_roundtrip(calls, content, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view(calls, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=check_delta)) == view(message)
 
 
-FRAGMENTS = st.sampled_from([OPEN, CLOSE, ESC, "call:", "f", "{", "}", "[", "]", ":", ",", "a", "1", "true", "None",
-                             "\n", " ", "x y", "<", "<start_fun", "<end_of_turn>", "<start_function_response>",
-                             "<eos>", call_text("g", {"k": "v"})])
+FRAGMENTS = st.sampled_from(
+    [
+        OPEN,
+        CLOSE,
+        ESC,
+        "call:",
+        "f",
+        "{",
+        "}",
+        "[",
+        "]",
+        ":",
+        ",",
+        "a",
+        "1",
+        "true",
+        "None",
+        "\n",
+        " ",
+        "x y",
+        "<",
+        "<start_fun",
+        "<end_of_turn>",
+        "<start_function_response>",
+        "<eos>",
+        call_text("g", {"k": "v"}),
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -319,12 +380,11 @@ def test_property_arbitrary_text_never_raises_and_streams_alike(pieces, data):
     if not message.tool_calls:  # all is content, bar trailing stop markers
         body = text.rstrip()
         while body.endswith(FMT.stop_markers):
-            body = next(body[:-len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
+            body = next(body[: -len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks)) == view(message)
-
 
 
 def test_long_call_streamed_char_by_char_matches_one_shot():
@@ -335,13 +395,20 @@ def test_long_call_streamed_char_by_char_matches_one_shot():
 
 # ---- the preset without an offline template ---------------------------------------------------------
 
+
 def test_catalog_row_has_no_offline_template(tmp_path):
     entry = load_catalog()["functiongemma-270m"]
-    assert (entry.format, entry.hf_repo, entry.offline_template, entry.offline_template_model) == \
-        ("functiongemma", "google/functiongemma-270m-it", "", "")
+    assert (entry.format, entry.hf_repo, entry.offline_template, entry.offline_template_model) == (
+        "functiongemma",
+        "google/functiongemma-270m-it",
+        "",
+        "",
+    )
     assert not entry.offline_stands_in and "no offline template" in entry.offline_note
-    row = ('[models.m1]\nformat = "functiongemma"\nhf_repo = "org/m1"\nhf_file = "chat_template.jinja"\n'
-           'offline_note = "none"\n')
+    row = (
+        '[models.m1]\nformat = "functiongemma"\nhf_repo = "org/m1"\nhf_file = "chat_template.jinja"\n'
+        'offline_note = "none"\n'
+    )
     path = tmp_path / "c.toml"
     path.write_text(row, encoding="utf-8")
     assert load_catalog(path)["m1"].offline_template == ""
@@ -366,9 +433,25 @@ def test_eval_without_template_runs_only_the_observed_cases(tmp_path):
     out = tmp_path / "run"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "COLUMNS": "200"}
     env.pop("HF_HUB_CACHE", None)
-    proc = subprocess.run([str(Path(sys.executable).parent / "toolcall-harness"), "eval", "--model",
-                           "functiongemma-270m", "--parsers", "own", "--cases", "5", "--no-shrink", "--out", str(out)],
-                          capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "toolcall-harness"),
+            "eval",
+            "--model",
+            "functiongemma-270m",
+            "--parsers",
+            "own",
+            "--cases",
+            "5",
+            "--no-shrink",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     said = " ".join(proc.stdout.split())
     assert "no template: no chat template for functiongemma-270m" in said

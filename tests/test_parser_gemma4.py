@@ -36,13 +36,15 @@ HELD = Gemma4Parser()  # the default: each call emitted whole at its close
 
 # ---- helpers ---------------------------------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=1)
 def template_text() -> str:
     return Path(sdist_file(TEMPLATE)).read_text(encoding="utf-8")
 
 
-def render(calls, content: str = "", reasoning: str | None = None, thinking: bool = False,
-           tools: list | None = None) -> tuple[str, str]:
+def render(
+    calls, content: str = "", reasoning: str | None = None, thinking: bool = False, tools: list | None = None
+) -> tuple[str, str]:
     """Render one assistant turn; returns ``(completion text, parse prefix)``.
 
     ``calls`` is a list of ``(name, arguments)``. The completion keeps the template's trailing stop marker.
@@ -50,16 +52,19 @@ def render(calls, content: str = "", reasoning: str | None = None, thinking: boo
     from transformers.utils.chat_template_utils import render_jinja_template
 
     user = {"role": "user", "content": "Hi"}
-    assistant = {"role": "assistant", "content": content,
-                 "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls]}
+    assistant = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
+    }
     if reasoning is not None:
         assistant["reasoning_content"] = reasoning
     kw = dict(chat_template=template_text(), tools=tools, bos_token="<bos>", enable_thinking=thinking)
     full = render_jinja_template(conversations=[[user, assistant]], add_generation_prompt=False, **kw)[0][0]
     prompt = render_jinja_template(conversations=[[user]], add_generation_prompt=True, **kw)[0][0]
-    head = prompt[:prompt.rindex(MODEL_TURN) + len(MODEL_TURN)]
+    head = prompt[: prompt.rindex(MODEL_TURN) + len(MODEL_TURN)]
     assert full.startswith(head)
-    return full[len(head):], prompt[len(head):]
+    return full[len(head) :], prompt[len(head) :]
 
 
 def view(message: Message):
@@ -84,7 +89,7 @@ def token_pieces(text: str) -> list[str]:
 
 def random_split(text: str, rng: random.Random) -> list[str]:
     cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(0, 12)))) if len(text) > 1 else []
-    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)]
 
 
 def check_delta(delta) -> None:
@@ -113,6 +118,7 @@ def assert_stream_matches(text: str, prefix: str = "", tools=None, seed: int = 0
 
 # ---- protocol --------------------------------------------------------------------------------------
 
+
 def test_protocol_attributes():
     from importlib.metadata import version
 
@@ -128,20 +134,71 @@ def test_protocol_attributes():
 
 STRICT = {
     "nested-object": [("get_weather", {"location": {"city": "Paris", "geo": {"lat": 48.85, "lon": 2.35}}})],
-    "array-of-objects": [("edit", {"path": "a.txt", "edits": [{"old": "apple", "new": "orange"}, {"old": "x", "new": ""}]})],
+    "array-of-objects": [
+        ("edit", {"path": "a.txt", "edits": [{"old": "apple", "new": "orange"}, {"old": "x", "new": ""}]})
+    ],
     "scalars": [("set", {"count": 42, "neg": -7, "ratio": 0.5, "flag": True, "off": False, "none": None})],
     "empties": [("f", {"obj": {}, "arr": [], "s": "", "nested": [[], {}, [{}]]})],
     "quotes-backslashes": [("write", {"a": 'She said "hi"', "b": "C:\\path\\", "c": "\\", "d": "it's", "e": '\\"'})],
-    "whitespace-control": [("write", {"nl": "a\nb\n", "cr": "a\r\nb", "tab": "\tx\t", "ctl": "\x00\x01\x1b\x7f",
-                                      "sp": "  padded  ", "only_ws": " \n "})],
-    "markers-in-string": [("note", {"t": "x<tool_call|>y<|tool_call>call:z{}<|channel>q<channel|><turn|>",
-                                    "u": "<|\"|", "v": "<", "w": "a<|tool_response>"})],
+    "whitespace-control": [
+        (
+            "write",
+            {
+                "nl": "a\nb\n",
+                "cr": "a\r\nb",
+                "tab": "\tx\t",
+                "ctl": "\x00\x01\x1b\x7f",
+                "sp": "  padded  ",
+                "only_ws": " \n ",
+            },
+        )
+    ],
+    "markers-in-string": [
+        (
+            "note",
+            {
+                "t": "x<tool_call|>y<|tool_call>call:z{}<|channel>q<channel|><turn|>",
+                "u": '<|"|',
+                "v": "<",
+                "w": "a<|tool_response>",
+            },
+        )
+    ],
     "json-syntax-in-string": [("code", {"src": 'config = {"fps": 30, "a": [1, 2]}', "p": "a:b,c}{]["})],
     "non-ascii": [("translate", {"text": "你好，世界 — привет ✓ 🎉", "ключ": "значение"})],
-    "large-numbers": [("calc", {"big": 10**40, "negbig": -(10**30), "exp": 1e100, "small": 1.5e-7,
-                                "negexp": -2.5e-300, "zero": 0, "negzero": -0.0, "f": 3.0})],
-    "odd-keys": [("f", {"my-key": 1, "a.b": 2, "with space": 3, "9lives": 4, "": 5, "k}": 6, "a,b": 7,
-                        " lead": 8, "trail ": 9, "x<y": 10, "ü": 11})],
+    "large-numbers": [
+        (
+            "calc",
+            {
+                "big": 10**40,
+                "negbig": -(10**30),
+                "exp": 1e100,
+                "small": 1.5e-7,
+                "negexp": -2.5e-300,
+                "zero": 0,
+                "negzero": -0.0,
+                "f": 3.0,
+            },
+        )
+    ],
+    "odd-keys": [
+        (
+            "f",
+            {
+                "my-key": 1,
+                "a.b": 2,
+                "with space": 3,
+                "9lives": 4,
+                "": 5,
+                "k}": 6,
+                "a,b": 7,
+                " lead": 8,
+                "trail ": 9,
+                "x<y": 10,
+                "ü": 11,
+            },
+        )
+    ],
     "nested-odd-keys": [("f", {"outer": {"in-ner": {"a b": [1, {"c.d": None}]}}})],
     "dashed-dotted-name": [("manim-video", {"code": "x"}), ("ns.tool_2", {"q": 1})],
     "zero-arg": [("get_time", {})],
@@ -158,7 +215,7 @@ def test_strict_rendered(case, stop):
     text, prefix = render(calls)
     assert prefix == THINKING_OFF_PREFIX and text.endswith("<|tool_response>")
     if not stop:
-        text = text[:-len("<|tool_response>")]
+        text = text[: -len("<|tool_response>")]
     message = assert_stream_matches(text, prefix, seed=hash(case) & 0xFFFF)
     assert view(message) == expected_view(calls)
     assert message.diagnostics == []
@@ -199,8 +256,11 @@ def test_thinking_before_call(thinking):
 
 def test_prefix_with_open_channel_starts_in_reasoning():
     body = "plan the call\n<channel|><|tool_call>call:f{a:1}<tool_call|>"
-    for prefix, text in (("<|channel>thought\n", body), ("<|turn>model\n<|channel>", "thought\n" + body),
-                         ("<|channel>thought", "\n" + body)):  # the label may sit on either side
+    for prefix, text in (
+        ("<|channel>thought\n", body),
+        ("<|turn>model\n<|channel>", "thought\n" + body),
+        ("<|channel>thought", "\n" + body),
+    ):  # the label may sit on either side
         message = assert_stream_matches(text, prefix)
         assert view(message) == expected_view([("f", {"a": 1})], None, "plan the call")
     # closed channel in the prefix (thinking off): text starts as content
@@ -226,37 +286,56 @@ def test_observed_strict_cases():
 # ---- drift and malformed text ----------------------------------------------------------------------
 
 RECOVERED = {
-    "newlines-between-args": ('<|tool_call>call:f{a:<|"|>x<|"|>,\nb:false,\r\n c:1}<tool_call|>',
-                              [("f", {"a": "x", "b": False, "c": 1})]),
-    "spaces-around-values": ('<|tool_call>call:f{a: 1 , b: [ 1 , <|"|>s<|"|> ] , c: { d: None } }<tool_call|>',
-                             [("f", {"a": 1, " b": [1, "s"], " c": {" d": None}})]),  # key spaces are kept
+    "newlines-between-args": (
+        '<|tool_call>call:f{a:<|"|>x<|"|>,\nb:false,\r\n c:1}<tool_call|>',
+        [("f", {"a": "x", "b": False, "c": 1})],
+    ),
+    "spaces-around-values": (
+        '<|tool_call>call:f{a: 1 , b: [ 1 , <|"|>s<|"|> ] , c: { d: None } }<tool_call|>',
+        [("f", {"a": 1, " b": [1, "s"], " c": {" d": None}})],
+    ),  # key spaces are kept
     "space-before-brace": ("<|tool_call>call:f {}<tool_call|>", [("f", {})]),
     "newline-after-open": ("<|tool_call>\ncall:f{}\n<tool_call|>", [("f", {})]),
-    "quoted-keys": ('<|tool_call>call:f{<|"|>my key<|"|>:1,b:{<|"|>c:d<|"|> :2}}<tool_call|>',
-                    [("f", {"my key": 1, "b": {"c:d": 2}})]),
+    "quoted-keys": (
+        '<|tool_call>call:f{<|"|>my key<|"|>:1,b:{<|"|>c:d<|"|> :2}}<tool_call|>',
+        [("f", {"my key": 1, "b": {"c:d": 2}})],
+    ),
     "trailing-comma": ("<|tool_call>call:f{a:[1,2,],b:{c:1,},}<tool_call|>", [("f", {"a": [1, 2], "b": {"c": 1}})]),
-    "paren-form": ('<|tool_call>call:terminal(command:<|"|>ls -a<|"|>)<tool_call|>',
-                   [("terminal", {"command": "ls -a"})]),
-    "null-and-python-bools": ("<|tool_call>call:f{a:null,b:True,c:False}<tool_call|>",
-                              [("f", {"a": None, "b": True, "c": False})]),
+    "paren-form": (
+        '<|tool_call>call:terminal(command:<|"|>ls -a<|"|>)<tool_call|>',
+        [("terminal", {"command": "ls -a"})],
+    ),
+    "null-and-python-bools": (
+        "<|tool_call>call:f{a:null,b:True,c:False}<tool_call|>",
+        [("f", {"a": None, "b": True, "c": False})],
+    ),
     "missing-close-at-end": ("<|tool_call>call:f{a:1}", [("f", {"a": 1})]),
-    "missing-close-before-next-call": ("<|tool_call>call:f{a:1}\n<|tool_call>call:g{}<tool_call|>",
-                                       [("f", {"a": 1}), ("g", {})]),
+    "missing-close-before-next-call": (
+        "<|tool_call>call:f{a:1}\n<|tool_call>call:g{}<tool_call|>",
+        [("f", {"a": 1}), ("g", {})],
+    ),
     "missing-close-then-stop": ("<|tool_call>call:f{a:1}\n<|tool_response>", [("f", {"a": 1})]),
     "call-inside-unclosed-thought": ("<|channel>thought\nhmm<|tool_call>call:f{}<tool_call|>", [("f", {})]),
     # key='value' (observed gemma4_key_equals_value_ollama; drift mutator key-equals-value, mid-object too)
-    "key-equals-value": ('<|tool_call>call:run{code:<|"|>print(1)<|"|>,save_as=\'report.docx\'}<tool_call|>',
-                         [("run", {"code": "print(1)", "save_as": "report.docx"})]),
-    "key-equals-value-first": ('<|tool_call>call:save_text{path=\'notes/edge.txt\',text:<|"|>She said "hi"<|"|>,'
-                               'version:2}<tool_call|>',
-                               [("save_text", {"path": "notes/edge.txt", "text": 'She said "hi"', "version": 2})]),
-    "key-equals-double-quoted": ('<|tool_call>call:f{a = "x, y\'s", b:1}<tool_call|>',
-                                 [("f", {"a": "x, y's", " b": 1})]),
+    "key-equals-value": (
+        "<|tool_call>call:run{code:<|\"|>print(1)<|\"|>,save_as='report.docx'}<tool_call|>",
+        [("run", {"code": "print(1)", "save_as": "report.docx"})],
+    ),
+    "key-equals-value-first": (
+        '<|tool_call>call:save_text{path=\'notes/edge.txt\',text:<|"|>She said "hi"<|"|>,version:2}<tool_call|>',
+        [("save_text", {"path": "notes/edge.txt", "text": 'She said "hi"', "version": 2})],
+    ),
+    "key-equals-double-quoted": (
+        '<|tool_call>call:f{a = "x, y\'s", b:1}<tool_call|>',
+        [("f", {"a": "x, y's", " b": 1})],
+    ),
     "key-equals-quote-inside": ("<|tool_call>call:f(a='it's here')<tool_call|>", [("f", {"a": "it's here"})]),
     # call:tool_call{args:{...},id:NAME} (observed gemma4_wrapper_call_with_id_field_fastflowlm's shape)
-    "wrapper-envelope": ('<|tool_call>call:tool_call{args:{codes:[<|"|>1<|"|>,<|"|>2<|"|>]},id:<|"|>lookup<|"|>}'
-                         '<tool_call|>', [("lookup", {"codes": ["1", "2"]})]),
-    "doubled-opener": ('<|tool_call><|tool_call>call:f{a:1}<tool_call|>', [("f", {"a": 1})]),
+    "wrapper-envelope": (
+        '<|tool_call>call:tool_call{args:{codes:[<|"|>1<|"|>,<|"|>2<|"|>]},id:<|"|>lookup<|"|>}<tool_call|>',
+        [("lookup", {"codes": ["1", "2"]})],
+    ),
+    "doubled-opener": ("<|tool_call><|tool_call>call:f{a:1}<tool_call|>", [("f", {"a": 1})]),
 }
 
 
@@ -271,7 +350,7 @@ def test_drift_recovered(case):
 
 def test_key_with_equals_but_no_quote_is_a_strict_key():
     """Only ``=`` then a quote after a bare key is the key='value' drift; otherwise the key runs to ``:``."""
-    message = assert_stream_matches("<|tool_call>call:f{a=b:1,c = d:<|\"|>x<|\"|>}<tool_call|>")
+    message = assert_stream_matches('<|tool_call>call:f{a=b:1,c = d:<|"|>x<|"|>}<tool_call|>')
     assert view(message) == expected_view([("f", {"a=b": 1, "c = d": "x"})])
 
 
@@ -285,11 +364,13 @@ def test_key_with_equals_quote_but_no_closing_quote_is_a_strict_key():
 def test_wrapper_envelope_kept_when_tool_call_is_declared():
     text = '<|tool_call>call:tool_call{args:{q:1},id:<|"|>lookup<|"|>}<tool_call|>'
     declared = [{"type": "function", "function": {"name": "tool_call", "parameters": {"type": "object"}}}]
-    assert view(assert_stream_matches(text, tools=declared)) == \
-        expected_view([("tool_call", {"args": {"q": 1}, "id": "lookup"})])
+    assert view(assert_stream_matches(text, tools=declared)) == expected_view(
+        [("tool_call", {"args": {"q": 1}, "id": "lookup"})]
+    )
     other = '<|tool_call>call:tool_call{args:{q:1},id:<|"|>lookup<|"|>,x:1}<tool_call|>'  # not the envelope shape
-    assert view(assert_stream_matches(other)) == \
-        expected_view([("tool_call", {"args": {"q": 1}, "id": "lookup", "x": 1})])
+    assert view(assert_stream_matches(other)) == expected_view(
+        [("tool_call", {"args": {"q": 1}, "id": "lookup", "x": 1})]
+    )
 
 
 def test_stray_closer_before_a_call_goes_with_the_call():
@@ -313,8 +394,15 @@ def test_doubled_opener_keeps_surrounding_content():
 
 
 def test_declared_tools_strip_key_spaces():
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {
-        "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
+            },
+        }
+    ]
     text = "<|tool_call>call:f{a:1, b:2, c :3}<tool_call|>"
     assert view(assert_stream_matches(text, tools=tools)) == expected_view([("f", {"a": 1, "b": 2, " c ": 3})])
     assert PARSER.parse(text).tool_calls[0].arguments == {"a": 1, " b": 2, " c ": 3}
@@ -394,6 +482,7 @@ def test_observed_drift_cases_recovered_or_surfaced():
 
 # ---- stop markers and content edges -------------------------------------------------------------------
 
+
 def test_trailing_stop_markers_stripped_inner_kept():
     assert PARSER.parse("Hello<turn|>\n").content == "Hello"
     assert PARSER.parse("Hello<turn|><eos>").content == "Hello"
@@ -413,6 +502,7 @@ def test_unknown_angle_text_is_content():
 
 # ---- incremental streaming ---------------------------------------------------------------------------
 
+
 def test_stream_is_incremental():
     text = 'Sure.<|tool_call>call:get_weather{city:<|"|>Paris, France<|"|>,days:3}<tool_call|>'
     session = PARSER.stream(None, "")
@@ -425,7 +515,7 @@ def test_stream_is_incremental():
     assert piece.tool_calls[0].arguments == '"city":"Paris, Fr'
     (piece,) = session.feed('ance<|"')
     assert piece.tool_calls[0].arguments == "ance"  # `<|"` held: it may be the closing delimiter
-    (piece,) = session.feed('|>,days:3')
+    (piece,) = session.feed("|>,days:3")
     assert piece.tool_calls[0].arguments == '","days":'  # 3 may continue (30)
     (piece,) = session.feed("}")
     assert piece.tool_calls[0].arguments == "3}"
@@ -448,7 +538,7 @@ def test_reasoning_streams_before_close():
 
 
 def test_unterminated_call_at_finish():
-    text = "Hi <|tool_call>call:f{a:<|\"|>x"
+    text = 'Hi <|tool_call>call:f{a:<|"|>x'
     session = PARSER.stream(None, "")
     deltas = session.feed(text)
     assert deltas[0].content == "Hi" and deltas[1].tool_calls[0].name == "f"
@@ -459,23 +549,54 @@ def test_unterminated_call_at_finish():
 
 # ---- property tests ----------------------------------------------------------------------------------
 
+
 def _plain_key(key: str) -> bool:
     """Keys the template can write bare and this reader reads back raw (documented limits)."""
     if ":" in key or "<" in key:
         return False
-    edges = key[:len(key) - len(key.lstrip())] + key[len(key.rstrip()):]
+    edges = key[: len(key) - len(key.lstrip())] + key[len(key.rstrip()) :]
     return not ("\n" in edges or "\r" in edges) and not key.lstrip().startswith("}")
 
 
-TRICKY = st.sampled_from(['"', "\\", "a\\", "<tool_call|>", "<|tool_call>", "}", "]", ",", ":", "\r\n", "<|\"",
-                          "<|\"|", "<", "None", "true", "1", "", " ", "\t\x00", "é😀"])
+TRICKY = st.sampled_from(
+    [
+        '"',
+        "\\",
+        "a\\",
+        "<tool_call|>",
+        "<|tool_call>",
+        "}",
+        "]",
+        ",",
+        ":",
+        "\r\n",
+        '<|"',
+        '<|"|',
+        "<",
+        "None",
+        "true",
+        "1",
+        "",
+        " ",
+        "\t\x00",
+        "é😀",
+    ]
+)
 KEYS = st.one_of(st.text(max_size=10), st.from_regex(r"[a-z][a-z0-9_.\- ]{0,8}", fullmatch=True)).filter(_plain_key)
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join)).filter(
-    lambda s: '<|"|>' not in s)
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(min_value=10**20, max_value=10**60),
-                    st.floats(allow_nan=False, allow_infinity=False), STRINGS)
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4),
-                      max_leaves=10)
+    lambda s: '<|"|>' not in s
+)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=10**20, max_value=10**60),
+    st.floats(allow_nan=False, allow_infinity=False),
+    STRINGS,
+)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4), max_leaves=10
+)
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
 CALLS = st.lists(st.tuples(NAMES, st.dictionaries(KEYS, VALUES, max_size=5)), min_size=1, max_size=3)
 PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
@@ -491,15 +612,48 @@ def test_property_render_parse_roundtrip(calls, after, before, reasoning, thinki
     message = PARSER.parse(text, None, prefix)
     assert view(message) == expected_view(calls, content, reasoning)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    chunks = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])]
+    chunks = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)]
     for chunking in (chunks, token_pieces(text), list(text)):
         for parser in (PARSER, HELD):
             assert view(streamed(parser, chunking, None, prefix)) == view(message)
 
 
-FRAGMENTS = st.sampled_from(['<|tool_call>', 'call:', 'f', '{', '}', '[', ']', '(', ')', ':', ',', '<|"|>', 'a',
-                             '1', 'None', ' ', '\n', '<tool_call|>', '<turn|>', '<|tool_response>', '<eos>', '=',
-                             '"', '<', '|', '>', '<|', 'x y', '-2.5e+3', '<|channel>', '<channel|>', 'thought'])
+FRAGMENTS = st.sampled_from(
+    [
+        "<|tool_call>",
+        "call:",
+        "f",
+        "{",
+        "}",
+        "[",
+        "]",
+        "(",
+        ")",
+        ":",
+        ",",
+        '<|"|>',
+        "a",
+        "1",
+        "None",
+        " ",
+        "\n",
+        "<tool_call|>",
+        "<turn|>",
+        "<|tool_response>",
+        "<eos>",
+        "=",
+        '"',
+        "<",
+        "|",
+        ">",
+        "<|",
+        "x y",
+        "-2.5e+3",
+        "<|channel>",
+        "<channel|>",
+        "thought",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -511,7 +665,7 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
         body = re.sub(r"(?:<\|tool_response>|<turn\|>|<eos>)(?:\s|<\|tool_response>|<turn\|>|<eos>)*\Z", "", text)
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    chunks = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])]
+    chunks = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)]
     for chunking in (chunks, list(text)):
         assert view(streamed(HELD, chunking, leak_check=False)) == view(message)
         if not message.diagnostics:

@@ -38,6 +38,7 @@ MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers))
 
 # ---- helpers ---------------------------------------------------------------------------------------
 
+
 def view(message: Message):
     """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
     calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
@@ -59,12 +60,13 @@ def chunkings(text: str, seed: int = 0) -> list[list[str]]:
     out = [[text], list(text)]
     for _ in range(4):
         cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
+        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
     return out
 
 
-def assert_stream_matches(text: str, prefix: str = "", tools=None, parser=PARSER, seed: int = 0,
-                          leak_check: bool = True) -> Message:
+def assert_stream_matches(
+    text: str, prefix: str = "", tools=None, parser=PARSER, seed: int = 0, leak_check: bool = True
+) -> Message:
     """One-shot parse; streaming under several chunkings must give the same message and (``leak_check``: text
     whose content holds no marker) no marker in any delta."""
     one_shot = parser.parse(text, tools, prefix)
@@ -80,27 +82,40 @@ def _value(v) -> str:
 
 def call45(name: str, arguments: dict) -> str:
     """A call as GLM-4.6.jinja writes it (newline layout), without the leading newline."""
-    return (f"<tool_call>{name}\n" + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{_value(v)}</arg_value>\n"
-                                             for k, v in arguments.items()) + "</tool_call>")
+    return (
+        f"<tool_call>{name}\n"
+        + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{_value(v)}</arg_value>\n" for k, v in arguments.items())
+        + "</tool_call>"
+    )
 
 
 def call47(name: str, arguments: dict) -> str:
     """A call as GLM-4.7-Flash.jinja writes it (inline layout)."""
-    return (f"<tool_call>{name}" + "".join(f"<arg_key>{k}</arg_key><arg_value>{_value(v)}</arg_value>"
-                                           for k, v in arguments.items()) + "</tool_call>")
+    return (
+        f"<tool_call>{name}"
+        + "".join(f"<arg_key>{k}</arg_key><arg_value>{_value(v)}</arg_value>" for k, v in arguments.items())
+        + "</tool_call>"
+    )
 
 
 def tool(name: str, properties: dict) -> dict:
-    return {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
-                                             "parameters": {"type": "object", "properties": properties}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool.",
+            "parameters": {"type": "object", "properties": properties},
+        },
+    }
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
 
+
 def test_protocol_attributes():
     from importlib.metadata import version
 
-    for parser, fmt in zip(BOTH, ("glm45", "glm47")):
+    for parser, fmt in zip(BOTH, ("glm45", "glm47"), strict=False):
         assert isinstance(parser, Parser)
         assert parser.name == f"toolcall-harness:{fmt}" and parser.formats == (fmt,)
         assert parser.library == "toolcall-harness" and parser.version == version("toolcall-harness")
@@ -138,12 +153,36 @@ HARD = {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d
 STRICT = {
     "one-call": ({"get_weather": {"city": "Paris"}}, None),
     "zero-args": ({"get_time": {}}, None),
-    "typed": ({"n": {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None,
-                     "obj": {"k": ["é", {"x": None}]}, "arr": []}}, None),
+    "typed": (
+        {
+            "n": {
+                "big": 10**40,
+                "f": 1.5e-07,
+                "z": -0.0,
+                "i": 3.0,
+                "t": True,
+                "nul": None,
+                "obj": {"k": ["é", {"x": None}]},
+                "arr": [],
+            }
+        },
+        None,
+    ),
     "hard-strings": ({"w": HARD}, None),
-    "markers-in-values": ({"note": {"t": "</tool_call>", "u": "<arg_key>k</arg_key>", "v": "a</arg_value>b",
-                                    "w": "<tool_call>x", "x": "<think>no</think>", "y": "<", "z": "</arg_value>"}},
-                          None),
+    "markers-in-values": (
+        {
+            "note": {
+                "t": "</tool_call>",
+                "u": "<arg_key>k</arg_key>",
+                "v": "a</arg_value>b",
+                "w": "<tool_call>x",
+                "x": "<think>no</think>",
+                "y": "<",
+                "z": "</arg_value>",
+            }
+        },
+        None,
+    ),
 }
 
 
@@ -155,31 +194,38 @@ def test_strict_text(case, layout, stop, parser):
     calls, content = STRICT[case]
     write = call45 if layout == "newline" else call47
     text = "\n".join(write(n, a) for n, a in calls.items())
-    tools = [tool(n, {k: ({"type": "string"} if isinstance(v, str) else {}) for k, v in a.items()})
-             for n, a in calls.items()]
-    message = assert_stream_matches(text + stop, tools=tools, parser=parser, seed=len(case),
-                                    leak_check=case != "markers-in-values")
+    tools = [
+        tool(n, {k: ({"type": "string"} if isinstance(v, str) else {}) for k, v in a.items()}) for n, a in calls.items()
+    ]
+    message = assert_stream_matches(
+        text + stop, tools=tools, parser=parser, seed=len(case), leak_check=case != "markers-in-values"
+    )
     assert view(message) == expected_view(list(calls.items()), content)
     assert message.diagnostics == []
 
 
 def test_parallel_calls_and_content_first():
     text = "\nLet me look.\n" + call45("search", {"q": "x"}) + "\n" + call45("get_time", {}) + "\n"
-    assert view(assert_stream_matches(text)) == expected_view([("search", {"q": "x"}), ("get_time", {})],
-                                                              "Let me look.")
+    assert view(assert_stream_matches(text)) == expected_view(
+        [("search", {"q": "x"}), ("get_time", {})], "Let me look."
+    )
     text = "Let me look." + call47("search", {"q": "x"}) + call47("get_time", {})
     assert view(assert_stream_matches(text, parser=BOTH[1])) == expected_view(
-        [("search", {"q": "x"}), ("get_time", {})], "Let me look.")
+        [("search", {"q": "x"}), ("get_time", {})], "Let me look."
+    )
 
 
 def test_observed_close_tag_inside_value():
     """corpora/observed glm47_close_tag_literal_inside_value: only </arg_value> ends a value."""
-    text = ('<tool_call>write_file<arg_key>path</arg_key><arg_value>parser.py</arg_value><arg_key>content</arg_key>'
-            '<arg_value>END_TAG = "</tool_call>"\n</arg_value></tool_call>')
+    text = (
+        "<tool_call>write_file<arg_key>path</arg_key><arg_value>parser.py</arg_value><arg_key>content</arg_key>"
+        '<arg_value>END_TAG = "</tool_call>"\n</arg_value></tool_call>'
+    )
     for parser in BOTH:
         message = assert_stream_matches(text, parser=parser)
-        assert view(message) == expected_view([("write_file", {"path": "parser.py",
-                                                               "content": 'END_TAG = "</tool_call>"\n'})])
+        assert view(message) == expected_view(
+            [("write_file", {"path": "parser.py", "content": 'END_TAG = "</tool_call>"\n'})]
+        )
 
 
 # ---- typing by the schema ----------------------------------------------------------------------------
@@ -187,33 +233,36 @@ def test_observed_close_tag_inside_value():
 NULLABLE = {"anyOf": [{"type": "string"}, {"type": "null"}]}
 
 
-@pytest.mark.parametrize("schema,text,want", [
-    ({"type": "string"}, "001", "001"),
-    ({"type": "string"}, "true", "true"),
-    ({"type": "string"}, "null", "null"),
-    ({"type": "string"}, "[1, 2]", "[1, 2]"),
-    ({"type": "integer"}, "001", "001"),  # not an integer: kept as written (the scorer names the type)
-    ({"type": "integer"}, "12", 12),
-    ({"type": "number"}, "1e+16", 1e16),
-    ({"type": "number"}, "3", 3),
-    ({"type": "boolean"}, "false", False),
-    ({"type": "array", "items": {"type": "string"}}, '["a", "b"]', ["a", "b"]),
-    ({"type": "object"}, '{"k": null}', {"k": None}),
-    (NULLABLE, "null", None),
-    (NULLABLE, "None", "None"),     # tojson writes null, never None
-    (NULLABLE, " null", " null"),   # nor padding
-    (NULLABLE, "true", "true"),
-    (NULLABLE, "001", "001"),
-    ({"anyOf": [{"type": "integer"}, {"type": "null"}]}, "7", 7),
-    ({"anyOf": [{"type": "integer"}, {"type": "null"}]}, "None", None),  # no string allowed: the lenient policy
-    ({"oneOf": [{"type": "number"}, {"type": "string"}]}, "2.5", 2.5),
-    ({"oneOf": [{"type": "number"}, {"type": "string"}]}, "2.5 ", "2.5 "),
-    ({}, "001", "001"),
-    ({}, "5", 5),
-    (None, "001", "001"),
-    (None, '{"a": 1}', {"a": 1}),
-    (None, "hello", "hello"),
-])
+@pytest.mark.parametrize(
+    "schema,text,want",
+    [
+        ({"type": "string"}, "001", "001"),
+        ({"type": "string"}, "true", "true"),
+        ({"type": "string"}, "null", "null"),
+        ({"type": "string"}, "[1, 2]", "[1, 2]"),
+        ({"type": "integer"}, "001", "001"),  # not an integer: kept as written (the scorer names the type)
+        ({"type": "integer"}, "12", 12),
+        ({"type": "number"}, "1e+16", 1e16),
+        ({"type": "number"}, "3", 3),
+        ({"type": "boolean"}, "false", False),
+        ({"type": "array", "items": {"type": "string"}}, '["a", "b"]', ["a", "b"]),
+        ({"type": "object"}, '{"k": null}', {"k": None}),
+        (NULLABLE, "null", None),
+        (NULLABLE, "None", "None"),  # tojson writes null, never None
+        (NULLABLE, " null", " null"),  # nor padding
+        (NULLABLE, "true", "true"),
+        (NULLABLE, "001", "001"),
+        ({"anyOf": [{"type": "integer"}, {"type": "null"}]}, "7", 7),
+        ({"anyOf": [{"type": "integer"}, {"type": "null"}]}, "None", None),  # no string allowed: the lenient policy
+        ({"oneOf": [{"type": "number"}, {"type": "string"}]}, "2.5", 2.5),
+        ({"oneOf": [{"type": "number"}, {"type": "string"}]}, "2.5 ", "2.5 "),
+        ({}, "001", "001"),
+        ({}, "5", 5),
+        (None, "001", "001"),
+        (None, '{"a": 1}', {"a": 1}),
+        (None, "hello", "hello"),
+    ],
+)
 def test_values_typed_by_schema(schema, text, want):
     tools = [tool("f", {"x": schema} if schema is not None else {})]
     message = PARSER.parse(call45("f", {"x": text}), tools)
@@ -228,26 +277,44 @@ def test_undeclared_tool_values_decode_as_json_when_json():
 # ---- drift ----------------------------------------------------------------------------------------------
 
 RECOVERED = {
-    "extra-whitespace": ("<tool_call> f \n\n<arg_key>a</arg_key>\n \n<arg_value>1</arg_value>\t\n</tool_call>",
-                         [("f", {"a": 1})]),
-    "newline-after-name-only": ("<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
-                                [("f", {"a": 1})]),
+    "extra-whitespace": (
+        "<tool_call> f \n\n<arg_key>a</arg_key>\n \n<arg_value>1</arg_value>\t\n</tool_call>",
+        [("f", {"a": 1})],
+    ),
+    "newline-after-name-only": (
+        "<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
+        [("f", {"a": 1})],
+    ),
     "missing-close-at-end": ("<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n", [("f", {"a": 1})]),
-    "missing-close-then-stop": ("<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value><|observation|>",
-                                [("f", {"a": 1})]),
-    "double-serialized": (('<tool_call>todo\\n<arg_key>todos</arg_key>\\n<arg_value>[{\\"id\\": \\"1\\", '
-                           '\\"t\\": \\"a\\\\nb\\"}]</arg_value>\\n<arg_key>note</arg_key>\\n<arg_value>x\\ty'
-                           '</arg_value>\n</tool_call>'),
-                          [("todo", {"todos": [{"id": "1", "t": "a\nb"}], "note": "x\ty"})]),
-    "json-body": ('<tool_call>{"name": "f", "arguments": {"a": 1, "b": "</tool_call>"}}</tool_call>',
-                  [("f", {"a": 1, "b": "</tool_call>"})]),
-    "json-body-parameters-string": ('<tool_call>\n{"name": "f", "parameters": "{\\"a\\": [1]}"}\n</tool_call>',
-                                    [("f", {"a": [1]})]),
-    "json-body-envelope-array": (('<tool_call>[{"type": "function", "function": {"name": "f", "arguments": {}}}, '
-                                  '{"name": "g"}]</tool_call>'), [("f", {}), ("g", {})]),
+    "missing-close-then-stop": (
+        "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value><|observation|>",
+        [("f", {"a": 1})],
+    ),
+    "double-serialized": (
+        (
+            '<tool_call>todo\\n<arg_key>todos</arg_key>\\n<arg_value>[{\\"id\\": \\"1\\", '
+            '\\"t\\": \\"a\\\\nb\\"}]</arg_value>\\n<arg_key>note</arg_key>\\n<arg_value>x\\ty'
+            "</arg_value>\n</tool_call>"
+        ),
+        [("todo", {"todos": [{"id": "1", "t": "a\nb"}], "note": "x\ty"})],
+    ),
+    "json-body": (
+        '<tool_call>{"name": "f", "arguments": {"a": 1, "b": "</tool_call>"}}</tool_call>',
+        [("f", {"a": 1, "b": "</tool_call>"})],
+    ),
+    "json-body-parameters-string": (
+        '<tool_call>\n{"name": "f", "parameters": "{\\"a\\": [1]}"}\n</tool_call>',
+        [("f", {"a": [1]})],
+    ),
+    "json-body-envelope-array": (
+        ('<tool_call>[{"type": "function", "function": {"name": "f", "arguments": {}}}, {"name": "g"}]</tool_call>'),
+        [("f", {}), ("g", {})],
+    ),
     "json-body-missing-close": ('<tool_call>{"name": "f", "arguments": {"a": null}}\n', [("f", {"a": None})]),
-    "json-after-name": ('<tool_call>f\n{"a": 1, "b": "x</tool_call>"}\n</tool_call>',
-                        [("f", {"a": 1, "b": "x</tool_call>"})]),
+    "json-after-name": (
+        '<tool_call>f\n{"a": 1, "b": "x</tool_call>"}\n</tool_call>',
+        [("f", {"a": 1, "b": "x</tool_call>"})],
+    ),
     "json-after-name-inline": ('<tool_call>f{"a": "1"}</tool_call>', [("f", {"a": "1"})]),
 }
 
@@ -283,15 +350,21 @@ def test_double_serialized_layout_with_raw_values():
     """drift mutator literal-backslash-escapes: the layout's newlines written ``\\n`` but the values as the
     template writes them. Values unescaping leaves alike, or that show they are raw (a ``"`` no escaped string
     body holds), are kept; a value that could be either (``a\\\\``) surfaces the call."""
-    raw = ('<tool_call>save_text\\n<arg_key>path</arg_key>\\n<arg_value>notes/edge.txt</arg_value>\\n<arg_key>text'
-           '</arg_key>\\n<arg_value>She said "hi" \\\\ bye</arg_value>\\n</tool_call>')
+    raw = (
+        "<tool_call>save_text\\n<arg_key>path</arg_key>\\n<arg_value>notes/edge.txt</arg_value>\\n<arg_key>text"
+        '</arg_key>\\n<arg_value>She said "hi" \\\\ bye</arg_value>\\n</tool_call>'
+    )
     message = assert_stream_matches(raw)
     assert view(message) == expected_view([("save_text", {"path": "notes/edge.txt", "text": 'She said "hi" \\\\ bye'})])
-    plain = ('<tool_call>f\\n<arg_key>a</arg_key>\\n<arg_value>x y</arg_value>\\n<arg_key>b</arg_key>\\n'
-             '<arg_value>2</arg_value>\\n</tool_call>')
+    plain = (
+        "<tool_call>f\\n<arg_key>a</arg_key>\\n<arg_value>x y</arg_value>\\n<arg_key>b</arg_key>\\n"
+        "<arg_value>2</arg_value>\\n</tool_call>"
+    )
     assert view(assert_stream_matches(plain)) == expected_view([("f", {"a": "x y", "b": 2})])
-    ambiguous = ('<tool_call>save_text\\n<arg_key>path</arg_key>\\n<arg_value>notes/edge.txt</arg_value>\\n'
-                 '<arg_key>text</arg_key>\\n<arg_value>a\\\\</arg_value>\\n</tool_call>')
+    ambiguous = (
+        "<tool_call>save_text\\n<arg_key>path</arg_key>\\n<arg_value>notes/edge.txt</arg_value>\\n"
+        "<arg_key>text</arg_key>\\n<arg_value>a\\\\</arg_value>\\n</tool_call>"
+    )
     message = assert_stream_matches(ambiguous, leak_check=False)
     assert view(message) == (ambiguous, None, []) and "double-serialized" in message.diagnostics[0]
 
@@ -299,8 +372,10 @@ def test_double_serialized_layout_with_raw_values():
 @pytest.mark.parametrize("parser", BOTH, ids=lambda p: p.formats[0])
 def test_double_encoded_json_value_under_a_container_schema(parser):
     """drift mutator escaped-json-value on edge-nested-object: JSON with escaped quotes inside one value."""
-    text = ('<tool_call>create_user<arg_key>user</arg_key><arg_value>{\\"name\\": \\"Ada\\", \\"age\\": 36}'
-            '</arg_value></tool_call>')
+    text = (
+        '<tool_call>create_user<arg_key>user</arg_key><arg_value>{\\"name\\": \\"Ada\\", \\"age\\": 36}'
+        "</arg_value></tool_call>"
+    )
     tools = [tool("create_user", {"user": {"type": "object"}})]
     message = assert_stream_matches(text, tools=tools, parser=parser)
     assert view(message) == expected_view([("create_user", {"user": {"name": "Ada", "age": 36}})])
@@ -341,21 +416,24 @@ def test_malformed_call_stays_in_content(case, parser):
 
 
 def test_surfaced_block_between_good_calls_keeps_them():
-    text = ("Plan.\n" + call45("a", {"x": 1}) + "\n<tool_call>bad name\n</tool_call>\n" + call45("b", {}) + "\nDone.")
+    text = "Plan.\n" + call45("a", {"x": 1}) + "\n<tool_call>bad name\n</tool_call>\n" + call45("b", {}) + "\nDone."
     message = assert_stream_matches(text, leak_check=False)
-    assert view(message) == expected_view([("a", {"x": 1}), ("b", {})],
-                                          "Plan.\n\n<tool_call>bad name\n</tool_call>\n\nDone.")
+    assert view(message) == expected_view(
+        [("a", {"x": 1}), ("b", {})], "Plan.\n\n<tool_call>bad name\n</tool_call>\n\nDone."
+    )
 
 
 def test_unterminated_value_does_not_swallow_the_next_call():
     text = "<tool_call>f<arg_key>a</arg_key><arg_value>oops</tool_call>\n" + call45("g", {}) + "\n" + call45("h", {})
     message = assert_stream_matches(text, leak_check=False)
-    assert view(message) == expected_view([("g", {}), ("h", {})], "<tool_call>f<arg_key>a</arg_key><arg_value>oops"
-                                                                  "</tool_call>")
+    assert view(message) == expected_view(
+        [("g", {}), ("h", {})], "<tool_call>f<arg_key>a</arg_key><arg_value>oops</tool_call>"
+    )
     # a value that does end later holds the next call's text: the template writes strings raw, so that is data
     text = "<tool_call>f<arg_key>a</arg_key><arg_value>oops\n" + call45("g", {"b": 1})
     assert view(assert_stream_matches(text, leak_check=False)) == expected_view(
-        [("f", {"a": "oops\n<tool_call>g\n<arg_key>b</arg_key>\n<arg_value>1"})])
+        [("f", {"a": "oops\n<tool_call>g\n<arg_key>b</arg_key>\n<arg_value>1"})]
+    )
 
 
 def test_prose_with_angle_brackets_is_content():
@@ -371,6 +449,7 @@ def test_trailing_stop_markers_stripped_inner_kept():
 
 # ---- known limitations (documented in parsers/own/glm45.py) ---------------------------------------------------
 
+
 def test_limitation_value_closer_then_next_part_inside_a_string():
     """The template writes ``a</arg_value>\\n<arg_key>b`` inside a string unescaped: the first fitting closer wins."""
     args = {"s": "a</arg_value>\n<arg_key>k</arg_key>\n<arg_value>b", "t": "x"}
@@ -385,6 +464,7 @@ def test_limitation_string_spelling_another_allowed_type():
 
 
 # ---- reasoning ----------------------------------------------------------------------------------------
+
 
 def test_think_block_at_start_is_reasoning():
     text = "\n<think>User wants weather.\nCall it.</think>\nOn it.\n" + call45("w", {"c": "P"})
@@ -465,13 +545,32 @@ def test_value_closer_waits_for_what_follows():
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
 KEYS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\- ]{0,10}", fullmatch=True)
-TRICKY = st.sampled_from(['"', "\\", "</tool_call>", "<tool_call>", "<arg_key>", "</arg_value>", "<|user|>", "\n",
-                          "é😀", "<think>", "</think>", "<", "", " ", "null", "001", "true"])
+TRICKY = st.sampled_from(
+    [
+        '"',
+        "\\",
+        "</tool_call>",
+        "<tool_call>",
+        "<arg_key>",
+        "</arg_value>",
+        "<|user|>",
+        "\n",
+        "é😀",
+        "<think>",
+        "</think>",
+        "<",
+        "",
+        " ",
+        "null",
+        "001",
+        "true",
+    ]
+)
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                    STRINGS)
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4),
-                      max_leaves=10)
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), STRINGS)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4), max_leaves=10
+)
 CALLS = st.lists(st.tuples(NAMES, st.dictionaries(KEYS, VALUES, max_size=5)), min_size=1, max_size=3)
 PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
 
@@ -502,14 +601,41 @@ def test_property_written_calls_roundtrip(calls, content, layout, data):
         message = parser.parse(text, tools, "</think>")
         assert view(message) == expected_view(calls, content.strip() or None)
         splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-        for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+        for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
             assert view(run_stream(parser, chunks, tools, "</think>", on_delta=check_delta)) == view(message)
 
 
-FRAGMENTS = st.sampled_from(["<tool_call>", "</tool_call>", "\n", " ", "f", "<arg_key>", "</arg_key>", "<arg_value>",
-                             "</arg_value>", "k", "1", "null", "\\", "\\n", "<|user|>", "<think>", "</think>", "<",
-                             "x y", "<tool_call>g</tool_call>", "<arg_", "<|endoftext|>", '"', "{", "}",
-                             '{"name": "h"}', '{"a": 1}'])
+FRAGMENTS = st.sampled_from(
+    [
+        "<tool_call>",
+        "</tool_call>",
+        "\n",
+        " ",
+        "f",
+        "<arg_key>",
+        "</arg_key>",
+        "<arg_value>",
+        "</arg_value>",
+        "k",
+        "1",
+        "null",
+        "\\",
+        "\\n",
+        "<|user|>",
+        "<think>",
+        "</think>",
+        "<",
+        "x y",
+        "<tool_call>g</tool_call>",
+        "<arg_",
+        "<|endoftext|>",
+        '"',
+        "{",
+        "}",
+        '{"name": "h"}',
+        '{"a": 1}',
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -521,17 +647,17 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
         if not message.tool_calls and "<think>" not in text:  # all is content, bar trailing stop markers
             body = text.rstrip()
             while body.endswith(FMT.stop_markers):
-                body = next(body[:-len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
+                body = next(body[: -len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
             assert message.content == (body.strip() or None)
         splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
         for prefix in ("</think>", ""):
             message = parser.parse(text, None, prefix)
-            for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+            for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
                 assert view(run_stream(parser, chunks, None, prefix)) == view(message)
 
 
-
 # ---- rendering through the real templates --------------------------------------------------------------
+
 
 @functools.cache
 def template(model: str):
@@ -545,13 +671,18 @@ def template(model: str):
         mp.undo()
 
 
-WEATHER = tool("get_weather", {"city": {"type": "string", "description": "City."},
-                               "days": {"type": "integer", "description": "Days."}})
+WEATHER = tool(
+    "get_weather",
+    {"city": {"type": "string", "description": "City."}, "days": {"type": "integer", "description": "Days."}},
+)
 
 
 def test_catalog_rows_and_offline_templates():
-    expected = {"glm-4.5": ("glm45", "GLM-4.6.jinja"), "glm-4.6": ("glm45", "GLM-4.6.jinja"),
-                "glm-4.7-flash": ("glm47", "GLM-4.7-Flash.jinja")}
+    expected = {
+        "glm-4.5": ("glm45", "GLM-4.6.jinja"),
+        "glm-4.6": ("glm45", "GLM-4.6.jinja"),
+        "glm-4.7-flash": ("glm47", "GLM-4.7-Flash.jinja"),
+    }
     for model, (fmt, file) in expected.items():
         tmpl = template(model)
         assert (tmpl.format, tmpl.source, tmpl.file) == (fmt, "sdist", file)
@@ -560,12 +691,15 @@ def test_catalog_rows_and_offline_templates():
 
 def test_rendered_shapes():
     call = ToolCall("get_weather", {"city": "Paris", "days": 3})
-    case = render_scenario(template("glm-4.6"), Scenario("s1", [WEATHER], [call, ToolCall("get_time", {})],
-                                                          content_after="Checking."), FMT)
+    case = render_scenario(
+        template("glm-4.6"), Scenario("s1", [WEATHER], [call, ToolCall("get_time", {})], content_after="Checking."), FMT
+    )
     assert case.prefix == "<think></think>" and case.extra["stop"] == ""  # thinking off: an empty block pre-filled
-    assert case.text == ("\nChecking.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n"
-                         "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>\n<tool_call>get_time\n"
-                         "</tool_call>")
+    assert case.text == (
+        "\nChecking.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n"
+        "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>\n<tool_call>get_time\n"
+        "</tool_call>"
+    )
     assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
     case = render_scenario(template("glm-4.6"), Scenario("s2", [WEATHER], [call], reasoning="Paris, so call it."), FMT)
     assert case.text.startswith("\n<think>Paris, so call it.</think>\n<tool_call>get_weather\n")
@@ -576,8 +710,11 @@ def test_arguments_that_are_not_an_object_make_the_template_raise():
     from harness.core.errors import TemplateRenderError
     from harness.template.render import render_messages
 
-    turn = {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "id": "call00000",
-                                                                 "function": {"name": "f", "arguments": "[1]"}}]}
+    turn = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"type": "function", "id": "call00000", "function": {"name": "f", "arguments": "[1]"}}],
+    }
     with pytest.raises(TemplateRenderError, match="Invalid tool call arguments"):
         render_messages(template("glm-4.6"), [{"role": "user", "content": "hi"}, turn], None)
 

@@ -41,38 +41,52 @@ def test_inline_layout_and_newline_layout_both_read():
 
 def test_rendered_shapes():
     call = ToolCall("get_weather", {"city": "Paris", "days": 3})
-    case = render_scenario(template("glm-4.7-flash"), Scenario("s1", [WEATHER], [call, ToolCall("get_time", {})],
-                                                                content_after="Checking."), FMT)
+    case = render_scenario(
+        template("glm-4.7-flash"),
+        Scenario("s1", [WEATHER], [call, ToolCall("get_time", {})], content_after="Checking."),
+        FMT,
+    )
     assert (case.prefix, case.extra["stop"]) == ("</think>", "")  # thinking off: the prompt pre-fills </think>
-    assert case.text == ("Checking.<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>"
-                         "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call><tool_call>get_time</tool_call>")
+    assert case.text == (
+        "Checking.<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>"
+        "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call><tool_call>get_time</tool_call>"
+    )
     assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
 
 
 def test_reasoning_starts_the_text_when_the_prompt_prefilled_think():
     """The generation prompt ends ``<think>`` and the full render repeats it: the case's prefix is ``<think>`` and
     the completion starts inside reasoning: ``REASONING</think>CONTENT<tool_call>...``."""
-    scenario = Scenario("s2", [WEATHER], [ToolCall("get_weather", {"city": "Oslo", "days": 1})],
-                        reasoning="Oslo, so call it.", content_after="On it.")
+    scenario = Scenario(
+        "s2",
+        [WEATHER],
+        [ToolCall("get_weather", {"city": "Oslo", "days": 1})],
+        reasoning="Oslo, so call it.",
+        content_after="On it.",
+    )
     case = render_scenario(template("glm-4.7-flash"), scenario, FMT)
     assert case.prefix == "<think>" and case.text.startswith("Oslo, so call it.</think>On it.<tool_call>get_weather")
     message = assert_stream_matches(case.text, case.prefix, case.tools, parser=PARSER)
     assert view(message) == view(case.expected)
-    no_call = render_scenario(template("glm-4.7-flash"), Scenario("s3", [WEATHER], [], reasoning="Hmm.",
-                                                                   content_after="Hello."), FMT)
+    no_call = render_scenario(
+        template("glm-4.7-flash"), Scenario("s3", [WEATHER], [], reasoning="Hmm.", content_after="Hello."), FMT
+    )
     assert no_call.text == "Hmm.</think>Hello."
     assert view(assert_stream_matches(no_call.text, parser=PARSER)) == ("Hello.", "Hmm.", [])
 
 
-@pytest.mark.parametrize("prefix,text,want", [
-    ("", "plain answer", ("plain answer", None, [])),
-    ("", "r1\nr2</think>answer", ("answer", "r1\nr2", [])),
-    ("", "<think>r</think>answer", ("answer", "r", [])),              # an explicit block after all
-    ("", "Hi <think>x</think>", (None, "Hi <think>x", [])),  # limitation: a </think> before any call ends reasoning
-    ("<|assistant|><think>", "r</think>answer", ("answer", "r", [])),
-    ("<|assistant|><think>", "still thinking", (None, "still thinking", [])),
-    ("<|assistant|></think>", "a</think>b", ("a</think>b", None, [])),  # thinking off: content throughout
-])
+@pytest.mark.parametrize(
+    "prefix,text,want",
+    [
+        ("", "plain answer", ("plain answer", None, [])),
+        ("", "r1\nr2</think>answer", ("answer", "r1\nr2", [])),
+        ("", "<think>r</think>answer", ("answer", "r", [])),  # an explicit block after all
+        ("", "Hi <think>x</think>", (None, "Hi <think>x", [])),  # limitation: a </think> before any call ends reasoning
+        ("<|assistant|><think>", "r</think>answer", ("answer", "r", [])),
+        ("<|assistant|><think>", "still thinking", (None, "still thinking", [])),
+        ("<|assistant|></think>", "a</think>b", ("a</think>b", None, [])),  # thinking off: content throughout
+    ],
+)
 def test_think_prefixes(prefix, text, want):
     assert view(assert_stream_matches(text, prefix, parser=PARSER, leak_check=False)) == want
 
@@ -97,8 +111,9 @@ def test_undecided_text_is_held_until_decided_then_streams():
     assert [d.content for d in session.feed("Plain answer")] == ["Plain answer"]
 
 
-@pytest.mark.parametrize("text", ["r < s</think>ok " + call47("f", {"a": "</think>"}) + "<|user|>",
-                                  "a <tool b </think c"])
+@pytest.mark.parametrize(
+    "text", ["r < s</think>ok " + call47("f", {"a": "</think>"}) + "<|user|>", "a <tool b </think c"]
+)
 def test_hold_back_at_every_split_point_without_prefix(text):
     final = PARSER.parse(text)
     for k in range(len(text) + 1):

@@ -38,6 +38,7 @@ MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers))
 
 # ---- helpers ---------------------------------------------------------------------------------------
 
+
 def view(message: Message):
     """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
     calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
@@ -59,7 +60,7 @@ def chunkings(text: str, seed: int = 0) -> list[list[str]]:
     out = [[text], list(text)]
     for _ in range(4):
         cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
+        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
     return out
 
 
@@ -79,8 +80,9 @@ def template_call(name: str, arguments, *, end: str = "<|call|>") -> str:
     return f" to=functions.{name}<|channel|>commentary json<|message|>{json.dumps(arguments, ensure_ascii=False)}{end}"
 
 
-def field_call(name: str, arguments, *, channel: str = "commentary", ctype: str = " <|constrain|>json",
-               end: str = "<|call|>") -> str:
+def field_call(
+    name: str, arguments, *, channel: str = "commentary", ctype: str = " <|constrain|>json", end: str = "<|call|>"
+) -> str:
     """A call as gpt-oss writes it in the field: the recipient after the channel, ``<|constrain|>json``."""
     body = json.dumps(arguments, ensure_ascii=False)
     return f"<|channel|>{channel} to=functions.{name}{ctype}<|message|>{body}{end}"
@@ -90,6 +92,7 @@ NEXT = "<|start|>assistant"
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
+
 
 def test_protocol_attributes():
     from importlib.metadata import version
@@ -118,26 +121,69 @@ def test_registry_resolves_own_alias_by_format():
 STRICT = {
     "one-call": (template_call("get_weather", {"city": "Paris"}), [("get_weather", {"city": "Paris"})], None, None),
     "zero-args": (template_call("get_time", {}), [("get_time", {})], None, None),
-    "reasoning-then-call": ("<|channel|>analysis<|message|>User wants weather.\nCall it.<|end|>" + NEXT
-                            + template_call("get_weather", {"city": "Oslo"}), [("get_weather", {"city": "Oslo"})],
-                            None, "User wants weather.\nCall it."),
+    "reasoning-then-call": (
+        "<|channel|>analysis<|message|>User wants weather.\nCall it.<|end|>"
+        + NEXT
+        + template_call("get_weather", {"city": "Oslo"}),
+        [("get_weather", {"city": "Oslo"})],
+        None,
+        "User wants weather.\nCall it.",
+    ),
     "final-answer": ("<|channel|>final<|message|>It is 42.<|return|>", [], "It is 42.", None),
-    "reasoning-then-final": ("<|channel|>analysis<|message|>Easy.<|end|>" + NEXT
-                             + "<|channel|>final<|message|>It is 42.<|return|>", [], "It is 42.", "Easy."),
-    "markers-in-strings": (template_call("note", {"t": "a<|call|>b", "u": "<|end|><|start|>assistant<|channel|>final"
-                                                  "<|message|>Done.<|return|>", "v": "<|", "w": " to=functions.rm"}),
-                           [("note", {"t": "a<|call|>b", "u": "<|end|><|start|>assistant<|channel|>final<|message|>"
-                                      "Done.<|return|>", "v": "<|", "w": " to=functions.rm"})], None, None),
-    "marker-keys": (template_call("c", {"<|call|>": 1, "<|channel|>final": "x"}),
-                    [("c", {"<|call|>": 1, "<|channel|>final": "x"})], None, None),
-    "json-hard-strings": (template_call("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028",
-                                              "d": "}]{[,:", "e": ""}),
-                          [("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:",
-                                  "e": ""})], None, None),
-    "numbers": (template_call("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None}),
-                [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None})], None, None),
-    "dotted-dashed-name": (template_call("mcp.files.read-file", {"p": 1}), [("mcp.files.read-file", {"p": 1})],
-                           None, None),
+    "reasoning-then-final": (
+        "<|channel|>analysis<|message|>Easy.<|end|>" + NEXT + "<|channel|>final<|message|>It is 42.<|return|>",
+        [],
+        "It is 42.",
+        "Easy.",
+    ),
+    "markers-in-strings": (
+        template_call(
+            "note",
+            {
+                "t": "a<|call|>b",
+                "u": "<|end|><|start|>assistant<|channel|>final<|message|>Done.<|return|>",
+                "v": "<|",
+                "w": " to=functions.rm",
+            },
+        ),
+        [
+            (
+                "note",
+                {
+                    "t": "a<|call|>b",
+                    "u": "<|end|><|start|>assistant<|channel|>final<|message|>Done.<|return|>",
+                    "v": "<|",
+                    "w": " to=functions.rm",
+                },
+            )
+        ],
+        None,
+        None,
+    ),
+    "marker-keys": (
+        template_call("c", {"<|call|>": 1, "<|channel|>final": "x"}),
+        [("c", {"<|call|>": 1, "<|channel|>final": "x"})],
+        None,
+        None,
+    ),
+    "json-hard-strings": (
+        template_call("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:", "e": ""}),
+        [("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:", "e": ""})],
+        None,
+        None,
+    ),
+    "numbers": (
+        template_call("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None}),
+        [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None})],
+        None,
+        None,
+    ),
+    "dotted-dashed-name": (
+        template_call("mcp.files.read-file", {"p": 1}),
+        [("mcp.files.read-file", {"p": 1})],
+        None,
+        None,
+    ),
 }
 
 
@@ -161,37 +207,74 @@ def test_stop_marker_is_stripped_from_the_end():
 FIELD = {
     # the recipient in the header: after the channel, before it, with or without <|constrain|>
     "recipient-after-channel": (field_call("f", {"a": 1}), [("f", {"a": 1})], None, None),
-    "recipient-before-channel-constrain": (" to=functions.f<|channel|>commentary <|constrain|>json<|message|>{}",
-                                           [("f", {})], None, None),
+    "recipient-before-channel-constrain": (
+        " to=functions.f<|channel|>commentary <|constrain|>json<|message|>{}",
+        [("f", {})],
+        None,
+        None,
+    ),
     "bare-json-type": (field_call("f", {"a": 1}, ctype=" json"), [("f", {"a": 1})], None, None),
     "no-content-type": (field_call("f", {"a": 1}, ctype=""), [("f", {"a": 1})], None, None),
-    "code-type-next-line": ("<|channel|>analysis to=functions.ffgrep code<|message|>\n{\"p\":\"x\"}<|call|>",
-                            [("ffgrep", {"p": "x"})], None, None),
+    "code-type-next-line": (
+        '<|channel|>analysis to=functions.ffgrep code<|message|>\n{"p":"x"}<|call|>',
+        [("ffgrep", {"p": "x"})],
+        None,
+        None,
+    ),
     "start-role-in-text": (NEXT + field_call("f", {"a": 1}), [("f", {"a": 1})], None, None),
-    "bare-recipient": ("<|channel|>commentary to=get_weather <|constrain|>json<|message|>{\"city\": \"Rome\"}",
-                       [("get_weather", {"city": "Rome"})], None, None),
+    "bare-recipient": (
+        '<|channel|>commentary to=get_weather <|constrain|>json<|message|>{"city": "Rome"}',
+        [("get_weather", {"city": "Rome"})],
+        None,
+        None,
+    ),
     # channel variants
     "call-on-analysis": (field_call("f", {"a": 1}, channel="analysis"), [("f", {"a": 1})], None, None),
-    "preamble-then-call": ("<|channel|>commentary<|message|>Checking now.<|end|>" + NEXT + field_call("f", {}),
-                           [("f", {})], "Checking now.", None),
+    "preamble-then-call": (
+        "<|channel|>commentary<|message|>Checking now.<|end|>" + NEXT + field_call("f", {}),
+        [("f", {})],
+        "Checking now.",
+        None,
+    ),
     "message-without-channel": ("<|message|>hello", [], "hello", None),
     # endings
     "end-instead-of-call": (field_call("f", {"a": 1}, end="<|end|>"), [("f", {"a": 1})], None, None),
     "return-after-call": (field_call("f", {"a": 1}, end="<|return|>"), [("f", {"a": 1})], None, None),
     "no-end": (field_call("f", {"a": 1}, end=""), [("f", {"a": 1})], None, None),
     "whitespace-before-end": (field_call("f", {"a": 1}, end="\n <|call|>"), [("f", {"a": 1})], None, None),
-    "missing-end-before-next": (field_call("f", {}, end="") + NEXT + field_call("g", {}),
-                                [("f", {}), ("g", {})], None, None),
+    "missing-end-before-next": (
+        field_call("f", {}, end="") + NEXT + field_call("g", {}),
+        [("f", {}), ("g", {})],
+        None,
+        None,
+    ),
     "empty-arguments": (field_call("f", {}).replace("{}", ""), [("f", {})], None, None),
     # several messages
-    "two-calls": (field_call("f", {"a": 1}) + NEXT + field_call("g", {"b": [2]}), [("f", {"a": 1}), ("g", {"b": [2]})],
-                  None, None),
-    "analysis-call-analysis-final": ("<|channel|>analysis<|message|>one<|end|>" + NEXT + field_call("f", {})
-                                     + NEXT + "<|channel|>analysis<|message|>two<|end|>" + NEXT
-                                     + "<|channel|>final<|message|>done", [("f", {})], "done", "one\ntwo"),
+    "two-calls": (
+        field_call("f", {"a": 1}) + NEXT + field_call("g", {"b": [2]}),
+        [("f", {"a": 1}), ("g", {"b": [2]})],
+        None,
+        None,
+    ),
+    "analysis-call-analysis-final": (
+        "<|channel|>analysis<|message|>one<|end|>"
+        + NEXT
+        + field_call("f", {})
+        + NEXT
+        + "<|channel|>analysis<|message|>two<|end|>"
+        + NEXT
+        + "<|channel|>final<|message|>done",
+        [("f", {})],
+        "done",
+        "one\ntwo",
+    ),
     "body-missing-end": ("<|channel|>analysis<|message|>think" + field_call("f", {}), [("f", {})], None, "think"),
-    "recipient-text-in-reasoning": ("<|channel|>analysis<|message|>say to=functions.x json {\"a\": 1}<|end|>", [],
-                                    None, 'say to=functions.x json {"a": 1}'),
+    "recipient-text-in-reasoning": (
+        '<|channel|>analysis<|message|>say to=functions.x json {"a": 1}<|end|>',
+        [],
+        None,
+        'say to=functions.x json {"a": 1}',
+    ),
 }
 
 
@@ -245,12 +328,20 @@ def test_malformed_message_stays_in_content(case):
 
 
 def test_surfaced_message_between_good_calls_keeps_them():
-    text = (field_call("a", {"x": 1}) + NEXT + "<|channel|>commentary to=functions.b json<|message|>{broken}<|call|>"
-            + NEXT + field_call("c", {}) + NEXT + "<|channel|>final<|message|>Done.")
+    text = (
+        field_call("a", {"x": 1})
+        + NEXT
+        + "<|channel|>commentary to=functions.b json<|message|>{broken}<|call|>"
+        + NEXT
+        + field_call("c", {})
+        + NEXT
+        + "<|channel|>final<|message|>Done."
+    )
     message = assert_stream_matches(text, leak_check=False)
     assert view(message) == expected_view(
         [("a", {"x": 1}), ("c", {})],
-        "<|start|>assistant<|channel|>commentary to=functions.b json<|message|>{broken}<|call|>\nDone.")
+        "<|start|>assistant<|channel|>commentary to=functions.b json<|message|>{broken}<|call|>\nDone.",
+    )
 
 
 def test_plain_text_without_structure_is_content():
@@ -261,8 +352,9 @@ def test_plain_text_without_structure_is_content():
 
 def test_prefix_with_prefilled_header():
     text = "The user wants X.<|end|>" + NEXT + field_call("f", {"a": 1})
-    message = assert_stream_matches(text, prefix="<|start|>user<|message|>hi<|end|><|start|>assistant<|channel|>"
-                                                 "analysis<|message|>")
+    message = assert_stream_matches(
+        text, prefix="<|start|>user<|message|>hi<|end|><|start|>assistant<|channel|>analysis<|message|>"
+    )
     assert view(message) == expected_view([("f", {"a": 1})], None, "The user wants X.")
     # the generation prompt itself pre-fills only the role: the text starts inside the header
     assert view(PARSER.parse(template_call("f", {}), None, "<|start|>assistant")) == expected_view([("f", {})])
@@ -272,7 +364,10 @@ def test_prefix_with_prefilled_header():
 
 HOLD_BACK_TEXTS = [
     "<|channel|>analysis<|message|>a < b <|en<|end|>" + NEXT + template_call("f", {"s": "<|call|>"}),
-    "<|channel|>commentary<|message|>Sure <|sta x<|end|>" + NEXT + field_call("g", {}) + NEXT
+    "<|channel|>commentary<|message|>Sure <|sta x<|end|>"
+    + NEXT
+    + field_call("g", {})
+    + NEXT
     + "<|channel|>final<|message|>ok <|ret",
     template_call("f", {"a": 1}, end="") + "<|endoftext|>",
     "<|channel|>commentary to=functions.b json<|message|>{bad}<|call|>" + NEXT + "<|channel|>final<|message|>y",
@@ -325,13 +420,31 @@ def test_call_without_end_is_decided_at_finish():
 # ---- property tests ----------------------------------------------------------------------------------
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
-TRICKY = st.sampled_from(['"', "\\", "<|call|>", "<|message|>", "<|end|>", "<|start|>assistant", "<|channel|>final",
-                          " to=functions.x", "}", "]", "\n", "\x00", "é😀", "<|", "<", ""])
+TRICKY = st.sampled_from(
+    [
+        '"',
+        "\\",
+        "<|call|>",
+        "<|message|>",
+        "<|end|>",
+        "<|start|>assistant",
+        "<|channel|>final",
+        " to=functions.x",
+        "}",
+        "]",
+        "\n",
+        "\x00",
+        "é😀",
+        "<|",
+        "<",
+        "",
+    ]
+)
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                    STRINGS)
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4),
-                      max_leaves=10)
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), STRINGS)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4), max_leaves=10
+)
 CALLS = st.lists(st.tuples(NAMES, st.dictionaries(STRINGS, VALUES, max_size=5)), min_size=1, max_size=3)
 PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
 
@@ -346,14 +459,41 @@ def test_property_written_calls_roundtrip(calls, reasoning, field, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view(calls, None, reasoning.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=check_delta)) == view(message)
 
 
-FRAGMENTS = st.sampled_from(["<|start|>", "assistant", "<|channel|>", "analysis", "commentary", "final", " to=",
-                             "functions.f", " json", "<|constrain|>", "<|message|>", "<|end|>", "<|call|>",
-                             "<|return|>", "<|endoftext|>", "{", "}", '"a"', ":", "1", "\n", " ", "x y", "<|", "<",
-                             '{"k": "<|call|>"}', "python"])
+FRAGMENTS = st.sampled_from(
+    [
+        "<|start|>",
+        "assistant",
+        "<|channel|>",
+        "analysis",
+        "commentary",
+        "final",
+        " to=",
+        "functions.f",
+        " json",
+        "<|constrain|>",
+        "<|message|>",
+        "<|end|>",
+        "<|call|>",
+        "<|return|>",
+        "<|endoftext|>",
+        "{",
+        "}",
+        '"a"',
+        ":",
+        "1",
+        "\n",
+        " ",
+        "x y",
+        "<|",
+        "<",
+        '{"k": "<|call|>"}',
+        "python",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -364,12 +504,12 @@ def test_property_arbitrary_text_never_raises_and_streams_alike(pieces, data):
     if not message.tool_calls and not any(m in text for m in FMT.markers):
         assert message.content == (text.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks)) == view(message)
 
 
-
 # ---- rendering through the real template --------------------------------------------------------------
+
 
 @functools.cache
 def template(model: str):
@@ -384,8 +524,14 @@ def template(model: str):
 
 
 def tool(name: str, properties: dict) -> dict:
-    return {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
-                                             "parameters": {"type": "object", "properties": properties}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool.",
+            "parameters": {"type": "object", "properties": properties},
+        },
+    }
 
 
 WEATHER = tool("get_weather", {"city": {"type": "string", "description": "City."}})
@@ -406,10 +552,15 @@ def test_rendered_shapes():
     call = ToolCall("get_weather", {"city": "Paris"})
     case = render_scenario(tmpl, Scenario("s1", [WEATHER], [call]), FMT)
     assert (case.text, case.prefix, case.extra["stop"]) == (
-        ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}', "", "<|call|>")
+        ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}',
+        "",
+        "<|call|>",
+    )
     case = render_scenario(tmpl, Scenario("s2", [WEATHER], [call], reasoning="Paris, so call."), FMT)
-    assert case.text == ("<|channel|>analysis<|message|>Paris, so call.<|end|><|start|>assistant"
-                         ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}')
+    assert case.text == (
+        "<|channel|>analysis<|message|>Paris, so call.<|end|><|start|>assistant"
+        ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}'
+    )
     case = render_scenario(tmpl, Scenario("s3", [], [], content_after="Hi.", reasoning="Greet."), FMT)
     assert case.text == "<|channel|>analysis<|message|>Greet.<|end|><|start|>assistant<|channel|>final<|message|>Hi."
     assert case.extra["stop"] == "<|return|>"
@@ -436,23 +587,30 @@ def test_template_quirks_are_unrepresentable():
         render_scenario(tmpl, Scenario("p", [WEATHER, TIME], [a, b]), FMT)
     with pytest.raises(UnrepresentableError, match="content of a turn with tool calls as its reasoning"):
         render_scenario(tmpl, Scenario("c", [WEATHER], [a], content_after="Checking."), FMT)
-    with pytest.raises(UnrepresentableError, match="refuses this assistant turn .*Cannot pass both content and thinking"):
+    with pytest.raises(
+        UnrepresentableError, match="refuses this assistant turn .*Cannot pass both content and thinking"
+    ):
         render_scenario(tmpl, Scenario("r", [WEATHER], [a], content_after="Checking.", reasoning="Plan."), FMT)
 
 
 def test_content_before_becomes_a_preamble_or_final_text():
     tmpl = template("gpt-oss-20b")
     call = ToolCall("get_weather", {"city": "Lima"})
-    case = render_scenario(tmpl, Scenario("b1", [WEATHER], [call], content_before="Let me look.",
-                                          reasoning="Need weather."), FMT)
+    case = render_scenario(
+        tmpl, Scenario("b1", [WEATHER], [call], content_before="Let me look.", reasoning="Need weather."), FMT
+    )
     assert case.text_provenance == "composed"
-    assert case.text.startswith("<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>"
-                                "commentary<|message|>Let me look.<|end|><|start|>assistant to=functions.get_weather")
+    assert case.text.startswith(
+        "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>"
+        "commentary<|message|>Let me look.<|end|><|start|>assistant to=functions.get_weather"
+    )
     assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
     case = render_scenario(tmpl, Scenario("b2", [], [], content_before="First. ", content_after="Then."), FMT)
     assert case.text == "<|channel|>final<|message|>First. Then." and case.expected.content == "First. Then."
-    assert compose_content_before(" to=functions.f<|channel|>commentary json<|message|>{}", "P") == \
-        "<|channel|>commentary<|message|>P<|end|><|start|>assistant to=functions.f<|channel|>commentary json<|message|>{}"
+    assert (
+        compose_content_before(" to=functions.f<|channel|>commentary json<|message|>{}", "P")
+        == "<|channel|>commentary<|message|>P<|end|><|start|>assistant to=functions.f<|channel|>commentary json<|message|>{}"
+    )
 
 
 @pytest.mark.parametrize("model", ["gpt-oss-20b", "gpt-oss-120b"])

@@ -32,11 +32,11 @@ from parsers.own.hermes import THINK_CLOSE, THINK_OPEN, HermesParser
 FMT = get_format("hermes")
 PARSER = HermesParser()
 MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers + (THINK_OPEN, THINK_CLOSE)))
-OBSERVED_TEXT = ('<tool_call>{"name": "search", "arguments": {"query": "explain the </tool_call> token"}}'
-                 '</tool_call>')
+OBSERVED_TEXT = '<tool_call>{"name": "search", "arguments": {"query": "explain the </tool_call> token"}}</tool_call>'
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
+
 
 def view(message: Message):
     """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
@@ -59,7 +59,7 @@ def chunkings(text: str, seed: int = 0) -> list[list[str]]:
     out = [[text], list(text)]
     for _ in range(4):
         cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
+        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
     return out
 
 
@@ -80,6 +80,7 @@ def call_text(name: str, arguments, *, key: str = "arguments", before: str = "\n
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
+
 
 def test_protocol_attributes():
     from importlib.metadata import version
@@ -110,22 +111,51 @@ def test_registry_resolves_own_aliases_by_format():
 
 STRICT = {
     "hermes3-one-call": (call_text("get_weather", {"city": "Paris"}), [("get_weather", {"city": "Paris"})], None),
-    "qwen-content-first": ("Let me look.\n" + call_text("search", {"q": "x"}), [("search", {"q": "x"})],
-                           "Let me look."),
+    "qwen-content-first": (
+        "Let me look.\n" + call_text("search", {"q": "x"}),
+        [("search", {"q": "x"})],
+        "Let me look.",
+    ),
     "parallel": (call_text("a", {"x": 1}) + "\n" + call_text("b", {}), [("a", {"x": 1}), ("b", {})], None),
     "closer-inside-string": (OBSERVED_TEXT, [("search", {"query": "explain the </tool_call> token"})], None),
-    "markers-inside-strings": (call_text("note", {"t": '<tool_call>\n{"name": "x"}\n</tool_call><|im_end|>',
-                                                  "u": "<think>no</think>", "v": "<", "w": "</tool_"}),
-                               [("note", {"t": '<tool_call>\n{"name": "x"}\n</tool_call><|im_end|>',
-                                          "u": "<think>no</think>", "v": "<", "w": "</tool_"})], None),
-    "json-hard-strings": (call_text("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028",
-                                          "d": "}]{[,:", "e": ""}),
-                          [("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028",
-                                  "d": "}]{[,:", "e": ""})], None),
-    "numbers": (call_text("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None}),
-                [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None})], None),
-    "deep": (call_text("d", {"a": [[{"b": [{"c": {"d": [1, [2, {}]]}}]}]]}),
-             [("d", {"a": [[{"b": [{"c": {"d": [1, [2, {}]]}}]}]]})], None),
+    "markers-inside-strings": (
+        call_text(
+            "note",
+            {
+                "t": '<tool_call>\n{"name": "x"}\n</tool_call><|im_end|>',
+                "u": "<think>no</think>",
+                "v": "<",
+                "w": "</tool_",
+            },
+        ),
+        [
+            (
+                "note",
+                {
+                    "t": '<tool_call>\n{"name": "x"}\n</tool_call><|im_end|>',
+                    "u": "<think>no</think>",
+                    "v": "<",
+                    "w": "</tool_",
+                },
+            )
+        ],
+        None,
+    ),
+    "json-hard-strings": (
+        call_text("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:", "e": ""}),
+        [("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:", "e": ""})],
+        None,
+    ),
+    "numbers": (
+        call_text("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None}),
+        [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None})],
+        None,
+    ),
+    "deep": (
+        call_text("d", {"a": [[{"b": [{"c": {"d": [1, [2, {}]]}}]}]]}),
+        [("d", {"a": [[{"b": [{"c": {"d": [1, [2, {}]]}}]}]]})],
+        None,
+    ),
 }
 
 
@@ -141,23 +171,35 @@ def test_strict_text(case, stop):
 RECOVERED = {
     "no-newlines": (call_text("f", {"a": 1}, before="", after=""), [("f", {"a": 1})]),
     "extra-whitespace": (call_text("f", {"a": 1}, before=" \n\t ", after="\r\n  "), [("f", {"a": 1})]),
-    "pretty-printed": ('<tool_call>\n{\n  "name": "f",\n  "arguments": {\n    "a": [1, 2]\n  }\n}\n</tool_call>',
-                       [("f", {"a": [1, 2]})]),
+    "pretty-printed": (
+        '<tool_call>\n{\n  "name": "f",\n  "arguments": {\n    "a": [1, 2]\n  }\n}\n</tool_call>',
+        [("f", {"a": [1, 2]})],
+    ),
     "parameters-key": (call_text("f", {"a": 1}, key="parameters"), [("f", {"a": 1})]),
-    "arguments-as-string": (call_text("f", json.dumps({"a": "</tool_call>", "b": [1]})),
-                            [("f", {"a": "</tool_call>", "b": [1]})]),
+    "arguments-as-string": (
+        call_text("f", json.dumps({"a": "</tool_call>", "b": [1]})),
+        [("f", {"a": "</tool_call>", "b": [1]})],
+    ),
     "arguments-missing": ('<tool_call>\n{"name": "get_time"}\n</tool_call>', [("get_time", {})]),
     "arguments-null": (call_text("get_time", None), [("get_time", {})]),
-    "openai-envelope": ('<tool_call>{"type": "function", "function": {"name": "f", "arguments": {"a": 1}}}</tool_call>',
-                        [("f", {"a": 1})]),
-    "two-in-one-block": ('<tool_call>\n{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {}}\n</tool_call>',
-                         [("a", {}), ("b", {})]),
-    "array-of-calls": ('<tool_call>[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": 2}}]</tool_call>',
-                       [("a", {}), ("b", {"x": 2})]),
+    "openai-envelope": (
+        '<tool_call>{"type": "function", "function": {"name": "f", "arguments": {"a": 1}}}</tool_call>',
+        [("f", {"a": 1})],
+    ),
+    "two-in-one-block": (
+        '<tool_call>\n{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {}}\n</tool_call>',
+        [("a", {}), ("b", {})],
+    ),
+    "array-of-calls": (
+        '<tool_call>[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": 2}}]</tool_call>',
+        [("a", {}), ("b", {"x": 2})],
+    ),
     "missing-close-at-end": ('<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n', [("f", {"a": 1})]),
     "missing-close-then-stop": ('<tool_call>\n{"name": "f", "arguments": {"a": 1}}<|im_end|>', [("f", {"a": 1})]),
-    "missing-close-before-next": ('<tool_call>{"name": "f", "arguments": {}}\n' + call_text("g", {}),
-                                  [("f", {}), ("g", {})]),
+    "missing-close-before-next": (
+        '<tool_call>{"name": "f", "arguments": {}}\n' + call_text("g", {}),
+        [("f", {}), ("g", {})],
+    ),
 }
 
 
@@ -199,18 +241,19 @@ def test_malformed_call_stays_in_content(case):
 
 
 def test_surfaced_block_between_good_calls_keeps_them():
-    text = ("Plan.\n" + call_text("a", {"x": 1}) + "\n<tool_call>{broken}</tool_call>\n" + call_text("b", {})
-            + "\nDone.")
+    text = "Plan.\n" + call_text("a", {"x": 1}) + "\n<tool_call>{broken}</tool_call>\n" + call_text("b", {}) + "\nDone."
     message = assert_stream_matches(text, leak_check=False)
-    assert view(message) == expected_view([("a", {"x": 1}), ("b", {})],
-                                          "Plan.\n\n<tool_call>{broken}</tool_call>\n\nDone.")
+    assert view(message) == expected_view(
+        [("a", {"x": 1}), ("b", {})], "Plan.\n\n<tool_call>{broken}</tool_call>\n\nDone."
+    )
 
 
 def test_unterminated_string_does_not_swallow_the_next_call():
     text = '<tool_call>{"name": "f", "arguments": {"a": "oops}</tool_call>\n' + call_text("g", {"b": 1})
     message = assert_stream_matches(text, leak_check=False)
-    assert view(message) == expected_view([("g", {"b": 1})], '<tool_call>{"name": "f", "arguments": {"a": "oops}'
-                                                             '</tool_call>')
+    assert view(message) == expected_view(
+        [("g", {"b": 1})], '<tool_call>{"name": "f", "arguments": {"a": "oops}</tool_call>'
+    )
 
 
 def test_prose_with_json_and_angle_brackets_is_content():
@@ -227,6 +270,7 @@ def test_trailing_stop_markers_stripped_inner_kept():
 
 # ---- reasoning (Qwen3) -----------------------------------------------------------------------------
 
+
 def test_think_block_at_start_is_reasoning():
     text = "<think>\nUser wants weather.\nCall it.\n</think>\n\nOn it.\n" + call_text("w", {"c": "P"})
     message = assert_stream_matches(text)
@@ -235,8 +279,9 @@ def test_think_block_at_start_is_reasoning():
 
 def test_think_prefix_and_placement():
     # a prompt that pre-fills an open <think> starts the text in reasoning
-    message = assert_stream_matches("plan\n</think>\n\n" + call_text("f", {}),
-                                    prefix="<|im_start|>assistant\n<think>\n")
+    message = assert_stream_matches(
+        "plan\n</think>\n\n" + call_text("f", {}), prefix="<|im_start|>assistant\n<think>\n"
+    )
     assert view(message) == expected_view([("f", {})], None, "plan")
     # thinking off: the prompt pre-fills a closed block; the text is content
     assert view(PARSER.parse("hello", prefix="<think>\n\n</think>\n\n")) == ("hello", None, [])
@@ -301,13 +346,14 @@ def test_missing_closer_is_decided_at_finish():
 # ---- property tests ----------------------------------------------------------------------------------
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
-TRICKY = st.sampled_from(['"', "\\", "</tool_call>", "<tool_call>", "<|im_end|>", "}", "]", "\n", "\x00", "é😀",
-                          "<think>", "<", ""])
+TRICKY = st.sampled_from(
+    ['"', "\\", "</tool_call>", "<tool_call>", "<|im_end|>", "}", "]", "\n", "\x00", "é😀", "<think>", "<", ""]
+)
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                    STRINGS)
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4),
-                      max_leaves=10)
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), STRINGS)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4), max_leaves=10
+)
 CALLS = st.lists(st.tuples(NAMES, st.dictionaries(STRINGS, VALUES, max_size=5)), min_size=1, max_size=3)
 PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
 
@@ -320,13 +366,39 @@ def test_property_written_calls_roundtrip(calls, content, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view(calls, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=check_delta)) == view(message)
 
 
-FRAGMENTS = st.sampled_from(["<tool_call>", "</tool_call>", "\n", " ", '{"name": "f"', ', "arguments": ', "{", "}",
-                             "[", "]", '"', '"a"', ":", ",", "1", "null", "\\", "<|im_end|>", "<think>", "</think>",
-                             "<", "x y", '{"name": "g", "arguments": {}}', "<tool_", "<|endoftext|>"])
+FRAGMENTS = st.sampled_from(
+    [
+        "<tool_call>",
+        "</tool_call>",
+        "\n",
+        " ",
+        '{"name": "f"',
+        ', "arguments": ',
+        "{",
+        "}",
+        "[",
+        "]",
+        '"',
+        '"a"',
+        ":",
+        ",",
+        "1",
+        "null",
+        "\\",
+        "<|im_end|>",
+        "<think>",
+        "</think>",
+        "<",
+        "x y",
+        '{"name": "g", "arguments": {}}',
+        "<tool_",
+        "<|endoftext|>",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -337,15 +409,15 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
     if not message.tool_calls and THINK_OPEN not in text:  # all is content, bar trailing stop markers
         body = text.rstrip()
         while body.endswith(FMT.stop_markers):
-            body = next(body[:-len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
+            body = next(body[: -len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks)) == view(message)
 
 
-
 # ---- rendering through the real templates --------------------------------------------------------------
+
 
 @functools.cache
 def template(model: str):
@@ -360,17 +432,26 @@ def template(model: str):
 
 
 def tool(name: str, properties: dict) -> dict:
-    return {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
-                                             "parameters": {"type": "object", "properties": properties}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool.",
+            "parameters": {"type": "object", "properties": properties},
+        },
+    }
 
 
 WEATHER = tool("get_weather", {"city": {"type": "string", "description": "City."}})
 
 
 def test_catalog_rows_and_offline_templates():
-    expected = {"smollm2-135m": "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
-                "hermes-3-8b": "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
-                "qwen2.5-7b": "Qwen-Qwen2.5-7B-Instruct.jinja", "qwen3-0.6b": "Qwen-Qwen3-0.6B.jinja"}
+    expected = {
+        "smollm2-135m": "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
+        "hermes-3-8b": "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
+        "qwen2.5-7b": "Qwen-Qwen2.5-7B-Instruct.jinja",
+        "qwen3-0.6b": "Qwen-Qwen3-0.6B.jinja",
+    }
     for model, file in expected.items():
         tmpl = template(model)
         assert (tmpl.format, tmpl.source, tmpl.file) == ("hermes", "sdist", file)
@@ -391,22 +472,29 @@ def test_rendered_shapes_per_template():
 
 
 def test_content_before_goes_before_content_written_first():
-    scenario = Scenario("s3", [WEATHER], [ToolCall("get_weather", {"city": "Oslo"})], content_before="First. ",
-                        content_after="Then.")
+    scenario = Scenario(
+        "s3", [WEATHER], [ToolCall("get_weather", {"city": "Oslo"})], content_before="First. ", content_after="Then."
+    )
     case = render_scenario(template("qwen2.5-7b"), scenario, FMT)
     assert case.text.startswith("First. Then.\n<tool_call>") and case.expected.content == "First. Then."
     assert case.text_provenance == "composed"
 
 
 def test_qwen3_reasoning_and_templates_that_drop_it():
-    scenario = Scenario("s4", [WEATHER], [ToolCall("get_weather", {"city": "Oslo"})], reasoning="Oslo, so call it.",
-                        content_after="Oslo")
+    scenario = Scenario(
+        "s4",
+        [WEATHER],
+        [ToolCall("get_weather", {"city": "Oslo"})],
+        reasoning="Oslo, so call it.",
+        content_after="Oslo",
+    )
     case = render_scenario(template("qwen3-0.6b"), scenario, FMT)
     assert case.text.startswith("<think>\nOslo, so call it.\n</think>\n\nOslo\n<tool_call>")
     assert view(PARSER.parse(case.text, None, case.prefix)) == view(case.expected)
     # Qwen 2.5 writes no reasoning: a reasoning text that also occurs as content must not fool the check
-    short = Scenario("s5", [WEATHER], [ToolCall("get_weather", {"city": "Oslo"})], reasoning="Oslo",
-                     content_after="Oslo")
+    short = Scenario(
+        "s5", [WEATHER], [ToolCall("get_weather", {"city": "Oslo"})], reasoning="Oslo", content_after="Oslo"
+    )
     with pytest.raises(UnrepresentableError, match="reasoning"):
         render_scenario(template("qwen2.5-7b"), short, FMT)
 

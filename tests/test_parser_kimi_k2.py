@@ -21,13 +21,7 @@ from harness.core.protocol import Parser, run_stream
 from harness.core.scenarios import Scenario
 from harness.corpus.build import OBSERVED_FILE, build_corpus
 from harness.formats import get_format
-from harness.formats.kimi_k2 import (
-    ARGUMENT_BEGIN,
-    CALL_BEGIN,
-    CALL_END,
-    SECTION_BEGIN,
-    SECTION_END,
-)
+from harness.formats.kimi_k2 import ARGUMENT_BEGIN, CALL_BEGIN, CALL_END, SECTION_BEGIN, SECTION_END
 from harness.parse import modes as chunking
 from harness.parse import registry
 from harness.parse.modes import modes_for
@@ -42,6 +36,7 @@ PARSER = KimiK2Parser()
 
 
 # ---- helpers (shared with the DeepSeek tests) ----------------------------------------------------------
+
 
 def view(message: Message):
     """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
@@ -60,6 +55,7 @@ def delta_checker(fmt):
         for piece in (delta.content, delta.reasoning):
             if piece:
                 assert not any(m in piece for m in markers), piece
+
     return check
 
 
@@ -68,12 +64,13 @@ def chunkings(text: str, seed: int = 0) -> list[list[str]]:
     out = [[text], list(text)]
     for _ in range(4):
         cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
+        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
     return out
 
 
-def assert_stream_matches(parser, text: str, tools=None, prefix: str = "", seed: int = 0,
-                          leak_check: bool = True) -> Message:
+def assert_stream_matches(
+    parser, text: str, tools=None, prefix: str = "", seed: int = 0, leak_check: bool = True
+) -> Message:
     """One-shot parse; streaming under several chunkings must give the same message and (``leak_check``: text
     whose content holds no marker) no marker in any delta."""
     one_shot = parser.parse(text, tools, prefix)
@@ -109,7 +106,7 @@ def assert_hold_back(parser, text: str, tools=None, prefix: str = "") -> None:
 def body_without_stops(text: str, stops) -> str:
     body = text.rstrip()
     while body.endswith(tuple(stops)):
-        body = next(body[:-len(m)] for m in stops if body.endswith(m)).rstrip()
+        body = next(body[: -len(m)] for m in stops if body.endswith(m)).rstrip()
     return body
 
 
@@ -126,8 +123,14 @@ def template(model: str):
 
 
 def tool(name: str, properties: dict) -> dict:
-    return {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
-                                             "parameters": {"type": "object", "properties": properties}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool.",
+            "parameters": {"type": "object", "properties": properties},
+        },
+    }
 
 
 def evaluate_corpus(model: str, parser, fmt, seed: int = 3, n_generated: int = 60):
@@ -162,11 +165,16 @@ def section(*calls: str) -> str:
 
 # ---- protocol and registry -------------------------------------------------------------------------
 
+
 def test_protocol_attributes_and_registry():
     from importlib.metadata import version
 
     assert isinstance(PARSER, Parser)
-    assert (PARSER.name, PARSER.formats, PARSER.library) == ("toolcall-harness:kimi_k2", ("kimi_k2",), "toolcall-harness")
+    assert (PARSER.name, PARSER.formats, PARSER.library) == (
+        "toolcall-harness:kimi_k2",
+        ("kimi_k2",),
+        "toolcall-harness",
+    )
     assert PARSER.version == version("toolcall-harness") and PARSER.incremental is True
     registry.reload()
     try:
@@ -181,24 +189,63 @@ def test_protocol_attributes_and_registry():
 
 STRICT = {
     "one-call": (section(kimi_call("get_weather", {"city": "Paris"})), [("get_weather", {"city": "Paris"})], None),
-    "content-first": ("Let me look." + section(kimi_call("search", {"q": "x"})), [("search", {"q": "x"})],
-                      "Let me look."),
-    "parallel": (section(kimi_call("a", {"x": 1}), kimi_call("b", {}, 1), kimi_call("a", {"x": 2}, 2)),
-                 [("a", {"x": 1}), ("b", {}), ("a", {"x": 2})], None),
-    "name-dot-colon": (section(kimi_call("web.search", {"q": 1}), kimi_call("mcp:fs:read", {"p": "/"}, 1)),
-                       [("web.search", {"q": 1}), ("mcp:fs:read", {"p": "/"})], None),
-    "markers-inside-strings": (section(kimi_call("note", {"t": section(kimi_call("rm", {"f": True})) + "<|im_end|>",
-                                                          "u": CALL_END, "v": "<", "w": "<|tool_call_"})),
-                               [("note", {"t": section(kimi_call("rm", {"f": True})) + "<|im_end|>", "u": CALL_END,
-                                          "v": "<", "w": "<|tool_call_"})], None),
-    "json-hard-strings": (section(kimi_call("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028",
-                                                  "d": "}]{[,:", "e": ""})),
-                          [("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:",
-                                  "e": ""})], None),
-    "numbers": (section(kimi_call("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None})),
-                [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None})], None),
-    "deep": (section(kimi_call("d", {"a": [[{"b": [{"c": {"d": [1, [2, {}]]}}]}]]})),
-             [("d", {"a": [[{"b": [{"c": {"d": [1, [2, {}]]}}]}]]})], None),
+    "content-first": (
+        "Let me look." + section(kimi_call("search", {"q": "x"})),
+        [("search", {"q": "x"})],
+        "Let me look.",
+    ),
+    "parallel": (
+        section(kimi_call("a", {"x": 1}), kimi_call("b", {}, 1), kimi_call("a", {"x": 2}, 2)),
+        [("a", {"x": 1}), ("b", {}), ("a", {"x": 2})],
+        None,
+    ),
+    "name-dot-colon": (
+        section(kimi_call("web.search", {"q": 1}), kimi_call("mcp:fs:read", {"p": "/"}, 1)),
+        [("web.search", {"q": 1}), ("mcp:fs:read", {"p": "/"})],
+        None,
+    ),
+    "markers-inside-strings": (
+        section(
+            kimi_call(
+                "note",
+                {
+                    "t": section(kimi_call("rm", {"f": True})) + "<|im_end|>",
+                    "u": CALL_END,
+                    "v": "<",
+                    "w": "<|tool_call_",
+                },
+            )
+        ),
+        [
+            (
+                "note",
+                {
+                    "t": section(kimi_call("rm", {"f": True})) + "<|im_end|>",
+                    "u": CALL_END,
+                    "v": "<",
+                    "w": "<|tool_call_",
+                },
+            )
+        ],
+        None,
+    ),
+    "json-hard-strings": (
+        section(
+            kimi_call("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:", "e": ""})
+        ),
+        [("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:", "e": ""})],
+        None,
+    ),
+    "numbers": (
+        section(kimi_call("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None})),
+        [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None})],
+        None,
+    ),
+    "deep": (
+        section(kimi_call("d", {"a": [[{"b": [{"c": {"d": [1, [2, {}]]}}]}]]})),
+        [("d", {"a": [[{"b": [{"c": {"d": [1, [2, {}]]}}]}]]})],
+        None,
+    ),
 }
 
 
@@ -214,7 +261,10 @@ def test_strict_text(case, stop):
 # ---- call ids -------------------------------------------------------------------------------------
 
 EXEC = [tool("exec", {"command": {"type": "string"}})]
-TWO = [tool("read", {"path": {"type": "string"}}), tool("write", {"path": {"type": "string"}, "text": {"type": "string"}})]
+TWO = [
+    tool("read", {"path": {"type": "string"}}),
+    tool("write", {"path": {"type": "string"}, "text": {"type": "string"}}),
+]
 
 IDS = [
     # (id, tools, arguments, name)
@@ -223,24 +273,24 @@ IDS = [
     ("functions.web.search:3", None, {}, "web.search"),
     ("functions.mcp:search:0", None, {}, "mcp:search"),
     ("functions.functions.lookup:0", None, {}, "functions.lookup"),
-    ("get_weather:0", None, {}, "get_weather"),                      # drift: no functions. prefix
+    ("get_weather:0", None, {}, "get_weather"),  # drift: no functions. prefix
     ("functions.search:web:0", [tool("search", {})], {}, "search:web"),  # a well-formed id wins over a declared prefix
-    ("functionsexec:0", EXEC, {}, "exec"),                           # drift: functions glued to the name
+    ("functionsexec:0", EXEC, {}, "exec"),  # drift: functions glued to the name
     ("functionsexec:0", None, {}, "functionsexec"),
-    ("functions.search:call_1", None, {}, "search"),                 # drift: non-numeric index
+    ("functions.search:call_1", None, {}, "search"),  # drift: non-numeric index
     ("functions.search:call_1", [tool("search", {})], {}, "search"),
-    ("functionsexec5", None, {}, "exec"),                            # observed: prefix and index glued on
+    ("functionsexec5", None, {}, "exec"),  # observed: prefix and index glued on
     ("functionsexec5", EXEC, {}, "exec"),
     ("functions.exec5", None, {}, "exec"),
     ("functions.exec5", [tool("exec5", {})], {}, "exec5"),
     ("functions.get_v2", [tool("get_v2", {})], {}, "get_v2"),
-    ("functions.get_v2", None, {}, "get_v"),                         # known limitation without tools
+    ("functions.get_v2", None, {}, "get_v"),  # known limitation without tools
     ("functions.search", None, {}, "search"),
     ("functions_list", None, {}, "functions_list"),
     ("search", None, {}, "search"),
-    ("3", EXEC, {"command": "ls"}, "exec"),                          # bare counter: the one tool
-    ("0", TWO, {"path": "a", "text": "b"}, "write"),                 # bare counter: the only tool that fits
-    ("0", TWO, {"path": "a"}, None),                                 # ambiguous
+    ("3", EXEC, {"command": "ls"}, "exec"),  # bare counter: the one tool
+    ("0", TWO, {"path": "a", "text": "b"}, "write"),  # bare counter: the only tool that fits
+    ("0", TWO, {"path": "a"}, None),  # ambiguous
     ("3", None, {}, None),
     ("", EXEC, {}, "exec"),
 ]
@@ -258,8 +308,12 @@ def test_observed_glued_ids_are_recovered():
 
 
 def test_id_drift_in_text():
-    text = section(kimi_call("a", {}, call_id="a:0"), kimi_call("b", {}, call_id="functions.b:first"),
-                   kimi_call("c", {}, call_id="2"), kimi_call("d", {}, call_id=" functions.d:3\n"))
+    text = section(
+        kimi_call("a", {}, call_id="a:0"),
+        kimi_call("b", {}, call_id="functions.b:first"),
+        kimi_call("c", {}, call_id="2"),
+        kimi_call("d", {}, call_id=" functions.d:3\n"),
+    )
     message = assert_stream_matches(PARSER, text, [tool("c", {})])
     assert [c.name for c in message.tool_calls] == ["a", "b", "c", "d"]
 
@@ -267,22 +321,40 @@ def test_id_drift_in_text():
 # ---- drift recovered and faults surfaced ---------------------------------------------------------------
 
 RECOVERED = {
-    "whitespace-between-tokens": (f"{SECTION_BEGIN}\n {CALL_BEGIN} functions.f:0 {ARGUMENT_BEGIN}\n"
-                                  f'{{"a": 1}}\n{CALL_END}\n{SECTION_END}', [("f", {"a": 1})], None),
+    "whitespace-between-tokens": (
+        f'{SECTION_BEGIN}\n {CALL_BEGIN} functions.f:0 {ARGUMENT_BEGIN}\n{{"a": 1}}\n{CALL_END}\n{SECTION_END}',
+        [("f", {"a": 1})],
+        None,
+    ),
     "no-section-opener": (kimi_call("f", {"a": 1}) + kimi_call("g", {}, 1), [("f", {"a": 1}), ("g", {})], None),
     "no-section-opener-with-closer": (kimi_call("f", {}) + SECTION_END, [("f", {})], None),
     "no-section-closer": (SECTION_BEGIN + kimi_call("f", {"a": 1}), [("f", {"a": 1})], None),
-    "no-call-closer-at-end": (SECTION_BEGIN + CALL_BEGIN + 'functions.f:0' + ARGUMENT_BEGIN + '{"a": 1}',
-                              [("f", {"a": 1})], None),
-    "no-call-closer-before-next": (SECTION_BEGIN + CALL_BEGIN + 'functions.f:0' + ARGUMENT_BEGIN + '{}'
-                                   + kimi_call("g", {}, 1) + SECTION_END, [("f", {}), ("g", {})], None),
-    "no-call-closer-before-section-end": (SECTION_BEGIN + CALL_BEGIN + 'functions.f:0' + ARGUMENT_BEGIN + '{}  '
-                                          + SECTION_END, [("f", {})], None),
-    "arguments-as-string": (section(kimi_call("f", json.dumps(json.dumps({"a": CALL_END})))), [("f", {"a": CALL_END})],
-                            None),
+    "no-call-closer-at-end": (
+        SECTION_BEGIN + CALL_BEGIN + "functions.f:0" + ARGUMENT_BEGIN + '{"a": 1}',
+        [("f", {"a": 1})],
+        None,
+    ),
+    "no-call-closer-before-next": (
+        SECTION_BEGIN + CALL_BEGIN + "functions.f:0" + ARGUMENT_BEGIN + "{}" + kimi_call("g", {}, 1) + SECTION_END,
+        [("f", {}), ("g", {})],
+        None,
+    ),
+    "no-call-closer-before-section-end": (
+        SECTION_BEGIN + CALL_BEGIN + "functions.f:0" + ARGUMENT_BEGIN + "{}  " + SECTION_END,
+        [("f", {})],
+        None,
+    ),
+    "arguments-as-string": (
+        section(kimi_call("f", json.dumps(json.dumps({"a": CALL_END})))),
+        [("f", {"a": CALL_END})],
+        None,
+    ),
     "prose-after-section": ("Before." + section(kimi_call("f", {})) + "\n\nAfter.", [("f", {})], "Before.\n\nAfter."),
-    "prose-after-call-no-closer": ("Before." + SECTION_BEGIN + kimi_call("f", {}) + " After.", [("f", {})],
-                                   "Before. After."),
+    "prose-after-call-no-closer": (
+        "Before." + SECTION_BEGIN + kimi_call("f", {}) + " After.",
+        [("f", {})],
+        "Before. After.",
+    ),
 }
 
 
@@ -323,8 +395,9 @@ def test_malformed_call_stays_in_content(case):
 def test_bad_call_between_good_calls_keeps_them():
     text = "Plan." + section(kimi_call("a", {"x": 1}), kimi_call("bad", "{oops}", 1), kimi_call("b", {}, 2)) + " Done."
     message = assert_stream_matches(PARSER, text, leak_check=False)
-    assert view(message) == expected_view([("a", {"x": 1}), ("b", {})],
-                                          "Plan." + kimi_call("bad", "{oops}", 1) + " Done.")
+    assert view(message) == expected_view(
+        [("a", {"x": 1}), ("b", {})], "Plan." + kimi_call("bad", "{oops}", 1) + " Done."
+    )
 
 
 def test_first_call_bad_keeps_the_section_markers():
@@ -334,11 +407,21 @@ def test_first_call_bad_keeps_the_section_markers():
 
 
 def test_unterminated_string_does_not_swallow_the_next_call():
-    text = SECTION_BEGIN + CALL_BEGIN + "functions.f:0" + ARGUMENT_BEGIN + '{"a": "oops}' + CALL_END + \
-        kimi_call("g", {"b": 1}, 1) + SECTION_END
+    text = (
+        SECTION_BEGIN
+        + CALL_BEGIN
+        + "functions.f:0"
+        + ARGUMENT_BEGIN
+        + '{"a": "oops}'
+        + CALL_END
+        + kimi_call("g", {"b": 1}, 1)
+        + SECTION_END
+    )
     message = assert_stream_matches(PARSER, text, leak_check=False)
-    assert view(message) == expected_view([("g", {"b": 1})], SECTION_BEGIN + CALL_BEGIN + "functions.f:0"
-                                          + ARGUMENT_BEGIN + '{"a": "oops}' + CALL_END + SECTION_END)
+    assert view(message) == expected_view(
+        [("g", {"b": 1})],
+        SECTION_BEGIN + CALL_BEGIN + "functions.f:0" + ARGUMENT_BEGIN + '{"a": "oops}' + CALL_END + SECTION_END,
+    )
 
 
 def test_prose_with_angle_brackets_and_stray_markers_is_content():
@@ -381,7 +464,7 @@ def test_marker_hold_back_at_every_split_point(text):
 def test_stream_is_incremental_and_calls_arrive_whole_at_their_end():
     session = PARSER.stream()
     assert [d.content for d in session.feed("Checking the weather.<|tool_calls")] == ["Checking the weather."]
-    assert session.feed("_section_begin|><|tool_call_begin|>functions.w:0<|tool_call_argument_begin|>{\"c") == []
+    assert session.feed('_section_begin|><|tool_call_begin|>functions.w:0<|tool_call_argument_begin|>{"c') == []
     assert session.feed('ity": "Paris"}<|tool_call_') == []
     (delta,) = session.feed("end|>")
     (piece,) = delta.tool_calls
@@ -395,13 +478,33 @@ def test_stream_is_incremental_and_calls_arrive_whole_at_their_end():
 # ---- property tests ----------------------------------------------------------------------------------
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.:\-]{0,15}", fullmatch=True).filter(lambda n: not n.endswith(":"))
-TRICKY = st.sampled_from(['"', "\\", SECTION_BEGIN, CALL_BEGIN, ARGUMENT_BEGIN, CALL_END, SECTION_END, "<|im_end|>",
-                          "}", "]", "\n", "\x00", "é😀", "<think>", "</think>", "<", "<|", ""])
+TRICKY = st.sampled_from(
+    [
+        '"',
+        "\\",
+        SECTION_BEGIN,
+        CALL_BEGIN,
+        ARGUMENT_BEGIN,
+        CALL_END,
+        SECTION_END,
+        "<|im_end|>",
+        "}",
+        "]",
+        "\n",
+        "\x00",
+        "é😀",
+        "<think>",
+        "</think>",
+        "<",
+        "<|",
+        "",
+    ]
+)
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                    STRINGS)
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4),
-                      max_leaves=10)
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), STRINGS)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4), max_leaves=10
+)
 CALLS = st.lists(st.tuples(NAMES, st.dictionaries(STRINGS, VALUES, max_size=5)), min_size=1, max_size=3)
 PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
 
@@ -414,18 +517,44 @@ def test_property_written_calls_roundtrip(calls, content, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view(calls, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=delta_checker(FMT))) == view(message)
 
 
-FRAGMENTS = st.sampled_from([SECTION_BEGIN, SECTION_END, CALL_BEGIN, ARGUMENT_BEGIN, CALL_END, "<|im_end|>",
-                             "functions.f:0", "g:1", "functionsexec5", "3", " ", "\n", '{"a": 1}', "{", "}", '"',
-                             "<think>", "</think>", "<|", "<|tool_", "x y", "\\", "[1]", "<"])
+FRAGMENTS = st.sampled_from(
+    [
+        SECTION_BEGIN,
+        SECTION_END,
+        CALL_BEGIN,
+        ARGUMENT_BEGIN,
+        CALL_END,
+        "<|im_end|>",
+        "functions.f:0",
+        "g:1",
+        "functionsexec5",
+        "3",
+        " ",
+        "\n",
+        '{"a": 1}',
+        "{",
+        "}",
+        '"',
+        "<think>",
+        "</think>",
+        "<|",
+        "<|tool_",
+        "x y",
+        "\\",
+        "[1]",
+        "<",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(pieces=st.lists(FRAGMENTS, max_size=30), prefix=st.sampled_from(["", "<think>", "<think></think>"]),
-       data=st.data())
+@given(
+    pieces=st.lists(FRAGMENTS, max_size=30), prefix=st.sampled_from(["", "<think>", "<think></think>"]), data=st.data()
+)
 def test_property_arbitrary_text_never_raises_or_drops(pieces, prefix, data):
     text = "".join(pieces)
     message = PARSER.parse(text, None, prefix)
@@ -433,9 +562,8 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, prefix, data):
         kept = (message.reasoning or "") + (message.content or "")
         assert "".join(kept.split()) == "".join(body_without_stops(text, FMT.stop_markers).split())
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, None, prefix)) == view(message)
-
 
 
 # ---- rendering through the real template ---------------------------------------------------------------
@@ -450,12 +578,27 @@ def test_catalog_row_and_offline_template():
 
 def test_rendered_shapes():
     calls = [ToolCall("web.search", {"q": "x"}), ToolCall("get_weather", {"city": "Paris"})]
-    case = render_scenario(template("kimi-k2"), Scenario("s1", [tool("web.search", {"q": {"type": "string"}}), WEATHER],
-                                                         calls, content_after="Checking."), FMT)
+    case = render_scenario(
+        template("kimi-k2"),
+        Scenario("s1", [tool("web.search", {"q": {"type": "string"}}), WEATHER], calls, content_after="Checking."),
+        FMT,
+    )
     assert (case.prefix, case.extra["stop"]) == ("", "<|im_end|>")
-    assert case.text == ("Checking." + SECTION_BEGIN + CALL_BEGIN + "functions.web.search:0" + ARGUMENT_BEGIN
-                         + '{"q": "x"}' + CALL_END + CALL_BEGIN + "functions.get_weather:1" + ARGUMENT_BEGIN
-                         + '{"city": "Paris"}' + CALL_END + SECTION_END)
+    assert case.text == (
+        "Checking."
+        + SECTION_BEGIN
+        + CALL_BEGIN
+        + "functions.web.search:0"
+        + ARGUMENT_BEGIN
+        + '{"q": "x"}'
+        + CALL_END
+        + CALL_BEGIN
+        + "functions.get_weather:1"
+        + ARGUMENT_BEGIN
+        + '{"city": "Paris"}'
+        + CALL_END
+        + SECTION_END
+    )
     assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
     with pytest.raises(UnrepresentableError, match="reasoning"):
         render_scenario(template("kimi-k2"), Scenario("s2", [WEATHER], calls[1:], reasoning="Think."), FMT)

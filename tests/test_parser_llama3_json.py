@@ -34,11 +34,14 @@ FMT = get_format("llama3_json")
 PARSER = Llama3JsonParser()
 MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers))
 TAG = "<|python_tag|>"
-OBSERVED_TEXT = ('<|python_tag|>{"name":"get_weather","arguments":{"location":"NYC"}};'
-                 '{"name":"get_time","arguments":{"timezone":"EST"}}')
+OBSERVED_TEXT = (
+    '<|python_tag|>{"name":"get_weather","arguments":{"location":"NYC"}};'
+    '{"name":"get_time","arguments":{"timezone":"EST"}}'
+)
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
+
 
 def view(message: Message):
     """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
@@ -61,7 +64,7 @@ def chunkings(text: str, seed: int = 0) -> list[list[str]]:
     out = [[text], list(text)]
     for _ in range(4):
         cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
+        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
     return out
 
 
@@ -81,6 +84,7 @@ def call_text(name: str, arguments, *, key: str = "parameters") -> str:
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
+
 
 def test_protocol_attributes():
     from importlib.metadata import version
@@ -107,18 +111,28 @@ def test_registry_resolves_own_alias_by_format():
 STRICT = {
     "one-call": (call_text("get_weather", {"city": "Paris"}), [("get_weather", {"city": "Paris"})], None),
     "zero-args": (call_text("get_time", {}), [("get_time", {})], None),
-    "markers-inside-strings": (call_text("note", {"t": f"{TAG}{call_text('rm', {})}<|eot_id|>", "u": "<|eom_id|>",
-                                                  "v": "<", "w": "<|python_"}),
-                               [("note", {"t": f"{TAG}{call_text('rm', {})}<|eot_id|>", "u": "<|eom_id|>",
-                                          "v": "<", "w": "<|python_"})], None),
-    "call-keys-as-arguments": (call_text("c", {"name": "n", "parameters": {"a": 1}, "arguments": [1]}),
-                               [("c", {"name": "n", "parameters": {"a": 1}, "arguments": [1]})], None),
-    "json-hard-strings": (call_text("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028",
-                                          "d": "}]{[,:;", "e": ""}),
-                          [("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028",
-                                  "d": "}]{[,:;", "e": ""})], None),
-    "numbers": (call_text("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None}),
-                [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None})], None),
+    "markers-inside-strings": (
+        call_text(
+            "note", {"t": f"{TAG}{call_text('rm', {})}<|eot_id|>", "u": "<|eom_id|>", "v": "<", "w": "<|python_"}
+        ),
+        [("note", {"t": f"{TAG}{call_text('rm', {})}<|eot_id|>", "u": "<|eom_id|>", "v": "<", "w": "<|python_"})],
+        None,
+    ),
+    "call-keys-as-arguments": (
+        call_text("c", {"name": "n", "parameters": {"a": 1}, "arguments": [1]}),
+        [("c", {"name": "n", "parameters": {"a": 1}, "arguments": [1]})],
+        None,
+    ),
+    "json-hard-strings": (
+        call_text("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:;", "e": ""}),
+        [("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:;", "e": ""})],
+        None,
+    ),
+    "numbers": (
+        call_text("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None}),
+        [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None})],
+        None,
+    ),
     "prose-before": ("Let me check.\n" + call_text("search", {"q": "x"}), [("search", {"q": "x"})], "Let me check."),
 }
 
@@ -137,8 +151,10 @@ RECOVERED = {
     "python-tag": (TAG + call_text("f", {"a": 1}), [("f", {"a": 1})]),
     "python-tag-space": (TAG + " \n" + call_text("f", {}), [("f", {})]),
     "semicolon-parallel": (call_text("a", {"x": 1}) + ";" + call_text("b", {}), [("a", {"x": 1}), ("b", {})]),
-    "semicolon-spaces": (call_text("a", {}) + " ;\n " + call_text("b", {}) + "; " + call_text("c", {"y": [2]}),
-                         [("a", {}), ("b", {}), ("c", {"y": [2]})]),
+    "semicolon-spaces": (
+        call_text("a", {}) + " ;\n " + call_text("b", {}) + "; " + call_text("c", {"y": [2]}),
+        [("a", {}), ("b", {}), ("c", {"y": [2]})],
+    ),
     "observed-dynamo": (OBSERVED_TEXT, [("get_weather", {"location": "NYC"}), ("get_time", {"timezone": "EST"})]),
     "semicolon-python-tag": (TAG + call_text("a", {}) + "; " + TAG + call_text("b", {}), [("a", {}), ("b", {})]),
     "newline-parallel": (call_text("a", {}) + "\n" + call_text("b", {}), [("a", {}), ("b", {})]),
@@ -146,13 +162,19 @@ RECOVERED = {
     "pretty-json": ('{\n  "name": "f",\n  "parameters": {\n    "a": 1\n  }\n}', [("f", {"a": 1})]),
     "type-function": ('{"type": "function", "name": "f", "parameters": {"a": 1}}', [("f", {"a": 1})]),
     "arguments-as-string": (call_text("f", json.dumps({"a": "}", "b": [1]})), [("f", {"a": "}", "b": [1]})]),
-    "builtin-raw": (TAG + 'brave_search.call(query="weather in Paris, today")', [
-        ("brave_search", {"query": "weather in Paris, today"})]),
-    "builtin-raw-two-args": (TAG + 'wolfram_alpha.call(query="2+2", mode="x=\\"y\\"")<|eom_id|>', [
-        ("wolfram_alpha", {"query": "2+2", "mode": 'x=\\"y\\"'})]),
+    "builtin-raw": (
+        TAG + 'brave_search.call(query="weather in Paris, today")',
+        [("brave_search", {"query": "weather in Paris, today"})],
+    ),
+    "builtin-raw-two-args": (
+        TAG + 'wolfram_alpha.call(query="2+2", mode="x=\\"y\\"")<|eom_id|>',
+        [("wolfram_alpha", {"query": "2+2", "mode": 'x=\\"y\\"'})],
+    ),
     "builtin-no-args": (TAG + "code_interpreter.call()", [("code_interpreter", {})]),
-    "builtin-python-literals": (TAG + "brave_search.call(query='x', n=3, safe=True)",
-                                [("brave_search", {"query": "x", "n": 3, "safe": True})]),
+    "builtin-python-literals": (
+        TAG + "brave_search.call(query='x', n=3, safe=True)",
+        [("brave_search", {"query": "x", "n": 3, "safe": True})],
+    ),
 }
 
 
@@ -165,8 +187,15 @@ def test_drift_recovered(case):
 
 
 def test_builtin_raw_values_typed_only_by_a_declared_non_string_schema():
-    tools = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {
-        "n": {"type": "integer"}, "q": {"type": "string"}}}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "lookup",
+                "parameters": {"type": "object", "properties": {"n": {"type": "integer"}, "q": {"type": "string"}}},
+            },
+        }
+    ]
     text = TAG + 'lookup.call(n="42", q="42", other="7")'
     message = assert_stream_matches(text, tools)
     assert view(message) == expected_view([("lookup", {"n": 42, "q": "42", "other": "7"})])
@@ -201,7 +230,7 @@ def test_text_that_is_not_a_call_stays_content(case):
 
 
 SURFACED = {
-    "tag-then-code": TAG + 'import math\nprint(math.sqrt(2))',
+    "tag-then-code": TAG + "import math\nprint(math.sqrt(2))",
     "tag-then-prose": TAG + "I will call the tool",
     "tag-then-non-call-json": TAG + '{"name": "Bob"}',
     "tag-then-bad-json": TAG + '{"name": "f", "parameters": {x}}',
@@ -219,11 +248,19 @@ def test_python_tag_without_a_call_is_surfaced(case):
 
 
 def test_calls_between_prose_keep_every_piece():
-    text = ('Plan {x}: ' + call_text("a", {"x": 1}) + '; then ' + call_text("b", {}) + ' and {"name": "Bob"}; '
-            + call_text("c", {}) + " done;")
+    text = (
+        "Plan {x}: "
+        + call_text("a", {"x": 1})
+        + "; then "
+        + call_text("b", {})
+        + ' and {"name": "Bob"}; '
+        + call_text("c", {})
+        + " done;"
+    )
     message = assert_stream_matches(text)
-    assert view(message) == expected_view([("a", {"x": 1}), ("b", {}), ("c", {})],
-                                          'Plan {x}: ; then  and {"name": "Bob"};  done;')
+    assert view(message) == expected_view(
+        [("a", {"x": 1}), ("b", {}), ("c", {})], 'Plan {x}: ; then  and {"name": "Bob"};  done;'
+    )
 
 
 def test_semicolon_after_a_call_before_prose_is_content():
@@ -240,9 +277,9 @@ def test_trailing_stop_markers_stripped_inner_kept():
 # ---- streaming ----------------------------------------------------------------------------------------
 
 HOLD_BACK_TEXTS = [
-    'Sure <|pyth ' + call_text("f", {"a": "<|eot_id|>"}) + ' ; ' + call_text("g", {}) + "<|eot_id|>",
+    "Sure <|pyth " + call_text("f", {"a": "<|eot_id|>"}) + " ; " + call_text("g", {}) + "<|eot_id|>",
     TAG + call_text("f", {}) + ";" + TAG + call_text("g", {"b": "}"}) + "<|eom_id|>",
-    "a <|py b <|eot c { d {} e {\"name\": 1} ;",
+    'a <|py b <|eot c { d {} e {"name": 1} ;',
     TAG + 'brave_search.call(query="x")<|eom_id|>',
 ]
 
@@ -291,20 +328,36 @@ def test_brace_in_prose_is_released_once_decided():
 # ---- property tests ----------------------------------------------------------------------------------
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
-TRICKY = st.sampled_from(['"', "\\", TAG, "<|eot_id|>", "<|eom_id|>", "}", "]", "{", ";", "\n", "\x00", "é😀",
-                          '{"name": "x", "parameters": {}}', "<", ""])
+TRICKY = st.sampled_from(
+    [
+        '"',
+        "\\",
+        TAG,
+        "<|eot_id|>",
+        "<|eom_id|>",
+        "}",
+        "]",
+        "{",
+        ";",
+        "\n",
+        "\x00",
+        "é😀",
+        '{"name": "x", "parameters": {}}',
+        "<",
+        "",
+    ]
+)
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                    STRINGS)
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4),
-                      max_leaves=10)
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), STRINGS)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4), max_leaves=10
+)
 CALLS = st.lists(st.tuples(NAMES, st.dictionaries(STRINGS, VALUES, max_size=5)), min_size=1, max_size=3)
 PROSE = st.text(st.characters(blacklist_characters="<{;", blacklist_categories=("Cs",)), max_size=30)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(calls=CALLS, content=PROSE, tag=st.booleans(), key=st.sampled_from(["parameters", "arguments"]),
-       data=st.data())
+@given(calls=CALLS, content=PROSE, tag=st.booleans(), key=st.sampled_from(["parameters", "arguments"]), data=st.data())
 def test_property_written_calls_roundtrip(calls, content, tag, key, data):
     """Prose, then calls separated by ``;`` (optionally after ``<|python_tag|>``) parse back exactly, whatever
     the chunking."""
@@ -312,13 +365,41 @@ def test_property_written_calls_roundtrip(calls, content, tag, key, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view(calls, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=check_delta)) == view(message)
 
 
-FRAGMENTS = st.sampled_from([TAG, "\n", " ", '{"name": "f"', ', "parameters": ', ', "arguments": ', "{", "}", "[",
-                             "]", '"', '"a"', ":", ",", ";", "1", "null", "\\", "<|eot_id|>", "<|eom_id|>", "<",
-                             "x y", '{"name": "g", "parameters": {}}', "<|pyth", "f.call(", 'q="v"', ")"])
+FRAGMENTS = st.sampled_from(
+    [
+        TAG,
+        "\n",
+        " ",
+        '{"name": "f"',
+        ', "parameters": ',
+        ', "arguments": ',
+        "{",
+        "}",
+        "[",
+        "]",
+        '"',
+        '"a"',
+        ":",
+        ",",
+        ";",
+        "1",
+        "null",
+        "\\",
+        "<|eot_id|>",
+        "<|eom_id|>",
+        "<",
+        "x y",
+        '{"name": "g", "parameters": {}}',
+        "<|pyth",
+        "f.call(",
+        'q="v"',
+        ")",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -329,15 +410,15 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
     if not message.tool_calls:  # all is content, bar trailing stop markers
         body = text.rstrip()
         while body.endswith(FMT.stop_markers):
-            body = next(body[:-len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
+            body = next(body[: -len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks)) == view(message)
 
 
-
 # ---- rendering through the real templates --------------------------------------------------------------
+
 
 @functools.cache
 def template(model: str):
@@ -352,8 +433,14 @@ def template(model: str):
 
 
 def tool(name: str, properties: dict) -> dict:
-    return {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
-                                             "parameters": {"type": "object", "properties": properties}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool.",
+            "parameters": {"type": "object", "properties": properties},
+        },
+    }
 
 
 WEATHER = tool("get_weather", {"city": {"type": "string", "description": "City."}})
@@ -361,8 +448,10 @@ MODELS = ("llama-3.1-8b", "llama-3.2-3b")
 
 
 def test_catalog_rows_and_offline_templates():
-    expected = {"llama-3.1-8b": "meta-llama-Llama-3.1-8B-Instruct.jinja",
-                "llama-3.2-3b": "meta-llama-Llama-3.2-3B-Instruct.jinja"}
+    expected = {
+        "llama-3.1-8b": "meta-llama-Llama-3.1-8B-Instruct.jinja",
+        "llama-3.2-3b": "meta-llama-Llama-3.2-3B-Instruct.jinja",
+    }
     for model, file in expected.items():
         tmpl = template(model)
         assert (tmpl.format, tmpl.source, tmpl.file) == ("llama3_json", "sdist", file)
@@ -392,8 +481,7 @@ def test_prompt_date_is_pinned():
     """3.2 writes ``strftime_now`` (today) unless ``date_string`` is passed: the format pins it to 3.1's default."""
     history = [{"role": "user", "content": HISTORY_USER}]
     for model in MODELS:
-        prompt = render_messages(template(model), history, [WEATHER], add_generation_prompt=True,
-                                 **FMT.template_vars)
+        prompt = render_messages(template(model), history, [WEATHER], add_generation_prompt=True, **FMT.template_vars)
         assert "Today Date: 26 Jul 2024\n" in prompt and not prompt.startswith("<bos>")
         assert prompt.endswith("<|start_header_id|>assistant<|end_header_id|>\n\n")
     unpinned = render_messages(template("llama-3.2-3b"), history, None, add_generation_prompt=True)
@@ -404,13 +492,18 @@ def test_builtin_tool_call_as_the_31_template_writes_it():
     """Llama 3.1 writes a built-in tool's call ``<|python_tag|>NAME.call(k="v")`` ended by ``<|eom_id|>``."""
     history = [{"role": "user", "content": HISTORY_USER}]
     args = {"query": 'weather, "Paris" \\ today', "lang": "fr"}
-    turn = {"role": "assistant", "content": "", "tool_calls": [
-        {"type": "function", "id": "call00000", "function": {"name": "brave_search", "arguments": args}}]}
+    turn = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"type": "function", "id": "call00000", "function": {"name": "brave_search", "arguments": args}}
+        ],
+    }
     tvars = {**FMT.template_vars, "builtin_tools": ["brave_search", "wolfram_alpha"]}
     gen = render_messages(template("llama-3.1-8b"), history, None, add_generation_prompt=True, **tvars)
     full = render_messages(template("llama-3.1-8b"), history + [turn], None, **tvars)
     assert full.startswith(gen)
-    text = full[len(gen):]
+    text = full[len(gen) :]
     assert text == TAG + 'brave_search.call(query="weather, "Paris" \\ today", lang="fr")<|eom_id|>'
     message = assert_stream_matches(text)
     assert view(message) == expected_view([("brave_search", args)])

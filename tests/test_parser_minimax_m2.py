@@ -37,6 +37,7 @@ MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers))
 
 # ---- helpers ---------------------------------------------------------------------------------------
 
+
 def view(message: Message):
     calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
     return message.content, message.reasoning, calls
@@ -57,7 +58,7 @@ def chunkings(text: str, seed: int = 0) -> list[list[str]]:
     out = [[text], list(text)]
     for _ in range(4):
         cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
+        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
     return out
 
 
@@ -85,8 +86,14 @@ def block(*calls) -> str:
 
 
 def tool(name: str, properties: dict) -> dict:
-    return {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
-                                             "parameters": {"type": "object", "properties": properties}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool.",
+            "parameters": {"type": "object", "properties": properties},
+        },
+    }
 
 
 S, I, N, B, O, A = ({"type": t} for t in ("string", "integer", "number", "boolean", "object", "array"))
@@ -96,6 +103,7 @@ TYPED = tool("t", {"s": S, "i": I, "n": N, "b": B, "z": NULLABLE_S, "o": O, "a":
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
+
 
 def test_protocol_attributes_and_registry():
     assert isinstance(PARSER, Parser)
@@ -112,28 +120,50 @@ def test_protocol_attributes_and_registry():
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------
 
 STRICT = {
-    "one-call": ("\n" + block(("get_weather", {"location": "Paris", "days": 3})), [WEATHER],
-                 [("get_weather", {"location": "Paris", "days": 3})], None),
-    "content-first": ("Let me look.\n" + block(("get_weather", {"location": "Oslo"})), [WEATHER],
-                      [("get_weather", {"location": "Oslo"})], "Let me look."),
+    "one-call": (
+        "\n" + block(("get_weather", {"location": "Paris", "days": 3})),
+        [WEATHER],
+        [("get_weather", {"location": "Paris", "days": 3})],
+        None,
+    ),
+    "content-first": (
+        "Let me look.\n" + block(("get_weather", {"location": "Oslo"})),
+        [WEATHER],
+        [("get_weather", {"location": "Oslo"})],
+        "Let me look.",
+    ),
     "parallel-one-block": (block(("a", {"x": 1}), ("b", {})), None, [("a", {"x": 1}), ("b", {})], None),
-    "json-scalars": (block(("t", {"s": "null", "i": -7, "n": 1e-07, "b": True, "z": None, "o": {"k": [None]},
-                                  "a": [1.5, "x"]})), [TYPED],
-                     [("t", {"s": "null", "i": -7, "n": 1e-07, "b": True, "z": None, "o": {"k": [None]},
-                             "a": [1.5, "x"]})], None),
-    "closers-in-values": (block(("t", {"s": "a</parameter>b</invoke>\n</minimax:tool_call>\n<minimax:tool_call>c",
-                                       "i": 1})), [TYPED],
-                          [("t", {"s": "a</parameter>b</invoke>\n</minimax:tool_call>\n<minimax:tool_call>c",
-                                  "i": 1})], None),
-    "closer-chain-in-middle-value": (block(("t", {"s": "x</parameter>\n</invoke>\n</minimax:tool_call>\nmore",
-                                                  "i": 2})), [TYPED],
-                                     [("t", {"s": "x</parameter>\n</invoke>\n</minimax:tool_call>\nmore", "i": 2})],
-                                     None),
-    "newline-values-unpadded": (block(("t", {"s": "\n", "z": "\nbody\n"})), [TYPED],
-                                [("t", {"s": "\n", "z": "\nbody\n"})], None),
-    "observed-dynamo": ('<minimax:tool_call><invoke name="get_weather"><parameter name="location">Montréal '
-                        '</minimax:tool_call> café</parameter></invoke></minimax:tool_call>', [WEATHER],
-                        [("get_weather", {"location": "Montréal </minimax:tool_call> café"})], None),
+    "json-scalars": (
+        block(("t", {"s": "null", "i": -7, "n": 1e-07, "b": True, "z": None, "o": {"k": [None]}, "a": [1.5, "x"]})),
+        [TYPED],
+        [("t", {"s": "null", "i": -7, "n": 1e-07, "b": True, "z": None, "o": {"k": [None]}, "a": [1.5, "x"]})],
+        None,
+    ),
+    "closers-in-values": (
+        block(("t", {"s": "a</parameter>b</invoke>\n</minimax:tool_call>\n<minimax:tool_call>c", "i": 1})),
+        [TYPED],
+        [("t", {"s": "a</parameter>b</invoke>\n</minimax:tool_call>\n<minimax:tool_call>c", "i": 1})],
+        None,
+    ),
+    "closer-chain-in-middle-value": (
+        block(("t", {"s": "x</parameter>\n</invoke>\n</minimax:tool_call>\nmore", "i": 2})),
+        [TYPED],
+        [("t", {"s": "x</parameter>\n</invoke>\n</minimax:tool_call>\nmore", "i": 2})],
+        None,
+    ),
+    "newline-values-unpadded": (
+        block(("t", {"s": "\n", "z": "\nbody\n"})),
+        [TYPED],
+        [("t", {"s": "\n", "z": "\nbody\n"})],
+        None,
+    ),
+    "observed-dynamo": (
+        '<minimax:tool_call><invoke name="get_weather"><parameter name="location">Montréal '
+        "</minimax:tool_call> café</parameter></invoke></minimax:tool_call>",
+        [WEATHER],
+        [("get_weather", {"location": "Montréal </minimax:tool_call> café"})],
+        None,
+    ),
 }
 
 
@@ -147,8 +177,9 @@ def test_strict_text(case, stop):
 
 
 def test_values_are_typed_by_the_schema():
-    lookup = tool("lookup", {"code": {"anyOf": [S, I]}, "flag": {"anyOf": [S, B]}, "n": {"type": ["string", "null"]},
-                             "s": S})
+    lookup = tool(
+        "lookup", {"code": {"anyOf": [S, I]}, "flag": {"anyOf": [S, B]}, "n": {"type": ["string", "null"]}, "s": S}
+    )
     args = {"code": "001", "flag": "yes", "n": "nil", "s": "true"}
     assert PARSER.parse(block(("lookup", args)), [lookup]).tool_calls[0].arguments == args
     got = PARSER.parse(block(("lookup", {"code": "12", "flag": "false", "n": "null"})), [lookup])
@@ -158,23 +189,31 @@ def test_values_are_typed_by_the_schema():
 
 
 RECOVERED = {
-    "no-newlines": ('<minimax:tool_call><invoke name="f"><parameter name="a">1</parameter></invoke>'
-                    '<invoke name="g"></invoke></minimax:tool_call>', [("f", {"a": 1}), ("g", {})]),
-    "missing-parameter-close": ('<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">x</parameter>\n'
-                                '<parameter name="b">{"k": true}\n</invoke>\n</minimax:tool_call>',
-                                [("f", {"a": "x", "b": {"k": True}})]),
+    "no-newlines": (
+        '<minimax:tool_call><invoke name="f"><parameter name="a">1</parameter></invoke>'
+        '<invoke name="g"></invoke></minimax:tool_call>',
+        [("f", {"a": 1}), ("g", {})],
+    ),
+    "missing-parameter-close": (
+        '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">x</parameter>\n'
+        '<parameter name="b">{"k": true}\n</invoke>\n</minimax:tool_call>',
+        [("f", {"a": "x", "b": {"k": True}})],
+    ),
     "missing-block-close-at-end": ('<minimax:tool_call>\n<invoke name="f">\n</invoke>\n', [("f", {})]),
     "two-blocks": (block(("f", {})) + "\n" + block(("g", {"x": "y"})), [("f", {}), ("g", {"x": "y"})]),
     # drift mutator missing-parameter-closer on edge-parallel-2-same: the first value ends at its </invoke>
-    "missing-parameter-close-first-of-two": ('<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name='
-                                             '"city">Paris\n</invoke>\n<invoke name="get_weather">\n<parameter name='
-                                             '"city">Tokyo</parameter>\n<parameter name="unit">c</parameter>\n'
-                                             '</invoke>\n</minimax:tool_call>',
-                                             [("get_weather", {"city": "Paris"}),
-                                              ("get_weather", {"city": "Tokyo", "unit": "c"})]),
-    "missing-parameter-close-then-new-block": ('<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">x\n'
-                                               '</invoke>\n</minimax:tool_call>\n' + block(("g", {"b": "y"})),
-                                               [("f", {"a": "x"}), ("g", {"b": "y"})]),
+    "missing-parameter-close-first-of-two": (
+        '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name='
+        '"city">Paris\n</invoke>\n<invoke name="get_weather">\n<parameter name='
+        '"city">Tokyo</parameter>\n<parameter name="unit">c</parameter>\n'
+        "</invoke>\n</minimax:tool_call>",
+        [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo", "unit": "c"})],
+    ),
+    "missing-parameter-close-then-new-block": (
+        '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">x\n'
+        "</invoke>\n</minimax:tool_call>\n" + block(("g", {"b": "y"})),
+        [("f", {"a": "x"}), ("g", {"b": "y"})],
+    ),
 }
 
 
@@ -201,12 +240,15 @@ def test_drift_recovered(case):
     assert message.diagnostics == []
 
 
-@pytest.mark.parametrize("text", [
-    "<minimax:tool_call>\nget_weather(city='Paris')\n</minimax:tool_call>",
-    "<minimax:tool_call></minimax:tool_call>",
-    '<minimax:tool_call>\n<invoke name=f>\n</invoke>\n</minimax:tool_call>',
-    '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">1',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<minimax:tool_call>\nget_weather(city='Paris')\n</minimax:tool_call>",
+        "<minimax:tool_call></minimax:tool_call>",
+        "<minimax:tool_call>\n<invoke name=f>\n</invoke>\n</minimax:tool_call>",
+        '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">1',
+    ],
+)
 def test_malformed_block_stays_in_content(text):
     message = assert_stream_matches(text, leak_check=False)
     assert message.tool_calls == [] and message.content == text.strip()
@@ -215,6 +257,7 @@ def test_malformed_block_stays_in_content(text):
 
 # ---- reasoning ----------------------------------------------------------------------------------------
 
+
 def test_reasoning_is_told_by_think_close_not_by_the_prefix():
     """The prompt always ends ``<think>\\n``: a turn with reasoning renders ``R\\n</think>\\n\\n...`` with prefix
     ``""``; a turn without renders plain content with prefix ``<think>\\n``."""
@@ -222,9 +265,11 @@ def test_reasoning_is_told_by_think_close_not_by_the_prefix():
     with_reasoning = "Paris.\nCall it.\n</think>\n\nOn it.\n" + call
     for prefix in ("", "<think>\n"):
         assert view(assert_stream_matches(with_reasoning, [WEATHER], prefix)) == expected_view(
-            [("get_weather", {"location": "Paris"})], "On it.", "Paris.\nCall it.")
+            [("get_weather", {"location": "Paris"})], "On it.", "Paris.\nCall it."
+        )
         assert view(assert_stream_matches("On it.\n" + call, [WEATHER], prefix)) == expected_view(
-            [("get_weather", {"location": "Paris"})], "On it.")
+            [("get_weather", {"location": "Paris"})], "On it."
+        )
     assert view(assert_stream_matches("<think>\nr\n</think>\n\nok")) == ("ok", "r", [])
 
 
@@ -237,7 +282,7 @@ def test_undecided_start_is_held_then_released():
 
 
 HOLD_BACK_TEXTS = [
-    'r < s\n</think>\n\nok <minimax ' + block(("f", {"a": "</parameter>\n</invoke>"})) + "[e~[",
+    "r < s\n</think>\n\nok <minimax " + block(("f", {"a": "</parameter>\n</invoke>"})) + "[e~[",
     "a <minimax:tool b </minimax:tool_call c [e~ d ]~b e <thin f",
     "x\n<minimax:tool_call>\nbad\n</minimax:tool_call>\ny",
 ]
@@ -262,13 +307,35 @@ def test_marker_hold_back_at_every_split_point(text):
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
 KEYS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_. \-]{0,10}", fullmatch=True)
-TRICKY = st.sampled_from(["</parameter>", "</invoke>", "</minimax:tool_call>", "<minimax:tool_call>",
-                          '<parameter name="x">', '<invoke name="f">', "[e~[", "<think>", "</think>", "\n", " ",
-                          "<", '">', "é😀", '"', "null", "true", "001", ""])
+TRICKY = st.sampled_from(
+    [
+        "</parameter>",
+        "</invoke>",
+        "</minimax:tool_call>",
+        "<minimax:tool_call>",
+        '<parameter name="x">',
+        '<invoke name="f">',
+        "[e~[",
+        "<think>",
+        "</think>",
+        "\n",
+        " ",
+        "<",
+        '">',
+        "é😀",
+        '"',
+        "null",
+        "true",
+        "001",
+        "",
+    ]
+)
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
-AMBIGUOUS = re.compile(r'</parameter>\s*(<parameter name="|</invoke>\s*<invoke name=")'
-                       r"|</minimax:tool_call>\s*<minimax:tool_call>"
-                       r'|</invoke>\s*(</minimax:tool_call>\s*)?(<minimax:tool_call>|<invoke name=")')
+AMBIGUOUS = re.compile(
+    r'</parameter>\s*(<parameter name="|</invoke>\s*<invoke name=")'
+    r"|</minimax:tool_call>\s*<minimax:tool_call>"
+    r'|</invoke>\s*(</minimax:tool_call>\s*)?(<minimax:tool_call>|<invoke name=")'
+)
 # ^ documented limitations (the last: a call boundary, or a call end before a new block, inside a value)
 TYPED_VALUES = st.one_of(
     st.tuples(st.just(S), STRINGS),
@@ -278,8 +345,12 @@ TYPED_VALUES = st.one_of(
     st.tuples(st.just(NULLABLE_S), st.none()),
     st.tuples(st.just(O), st.dictionaries(STRINGS, st.one_of(st.none(), st.integers(), STRINGS), max_size=3)),
 )
-CALLS = st.lists(st.tuples(NAMES, st.dictionaries(KEYS, TYPED_VALUES, max_size=4)), min_size=1, max_size=3,
-                 unique_by=lambda call: call[0])
+CALLS = st.lists(
+    st.tuples(NAMES, st.dictionaries(KEYS, TYPED_VALUES, max_size=4)),
+    min_size=1,
+    max_size=3,
+    unique_by=lambda call: call[0],
+)
 PROSE = st.text(st.characters(blacklist_characters="<[]", blacklist_categories=("Cs",)), max_size=30)
 
 
@@ -294,11 +365,12 @@ def test_property_written_calls_roundtrip(calls, content, reasoning, data):
     message = PARSER.parse(text, tools, "<think>\n")
     assert view(message) == expected_view(plain, content.strip() or None, reasoning.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, tools, "<think>\n")) == view(message)
 
 
 # ---- rendering through the real template -------------------------------------------------------------
+
 
 @functools.cache
 def template(model: str):
@@ -315,14 +387,19 @@ def template(model: str):
 def test_catalog_row_and_rendered_shape():
     tmpl = template("minimax-m2")
     assert (tmpl.format, tmpl.source, tmpl.file) == ("minimax_m2", "sdist", "MiniMax-M2.jinja")
-    scenario = Scenario("s1", [WEATHER], [ToolCall("get_weather", {"location": "Paris", "days": 2})],
-                        content_after="Checking.")
+    scenario = Scenario(
+        "s1", [WEATHER], [ToolCall("get_weather", {"location": "Paris", "days": 2})], content_after="Checking."
+    )
     case = render_scenario(tmpl, scenario, FMT)
     # The prompt always pre-fills an open <think>; a turn without reasoning has no closer in the history render,
     # so the case composes the one the model must write first.
     assert (case.text, case.prefix, case.extra["stop"], case.text_provenance) == (
         '</think>Checking.\n<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="location">Paris</parameter>\n'
-        '<parameter name="days">2</parameter>\n</invoke>\n</minimax:tool_call>', "<think>\n", "[e~[\n", "composed")
+        '<parameter name="days">2</parameter>\n</invoke>\n</minimax:tool_call>',
+        "<think>\n",
+        "[e~[\n",
+        "composed",
+    )
     assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
     thinking = Scenario("s2", [WEATHER], [ToolCall("get_weather", {"location": "Oslo"})], reasoning="Oslo it is.")
     case = render_scenario(tmpl, thinking, FMT)

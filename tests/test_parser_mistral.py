@@ -39,6 +39,7 @@ OBSERVED_TEXT = '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]get_w
 
 # ---- helpers ---------------------------------------------------------------------------------------
 
+
 def view(message: Message):
     """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
     calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
@@ -60,7 +61,7 @@ def chunkings(text: str, seed: int = 0) -> list[list[str]]:
     out = [[text], list(text)]
     for _ in range(4):
         cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
+        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
     return out
 
 
@@ -89,6 +90,7 @@ def stream_ids(text: str) -> list:
 
 # ---- protocol and registry -------------------------------------------------------------------------
 
+
 def test_protocol_attributes():
     from importlib.metadata import version
 
@@ -112,27 +114,57 @@ def test_registry_resolves_own_alias_by_format():
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------
 
 STRICT = {
-    "small-3.2-one-call": (call_text("get_weather", {"city": "Paris"}, "call00000"),
-                           [("get_weather", {"city": "Paris"})], None),
+    "small-3.2-one-call": (
+        call_text("get_weather", {"city": "Paris"}, "call00000"),
+        [("get_weather", {"city": "Paris"})],
+        None,
+    ),
     "devstral-one-call": (call_text("get_weather", {"city": "Paris"}), [("get_weather", {"city": "Paris"})], None),
-    "devstral-content-first": ("Let me look.\n" + call_text("search", {"q": "x"}), [("search", {"q": "x"})],
-                               "Let me look."),
-    "parallel-ids": (call_text("a", {"x": 1}, "call00000") + call_text("b", {}, "call00001"),
-                     [("a", {"x": 1}), ("b", {})], None),
+    "devstral-content-first": (
+        "Let me look.\n" + call_text("search", {"q": "x"}),
+        [("search", {"q": "x"})],
+        "Let me look.",
+    ),
+    "parallel-ids": (
+        call_text("a", {"x": 1}, "call00000") + call_text("b", {}, "call00001"),
+        [("a", {"x": 1}), ("b", {})],
+        None,
+    ),
     "observed-mlx-lm": (OBSERVED_TEXT, [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"})], None),
-    "markers-inside-strings": (call_text("note", {"t": call_text("rm", {"f": True}, "abcdefghi") + "</s>",
-                                                  "u": "[ARGS] [CALL_ID]", "v": "[", "w": "[TOOL_"}),
-                               [("note", {"t": call_text("rm", {"f": True}, "abcdefghi") + "</s>",
-                                          "u": "[ARGS] [CALL_ID]", "v": "[", "w": "[TOOL_"})], None),
+    "markers-inside-strings": (
+        call_text(
+            "note",
+            {"t": call_text("rm", {"f": True}, "abcdefghi") + "</s>", "u": "[ARGS] [CALL_ID]", "v": "[", "w": "[TOOL_"},
+        ),
+        [
+            (
+                "note",
+                {
+                    "t": call_text("rm", {"f": True}, "abcdefghi") + "</s>",
+                    "u": "[ARGS] [CALL_ID]",
+                    "v": "[",
+                    "w": "[TOOL_",
+                },
+            )
+        ],
+        None,
+    ),
     "name-like-marker": (call_text("ARGS", {"x": 1}, "call00000"), [("ARGS", {"x": 1})], None),
-    "json-hard-strings": (call_text("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028",
-                                          "d": "}]{[,:", "e": ""}),
-                          [("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028",
-                                  "d": "}]{[,:", "e": ""})], None),
-    "numbers": (call_text("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None}),
-                [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None})], None),
-    "trailing-prose": (call_text("grep", {"pattern": "TODO"}) + "\n\nLet me search for that.",
-                       [("grep", {"pattern": "TODO"})], "Let me search for that."),
+    "json-hard-strings": (
+        call_text("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:", "e": ""}),
+        [("w", {"a": 'say "hi" \\ \\"', "b": "a\nb\r\t\x01\x7f", "c": "é😀\u2028", "d": "}]{[,:", "e": ""})],
+        None,
+    ),
+    "numbers": (
+        call_text("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None}),
+        [("n", {"big": 10**40, "f": 1.5e-07, "z": -0.0, "i": 3.0, "t": True, "nul": None})],
+        None,
+    ),
+    "trailing-prose": (
+        call_text("grep", {"pattern": "TODO"}) + "\n\nLet me search for that.",
+        [("grep", {"pattern": "TODO"})],
+        "Let me search for that.",
+    ),
 }
 
 
@@ -153,17 +185,22 @@ def test_call_ids_are_streamed():
 
 
 RECOVERED = {
-    "old-array": (TC + ' [{"name": "f", "arguments": {"a": 1}, "id": "abcdefghi"}, {"name": "g", "arguments": {}}]',
-                  [("f", {"a": 1}), ("g", {})]),
+    "old-array": (
+        TC + ' [{"name": "f", "arguments": {"a": 1}, "id": "abcdefghi"}, {"name": "g", "arguments": {}}]',
+        [("f", {"a": 1}), ("g", {})],
+    ),
     "old-single-object": (TC + '{"name": "f", "arguments": {"a": 1}}', [("f", {"a": 1})]),
     "old-parameters-key": (TC + '[{"name": "f", "parameters": {"a": 1}}]', [("f", {"a": 1})]),
-    "old-arguments-as-string": (TC + '[{"name": "f", "arguments": "{\\"a\\": \\"[ARGS]\\"}"}]', [("f", {"a": "[ARGS]"})]),
+    "old-arguments-as-string": (
+        TC + '[{"name": "f", "arguments": "{\\"a\\": \\"[ARGS]\\"}"}]',
+        [("f", {"a": "[ARGS]"})],
+    ),
     "old-arguments-missing": (TC + '[{"name": "get_time"}]', [("get_time", {})]),
     "args-marker-missing": (TC + 'f{"a": 1}', [("f", {"a": 1})]),
     "space-after-args": (TC + 'f[ARGS] {"a": 1}', [("f", {"a": 1})]),
     "space-after-tool-calls": (TC + ' f[ARGS]{"a": 1}', [("f", {"a": 1})]),
     "pretty-args": (TC + 'f[ARGS]{\n  "a": [\n    1\n  ]\n}', [("f", {"a": [1]})]),
-    "empty-id": (TC + 'f[CALL_ID][ARGS]{}', [("f", {})]),
+    "empty-id": (TC + "f[CALL_ID][ARGS]{}", [("f", {})]),
 }
 
 
@@ -273,13 +310,14 @@ def test_stream_is_incremental_and_calls_arrive_whole_at_close():
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
 IDS = st.one_of(st.none(), st.from_regex(r"[A-Za-z0-9]{9}", fullmatch=True))
-TRICKY = st.sampled_from(['"', "\\", TC, "[ARGS]", "[CALL_ID]", "</s>", "}", "]", "[", "{", "\n", "\x00", "é😀",
-                          "[TOOL_", ""])
+TRICKY = st.sampled_from(
+    ['"', "\\", TC, "[ARGS]", "[CALL_ID]", "</s>", "}", "]", "[", "{", "\n", "\x00", "é😀", "[TOOL_", ""]
+)
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                    STRINGS)
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4),
-                      max_leaves=10)
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), STRINGS)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4), max_leaves=10
+)
 CALLS = st.lists(st.tuples(NAMES, st.dictionaries(STRINGS, VALUES, max_size=5), IDS), min_size=1, max_size=3)
 PROSE = st.text(st.characters(blacklist_characters="[<", blacklist_categories=("Cs",)), max_size=30)
 
@@ -292,13 +330,38 @@ def test_property_written_calls_roundtrip(calls, before, after, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view([(n, a) for n, a, _ in calls], (before + after).strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=check_delta)) == view(message)
 
 
-FRAGMENTS = st.sampled_from([TC, "[ARGS]", "[CALL_ID]", "abcdefghi", "f", "\n", " ", "{", "}", "[", "]", '"',
-                             '"a"', ":", ",", "1", "null", "\\", "</s>", "<", "x y", '{"name": "g", "arguments": {}}',
-                             "[TOOL_", "[AR"])
+FRAGMENTS = st.sampled_from(
+    [
+        TC,
+        "[ARGS]",
+        "[CALL_ID]",
+        "abcdefghi",
+        "f",
+        "\n",
+        " ",
+        "{",
+        "}",
+        "[",
+        "]",
+        '"',
+        '"a"',
+        ":",
+        ",",
+        "1",
+        "null",
+        "\\",
+        "</s>",
+        "<",
+        "x y",
+        '{"name": "g", "arguments": {}}',
+        "[TOOL_",
+        "[AR",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -309,15 +372,15 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
     if not message.tool_calls:  # all is content, bar trailing stop markers
         body = text.rstrip()
         while body.endswith(FMT.stop_markers):
-            body = next(body[:-len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
+            body = next(body[: -len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks)) == view(message)
 
 
-
 # ---- rendering through the real templates --------------------------------------------------------------
+
 
 @functools.cache
 def template(model: str):
@@ -332,8 +395,14 @@ def template(model: str):
 
 
 def tool(name: str, properties: dict) -> dict:
-    return {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
-                                             "parameters": {"type": "object", "properties": properties}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool.",
+            "parameters": {"type": "object", "properties": properties},
+        },
+    }
 
 
 WEATHER = tool("get_weather", {"city": {"type": "string", "description": "City."}})
@@ -341,8 +410,10 @@ MODELS = ("mistral-small-3.2", "devstral-small")
 
 
 def test_catalog_rows_and_offline_templates():
-    expected = {"mistral-small-3.2": "Mistral-Small-3.2-24B-Instruct-2506.jinja",
-                "devstral-small": "unsloth-mistral-Devstral-Small-2507.jinja"}
+    expected = {
+        "mistral-small-3.2": "Mistral-Small-3.2-24B-Instruct-2506.jinja",
+        "devstral-small": "unsloth-mistral-Devstral-Small-2507.jinja",
+    }
     for model, file in expected.items():
         tmpl = template(model)
         assert (tmpl.format, tmpl.source, tmpl.file) == ("mistral", "sdist", file)
@@ -352,8 +423,10 @@ def test_rendered_shapes_per_template():
     calls = [ToolCall("get_weather", {"city": "Paris"}), ToolCall("get_weather", {"city": "Oslo"})]
     scenario = Scenario("s1", [WEATHER], calls)
     small = render_scenario(template("mistral-small-3.2"), scenario, FMT)
-    assert small.text == ('[TOOL_CALLS]get_weather[CALL_ID]call00000[ARGS]{"city": "Paris"}'
-                          '[TOOL_CALLS]get_weather[CALL_ID]call00001[ARGS]{"city": "Oslo"}')
+    assert small.text == (
+        '[TOOL_CALLS]get_weather[CALL_ID]call00000[ARGS]{"city": "Paris"}'
+        '[TOOL_CALLS]get_weather[CALL_ID]call00001[ARGS]{"city": "Oslo"}'
+    )
     dev = render_scenario(template("devstral-small"), scenario, FMT)
     assert dev.text == '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}'
     for case in (small, dev):
@@ -376,8 +449,13 @@ def test_small_32_template_raises_on_call_ids_not_9_characters_long():
     history = [{"role": "user", "content": HISTORY_USER}]
 
     def turn(call_id):
-        return history + [{"role": "assistant", "content": "", "tool_calls": [
-            {"type": "function", "id": call_id, "function": {"name": "f", "arguments": {}}}]}]
+        return history + [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"type": "function", "id": call_id, "function": {"name": "f", "arguments": {}}}],
+            }
+        ]
 
     for bad in ("call_1", "call_0123456789", "abcdefgh"):
         with pytest.raises(TemplateRenderError, match="length 9"):

@@ -36,6 +36,7 @@ MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers + (THINK_OPEN, THIN
 
 # ---- helpers ---------------------------------------------------------------------------------------
 
+
 def view(message: Message):
     """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
     calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
@@ -57,7 +58,7 @@ def chunkings(text: str, seed: int = 0) -> list[list[str]]:
     out = [[text], list(text)]
     for _ in range(4):
         cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
+        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
     return out
 
 
@@ -83,8 +84,14 @@ def call_text(name: str, arguments: dict, pad: str = "\n") -> str:
 
 
 def tool(name: str, properties: dict) -> dict:
-    return {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
-                                             "parameters": {"type": "object", "properties": properties}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool.",
+            "parameters": {"type": "object", "properties": properties},
+        },
+    }
 
 
 S, I, N, B, O, A = ({"type": t} for t in ("string", "integer", "number", "boolean", "object", "array"))
@@ -92,6 +99,7 @@ NULLABLE_S = {"anyOf": [S, {"type": "null"}]}
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
+
 
 def test_protocol_attributes():
     from importlib.metadata import version
@@ -119,28 +127,58 @@ WEATHER = tool("get_weather", {"city": S, "days": I})
 TYPED = tool("t", {"s": S, "i": I, "n": N, "b": B, "z": NULLABLE_S, "o": O, "a": A})
 
 STRICT = {
-    "one-call": (call_text("get_weather", {"city": "Paris", "days": 3}), [WEATHER],
-                 [("get_weather", {"city": "Paris", "days": 3})], None),
-    "content-first": ("Let me look.\n\n" + call_text("get_weather", {"city": "Oslo"}), [WEATHER],
-                      [("get_weather", {"city": "Oslo"})], "Let me look."),
+    "one-call": (
+        call_text("get_weather", {"city": "Paris", "days": 3}),
+        [WEATHER],
+        [("get_weather", {"city": "Paris", "days": 3})],
+        None,
+    ),
+    "content-first": (
+        "Let me look.\n\n" + call_text("get_weather", {"city": "Oslo"}),
+        [WEATHER],
+        [("get_weather", {"city": "Oslo"})],
+        "Let me look.",
+    ),
     "parallel": (call_text("a", {"x": "1"}) + "\n" + call_text("b", {}), None, [("a", {"x": 1}), ("b", {})], None),
-    "python-scalars": (call_text("t", {"s": "True", "i": -7, "n": 1e-07, "b": True, "z": None,
-                                       "o": {"k": [None, False]}, "a": [1.5, "x"]}), [TYPED],
-                       [("t", {"s": "True", "i": -7, "n": 1e-07, "b": True, "z": None, "o": {"k": [None, False]},
-                               "a": [1.5, "x"]})], None),
-    "closers-in-values": (call_text("t", {"s": "a</parameter>b</function>\n</tool_call>\n<tool_call>c", "i": 1}),
-                          [TYPED], [("t", {"s": "a</parameter>b</function>\n</tool_call>\n<tool_call>c", "i": 1})],
-                          None),
-    "closer-chain-in-middle-value": (call_text("t", {"s": "x\n</parameter>\n</function>\n</tool_call>\nmore", "i": 2}),
-                                     [TYPED], [("t", {"s": "x\n</parameter>\n</function>\n</tool_call>\nmore",
-                                                      "i": 2})], None),
-    "closer-chain-in-last-value": (call_text("t", {"s": "</parameter>\n</function>\n</tool_call>\ntail"}), [TYPED],
-                                   [("t", {"s": "</parameter>\n</function>\n</tool_call>\ntail"})], None),
-    "newline-values": (call_text("t", {"s": "\n", "z": "\n\nbody\n\n"}), [TYPED],
-                       [("t", {"s": "\n", "z": "\n\nbody\n\n"})], None),
+    "python-scalars": (
+        call_text(
+            "t", {"s": "True", "i": -7, "n": 1e-07, "b": True, "z": None, "o": {"k": [None, False]}, "a": [1.5, "x"]}
+        ),
+        [TYPED],
+        [("t", {"s": "True", "i": -7, "n": 1e-07, "b": True, "z": None, "o": {"k": [None, False]}, "a": [1.5, "x"]})],
+        None,
+    ),
+    "closers-in-values": (
+        call_text("t", {"s": "a</parameter>b</function>\n</tool_call>\n<tool_call>c", "i": 1}),
+        [TYPED],
+        [("t", {"s": "a</parameter>b</function>\n</tool_call>\n<tool_call>c", "i": 1})],
+        None,
+    ),
+    "closer-chain-in-middle-value": (
+        call_text("t", {"s": "x\n</parameter>\n</function>\n</tool_call>\nmore", "i": 2}),
+        [TYPED],
+        [("t", {"s": "x\n</parameter>\n</function>\n</tool_call>\nmore", "i": 2})],
+        None,
+    ),
+    "closer-chain-in-last-value": (
+        call_text("t", {"s": "</parameter>\n</function>\n</tool_call>\ntail"}),
+        [TYPED],
+        [("t", {"s": "</parameter>\n</function>\n</tool_call>\ntail"})],
+        None,
+    ),
+    "newline-values": (
+        call_text("t", {"s": "\n", "z": "\n\nbody\n\n"}),
+        [TYPED],
+        [("t", {"s": "\n", "z": "\n\nbody\n\n"})],
+        None,
+    ),
     "empty-and-whitespace": (call_text("t", {"s": "", "z": " "}), [TYPED], [("t", {"s": "", "z": " "})], None),
-    "unicode": (call_text("名前", {"città": "東京 🚀 \u200f", "key with space": "é"}), None,
-                [("名前", {"città": "東京 🚀 \u200f", "key with space": "é"})], None),
+    "unicode": (
+        call_text("名前", {"città": "東京 🚀 \u200f", "key with space": "é"}),
+        None,
+        [("名前", {"città": "東京 🚀 \u200f", "key with space": "é"})],
+        None,
+    ),
 }
 
 
@@ -154,18 +192,33 @@ def test_strict_text(case, stop):
 
 
 def test_values_are_typed_by_the_schema():
-    text = call_text("t", {"s": "001", "i": "001", "n": "1.50", "b": "true", "z": "None", "o": "{'a': True}",
-                           "a": "[1, None]"})
+    text = call_text(
+        "t", {"s": "001", "i": "001", "n": "1.50", "b": "true", "z": "None", "o": "{'a': True}", "a": "[1, None]"}
+    )
     assert PARSER.parse(text, [TYPED]).tool_calls[0].arguments == {
-        "s": "001", "i": "001", "n": 1.5, "b": True, "z": None, "o": {"a": True}, "a": [1, None]}
+        "s": "001",
+        "i": "001",
+        "n": 1.5,
+        "b": True,
+        "z": None,
+        "o": {"a": True},
+        "a": [1, None],
+    }
     # no declared schema: only JSON-looking text is decoded
     untyped = PARSER.parse(call_text("f", {"a": "001", "b": "True", "c": "None", "d": "[1, 2]", "e": " 5"}))
     assert untyped.tool_calls[0].arguments == {"a": "001", "b": "True", "c": "None", "d": [1, 2], "e": " 5"}
 
 
 def test_anyof_lookalikes_stay_strings():
-    lookup = tool("lookup", {"code": {"anyOf": [S, I]}, "flag": {"anyOf": [S, B]}, "n": {"type": ["string", "null"]},
-                             "list": {"anyOf": [S, {"type": "array", "items": I}]}})
+    lookup = tool(
+        "lookup",
+        {
+            "code": {"anyOf": [S, I]},
+            "flag": {"anyOf": [S, B]},
+            "n": {"type": ["string", "null"]},
+            "list": {"anyOf": [S, {"type": "array", "items": I}]},
+        },
+    )
     args = {"code": "001", "flag": "yes", "n": "nil", "list": "[1, 2"}
     assert PARSER.parse(call_text("lookup", args), [lookup]).tool_calls[0].arguments == args
 
@@ -179,18 +232,32 @@ def test_python_literal_containers_are_read():
 
 
 RECOVERED = {
-    "no-padding-no-newlines": ("<tool_call><function=f><parameter=a>1</parameter><parameter=b>x</parameter>"
-                               "</function></tool_call>", [("f", {"a": 1, "b": "x"})]),
-    "extra-whitespace": ("<tool_call> \n<function=f>\n\n<parameter=a>\n1\n</parameter>\t\n</function>\n\n</tool_call>",
-                         [("f", {"a": 1})]),
-    "missing-parameter-close": ("<tool_call>\n<function=f>\n<parameter=a>\nx\n</parameter>\n<parameter=b>\n"
-                                '{"k": true}\n</function>\n</tool_call>', [("f", {"a": "x", "b": {"k": True}})]),
-    "missing-call-close-at-end": ("<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n",
-                                  [("f", {"a": 1})]),
-    "missing-call-close-before-next": ("<tool_call>\n<function=f>\n</function>\n" + call_text("g", {"x": "y"}),
-                                       [("f", {}), ("g", {"x": "y"})]),
-    "two-functions-in-one-block": ("<tool_call>\n<function=f>\n</function>\n<function=g>\n<parameter=x>\n2\n"
-                                   "</parameter>\n</function>\n</tool_call>", [("f", {}), ("g", {"x": 2})]),
+    "no-padding-no-newlines": (
+        "<tool_call><function=f><parameter=a>1</parameter><parameter=b>x</parameter></function></tool_call>",
+        [("f", {"a": 1, "b": "x"})],
+    ),
+    "extra-whitespace": (
+        "<tool_call> \n<function=f>\n\n<parameter=a>\n1\n</parameter>\t\n</function>\n\n</tool_call>",
+        [("f", {"a": 1})],
+    ),
+    "missing-parameter-close": (
+        "<tool_call>\n<function=f>\n<parameter=a>\nx\n</parameter>\n<parameter=b>\n"
+        '{"k": true}\n</function>\n</tool_call>',
+        [("f", {"a": "x", "b": {"k": True}})],
+    ),
+    "missing-call-close-at-end": (
+        "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n",
+        [("f", {"a": 1})],
+    ),
+    "missing-call-close-before-next": (
+        "<tool_call>\n<function=f>\n</function>\n" + call_text("g", {"x": "y"}),
+        [("f", {}), ("g", {"x": "y"})],
+    ),
+    "two-functions-in-one-block": (
+        "<tool_call>\n<function=f>\n</function>\n<function=g>\n<parameter=x>\n2\n"
+        "</parameter>\n</function>\n</tool_call>",
+        [("f", {}), ("g", {"x": 2})],
+    ),
 }
 
 
@@ -204,27 +271,36 @@ def test_drift_recovered(case):
 
 def test_observed_vllm_missing_parameter_close():
     """vLLM issue 57699: the model omitted ``</parameter>`` before ``</function>``."""
-    text = ('<tool_call>\n<function=ThinQ_Connect>\n<parameter=body>\n{"airConJobMode": "AIR_CLEAN", '
-            '"windStrength": "HIGH", "monitoringEnabled": true}\n</function>\n</tool_call>')
+    text = (
+        '<tool_call>\n<function=ThinQ_Connect>\n<parameter=body>\n{"airConJobMode": "AIR_CLEAN", '
+        '"windStrength": "HIGH", "monitoringEnabled": true}\n</function>\n</tool_call>'
+    )
     message = assert_stream_matches(text)
-    assert view(message) == expected_view([("ThinQ_Connect", {"body": {
-        "airConJobMode": "AIR_CLEAN", "windStrength": "HIGH", "monitoringEnabled": True}})])
+    assert view(message) == expected_view(
+        [("ThinQ_Connect", {"body": {"airConJobMode": "AIR_CLEAN", "windStrength": "HIGH", "monitoringEnabled": True}})]
+    )
 
 
 def test_missing_parameter_close_in_the_first_of_two_calls():
     """drift mutator missing-parameter-closer on edge-parallel-2-same: the first call's value ends at its own
     ``</function>``; a later ``</parameter>`` no longer makes it swallow the second call."""
-    text = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</function>\n</tool_call>\n"
-            "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n<parameter=unit>\nc\n"
-            "</parameter>\n</function>\n</tool_call>")
+    text = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</function>\n</tool_call>\n"
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n<parameter=unit>\nc\n"
+        "</parameter>\n</function>\n</tool_call>"
+    )
     message = assert_stream_matches(text)
-    assert view(message) == expected_view([("get_weather", {"city": "Paris"}),
-                                           ("get_weather", {"city": "Tokyo", "unit": "c"})])
+    assert view(message) == expected_view(
+        [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo", "unit": "c"})]
+    )
     # two calls in one block, and a call without parameters in between
-    text = ("<tool_call>\n<function=search>\n<parameter=q>\nflights\n</function>\n<function=get_time>\n</function>\n"
-            "<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>")
-    assert view(assert_stream_matches(text)) == expected_view([("search", {"q": "flights"}), ("get_time", {}),
-                                                              ("f", {"a": 1})])
+    text = (
+        "<tool_call>\n<function=search>\n<parameter=q>\nflights\n</function>\n<function=get_time>\n</function>\n"
+        "<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
+    )
+    assert view(assert_stream_matches(text)) == expected_view(
+        [("search", {"q": "flights"}), ("get_time", {}), ("f", {"a": 1})]
+    )
 
 
 def test_missing_parameter_close_keeps_the_values_own_newline():
@@ -234,14 +310,17 @@ def test_missing_parameter_close_keeps_the_values_own_newline():
     assert view(assert_stream_matches(text)) == expected_view([("set_pattern", {"pattern": "last line\n"})])
 
 
-@pytest.mark.parametrize("raw, schema, expected", [
-    ('{\\"name\\": \\"Ada\\", \\"age\\": 36}', O, {"name": "Ada", "age": 36}),
-    ('[\\"a.txt\\", \\"b c.txt\\"]', A, ["a.txt", "b c.txt"]),
-    ('{\\"q\\": \\"say \\\\\\"hi\\\\\\"\\"}', O, {"q": 'say "hi"'}),  # fully double-encoded: one reading decodes
-    ('{\\"p\\": \\"C:\\\\x\\"}', O, {"p": "C:\\x"}),            # quotes escaped, backslash not: the other one
-    ('{\\"a\\": \\"x\\\\ny\\"}', O, '{\\"a\\": \\"x\\\\ny\\"}'),  # both decode, differently: kept as text
-    ('{\\"a\\": 1}', {"anyOf": [O, S]}, '{\\"a\\": 1}'),              # a string is allowed: the text is it
-])
+@pytest.mark.parametrize(
+    "raw, schema, expected",
+    [
+        ('{\\"name\\": \\"Ada\\", \\"age\\": 36}', O, {"name": "Ada", "age": 36}),
+        ('[\\"a.txt\\", \\"b c.txt\\"]', A, ["a.txt", "b c.txt"]),
+        ('{\\"q\\": \\"say \\\\\\"hi\\\\\\"\\"}', O, {"q": 'say "hi"'}),  # fully double-encoded: one reading decodes
+        ('{\\"p\\": \\"C:\\\\x\\"}', O, {"p": "C:\\x"}),  # quotes escaped, backslash not: the other one
+        ('{\\"a\\": \\"x\\\\ny\\"}', O, '{\\"a\\": \\"x\\\\ny\\"}'),  # both decode, differently: kept as text
+        ('{\\"a\\": 1}', {"anyOf": [O, S]}, '{\\"a\\": 1}'),  # a string is allowed: the text is it
+    ],
+)
 def test_double_encoded_json_value(raw, schema, expected):
     """drift mutator escaped-json-value: escaped JSON inside a value whose schema wants a container."""
     message = assert_stream_matches(call_text("t", {"v": raw}), [tool("t", {"v": schema})])
@@ -271,7 +350,7 @@ def test_malformed_call_stays_in_content(case):
 
 
 def test_surfaced_block_between_good_calls_keeps_them():
-    text = ("Plan.\n" + call_text("a", {"x": 1}) + "\n<tool_call>\nbroken\n</tool_call>\n" + call_text("b", {}))
+    text = "Plan.\n" + call_text("a", {"x": 1}) + "\n<tool_call>\nbroken\n</tool_call>\n" + call_text("b", {})
     message = assert_stream_matches(text, leak_check=False)
     assert view(message) == expected_view([("a", {"x": 1}), ("b", {})], "Plan.\n\n<tool_call>\nbroken\n</tool_call>")
 
@@ -294,6 +373,7 @@ def test_trailing_stop_markers_stripped_inner_kept():
 
 
 # ---- reasoning (Nemotron) ----------------------------------------------------------------------------
+
 
 def test_text_before_think_close_is_reasoning():
     """Nemotron with thinking on pre-fills ``<think>\\n``; the rendered text starts inside the reasoning."""
@@ -375,25 +455,51 @@ def test_undecided_start_is_held_until_decided():
 
 
 def test_deep_and_long_values_parse():
-    deep = "<tool_call>\n<function=f>\n<parameter=a>\n" + "</parameter>\n<parameter=a>\n" * 3000 + "x\n</parameter>\n" \
-           "</function>\n</tool_call>"
+    deep = (
+        "<tool_call>\n<function=f>\n<parameter=a>\n" + "</parameter>\n<parameter=a>\n" * 3000 + "x\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
     assert PARSER.parse(deep).tool_calls[0].arguments == {"a": "x"}  # no recursion limit
     long_value = "line, with </parameter> and </function>\n" * 2000
-    assert PARSER.parse(call_text("f", {"a": long_value, "b": "y"})).tool_calls[0].arguments == {"a": long_value,
-                                                                                                 "b": "y"}
-
+    assert PARSER.parse(call_text("f", {"a": long_value, "b": "y"})).tool_calls[0].arguments == {
+        "a": long_value,
+        "b": "y",
+    }
 
 
 # ---- property tests ----------------------------------------------------------------------------------
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
 KEYS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_. \-]{0,10}", fullmatch=True)
-TRICKY = st.sampled_from(["</parameter>", "</function>", "</tool_call>", "<tool_call>", "<parameter=x>",
-                          "<function=f>", "<|im_end|>", "<think>", "</think>", "\n", " ", "<", ">", "é😀", '"',
-                          "True", "None", "001", "{'a': 1}", ""])
+TRICKY = st.sampled_from(
+    [
+        "</parameter>",
+        "</function>",
+        "</tool_call>",
+        "<tool_call>",
+        "<parameter=x>",
+        "<function=f>",
+        "<|im_end|>",
+        "<think>",
+        "</think>",
+        "\n",
+        " ",
+        "<",
+        ">",
+        "é😀",
+        '"',
+        "True",
+        "None",
+        "001",
+        "{'a': 1}",
+        "",
+    ]
+)
 STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
-AMBIGUOUS = re.compile(r"</parameter>\s*(<parameter=|</function>\s*<function=)|</tool_call>\s*<tool_call>"
-                       r"|</function>\s*(</tool_call>\s*)?(<tool_call>|<function=)")
+AMBIGUOUS = re.compile(
+    r"</parameter>\s*(<parameter=|</function>\s*<function=)|</tool_call>\s*<tool_call>"
+    r"|</function>\s*(</tool_call>\s*)?(<tool_call>|<function=)"
+)
 # ^ documented limitations (the last: a call boundary, or a call end before a new block, inside a value)
 TYPED_VALUES = st.one_of(
     st.tuples(st.just(S), STRINGS),
@@ -404,8 +510,12 @@ TYPED_VALUES = st.one_of(
     st.tuples(st.just(O), st.dictionaries(STRINGS, st.one_of(st.none(), st.integers(), STRINGS), max_size=3)),
     st.tuples(st.just(A), st.lists(st.one_of(st.booleans(), st.floats(allow_nan=False), STRINGS), max_size=3)),
 )
-CALLS = st.lists(st.tuples(NAMES, st.dictionaries(KEYS, TYPED_VALUES, max_size=4)), min_size=1, max_size=3,
-                 unique_by=lambda call: call[0])
+CALLS = st.lists(
+    st.tuples(NAMES, st.dictionaries(KEYS, TYPED_VALUES, max_size=4)),
+    min_size=1,
+    max_size=3,
+    unique_by=lambda call: call[0],
+)
 PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
 
 
@@ -434,13 +544,35 @@ def test_property_written_calls_roundtrip(calls, content, data):
     message = PARSER.parse(text, tools)
     assert view(message) == expected_view(plain, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks, tools)) == view(message)
 
 
-FRAGMENTS = st.sampled_from(["<tool_call>", "</tool_call>", "<function=f>", "</function>", "<parameter=a>",
-                             "</parameter>", "\n", " ", "1", "None", "{'a': 1}", "x y", "<|im_end|>", "<think>",
-                             "</think>", "<", ">", "<tool_", "</param", "<function=", "<|endoftext|>"])
+FRAGMENTS = st.sampled_from(
+    [
+        "<tool_call>",
+        "</tool_call>",
+        "<function=f>",
+        "</function>",
+        "<parameter=a>",
+        "</parameter>",
+        "\n",
+        " ",
+        "1",
+        "None",
+        "{'a': 1}",
+        "x y",
+        "<|im_end|>",
+        "<think>",
+        "</think>",
+        "<",
+        ">",
+        "<tool_",
+        "</param",
+        "<function=",
+        "<|endoftext|>",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -451,14 +583,15 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
     if not message.tool_calls and THINK_OPEN not in text and THINK_CLOSE not in text:
         body = text.rstrip()  # all is content, bar trailing stop markers
         while body.endswith(FMT.stop_markers):
-            body = next(body[:-len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
+            body = next(body[: -len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)])], list(text)):
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
         assert view(run_stream(PARSER, chunks)) == view(message)
 
 
 # ---- rendering through the real templates --------------------------------------------------------------
+
 
 @functools.cache
 def template(model: str):
@@ -473,23 +606,31 @@ def template(model: str):
 
 
 def test_catalog_rows_and_offline_templates():
-    expected = {"qwen3-coder-30b-a3b": "Qwen3-Coder.jinja",
-                "nemotron-3-nano": "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja"}
+    expected = {
+        "qwen3-coder-30b-a3b": "Qwen3-Coder.jinja",
+        "nemotron-3-nano": "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja",
+    }
     for model, file in expected.items():
         tmpl = template(model)
         assert (tmpl.format, tmpl.source, tmpl.file) == ("qwen3_coder", "sdist", file)
 
 
 def test_rendered_shapes_per_template():
-    scenario = Scenario("s1", [WEATHER], [ToolCall("get_weather", {"city": "Paris", "days": 2})],
-                        content_after="Checking.")
-    body = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n2\n"
-            "</parameter>\n</function>\n</tool_call>")
+    scenario = Scenario(
+        "s1", [WEATHER], [ToolCall("get_weather", {"city": "Paris", "days": 2})], content_after="Checking."
+    )
+    body = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n2\n"
+        "</parameter>\n</function>\n</tool_call>"
+    )
     case = render_scenario(template("qwen3-coder-30b-a3b"), scenario, FMT)
     assert (case.text, case.prefix, case.extra["stop"]) == ("Checking.\n\n" + body, "", "<|im_end|>\n")
     case = render_scenario(template("nemotron-3-nano"), scenario, FMT)
-    assert (case.text, case.prefix, case.extra["stop"]) == ("Checking.\n" + body + "\n", "<think></think>",
-                                                            "<|im_end|>\n")
+    assert (case.text, case.prefix, case.extra["stop"]) == (
+        "Checking.\n" + body + "\n",
+        "<think></think>",
+        "<|im_end|>\n",
+    )
     thinking = Scenario("s2", [WEATHER], [ToolCall("get_weather", {"city": "Oslo"})], reasoning="Oslo it is.")
     case = render_scenario(template("nemotron-3-nano"), thinking, FMT)
     assert case.text.startswith("Oslo it is.\n</think>\n<tool_call>") and case.prefix == "<think>\n"
@@ -528,6 +669,8 @@ def test_own_parser_passes_every_strict_rendered_case(model):
         failures += [(case.id, r.mode, r.error_type, r.detail) for r in records if r.verdict != "pass"]
     assert failures == []
     # observed: the integral float 140.0 under an integer schema is the integer 140 (JSON Schema's reading)
-    assert observed == {"qwen3coder_last_param_unclosed_vllm": {"pass"},
-                        "qwen3coder_parallel_calls_llamacpp_autoparser": {"pass"},
-                        "qwen3coder_float_formatted_integer_mlx_lm": {"pass"}}
+    assert observed == {
+        "qwen3coder_last_param_unclosed_vllm": {"pass"},
+        "qwen3coder_parallel_calls_llamacpp_autoparser": {"pass"},
+        "qwen3coder_float_formatted_integer_mlx_lm": {"pass"},
+    }

@@ -32,17 +32,35 @@ from harness.parse import registry
 OFF = "<|channel>thought\n<channel|>"  # the pre-filled empty thought channel (thinking off)
 S = '<|"|>'
 _REPO = Path(__file__).resolve().parents[1]
-OBSERVED = next((p for p in (_REPO / "corpora" / "observed" / "observed_public.jsonl",
-                             _REPO.parent / "shared" / "cases" / "observed_public.jsonl") if p.exists()),
-                _REPO / "corpora" / "observed" / "observed_public.jsonl")
+OBSERVED = next(
+    (
+        p
+        for p in (
+            _REPO / "corpora" / "observed" / "observed_public.jsonl",
+            _REPO.parent / "shared" / "cases" / "observed_public.jsonl",
+        )
+        if p.exists()
+    ),
+    _REPO / "corpora" / "observed" / "observed_public.jsonl",
+)
 
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Weather for a place.",
-    "parameters": {"type": "object", "properties": {
-        "location": {"type": "object"}, "days": {"type": "integer"}, "note": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a place.",
+            "parameters": {
+                "type": "object",
+                "properties": {"location": {"type": "object"}, "days": {"type": "integer"}, "note": {"type": "string"}},
+            },
+        },
+    }
+]
 
 
 # ----------------------------------------------------------------------------------------------- helpers
+
 
 @pytest.fixture(scope="module")
 def tf():
@@ -77,7 +95,7 @@ def render(chat_template: str, assistant: dict, tools=TOOLS, thinking: bool = Fa
     prefix = prompt[anchor:]
     assert full[:anchor] == prompt[:anchor]
     completion = full[anchor:]
-    return (completion[len(prefix):] if completion.startswith(prefix) else completion), prefix
+    return (completion[len(prefix) :] if completion.startswith(prefix) else completion), prefix
 
 
 def call(name: str, arguments: dict) -> dict:
@@ -116,13 +134,15 @@ def observed_cases() -> list[dict]:
     return [r for r in rows if r["format"] == "gemma4"]
 
 
-NESTED = {"location": {"city": "Paris", "country": "FR"}, "days": 3,
-          "note": 'say "hi", {braces} and\nnewline'}
-NESTED_TEXT = ('<|tool_call>call:get_weather{days:3,location:{city:<|"|>Paris<|"|>,country:<|"|>FR<|"|>},'
-               'note:<|"|>say "hi", {braces} and\nnewline<|"|>}<tool_call|><|tool_response>')
+NESTED = {"location": {"city": "Paris", "country": "FR"}, "days": 3, "note": 'say "hi", {braces} and\nnewline'}
+NESTED_TEXT = (
+    '<|tool_call>call:get_weather{days:3,location:{city:<|"|>Paris<|"|>,country:<|"|>FR<|"|>},'
+    'note:<|"|>say "hi", {braces} and\nnewline<|"|>}<tool_call|><|tool_response>'
+)
 
 
 # ------------------------------------------------------------------------------------------ transformers
+
 
 def test_tf_identity_and_builtin_template(tf):
     import transformers
@@ -134,8 +154,9 @@ def test_tf_identity_and_builtin_template(tf):
 
 
 def test_tf_real_render_nested_object_thinking_off(tf, chat_template):
-    text, prefix = render(chat_template, {"role": "assistant", "content": "",
-                                          "tool_calls": [call("get_weather", NESTED)]})
+    text, prefix = render(
+        chat_template, {"role": "assistant", "content": "", "tool_calls": [call("get_weather", NESTED)]}
+    )
     assert (text, prefix) == (NESTED_TEXT, OFF)
     expected = msg(calls=[("get_weather", NESTED)])
     assert tf.parse(text, TOOLS, prefix).to_json() == expected
@@ -145,8 +166,9 @@ def test_tf_real_render_nested_object_thinking_off(tf, chat_template):
 
 
 def test_tf_real_render_null_is_written_None_and_raises(tf, chat_template):
-    text, prefix = render(chat_template, {"role": "assistant", "content": "",
-                                          "tool_calls": [call("get_weather", {"note": None})]})
+    text, prefix = render(
+        chat_template, {"role": "assistant", "content": "", "tool_calls": [call("get_weather", {"note": None})]}
+    )
     assert "note:None}" in text  # the template writes JSON null as Python's None
     with pytest.raises(ValueError, match="could not parse"):
         tf.parse(text, TOOLS, prefix)
@@ -157,8 +179,12 @@ def test_tf_real_render_null_is_written_None_and_raises(tf, chat_template):
 
 
 def test_tf_real_render_thinking_on_two_calls_and_content(tf, chat_template):
-    assistant = {"role": "assistant", "content": "Done.", "reasoning_content": "I think",
-                 "tool_calls": [call("get_weather", {"days": 1}), call("get_weather", {"days": 2})]}
+    assistant = {
+        "role": "assistant",
+        "content": "Done.",
+        "reasoning_content": "I think",
+        "tool_calls": [call("get_weather", {"days": 1}), call("get_weather", {"days": 2})],
+    }
     text, prefix = render(chat_template, assistant, thinking=True)
     assert prefix == ""
     assert text.startswith("<|channel>thought\nI think\n<channel|><|tool_call>")
@@ -177,16 +203,19 @@ def test_tf_prefix_goes_through_start_anchor(tf):
     assert session.feed("") == []
 
 
-@pytest.mark.parametrize("text, outcome", [
-    ("<|tool_call>call:manim-video{code:<|\"|>x<|\"|>}<tool_call|>", ValueError),  # name must match \w+
-    ("<|tool_call>call:ns.get{a:1}<tool_call|>", ValueError),
-    ('<|tool_call>call:w{t:<|"|>a <tool_call|> b<|"|>}<tool_call|>', ValueError),  # close marker in a string
-    ('<|tool_call>call:w{t:<|"|>She said "hi"<|"|>}<tool_call|>', msg(calls=[("w", {"t": 'She said "hi"'})])),
-    ('<|tool_call>call:w{t:<|"|>x,b:1<|"|>}<tool_call|>', msg(calls=[("w", {"t": "x,b:1"})])),
-    ("<|tool_call>call:w{a:[1,{b:true}],c:1.5}<tool_call|>", msg(calls=[("w", {"a": [1, {"b": True}], "c": 1.5})])),
-    ("<|tool_call>call:w{a:1}", msg(calls=[("w", {"a": 1})])),  # unclosed at the end: still parsed
-    ("x<turn|>more", msg("more")),  # only the last content region survives one-shot
-])
+@pytest.mark.parametrize(
+    "text, outcome",
+    [
+        ('<|tool_call>call:manim-video{code:<|"|>x<|"|>}<tool_call|>', ValueError),  # name must match \w+
+        ("<|tool_call>call:ns.get{a:1}<tool_call|>", ValueError),
+        ('<|tool_call>call:w{t:<|"|>a <tool_call|> b<|"|>}<tool_call|>', ValueError),  # close marker in a string
+        ('<|tool_call>call:w{t:<|"|>She said "hi"<|"|>}<tool_call|>', msg(calls=[("w", {"t": 'She said "hi"'})])),
+        ('<|tool_call>call:w{t:<|"|>x,b:1<|"|>}<tool_call|>', msg(calls=[("w", {"t": "x,b:1"})])),
+        ("<|tool_call>call:w{a:[1,{b:true}],c:1.5}<tool_call|>", msg(calls=[("w", {"a": [1, {"b": True}], "c": 1.5})])),
+        ("<|tool_call>call:w{a:1}", msg(calls=[("w", {"a": 1})])),  # unclosed at the end: still parsed
+        ("x<turn|>more", msg("more")),  # only the last content region survives one-shot
+    ],
+)
 def test_tf_tricky_inputs(tf, text, outcome):
     if isinstance(outcome, type):
         with pytest.raises(outcome):
@@ -220,8 +249,12 @@ def test_tf_stream_truncated_call_dropped_at_finish_like_server(tf):
 
 
 def test_tf_tools_cast_string_arguments(tf):
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {
-        "type": "object", "properties": {"n": {"type": "integer"}}}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "f", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        }
+    ]
     text = f"<|tool_call>call:f{{n:{S}7{S}}}<tool_call|>"
     assert tf.parse(text, tools, OFF).to_json() == msg(calls=[("f", {"n": 7})])
     assert tf.parse(text, None, OFF).to_json() == msg(calls=[("f", {"n": "7"})])
@@ -237,8 +270,9 @@ TF_OBSERVED = {
     "gemma4_bare_scalars_as_strings_vllm": "expected",
     "gemma4_paren_form_absorbed_into_name_vllm": ValueError,
     "gemma4_markup_left_in_content_vllm019": "expected",
-    "gemma4_wrapper_call_with_id_field_fastflowlm": msg(calls=[(
-        "tool_call", {"args": {"query": "тренировки на пресс или ноги"}, "id": "memory_search"})]),
+    "gemma4_wrapper_call_with_id_field_fastflowlm": msg(
+        calls=[("tool_call", {"args": {"query": "тренировки на пресс или ноги"}, "id": "memory_search"})]
+    ),
     "gemma4_hyphen_name_and_brace_in_string_mlx_lm": ValueError,
 }
 
@@ -260,6 +294,7 @@ def test_tf_observed_cases(tf, case):
 
 # ------------------------------------------------------------------------------------------------ mlx-lm
 
+
 def test_mlx_identity_and_library_state_machine(mlx):
     import importlib.metadata
 
@@ -271,12 +306,16 @@ def test_mlx_identity_and_library_state_machine(mlx):
     tok = mlx._rt.tokenizer  # inferred by mlx-lm itself from the Gemma 4 special tokens
     assert (tok.think_start, tok.think_end) == ("<|channel>thought", "<channel|>")
     assert (tok.tool_call_start, tok.tool_call_end, tok.tool_parser) == (
-        "<|tool_call>", "<tool_call|>", gemma4.parse_tool_call)
+        "<|tool_call>",
+        "<tool_call|>",
+        gemma4.parse_tool_call,
+    )
 
 
 def test_mlx_real_render_nested_object_thinking_off(mlx, chat_template):
-    text, prefix = render(chat_template, {"role": "assistant", "content": "",
-                                          "tool_calls": [call("get_weather", NESTED)]})
+    text, prefix = render(
+        chat_template, {"role": "assistant", "content": "", "tool_calls": [call("get_weather", NESTED)]}
+    )
     assert (text, prefix) == (NESTED_TEXT, OFF)
     expected = msg(calls=[("get_weather", NESTED)])
     got = mlx.parse(text, TOOLS, prefix)  # trailing <|tool_response> = the stop token, never decoded
@@ -290,8 +329,10 @@ def test_mlx_real_render_nested_object_thinking_off(mlx, chat_template):
 
 
 def test_mlx_real_render_null_is_dropped_with_diagnostic(mlx, chat_template):
-    text, prefix = render(chat_template, {"role": "assistant", "content": "",
-                                          "tool_calls": [call("get_weather", {"days": 1, "note": None})]})
+    text, prefix = render(
+        chat_template,
+        {"role": "assistant", "content": "", "tool_calls": [call("get_weather", {"days": 1, "note": None})]},
+    )
     got = mlx.parse(text, TOOLS, prefix)
     assert plain(got) == msg()  # the server returns no call and no content
     (diag,) = got.diagnostics
@@ -301,8 +342,12 @@ def test_mlx_real_render_null_is_dropped_with_diagnostic(mlx, chat_template):
 
 
 def test_mlx_real_render_thinking_on_keeps_newlines_in_reasoning(mlx, chat_template):
-    assistant = {"role": "assistant", "content": "Done.", "reasoning_content": "I think",
-                 "tool_calls": [call("get_weather", {"days": 1}), call("get_weather", {"days": 2})]}
+    assistant = {
+        "role": "assistant",
+        "content": "Done.",
+        "reasoning_content": "I think",
+        "tool_calls": [call("get_weather", {"days": 1}), call("get_weather", {"days": 2})],
+    }
     text, prefix = render(chat_template, assistant, thinking=True)
     expected = msg("Done.", "\nI think\n", [("get_weather", {"days": 1}), ("get_weather", {"days": 2})])
     assert mlx.parse(text, TOOLS, prefix).to_json() == expected
@@ -311,23 +356,36 @@ def test_mlx_real_render_thinking_on_keeps_newlines_in_reasoning(mlx, chat_templ
     assert [d.tool_calls[0].index for _, d in seen if d.tool_calls] == [0, 1]
 
 
-@pytest.mark.parametrize("text, expected, diagnostic", [
-    # names: [\w-]+ since mlx-lm PR #1150 — hyphens parse, dots do not
-    ("<|tool_call>call:manim-video{code:<|\"|>x<|\"|>}<tool_call|>", msg(calls=[("manim-video", {"code": "x"})]), None),
-    ("<|tool_call>call:ns.get{a:1}<tool_call|>", msg(), "ValueError: No function provided."),
-    # the close marker inside a string ends the segment: call dropped, the rest leaks into content
-    ('<|tool_call>call:w{t:<|"|>a <tool_call|> b<|"|>}<tool_call|>', msg(' b<|"|>}<tool_call|>'),
-     "ValueError: No function provided."),
-    ('<|tool_call>call:w{t:<|"|>She said "hi"<|"|>}<tool_call|>', msg(calls=[("w", {"t": 'She said "hi"'})]), None),
-    ("<|tool_call>call:w{a:null}<tool_call|>", msg(calls=[("w", {"a": None})]), None),
-    ("<|tool_call>call:w{a:[1,{b:true}],c:1.5}<tool_call|>", msg(calls=[("w", {"a": [1, {"b": True}], "c": 1.5})]),
-     None),
-    ("<|tool_call>call:w{a:1,\nb:2}<tool_call|>", msg(), "JSONDecodeError"),  # a key after ",\n" stays unquoted
-    ("<|tool_call>call:w{a:1}", msg(calls=[("w", {"a": 1})]), None),  # open segment at the end is kept
-    ("<|tool_call>call:w{a:1}<tool_call", msg(calls=[("w", {"a": 1})]), None),  # partial marker discarded
-    ("Sure.<|tool_call>call:w{a:1}<tool_call|>Done.", msg("Sure.Done.", calls=[("w", {"a": 1})]), None),
-    ("x<turn|>more", msg("x"), "4 characters after it never reach mlx-lm"),  # <turn|> is a stop token
-])
+@pytest.mark.parametrize(
+    "text, expected, diagnostic",
+    [
+        # names: [\w-]+ since mlx-lm PR #1150 — hyphens parse, dots do not
+        (
+            '<|tool_call>call:manim-video{code:<|"|>x<|"|>}<tool_call|>',
+            msg(calls=[("manim-video", {"code": "x"})]),
+            None,
+        ),
+        ("<|tool_call>call:ns.get{a:1}<tool_call|>", msg(), "ValueError: No function provided."),
+        # the close marker inside a string ends the segment: call dropped, the rest leaks into content
+        (
+            '<|tool_call>call:w{t:<|"|>a <tool_call|> b<|"|>}<tool_call|>',
+            msg(' b<|"|>}<tool_call|>'),
+            "ValueError: No function provided.",
+        ),
+        ('<|tool_call>call:w{t:<|"|>She said "hi"<|"|>}<tool_call|>', msg(calls=[("w", {"t": 'She said "hi"'})]), None),
+        ("<|tool_call>call:w{a:null}<tool_call|>", msg(calls=[("w", {"a": None})]), None),
+        (
+            "<|tool_call>call:w{a:[1,{b:true}],c:1.5}<tool_call|>",
+            msg(calls=[("w", {"a": [1, {"b": True}], "c": 1.5})]),
+            None,
+        ),
+        ("<|tool_call>call:w{a:1,\nb:2}<tool_call|>", msg(), "JSONDecodeError"),  # a key after ",\n" stays unquoted
+        ("<|tool_call>call:w{a:1}", msg(calls=[("w", {"a": 1})]), None),  # open segment at the end is kept
+        ("<|tool_call>call:w{a:1}<tool_call", msg(calls=[("w", {"a": 1})]), None),  # partial marker discarded
+        ("Sure.<|tool_call>call:w{a:1}<tool_call|>Done.", msg("Sure.Done.", calls=[("w", {"a": 1})]), None),
+        ("x<turn|>more", msg("x"), "4 characters after it never reach mlx-lm"),  # <turn|> is a stop token
+    ],
+)
 def test_mlx_tricky_inputs(mlx, text, expected, diagnostic):
     got = mlx.parse(text, None, OFF)
     assert plain(got) == expected
@@ -372,8 +430,10 @@ MLX_OBSERVED = {
     "gemma4_bare_scalars_as_strings_vllm": ("expected", None),
     "gemma4_paren_form_absorbed_into_name_vllm": (msg(), "No function provided."),
     "gemma4_markup_left_in_content_vllm019": ("expected", None),
-    "gemma4_wrapper_call_with_id_field_fastflowlm": (msg(calls=[(
-        "tool_call", {"args": {"query": "тренировки на пресс или ноги"}, "id": "memory_search"})]), None),
+    "gemma4_wrapper_call_with_id_field_fastflowlm": (
+        msg(calls=[("tool_call", {"args": {"query": "тренировки на пресс или ноги"}, "id": "memory_search"})]),
+        None,
+    ),
     "gemma4_hyphen_name_and_brace_in_string_mlx_lm": ("expected", None),
 }
 
@@ -393,6 +453,7 @@ def test_mlx_observed_cases(mlx, case):
 
 # ---------------------------------------------------------------------------------------------- registry
 
+
 @pytest.fixture
 def fresh_registry():
     registry.reload()
@@ -409,11 +470,17 @@ def test_registry_lists_reference_parsers(fresh_registry):
     assert own or any(k.startswith("parsers.own.gemma4") for k in registry.unavailable_parsers())
 
 
-@pytest.mark.parametrize("name, cls", [
-    ("transformers", "TransformersGemma4Parser"), ("transformers:gemma4", "TransformersGemma4Parser"),
-    ("transformers==5.24.0:gemma4", "TransformersGemma4Parser"),
-    ("mlx-lm", "MlxLmGemma4Parser"), ("mlx_lm", "MlxLmGemma4Parser"), ("mlx-lm==0.32.2:gemma4", "MlxLmGemma4Parser"),
-])
+@pytest.mark.parametrize(
+    "name, cls",
+    [
+        ("transformers", "TransformersGemma4Parser"),
+        ("transformers:gemma4", "TransformersGemma4Parser"),
+        ("transformers==5.24.0:gemma4", "TransformersGemma4Parser"),
+        ("mlx-lm", "MlxLmGemma4Parser"),
+        ("mlx_lm", "MlxLmGemma4Parser"),
+        ("mlx-lm==0.32.2:gemma4", "MlxLmGemma4Parser"),
+    ],
+)
 def test_get_parser_names_and_aliases(fresh_registry, name, cls):
     parser = registry.get_parser(name, format="gemma4")
     assert type(parser).__name__ == cls
@@ -453,6 +520,7 @@ def test_create_parsers(fresh_registry):
 
 # ------------------------------------------------------------------------------------------------- Hermes
 
+
 @pytest.fixture(scope="module")
 def tf_hermes():
     from parsers.reference.transformers import TransformersHermesParser
@@ -480,9 +548,11 @@ def test_tf_hermes_texts(tf_hermes):
     raises (one-shot and streaming alike). ``\\s*<tool_call>`` absorbs the newline before a call."""
     got = hermes_results(tf_hermes)
     expected = {case: {mode: hermes_expected(case) for mode in HERMES_MODES} for case in HERMES_CASES}
-    unterminated = ("ValueError: json parser could not parse region as JSON.\nContent: '\\n{\"name\": \"get_weather\", "
-                    "\"arguments\": {\"city\": \"Paris\", \"note\": \"a '\nError: Unterminated string starting at: "
-                    "line 2 column 64 (char 64)")
+    unterminated = (
+        'ValueError: json parser could not parse region as JSON.\nContent: \'\\n{"name": "get_weather", '
+        '"arguments": {"city": "Paris", "note": "a \'\nError: Unterminated string starting at: '
+        "line 2 column 64 (char 64)"
+    )
     expected["close_tag_in_string"] = dict.fromkeys(HERMES_MODES, {"error": unterminated})
     assert got == expected
 
@@ -503,7 +573,10 @@ def test_mlx_hermes_uses_json_tools_without_thinking(mlx_hermes):
     assert (mlx_hermes.name, mlx_hermes.formats) == ("mlx-lm==0.32.2:hermes", ("hermes",))
     tok = mlx_hermes._rt.tokenizer
     assert (tok.tool_call_start, tok.tool_call_end, tok.tool_parser) == (
-        "<tool_call>", "</tool_call>", json_tools.parse_tool_call)
+        "<tool_call>",
+        "</tool_call>",
+        json_tools.parse_tool_call,
+    )
     assert not tok.has_thinking  # Qwen 2.5's / Hermes 3's vocabulary has no <think> token
 
 
@@ -528,7 +601,8 @@ def test_mlx_hermes_stops_at_im_end_and_keeps_think_tags_as_content(mlx_hermes):
     got = mlx_hermes.parse("<think>\nhmm\n</think>\n\n" + call + "<|im_end|>ignored", HERMES_TOOLS, "")
     assert plain(got) == hermes_msg("<think>\nhmm\n</think>\n\n", [PARIS])
     assert got.diagnostics == [
-        "generation stops at the stop token '<|im_end|>': 7 characters after it never reach mlx-lm"]
+        "generation stops at the stop token '<|im_end|>': 7 characters after it never reach mlx-lm"
+    ]
 
 
 def test_registry_lists_hermes_references_and_all_names_every_engine(fresh_registry):
@@ -599,9 +673,7 @@ def test_tf_qwen3_coder_uses_the_builtin_qwen3_5_template(tf_qwen3_coder):
     own type (qwen3_moe) falls back to the JSON template, which rejects every such call."""
     from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
     from transformers.utils.chat_parsing import parse_response
-    from transformers.utils.chat_parsing.response_templates import (
-        load_response_template,
-    )
+    from transformers.utils.chat_parsing.response_templates import load_response_template
 
     from parsers.reference.transformers import builtin_template
 
@@ -639,8 +711,10 @@ def test_tf_qwen3_coder_rendered_texts_nemotron(tf_qwen3_coder):
     assert got == {
         "one_call": every_mode(rendered_msg(None, [PARIS3])),
         "two_calls": every_mode(rendered_msg(None, [PARIS3, ROME1])),
-        "content_call": {"oneshot": rendered_msg(None, [PARIS3]),
-                         **{m: rendered_msg("Let me check.Done.", [PARIS3]) for m in streamed}},
+        "content_call": {
+            "oneshot": rendered_msg(None, [PARIS3]),
+            **{m: rendered_msg("Let me check.Done.", [PARIS3]) for m in streamed},
+        },
         "marker_in_string": every_mode(rendered_msg(None, [{"city": "Paris", "note": "a </tool_call> b"}])),
         "reasoning_call": every_mode(rendered_msg(None, [PARIS3], reasoning="The user wants the weather.")),
     }
@@ -651,10 +725,25 @@ def test_tf_qwen3_coder_rendered_texts_nemotron(tf_qwen3_coder):
 
 
 def test_tf_qwen3_coder_faults(tf_qwen3_coder):
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
-        "s": {"type": "string"}, "code": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}}}}]
-    text = ("<tool_call>\n<function=f>\n<parameter=s>\n \n</parameter>\n<parameter=code>\n001\n</parameter>\n"
-            "</function>\n</tool_call>")
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "s": {"type": "string"},
+                        "code": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+                    },
+                },
+            },
+        }
+    ]
+    text = (
+        "<tool_call>\n<function=f>\n<parameter=s>\n \n</parameter>\n<parameter=code>\n001\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
     # the tag pattern's \s* strips every value; the first declared type that casts wins
     assert plain(tf_qwen3_coder.parse(text, tools, "")) == msg(calls=[("f", {"s": "", "code": 1})])
     assert plain(tf_qwen3_coder.parse(text, None, "")) == msg(calls=[("f", {"s": "", "code": "001"})])
@@ -672,9 +761,15 @@ def test_tf_registers_only_formats_with_a_builtin_template(fresh_registry):
 # mlx-lm ------------------------------------------------------------------------------------------------------
 
 NEW_MLX_PRESETS = {
-    "glm-4.5": "glm45", "glm-4.6": "glm45", "glm-4.7-flash": "glm47", "qwen3-coder-30b-a3b": "qwen3_coder",
-    "nemotron-3-nano": "qwen3_coder", "minimax-m2": "minimax_m2", "mistral-small-3.2": "mistral",
-    "devstral-small": "mistral", "kimi-k2": "kimi_k2",
+    "glm-4.5": "glm45",
+    "glm-4.6": "glm45",
+    "glm-4.7-flash": "glm47",
+    "qwen3-coder-30b-a3b": "qwen3_coder",
+    "nemotron-3-nano": "qwen3_coder",
+    "minimax-m2": "minimax_m2",
+    "mistral-small-3.2": "mistral",
+    "devstral-small": "mistral",
+    "kimi-k2": "kimi_k2",
 }
 THINKING_FORMATS = {"glm45", "glm47", "qwen3_coder", "minimax_m2"}
 
@@ -705,7 +800,10 @@ def test_mlx_tool_parser_is_the_one_mlx_lm_infers_from_the_preset_template(prese
     module = importlib.import_module(f"mlx_lm.tool_parsers.{FORMATS[fmt].tool_module}")
     tok = parser._rt.tokenizer
     assert (tok.tool_call_start, tok.tool_call_end, tok.tool_parser) == (
-        module.tool_call_start, module.tool_call_end, module.parse_tool_call)
+        module.tool_call_start,
+        module.tool_call_end,
+        module.parse_tool_call,
+    )
     assert parser.name == f"mlx-lm==0.32.2:{fmt}"
     assert tok.has_thinking == (fmt in THINKING_FORMATS)
     if tok.has_thinking:
@@ -729,46 +827,72 @@ def test_mlx_new_formats_stop_markers_are_the_formats_and_special_tokens_are_sin
 # characters, by token-like pieces); a call dropped by the server leaves its warning in diagnostics.
 _GLM_CUT = {"city": "Paris"}  # </tool_call> in the value: the call comes back without that argument, no warning
 MLX_RENDERED = {
-    "glm-4.6": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-                "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-                "marker_in_string": rendered_msg("b</arg_value>\n</tool_call>", [_GLM_CUT]),
-                "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather.")},
-    "glm-4.7-flash": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-                      "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-                      "marker_in_string": rendered_msg("b</arg_value></tool_call>", [_GLM_CUT]),
-                      # the prompt ends with the pre-filled <think>: the server starts in reasoning
-                      "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather.")},
-    "qwen3-coder-30b-a3b": {"one_call": rendered_msg(None, [PARIS3]),
-                            "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-                            "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-                            "marker_in_string": rendered_msg("b\n</parameter>\n</function>\n</tool_call>")},
-    "nemotron-3-nano": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-                        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-                        "marker_in_string": rendered_msg("b\n</parameter>\n</function>\n</tool_call>"),
-                        "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather.")},
-    "minimax-m2": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-                   # the prompt ends <think>: a text without reasoning closes it first, then the content is content
-                   "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-                   "marker_in_string": rendered_msg("b</parameter>\n</invoke>\n</minimax:tool_call>"),
-                   "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather.")},
+    "glm-4.6": {
+        "one_call": rendered_msg(None, [PARIS3]),
+        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+        "marker_in_string": rendered_msg("b</arg_value>\n</tool_call>", [_GLM_CUT]),
+        "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather."),
+    },
+    "glm-4.7-flash": {
+        "one_call": rendered_msg(None, [PARIS3]),
+        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+        "marker_in_string": rendered_msg("b</arg_value></tool_call>", [_GLM_CUT]),
+        # the prompt ends with the pre-filled <think>: the server starts in reasoning
+        "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather."),
+    },
+    "qwen3-coder-30b-a3b": {
+        "one_call": rendered_msg(None, [PARIS3]),
+        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+        "marker_in_string": rendered_msg("b\n</parameter>\n</function>\n</tool_call>"),
+    },
+    "nemotron-3-nano": {
+        "one_call": rendered_msg(None, [PARIS3]),
+        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+        "marker_in_string": rendered_msg("b\n</parameter>\n</function>\n</tool_call>"),
+        "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather."),
+    },
+    "minimax-m2": {
+        "one_call": rendered_msg(None, [PARIS3]),
+        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+        # the prompt ends <think>: a text without reasoning closes it first, then the content is content
+        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+        "marker_in_string": rendered_msg("b</parameter>\n</invoke>\n</minimax:tool_call>"),
+        "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather."),
+    },
     # Small 3.2 writes NAME[CALL_ID]ID[ARGS]: the header regex names each call after its id
-    "mistral-small-3.2": {"one_call": rendered_msg(None, [PARIS3], name="call00000"),
-                          "two_calls": {**rendered_msg(None, [PARIS3], name="call00000"), "tool_calls": [
-                              {"name": "call00000", "arguments": PARIS3}, {"name": "call00001", "arguments": ROME1}]},
-                          "marker_in_string": rendered_msg(None, [{"city": "Paris", "note": "a [TOOL_CALLS] b"}],
-                                                           name="call00000")},
-    "devstral-small": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-                       "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-                       "marker_in_string": rendered_msg(None, [{"city": "Paris", "note": "a [TOOL_CALLS] b"}])},
-    "kimi-k2": {"one_call": rendered_msg(None, [PARIS3]), "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-                "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-                # the cut section parsed as one call: name with the call-begin token, arguments the cut JSON text
-                "marker_in_string": rendered_msg('b"}<|tool_call_end|><|tool_calls_section_end|>',
-                                                 ['{"city": "Paris", "note": "a '],
-                                                 name="<|tool_call_begin|>functions.get_weather")},
+    "mistral-small-3.2": {
+        "one_call": rendered_msg(None, [PARIS3], name="call00000"),
+        "two_calls": {
+            **rendered_msg(None, [PARIS3], name="call00000"),
+            "tool_calls": [{"name": "call00000", "arguments": PARIS3}, {"name": "call00001", "arguments": ROME1}],
+        },
+        "marker_in_string": rendered_msg(None, [{"city": "Paris", "note": "a [TOOL_CALLS] b"}], name="call00000"),
+    },
+    "devstral-small": {
+        "one_call": rendered_msg(None, [PARIS3]),
+        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+        "marker_in_string": rendered_msg(None, [{"city": "Paris", "note": "a [TOOL_CALLS] b"}]),
+    },
+    "kimi-k2": {
+        "one_call": rendered_msg(None, [PARIS3]),
+        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
+        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
+        # the cut section parsed as one call: name with the call-begin token, arguments the cut JSON text
+        "marker_in_string": rendered_msg(
+            'b"}<|tool_call_end|><|tool_calls_section_end|>',
+            ['{"city": "Paris", "note": "a '],
+            name="<|tool_call_begin|>functions.get_weather",
+        ),
+    },
 }
 MLX_DROPPED = {  # preset -> the server's warning for the marker_in_string call it drops
-    "qwen3-coder-30b-a3b": "ValueError: No function provided.", "nemotron-3-nano": "ValueError: No function provided.",
+    "qwen3-coder-30b-a3b": "ValueError: No function provided.",
+    "nemotron-3-nano": "ValueError: No function provided.",
     "minimax-m2": "ValueError: No tool call found",
 }
 
@@ -796,32 +920,67 @@ def test_mlx_glm45_and_glm47_share_the_glm47_parser_on_the_same_template_shapes(
 G = "<start_function_call>"
 E = "<end_function_call>"
 ESC = "<escape>"
-FG_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
-                                     "note": {"type": "string"}, "where": {"type": "object"}}}}}]
+FG_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "note": {"type": "string"},
+                    "where": {"type": "object"},
+                },
+            },
+        },
+    }
+]
 
 
-@pytest.mark.parametrize("text, expected, diagnostic", [
-    (f"{G}call:get_weather{{city:{ESC}Paris{ESC},days:3}}{E}", rendered_msg(None, [PARIS3]), None),
-    (f"{G}call:get_weather{{city:{ESC}Paris{ESC},days:3}}{E}{G}call:get_weather{{city:{ESC}Rome{ESC},days:1}}{E}",
-     rendered_msg(None, [PARIS3, ROME1]), None),
-    (f"Let me check.{G}call:get_weather{{city:{ESC}Paris{ESC},days:3}}{E}",
-     rendered_msg("Let me check.", [PARIS3]), None),
-    # the call's end marker inside a string value ends the segment: dropped, the rest leaks into content
-    (f"{G}call:get_weather{{city:{ESC}Paris{ESC},note:{ESC}a {E} b{ESC}}}{E}",
-     rendered_msg(f"b{ESC}}}{E}"), "ValueError: No function provided."),
-    # arguments end at the first "}": a brace inside a string or a nested object breaks the key scan
-    (f"{G}call:get_weather{{city:{ESC}Paris{ESC},note:{ESC}a }} b{ESC}}}{E}", rendered_msg(None),
-     "ValueError: substring not found"),
-    # (a nested object: its text up to the first "}" becomes a string value; what follows is lost)
-    (f"{G}call:get_weather{{where:{{city:{ESC}Paris{ESC}}},days:3}}{E}",
-     rendered_msg(None, [{"where": f"{{city:{ESC}Paris{ESC}"}]), None),
-    # \w+ names: a hyphenated name finds no call
-    (f"{G}call:get-weather{{days:3}}{E}", rendered_msg(None), "ValueError: No function provided."),
-    # <start_function_response> is a stop token: what follows never reaches mlx-lm
-    (f"{G}call:get_weather{{days:3}}{E}<start_function_response>x", rendered_msg(None, [{"days": 3}]),
-     "never reach mlx-lm"),
-])
+@pytest.mark.parametrize(
+    "text, expected, diagnostic",
+    [
+        (f"{G}call:get_weather{{city:{ESC}Paris{ESC},days:3}}{E}", rendered_msg(None, [PARIS3]), None),
+        (
+            f"{G}call:get_weather{{city:{ESC}Paris{ESC},days:3}}{E}{G}call:get_weather{{city:{ESC}Rome{ESC},days:1}}{E}",
+            rendered_msg(None, [PARIS3, ROME1]),
+            None,
+        ),
+        (
+            f"Let me check.{G}call:get_weather{{city:{ESC}Paris{ESC},days:3}}{E}",
+            rendered_msg("Let me check.", [PARIS3]),
+            None,
+        ),
+        # the call's end marker inside a string value ends the segment: dropped, the rest leaks into content
+        (
+            f"{G}call:get_weather{{city:{ESC}Paris{ESC},note:{ESC}a {E} b{ESC}}}{E}",
+            rendered_msg(f"b{ESC}}}{E}"),
+            "ValueError: No function provided.",
+        ),
+        # arguments end at the first "}": a brace inside a string or a nested object breaks the key scan
+        (
+            f"{G}call:get_weather{{city:{ESC}Paris{ESC},note:{ESC}a }} b{ESC}}}{E}",
+            rendered_msg(None),
+            "ValueError: substring not found",
+        ),
+        # (a nested object: its text up to the first "}" becomes a string value; what follows is lost)
+        (
+            f"{G}call:get_weather{{where:{{city:{ESC}Paris{ESC}}},days:3}}{E}",
+            rendered_msg(None, [{"where": f"{{city:{ESC}Paris{ESC}"}]),
+            None,
+        ),
+        # \w+ names: a hyphenated name finds no call
+        (f"{G}call:get-weather{{days:3}}{E}", rendered_msg(None), "ValueError: No function provided."),
+        # <start_function_response> is a stop token: what follows never reaches mlx-lm
+        (
+            f"{G}call:get_weather{{days:3}}{E}<start_function_response>x",
+            rendered_msg(None, [{"days": 3}]),
+            "never reach mlx-lm",
+        ),
+    ],
+)
 def test_mlx_functiongemma_hand_written_texts(text, expected, diagnostic):
     """No FunctionGemma template offline: texts in the shape harness/formats/functiongemma.py describes."""
     from harness.core.protocol import run_stream
@@ -840,33 +999,95 @@ def plain_message_of(message) -> dict:
     return plain_message(message)
 
 
-@pytest.mark.parametrize("fmt, text, tools, expected, diagnostic", [
-    # glm47.py line 226 strips values; only {"type": "string"} keeps text (lines 25-39)
-    ("glm47", ("<tool_call>f<arg_key>s</arg_key><arg_value> </arg_value><arg_key>b</arg_key><arg_value>true"
-               "</arg_value></tool_call>"),
-     [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
-         "s": {"type": "string"}, "b": {"anyOf": [{"type": "string"}, {"type": "boolean"}]}}}}}],
-     msg(calls=[("f", {"s": "", "b": True})]), None),
-    # qwen3_coder.py: numbers through float (lines 62-72); null whatever the schema (line 39)
-    ("qwen3_coder", ("<tool_call>\n<function=f>\n<parameter=n>\n9007199254740993\n</parameter>\n<parameter=s>\n"
-                     "null\n</parameter>\n</function>\n</tool_call>"),
-     [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
-         "n": {"type": "integer"}, "s": {"type": "string"}}}}}],
-     msg(calls=[("f", {"n": 9007199254740992, "s": None})]), None),
-    # minimax_m2.py line 92: the string "null" is None even when declared a string; line 191 strips values
-    ("minimax_m2", ('</think><minimax:tool_call><invoke name="f"><parameter name="s">null</parameter>'
-                    '<parameter name="t"> x </parameter></invoke></minimax:tool_call>'),
-     [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
-         "s": {"type": "string"}, "t": {"type": "string"}}}}}],
-     msg(calls=[("f", {"s": None, "t": "x"})]), None),
-    # mistral.py line 9: [\w-]+ before [ARGS] -- a dotted name keeps its last part; </s> in a string is the stop
-    ("mistral", '[TOOL_CALLS]web.search[ARGS]{"q": "x"}', None, msg(calls=[("search", {"q": "x"})]), None),
-    ("mistral", '[TOOL_CALLS]f[ARGS]{"q": "a </s> b"}', None, msg(), "Could not parse tool call"),
-    # kimi_k2.py lines 16-18: an id without functions./:N finds no name; the whole section is dropped
-    ("kimi_k2", ("<|tool_calls_section_begin|><|tool_call_begin|>functionsexec5<|tool_call_argument_begin|>{}"
-                 "<|tool_call_end|><|tool_call_begin|>functions.f:1<|tool_call_argument_begin|>{}<|tool_call_end|>"
-                 "<|tool_calls_section_end|>"), None, msg(), "No tool call found."),
-])
+@pytest.mark.parametrize(
+    "fmt, text, tools, expected, diagnostic",
+    [
+        # glm47.py line 226 strips values; only {"type": "string"} keeps text (lines 25-39)
+        (
+            "glm47",
+            (
+                "<tool_call>f<arg_key>s</arg_key><arg_value> </arg_value><arg_key>b</arg_key><arg_value>true"
+                "</arg_value></tool_call>"
+            ),
+            [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "f",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {
+                                "s": {"type": "string"},
+                                "b": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
+                            },
+                        },
+                    },
+                }
+            ],
+            msg(calls=[("f", {"s": "", "b": True})]),
+            None,
+        ),
+        # qwen3_coder.py: numbers through float (lines 62-72); null whatever the schema (line 39)
+        (
+            "qwen3_coder",
+            (
+                "<tool_call>\n<function=f>\n<parameter=n>\n9007199254740993\n</parameter>\n<parameter=s>\n"
+                "null\n</parameter>\n</function>\n</tool_call>"
+            ),
+            [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "f",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"n": {"type": "integer"}, "s": {"type": "string"}},
+                        },
+                    },
+                }
+            ],
+            msg(calls=[("f", {"n": 9007199254740992, "s": None})]),
+            None,
+        ),
+        # minimax_m2.py line 92: the string "null" is None even when declared a string; line 191 strips values
+        (
+            "minimax_m2",
+            (
+                '</think><minimax:tool_call><invoke name="f"><parameter name="s">null</parameter>'
+                '<parameter name="t"> x </parameter></invoke></minimax:tool_call>'
+            ),
+            [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "f",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"s": {"type": "string"}, "t": {"type": "string"}},
+                        },
+                    },
+                }
+            ],
+            msg(calls=[("f", {"s": None, "t": "x"})]),
+            None,
+        ),
+        # mistral.py line 9: [\w-]+ before [ARGS] -- a dotted name keeps its last part; </s> in a string is the stop
+        ("mistral", '[TOOL_CALLS]web.search[ARGS]{"q": "x"}', None, msg(calls=[("search", {"q": "x"})]), None),
+        ("mistral", '[TOOL_CALLS]f[ARGS]{"q": "a </s> b"}', None, msg(), "Could not parse tool call"),
+        # kimi_k2.py lines 16-18: an id without functions./:N finds no name; the whole section is dropped
+        (
+            "kimi_k2",
+            (
+                "<|tool_calls_section_begin|><|tool_call_begin|>functionsexec5<|tool_call_argument_begin|>{}"
+                "<|tool_call_end|><|tool_call_begin|>functions.f:1<|tool_call_argument_begin|>{}<|tool_call_end|>"
+                "<|tool_calls_section_end|>"
+            ),
+            None,
+            msg(),
+            "No tool call found.",
+        ),
+    ],
+)
 def test_mlx_newer_format_faults(fmt, text, tools, expected, diagnostic):
     parser = mlx_parser(fmt)
     got = parser.parse(text, tools, "")
@@ -883,8 +1104,7 @@ def test_mlx_minimax_prompt_starts_in_reasoning_and_calls_leave_it():
     assert plain(parser.parse("plan</think>Hi", None, "")) == msg("Hi", "plan")
 
 
-@pytest.mark.parametrize("preset", ["glm-4.6", "glm-4.7-flash", "qwen3-coder-30b-a3b", "nemotron-3-nano",
-                                    "minimax-m2"])
+@pytest.mark.parametrize("preset", ["glm-4.6", "glm-4.7-flash", "qwen3-coder-30b-a3b", "nemotron-3-nano", "minimax-m2"])
 def test_mlx_prompt_of_a_case_is_its_templates_generation_prompt(preset):
     """The prompt the adapter gives mlx-lm for a case (tail + pre-filled prefix) ends like the generation prompt the
     preset's template renders for that case (thinking on exactly when the case has reasoning), so the server starts
@@ -900,9 +1120,13 @@ def test_mlx_prompt_of_a_case_is_its_templates_generation_prompt(preset):
     template = load_template(preset, offline=True)
     parser = mlx_parser(fmt.name)
     for name, case in new_cases(preset).items():
-        real = render_messages(template, [{"role": "user", "content": HISTORY_USER}], case.tools,
-                               add_generation_prompt=True,
-                               **{**fmt.template_vars, "enable_thinking": bool(case.expected.reasoning)})
+        real = render_messages(
+            template,
+            [{"role": "user", "content": HISTORY_USER}],
+            case.tools,
+            add_generation_prompt=True,
+            **{**fmt.template_vars, "enable_thinking": bool(case.expected.reasoning)},
+        )
         ours = prompt_end(FORMATS[fmt.name], case.prefix)
         assert parser._rt.initial_state(ours) == parser._rt.initial_state(real), (name, ours)
         assert real.endswith(ours) or (preset, name) == ("glm-4.6", "reasoning_call"), (name, ours, real[-40:])

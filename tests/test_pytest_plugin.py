@@ -90,27 +90,42 @@ def corpus_cases():
 def expected_outcomes(cases, parser) -> list[tuple[str, str, str]]:
     """``[(case id, mode, pytest outcome)]`` in corpus order, from the harness run directly."""
     outcome = {"pass": "passed", "fail": "failed", "error": "failed", "surfaced": "xfailed"}
-    return [(case.id, r.mode, outcome[r.verdict])
-            for case in cases for r in evaluate_case(case, parser, FMT, MODES, seed=0)]
+    return [
+        (case.id, r.mode, outcome[r.verdict]) for case in cases for r in evaluate_case(case, parser, FMT, MODES, seed=0)
+    ]
 
 
 def run_pytest(cwd, *args) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
     env["PYTHONPATH"] = str(cwd)
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def summary_counts(output: str) -> Counter:
     """The counts of pytest's last summary line (``3 failed, 2 passed, 1 xfailed in 0.5s``)."""
     last = output.strip().splitlines()[-1]
-    return Counter({word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|xfailed|deselected|errors?)",
-                                                              last)})
+    return Counter({word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|xfailed|deselected|errors?)", last)})
 
 
 def corpus_args(parser: str, *more: str) -> list[str]:
-    return ["--toolcall-parser", f"candidates:{parser}", "--toolcall-model", MODEL, "--toolcall-slices", "curated",
-            "-m", "toolcall", *more]
+    return [
+        "--toolcall-parser",
+        f"candidates:{parser}",
+        "--toolcall-model",
+        MODEL,
+        "--toolcall-slices",
+        "curated",
+        "-m",
+        "toolcall",
+        *more,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -141,8 +156,11 @@ def test_failing_parser_counts_match_the_harness(bad_run, bad_expected):
     expected = Counter(o for _, _, o in bad_expected)
     counts = summary_counts(bad_run.stdout)
     assert expected["failed"] > 0 and expected["passed"] > 0
-    assert (counts["passed"], counts["failed"], counts["xfailed"]) == \
-        (expected["passed"], expected["failed"], expected["xfailed"])
+    assert (counts["passed"], counts["failed"], counts["xfailed"]) == (
+        expected["passed"],
+        expected["failed"],
+        expected["xfailed"],
+    )
     assert bad_run.returncode == 1
 
 
@@ -154,8 +172,8 @@ def test_failure_report_shows_input_expected_and_got(bad_run, corpus_cases, work
     assert record.verdict == "fail"
     out = bad_run.stdout
     header = "toolcall[gemma-4-e2b]::[curated][edge-nested-object][oneshot]"
-    block = out[out.index(f"_ {header} _"):]
-    block = block[:block.index("\n____")] if "\n____" in block else block
+    block = out[out.index(f"_ {header} _") :]
+    block = block[: block.index("\n____")] if "\n____" in block else block
     assert f"case edge-nested-object (curated, strict) in mode oneshot: fail {record.error_type}" in block
     assert f"detail:   {record.detail}" in block
     assert f"input:    {json.dumps(case.text, ensure_ascii=False)}" in block
@@ -183,8 +201,11 @@ def test_xdist_gives_the_same_counts(workdir, bad_expected):
     expected = Counter(o for _, _, o in bad_expected)
     run = run_pytest(workdir, *corpus_args("IntsAsStrings", "-q", "-n", "2"))
     counts = summary_counts(run.stdout)
-    assert (counts["passed"], counts["failed"], counts["xfailed"]) == \
-        (expected["passed"], expected["failed"], expected["xfailed"]), run.stdout[-3000:]
+    assert (counts["passed"], counts["failed"], counts["xfailed"]) == (
+        expected["passed"],
+        expected["failed"],
+        expected["xfailed"],
+    ), run.stdout[-3000:]
 
 
 def test_failure_report_shows_the_minimal_input(bad_run, corpus_cases, workdir):
@@ -197,15 +218,31 @@ def test_failure_report_shows_the_minimal_input(bad_run, corpus_cases, workdir):
     record = next(evaluate_case(case, parser, FMT, ["oneshot"], seed=0))
     minimal = minimize_case(case, parser, FMT, "oneshot", record.error_type, template=load_template(MODEL))
     assert len(minimal["text"]) < len(case.text)
-    shown = re.search(r"_ toolcall\[gemma-4-e2b\]::\[curated\]\[edge-nested-object\]\[oneshot\] _.*?"
-                      r"minimal input \(structure reduction, \d+ checks, \d+ -> \d+ chars\): (.*?)\n", bad_run.stdout,
-                      re.DOTALL)
+    shown = re.search(
+        r"_ toolcall\[gemma-4-e2b\]::\[curated\]\[edge-nested-object\]\[oneshot\] _.*?"
+        r"minimal input \(structure reduction, \d+ checks, \d+ -> \d+ chars\): (.*?)\n",
+        bad_run.stdout,
+        re.DOTALL,
+    )
     assert shown and json.loads(shown.group(1)) == minimal["text"]
 
 
 def test_generated_failure_shows_seed_and_minimal_input(workdir):
-    run = run_pytest(workdir, "--toolcall-parser", "candidates:IntsAsStrings", "--toolcall-slices", "generated",
-                     "--toolcall-cases", "20", "--toolcall-seed", "3", "--toolcall-modes", "oneshot", "-x", "-q")
+    run = run_pytest(
+        workdir,
+        "--toolcall-parser",
+        "candidates:IntsAsStrings",
+        "--toolcall-slices",
+        "generated",
+        "--toolcall-cases",
+        "20",
+        "--toolcall-seed",
+        "3",
+        "--toolcall-modes",
+        "oneshot",
+        "-x",
+        "-q",
+    )
     assert summary_counts(run.stdout)["failed"] == 1
     assert "(reproduce: --toolcall-cases 20 --toolcall-seed 3)" in run.stdout
     minimal = re.search(r"minimal input \(structure reduction, .*?\): (.*)", run.stdout)
@@ -220,13 +257,19 @@ def test_without_the_option_the_plugin_adds_nothing(workdir):
     assert "toolcall[" not in run.stdout and "toolcall items" not in run.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--toolcall-parser", "no_such_module:Parser"], "cannot import no_such_module"),
-    (["--toolcall-parser", "candidates:Missing"], "has no attribute 'Missing'"),
-    (["--toolcall-parser", "candidates:Good", "--toolcall-model", "no-such-model"], "unknown model 'no-such-model'"),
-    (["--toolcall-parser", "candidates:Good", "--toolcall-modes", "oneshot,sideways"], "unknown mode(s) sideways"),
-    (["--toolcall-parser", "candidates:Good", "--toolcall-slices", "generated"], "needs --toolcall-cases"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--toolcall-parser", "no_such_module:Parser"], "cannot import no_such_module"),
+        (["--toolcall-parser", "candidates:Missing"], "has no attribute 'Missing'"),
+        (
+            ["--toolcall-parser", "candidates:Good", "--toolcall-model", "no-such-model"],
+            "unknown model 'no-such-model'",
+        ),
+        (["--toolcall-parser", "candidates:Good", "--toolcall-modes", "oneshot,sideways"], "unknown mode(s) sideways"),
+        (["--toolcall-parser", "candidates:Good", "--toolcall-slices", "generated"], "needs --toolcall-cases"),
+    ],
+)
 def test_bad_options_are_one_error_line(workdir, args, message):
     run = run_pytest(workdir, *args)
     assert run.returncode == 4  # pytest's usage error
@@ -242,7 +285,7 @@ def test_harness_parser_names_and_parse_only_parsers_load(workdir):
     user = load_parser("candidates:IntsAsStrings", "gemma4")
     assert isinstance(user, UserParser)
     assert (user.name, user.library, user.incremental) == ("candidates:IntsAsStrings", "candidates", False)
-    text = '<|tool_call>call:f{n:7}<tool_call|>'
+    text = "<|tool_call>call:f{n:7}<tool_call|>"
     session = user.stream(None, "")
     assert session.feed(text) == []  # buffered: everything comes at finish
     [delta] = session.finish()

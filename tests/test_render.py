@@ -12,12 +12,7 @@ from harness.core.errors import HarnessError, TemplateRenderError, Unrepresentab
 from harness.core.messages import ToolCall
 from harness.core.scenarios import Scenario
 from harness.formats import get_format
-from harness.template.render import (
-    HISTORY_USER,
-    render_messages,
-    render_scenario,
-    split_completion,
-)
+from harness.template.render import HISTORY_USER, render_messages, render_scenario, split_completion
 from harness.template.sources import load_template, template_from_text
 
 FMT = get_format("gemma4")
@@ -26,8 +21,7 @@ WEATHER = {
     "function": {
         "name": "get_weather",
         "description": "Get the current weather",
-        "parameters": {"type": "object", "properties": {"location": {"type": "string"}},
-                       "required": ["location"]},
+        "parameters": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]},
     },
 }
 SEARCH = {
@@ -35,8 +29,7 @@ SEARCH = {
     "function": {
         "name": "search",
         "description": "Search the web",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string"},
-                                                        "limit": {"type": "integer"}}},
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}},
     },
 }
 PARIS = '<|tool_call>call:get_weather{location:<|"|>Paris<|"|>}<tool_call|>'
@@ -70,10 +63,17 @@ def test_simple_call(gemma4):
     assert case.extra["stop"] == "<|tool_response>"
     assert case.extra["history"] == [{"role": "user", "content": HISTORY_USER}]
     assert case.expected.content is None and case.expected.reasoning is None
-    assert [c.to_json() for c in case.expected.tool_calls] == [{"name": "get_weather",
-                                                                "arguments": {"location": "Paris"}}]
-    assert (case.id, case.format, case.kind, case.slice, case.tags, case.seed) == \
-        ("w1", "gemma4", "strict", "curated", ["simple"], 7)
+    assert [c.to_json() for c in case.expected.tool_calls] == [
+        {"name": "get_weather", "arguments": {"location": "Paris"}}
+    ]
+    assert (case.id, case.format, case.kind, case.slice, case.tags, case.seed) == (
+        "w1",
+        "gemma4",
+        "strict",
+        "curated",
+        ["simple"],
+        7,
+    )
     assert case.tools == [WEATHER]
     assert case.text_provenance == "full"
     assert case.source == "rendered:google-gemma-4-31B-it.jinja"
@@ -105,34 +105,50 @@ def test_content_after_calls(gemma4):
 
 
 def test_content_before_is_composed(gemma4):
-    case = render_scenario(gemma4, Scenario("b1", [WEATHER], [weather()], content_before="Let me look. ",
-                                            content_after="Done."), FMT)
+    case = render_scenario(
+        gemma4, Scenario("b1", [WEATHER], [weather()], content_before="Let me look. ", content_after="Done."), FMT
+    )
     assert case.text == "Let me look. " + PARIS + "Done."
     assert case.text_provenance == "composed"
     assert case.expected.content == "Let me look. Done."
 
 
 def test_content_before_goes_after_reasoning(gemma4):
-    case = render_scenario(gemma4, Scenario("b2", [WEATHER], [weather()], content_before="Sure.",
-                                            reasoning="Think."), FMT)
+    case = render_scenario(
+        gemma4, Scenario("b2", [WEATHER], [weather()], content_before="Sure.", reasoning="Think."), FMT
+    )
     assert case.text == "<|channel>thought\nThink.\n<channel|>Sure." + PARIS
 
 
 def test_parallel_calls(gemma4):
     calls = [weather("Paris"), ToolCall("search", {"query": "news", "limit": 3}), weather("Rome")]
     case = render_scenario(gemma4, Scenario("p1", [WEATHER, SEARCH], calls), FMT)
-    assert case.text == (PARIS + '<|tool_call>call:search{limit:3,query:<|"|>news<|"|>}<tool_call|>'
-                         + PARIS.replace("Paris", "Rome"))
+    assert case.text == (
+        PARIS + '<|tool_call>call:search{limit:3,query:<|"|>news<|"|>}<tool_call|>' + PARIS.replace("Paris", "Rome")
+    )
     assert [c.name for c in case.expected.tool_calls] == ["get_weather", "search", "get_weather"]
 
 
 def test_value_rendering(gemma4):
-    args = {"location": "Paris", "z": None, "b": True, "f": False, "n": 1.5, "i": -2, "big": 10**20,
-            "e": 1e-07, "list": [1, "a", None, {"k": "v"}], "obj": {"y": 1, "x": {"deep": []}}, "s": ""}
+    args = {
+        "location": "Paris",
+        "z": None,
+        "b": True,
+        "f": False,
+        "n": 1.5,
+        "i": -2,
+        "big": 10**20,
+        "e": 1e-07,
+        "list": [1, "a", None, {"k": "v"}],
+        "obj": {"y": 1, "x": {"deep": []}},
+        "s": "",
+    }
     case = render_scenario(gemma4, Scenario("v1", [WEATHER], [ToolCall("get_weather", args)]), FMT)
-    assert case.text == ('<|tool_call>call:get_weather{b:true,big:100000000000000000000,e:1e-07,f:false,i:-2,'
-                         'list:[1,<|"|>a<|"|>,None,{k:<|"|>v<|"|>}],location:<|"|>Paris<|"|>,n:1.5,'
-                         'obj:{x:{deep:[]},y:1},s:<|"|><|"|>,z:None}<tool_call|>')
+    assert case.text == (
+        "<|tool_call>call:get_weather{b:true,big:100000000000000000000,e:1e-07,f:false,i:-2,"
+        'list:[1,<|"|>a<|"|>,None,{k:<|"|>v<|"|>}],location:<|"|>Paris<|"|>,n:1.5,'
+        'obj:{x:{deep:[]},y:1},s:<|"|><|"|>,z:None}<tool_call|>'
+    )
     assert case.expected.tool_calls[0].arguments == args
 
 
@@ -163,11 +179,10 @@ def test_no_tools_declared(gemma4):
     assert case.text == PARIS and case.tools == []
 
 
-@pytest.mark.parametrize("args", [
-    {"location": 'say <|"|>hi<|"|>'},
-    {"location": "Paris", "nested": {"deep": ['ok', 'x<|"|>']}},
-    {'bad<|"|>key': 1},
-])
+@pytest.mark.parametrize(
+    "args",
+    [{"location": 'say <|"|>hi<|"|>'}, {"location": "Paris", "nested": {"deep": ["ok", 'x<|"|>']}}, {'bad<|"|>key': 1}],
+)
 def test_unrepresentable_raises_naming_case(gemma4, args):
     with pytest.raises(UnrepresentableError) as info:
         render_scenario(gemma4, Scenario("u1", [WEATHER], [ToolCall("get_weather", args)]), FMT)
@@ -183,11 +198,13 @@ def test_reasoning_without_calls_is_dropped_by_template(gemma4):
 
 def test_content_with_thinking_markers_is_rewritten(gemma4):
     with pytest.raises(UnrepresentableError, match="content_after"):
-        render_scenario(gemma4, Scenario("d2", [WEATHER], [weather()],
-                                         content_after="a <|channel>secret<channel|> b"), FMT)
+        render_scenario(
+            gemma4, Scenario("d2", [WEATHER], [weather()], content_after="a <|channel>secret<channel|> b"), FMT
+        )
 
 
 # --- the cut ----------------------------------------------------------------------------------------
+
 
 def test_cut_backs_off_to_marker_boundary():
     full = "<bos><|turn>model\n<|tool_call>call:f{}<tool_call|><|tool_response>"
@@ -195,8 +212,11 @@ def test_cut_backs_off_to_marker_boundary():
     # character-wise the common prefix ends with "<|", inside both markers
     assert full[:20] == gen[:20] and full[:20].endswith("<|")
     prefix, completion, stop = split_completion(full, gen, FMT)
-    assert (prefix, completion, stop) == ("<|channel>thought\n<channel|>", "<|tool_call>call:f{}<tool_call|>",
-                                          "<|tool_response>")
+    assert (prefix, completion, stop) == (
+        "<|channel>thought\n<channel|>",
+        "<|tool_call>call:f{}<tool_call|>",
+        "<|tool_response>",
+    )
 
 
 def test_cut_does_not_split_unlisted_tags():
@@ -213,6 +233,7 @@ def test_cut_strips_one_stop_marker_with_trailing_whitespace():
 
 # --- other templates and failures -------------------------------------------------------------------
 
+
 def test_older_gguf_template_ends_calls_with_turn_end():
     """The sdist vocab GGUF's (older) Gemma 4 template: same call syntax, but a call turn ends <turn|>."""
     tmpl = load_template("gemma-4-e2b", gguf=str(sdist_file("models/ggml-vocab-gemma-4.gguf")), offline=True)
@@ -225,8 +246,9 @@ def test_older_gguf_template_ends_calls_with_turn_end():
 
 
 def broken(text: str):
-    return template_from_text(text, model="gemma-4-31b", format="gemma4", source="local_dir",
-                              location="/tmp/x", file="broken.jinja")
+    return template_from_text(
+        text, model="gemma-4-31b", format="gemma4", source="local_dir", location="/tmp/x", file="broken.jinja"
+    )
 
 
 def test_syntax_error_names_template_and_line():
@@ -241,12 +263,12 @@ def test_raise_exception_names_template_message_and_line():
     text = "{{ bos_token }}\n{% if tools %}\n{{ raise_exception('tools are not supported') }}\n{% endif %}"
     with pytest.raises(TemplateRenderError) as info:
         render_scenario(broken(text), Scenario("s", [WEATHER], [weather()]), FMT)
-    assert str(info.value) == ("chat template broken.jinja, line 3 (local_dir /tmp/x) failed to render: "
-                               "Jinja error: tools are not supported")
+    assert str(info.value) == (
+        "chat template broken.jinja, line 3 (local_dir /tmp/x) failed to render: Jinja error: tools are not supported"
+    )
 
 
 def test_python_error_inside_template_is_wrapped():
     text = "{{ messages[0]['content'] + 1 }}"
     with pytest.raises(TemplateRenderError, match=r"broken.jinja, line 1 .*TypeError"):
         render_messages(broken(text), [{"role": "user", "content": "x"}], None)
-

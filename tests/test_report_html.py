@@ -25,15 +25,31 @@ from harness.report.html import highlight_markers, write_report_html
 from harness.template.sources import load_template
 
 CHROMIUM = Path("/usr/bin/chromium")
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+BROWSER_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 FMT = get_format("gemma4")
 
 
 def capture(prompt, text: str, finish: str) -> Capture:
-    return Capture(prompt_id=prompt.id, suite=prompt.suite, format="gemma4", backend="fixture",
-                   model={"name": "reference-answer", "file": "", "sha256": ""}, text=text, prefix="",
-                   pieces=[[piece, ids] for piece, ids in token_pieces(text, "gemma4")], finish_reason=finish)
+    return Capture(
+        prompt_id=prompt.id,
+        suite=prompt.suite,
+        format="gemma4",
+        backend="fixture",
+        model={"name": "reference-answer", "file": "", "sha256": ""},
+        text=text,
+        prefix="",
+        pieces=[[piece, ids] for piece, ids in token_pieces(text, "gemma4")],
+        finish_reason=finish,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,12 +70,25 @@ def run(tmp_path_factory):
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=160)
     settings = CaptureSettings(backend="files", suites=("code-with-quotes",), limit=4, files=(captures,))
-    run_dir = run_eval(EvalConfig(model="gemma-4-e2b", n_generated=6, seed=3, out_dir=root / "run", shrink=False,
-                                  modes=("oneshot", "roundtrip", "whole", "random"), console=console,
-                                  capture=settings))
+    run_dir = run_eval(
+        EvalConfig(
+            model="gemma-4-e2b",
+            n_generated=6,
+            seed=3,
+            out_dir=root / "run",
+            shrink=False,
+            modes=("oneshot", "roundtrip", "whole", "random"),
+            console=console,
+            capture=settings,
+        )
+    )
     records = [json.loads(line) for line in (run_dir / "results.jsonl").read_text(encoding="utf-8").split("\n") if line]
-    corpus = {c["id"]: c for c in (json.loads(line) for line in
-                                   (run_dir / "corpus.jsonl").read_text(encoding="utf-8").split("\n") if line)}
+    corpus = {
+        c["id"]: c
+        for c in (
+            json.loads(line) for line in (run_dir / "corpus.jsonl").read_text(encoding="utf-8").split("\n") if line
+        )
+    }
     return run_dir, records, corpus, out.getvalue()
 
 
@@ -71,9 +100,13 @@ def browser(tmp_path_factory):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(tmp_path_factory.mktemp("profile"), headless=True,
-                                                        executable_path=str(CHROMIUM), args=BROWSER_ARGS,
-                                                        viewport={"width": 1400, "height": 900})
+        context = pw.chromium.launch_persistent_context(
+            tmp_path_factory.mktemp("profile"),
+            headless=True,
+            executable_path=str(CHROMIUM),
+            args=BROWSER_ARGS,
+            viewport={"width": 1400, "height": 900},
+        )
         yield context
         context.close()
 
@@ -96,15 +129,20 @@ def page(run, browser):
     page.route("**/*", block)
     page.goto((run_dir / "report.html").as_uri())
     page.wait_for_selector("#failing-cases.dataTable", timeout=30_000)
-    page.wait_for_function("[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.main-svg'))"
-                           ".length == 4", timeout=30_000)
+    page.wait_for_function(
+        "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.main-svg')).length == 4",
+        timeout=30_000,
+    )
     return page, errors, network
 
 
 def failing_groups(records, case_id=None):
     """(case, parser, slice, error type) of failing records: the rows of the failing-cases table."""
-    return {(r["case_id"], r["parser"], r["slice"], r["error_type"]) for r in records
-            if r["verdict"] in ("fail", "error") and case_id in (None, r["case_id"])}
+    return {
+        (r["case_id"], r["parser"], r["slice"], r["error_type"])
+        for r in records
+        if r["verdict"] in ("fail", "error") and case_id in (None, r["case_id"])
+    }
 
 
 def test_eval_writes_a_self_contained_report_html(run):
@@ -162,11 +200,14 @@ def test_markers_are_highlighted_and_the_raw_text_shows_as_written(page, run):
     assert marks.count() > 0
     assert {marks.nth(i).inner_text() for i in range(marks.count())} >= {FMT.call_open, FMT.call_close}
     # escaping round trip: the browser shows the raw text as written, quotes and angle brackets included
-    case_id = min((c for c, *_ in failing_groups(records) if c in corpus and '"' in corpus[c]["text"]),
-                  key=lambda c: len(corpus[c]["text"]))
+    case_id = min(
+        (c for c, *_ in failing_groups(records) if c in corpus and '"' in corpus[c]["text"]),
+        key=lambda c: len(corpus[c]["text"]),
+    )
     page.locator(".dt-search input").fill(case_id)
-    page.wait_for_function(f"document.querySelectorAll('#failing-cases tbody tr').length == "
-                           f"{len(failing_groups(records, case_id))}")
+    page.wait_for_function(
+        f"document.querySelectorAll('#failing-cases tbody tr').length == {len(failing_groups(records, case_id))}"
+    )
     assert page.locator("#failing-cases tbody tr pre.raw").first.inner_text() == corpus[case_id]["text"]
     page.locator(".dt-search input").fill("")
 
@@ -177,8 +218,18 @@ def test_progress_shows_count_rate_and_eta_on_a_terminal_only(run, tmp_path):
     assert "parsing" in output and f"{rendered}/{rendered}" in output
     assert re.search(r"\d/s", output) and re.search(r"\d:\d\d:\d\d", output)
     quiet = io.StringIO()
-    run_eval(EvalConfig(model="gemma-4-e2b", parsers=["own"], modes=("oneshot",), slices=("observed",),
-                        out_dir=tmp_path, shrink=False, console=Console(file=quiet, width=160), no_capture=True))
+    run_eval(
+        EvalConfig(
+            model="gemma-4-e2b",
+            parsers=["own"],
+            modes=("oneshot",),
+            slices=("observed",),
+            out_dir=tmp_path,
+            shrink=False,
+            console=Console(file=quiet, width=160),
+            no_capture=True,
+        )
+    )
     assert "parsing" not in quiet.getvalue() and "\x1b" not in quiet.getvalue()
     assert (tmp_path / "report.html").stat().st_size > 0
 
@@ -199,14 +250,23 @@ def test_markers_are_escaped_and_wrapped():
     assert highlight_markers(text, FMT.markers) == (
         'say &quot;&lt;b&gt;&quot; &amp; <mark class="marker">&lt;|tool_call&gt;</mark>call:x{a:'
         '<mark class="marker">&lt;|&quot;|&gt;</mark>1<mark class="marker">&lt;|&quot;|&gt;</mark>}'
-        '<mark class="marker">&lt;tool_call|&gt;</mark>')
+        '<mark class="marker">&lt;tool_call|&gt;</mark>'
+    )
 
 
 def test_sections_without_data_say_so(run, tmp_path):
     run_dir, records, _, _ = run
-    info = {"model": "gemma-4-e2b", "format": "gemma4", "run_id": "plain", "started": "-", "duration_s": 0.0,
-            "template": load_template("gemma-4-e2b").provenance, "versions": library_versions(),
-            "seeds": {"run_seed": 3}, "corpus": {}}
+    info = {
+        "model": "gemma-4-e2b",
+        "format": "gemma4",
+        "run_id": "plain",
+        "started": "-",
+        "duration_s": 0.0,
+        "template": load_template("gemma-4-e2b").provenance,
+        "versions": library_versions(),
+        "seeds": {"run_seed": 3},
+        "corpus": {},
+    }
     plain = [r for r in records if r["slice"] != "drift" and not r["slice"].startswith("capture:")]
     write_report_html(tmp_path / "report.html", info, plain, [])
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
@@ -216,9 +276,17 @@ def test_sections_without_data_say_so(run, tmp_path):
 
 def test_failing_table_is_capped_and_says_so(run, tmp_path):
     run_dir, records, _, _ = run
-    info = {"model": "gemma-4-e2b", "format": "gemma4", "run_id": "capped", "started": "-", "duration_s": 0.0,
-            "template": load_template("gemma-4-e2b").provenance, "versions": library_versions(),
-            "seeds": {"run_seed": 3}, "corpus": {}}
+    info = {
+        "model": "gemma-4-e2b",
+        "format": "gemma4",
+        "run_id": "capped",
+        "started": "-",
+        "duration_s": 0.0,
+        "template": load_template("gemma-4-e2b").provenance,
+        "versions": library_versions(),
+        "seeds": {"run_seed": 3},
+        "corpus": {},
+    }
     write_report_html(tmp_path / "report.html", info, records, load_cases(run_dir / "corpus.jsonl"), max_rows=3)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert f"Showing 3 of {len(failing_groups(records))} rows (one-shot failures first)" in page
@@ -229,8 +297,16 @@ def test_a_failed_capture_without_text_gives_an_empty_raw_cell():
     """A capture error has no text (the backend answered nothing): the row shows an empty raw text, no crash."""
     from harness.report.html import failing_rows
 
-    record = {"case_id": "no-tool-01", "parser": "toolcall-harness:gemma4", "slice": "capture:openai", "mode": "oneshot",
-              "verdict": "error", "error_type": "capture_error", "detail": "connection refused", "got": None}
+    record = {
+        "case_id": "no-tool-01",
+        "parser": "toolcall-harness:gemma4",
+        "slice": "capture:openai",
+        "mode": "oneshot",
+        "verdict": "error",
+        "error_type": "capture_error",
+        "detail": "connection refused",
+        "got": None,
+    }
     rows, total = failing_rows([record], [], {"no-tool-01": None}, get_format("gemma4").markers)
     assert total == 1 and rows[0]["raw text"] == '<pre class="raw"></pre>' and rows[0]["got"] == "raised"
 
@@ -238,7 +314,8 @@ def test_a_failed_capture_without_text_gives_an_empty_raw_cell():
 def test_heatmap_cells_count_surfaced_results_apart():
     from harness.report.html import pass_rate_figure
 
-    records = [{"parser": "p", "slice": "observed", "mode": "oneshot", "verdict": v}
-               for v in ("pass", "surfaced", "fail")]
+    records = [
+        {"parser": "p", "slice": "observed", "mode": "oneshot", "verdict": v} for v in ("pass", "surfaced", "fail")
+    ]
     heatmap = pass_rate_figure(records, ["p"]).data[0]
     assert [list(row) for row in heatmap.text] == [["1/3 +1s"]] and list(heatmap.z[0]) == [33.3]

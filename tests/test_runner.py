@@ -13,8 +13,13 @@ from harness.score.runner import evaluate_case
 from parsers.own.gemma4 import Gemma4Parser
 
 FMT = get_format("gemma4")
-CASE = Case(id="c1", format="gemma4", text='<|tool_call>call:f{a:<|"|>x<|"|>}<tool_call|>',
-            expected=Message(tool_calls=[ToolCall("f", {"a": "x"})]), slice="curated")
+CASE = Case(
+    id="c1",
+    format="gemma4",
+    text='<|tool_call>call:f{a:<|"|>x<|"|>}<tool_call|>',
+    expected=Message(tool_calls=[ToolCall("f", {"a": "x"})]),
+    slice="curated",
+)
 
 
 class _Broken:
@@ -38,7 +43,10 @@ class _Broken:
 def test_a_crashing_parser_is_an_exception_verdict_in_every_mode():
     records = list(evaluate_case(CASE, _Broken("crash"), FMT, ["oneshot", "whole", "char"], seed=0, timeout_s=2))
     assert [(r.mode, r.verdict, r.error_type) for r in records] == [
-        ("oneshot", "error", "exception"), ("whole", "error", "exception"), ("char", "error", "exception")]
+        ("oneshot", "error", "exception"),
+        ("whole", "error", "exception"),
+        ("char", "error", "exception"),
+    ]
     assert records[0].detail == "RuntimeError: boom"
 
 

@@ -67,8 +67,8 @@ def _run_tests_in(source: str, namespace: dict) -> list[str]:
 
 def test_the_readme_example_runs_as_written():
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Use the corpus from your own test suite"):]
-    section = section[:section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    section = text[text.index("## Use the corpus from your own test suite") :]
+    section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
     [example] = _python_blocks(section)
     assert "rendered_tool_calls" in example
     assert len(_run_tests_in(example, {})) >= 2
@@ -76,7 +76,7 @@ def test_the_readme_example_runs_as_written():
 
 def test_the_module_docstring_example_runs():
     doc = harness.corpus.strategies.__doc__
-    after = doc[doc.index("Use from another project's tests"):].split("::\n", 1)[1].splitlines()
+    after = doc[doc.index("Use from another project's tests") :].split("::\n", 1)[1].splitlines()
     block = []
     for line in after:  # the indented literal block, up to the first line back at the margin
         if line.strip() and not line.startswith("    "):

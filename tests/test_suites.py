@@ -41,8 +41,9 @@ def test_ideal_answers_pass_through_the_real_template_and_parser(name):
     parser = Gemma4Parser()
     for prompt in load_suite(name):
         calls = [ToolCall(c.name, ideal_arguments(c)) for c in prompt.calls]
-        scenario = Scenario(id=prompt.id, tools=prompt.tools, calls=calls,
-                            content_after="" if calls else "A short prose answer.")
+        scenario = Scenario(
+            id=prompt.id, tools=prompt.tools, calls=calls, content_after="" if calls else "A short prose answer."
+        )
         case = render_scenario(template, scenario, FMT, slice="curated")
         got = parser.parse(case.text, case.tools, case.prefix)
         result = judge(prompt, got, FMT)
@@ -53,20 +54,40 @@ def _prompt(suite="code-with-quotes", index=0):
     return load_suite(suite)[index]
 
 
-@pytest.mark.parametrize("message, error_type, detail", [
-    (Message(content="Sure."), "wrong_call_count", "expected 1 call(s), got 0"),
-    (Message(tool_calls=[ToolCall("save_note", {"path": "hello.py", "content": "print("})]), "wrong_name",
-     "expected 'file_write'"),
-    (Message(tool_calls=[ToolCall("file_write", {"path": "hello.py"})]), "invalid_arguments",
-     "'content' is a required property"),
-    (Message(tool_calls=[ToolCall("file_write", '{"path": "hello.py"')]), "invalid_arguments", "not an object"),
-    (Message(tool_calls=[ToolCall("file_write", {"path": "other.py", "content": "print("})]),
-     "wrong_argument_value", "path: expected 'hello.py'"),
-    (Message(tool_calls=[ToolCall("file_write", {"path": "hello.py", "content": "x = 1"})]),
-     "wrong_argument_value", "content lacks 'print('"),
-    (Message(content="<tool_call|>", tool_calls=[ToolCall("file_write", {"path": "hello.py", "content": "print("})]),
-     "marker_leak", "protocol marker in content"),
-])
+@pytest.mark.parametrize(
+    "message, error_type, detail",
+    [
+        (Message(content="Sure."), "wrong_call_count", "expected 1 call(s), got 0"),
+        (
+            Message(tool_calls=[ToolCall("save_note", {"path": "hello.py", "content": "print("})]),
+            "wrong_name",
+            "expected 'file_write'",
+        ),
+        (
+            Message(tool_calls=[ToolCall("file_write", {"path": "hello.py"})]),
+            "invalid_arguments",
+            "'content' is a required property",
+        ),
+        (Message(tool_calls=[ToolCall("file_write", '{"path": "hello.py"')]), "invalid_arguments", "not an object"),
+        (
+            Message(tool_calls=[ToolCall("file_write", {"path": "other.py", "content": "print("})]),
+            "wrong_argument_value",
+            "path: expected 'hello.py'",
+        ),
+        (
+            Message(tool_calls=[ToolCall("file_write", {"path": "hello.py", "content": "x = 1"})]),
+            "wrong_argument_value",
+            "content lacks 'print('",
+        ),
+        (
+            Message(
+                content="<tool_call|>", tool_calls=[ToolCall("file_write", {"path": "hello.py", "content": "print("})]
+            ),
+            "marker_leak",
+            "protocol marker in content",
+        ),
+    ],
+)
 def test_judge_names_what_is_wrong(message, error_type, detail):
     result = judge(_prompt(), message, FMT)
     assert (result.verdict, result.error_type) == ("fail", error_type)
@@ -86,15 +107,25 @@ def test_pinned_nested_values_are_matched_by_containment():
     assert result.error_type == "invalid_arguments" and "priority" in result.detail
 
 
-@pytest.mark.parametrize("line, message", [
-    ("{not json", "not JSON"),
-    ('{"id": "a", "suite": "s", "messages": [], "tools": [], "expect": {"calls": [{"name": "f"}]}}',
-     "names 'f', which tools do not declare"),
-    ('{"id": "a", "suite": "s", "messages": [], "tools": [{"type": "function", "function": {"name": "f", '
-     '"parameters": {"type": "objekt"}}}], "expect": {"calls": []}}', "parameters is not a valid JSON schema"),
-    ('{"id": "a", "suite": "s", "messages": [{"role": "user"}], "tools": [], "expect": {"calls": []}}',
-     "messages[0] must be"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json", "not JSON"),
+        (
+            '{"id": "a", "suite": "s", "messages": [], "tools": [], "expect": {"calls": [{"name": "f"}]}}',
+            "names 'f', which tools do not declare",
+        ),
+        (
+            '{"id": "a", "suite": "s", "messages": [], "tools": [{"type": "function", "function": {"name": "f", '
+            '"parameters": {"type": "objekt"}}}], "expect": {"calls": []}}',
+            "parameters is not a valid JSON schema",
+        ),
+        (
+            '{"id": "a", "suite": "s", "messages": [{"role": "user"}], "tools": [], "expect": {"calls": []}}',
+            "messages[0] must be",
+        ),
+    ],
+)
 def test_malformed_suite_lines_are_named_by_file_and_line(tmp_path, line, message):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"id": "ok", "suite": "s", "messages": [], "tools": [], "expect": {"calls": []}}\n' + line + "\n")
@@ -114,8 +145,9 @@ def test_duplicate_ids_and_unknown_suites_are_errors(tmp_path):
 
 
 def test_cli_lists_the_suites():
-    out = subprocess.run([sys.executable, "-m", "harness.cli", "suites"], capture_output=True, text=True, cwd=ROOT,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "suites"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert "code-with-quotes          20 prompts, 20 expected calls; tools: file_write" in out.stdout
 

@@ -54,14 +54,29 @@ class HangingGemma4(Gemma4Parser):
 def test_random_scenarios_are_reproducible_syntax_heavy_and_representable():
     first = [random_scenario(3, i, FMT) for i in range(400)]
     again = [random_scenario(3, i, FMT) for i in range(400)]
-    assert [(s.calls, s.tools, s.content_after, s.reasoning) for s in first] == \
-        [(s.calls, s.tools, s.content_after, s.reasoning) for s in again]
+    assert [(s.calls, s.tools, s.content_after, s.reasoning) for s in first] == [
+        (s.calls, s.tools, s.content_after, s.reasoning) for s in again
+    ]
     assert [s.calls for s in first[:20]] != [random_scenario(4, i, FMT).calls for i in range(20)]
     assert all('<|"|>' not in text for s in first for text in scenario_strings(s))  # FormatSpec.unrepresentable
     tags = {t for s in first for t in s.tags}
-    for shape in ("double-quote-in-string", "comma-in-string", "brace-in-string", "bracket-in-string",
-                  "colon-in-string", "backslash-in-string", "newline-in-string", "unicode", "marker-in-string",
-                  "nested-object", "parallel", "reasoning", "content-after", "null", "big-int"):
+    for shape in (
+        "double-quote-in-string",
+        "comma-in-string",
+        "brace-in-string",
+        "bracket-in-string",
+        "colon-in-string",
+        "backslash-in-string",
+        "newline-in-string",
+        "unicode",
+        "marker-in-string",
+        "nested-object",
+        "parallel",
+        "reasoning",
+        "content-after",
+        "null",
+        "big-int",
+    ):
         assert shape in tags, shape
 
 
@@ -83,8 +98,9 @@ def test_truncation_leak_allows_surfaced_call_text_only():
 
 
 def _sweep(tmp_path, jobs, name, **kw):
-    config = SweepConfig(parsers=["toolcall-harness", FaultyGemma4()], n=150, seed=11, jobs=jobs,
-                         out_dir=tmp_path / name, **kw)
+    config = SweepConfig(
+        parsers=["toolcall-harness", FaultyGemma4()], n=150, seed=11, jobs=jobs, out_dir=tmp_path / name, **kw
+    )
     return run_sweep(config)
 
 
@@ -93,8 +109,14 @@ def test_sweep_is_the_same_for_any_jobs_and_finds_and_minimizes_planted_faults(t
     two = _sweep(tmp_path, 2, "two", repros=6)
     assert (tmp_path / "one" / "failures.jsonl").read_bytes() == (tmp_path / "two" / "failures.jsonl").read_bytes()
     t1, t2 = one.totals, two.totals
-    assert (t1.cases, t1.skipped, t1.cuts, t1.chars, t1.wrong, t1.types) == \
-        (t2.cases, t2.skipped, t2.cuts, t2.chars, t2.wrong, t2.types)
+    assert (t1.cases, t1.skipped, t1.cuts, t1.chars, t1.wrong, t1.types) == (
+        t2.cases,
+        t2.skipped,
+        t2.cuts,
+        t2.chars,
+        t2.wrong,
+        t2.types,
+    )
     assert t1.cases + t1.skipped == 150 and t1.cases > 140
     assert t1.full_cases == 3  # cases 0, 50, 100 are cut at every position
 
@@ -129,8 +151,9 @@ def test_sweep_is_the_same_for_any_jobs_and_finds_and_minimizes_planted_faults(t
 def test_a_hanging_parser_is_recorded_as_timeout_and_the_sweep_goes_on(tmp_path):
     hits = [i for i in range(40) if any("東京" in s for s in scenario_strings(random_scenario(5, i, FMT)))]
     assert hits, "seed 5 should put 東京 in some of the first 40 cases"
-    result = run_sweep(SweepConfig(parsers=[HangingGemma4()], n=40, seed=5, jobs=2, timeout_s=0.2,
-                                   out_dir=tmp_path / "hang"))
+    result = run_sweep(
+        SweepConfig(parsers=[HangingGemma4()], n=40, seed=5, jobs=2, timeout_s=0.2, out_dir=tmp_path / "hang")
+    )
     assert result.totals.cases + result.totals.skipped == 40
     assert result.totals.types[(HangingGemma4.name, "oneshot", "timeout")] == len(hits)
     assert result.rate(HangingGemma4.name) == (len(hits), result.totals.cases)
@@ -139,8 +162,24 @@ def test_a_hanging_parser_is_recorded_as_timeout_and_the_sweep_goes_on(tmp_path)
 
 
 def test_cli_sweep_prints_the_rate_and_writes_the_run(tmp_path, capsys):
-    assert main(["sweep", "--model", "gemma-4-e2b", "--parser", "own", "-n", "40", "--jobs", "1",
-                 "--out", str(tmp_path / "cli")]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                "--model",
+                "gemma-4-e2b",
+                "--parser",
+                "own",
+                "-n",
+                "40",
+                "--jobs",
+                "1",
+                "--out",
+                str(tmp_path / "cli"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "cases/s" in out and "oneshot    0/40 wrong" in out and "truncation 0/40 wrong" in out
     assert {p.name for p in (tmp_path / "cli").iterdir()} == {"failures.jsonl", "summary.json", "report.md"}

@@ -17,29 +17,12 @@ from pathlib import Path
 
 import gguf
 import pytest
-from huggingface_hub import (
-    constants as hf_constants,  # imported before any test sets HF_HUB_OFFLINE
-)
+from huggingface_hub import constants as hf_constants  # imported before any test sets HF_HUB_OFFLINE
 
 from harness.assets.sdist import sdist_file
-from harness.core.errors import (
-    CatalogError,
-    HarnessError,
-    TemplateNotFoundError,
-    UnknownModelError,
-)
-from harness.template.catalog import (
-    ModelEntry,
-    get_model,
-    known_models,
-    list_models,
-    load_catalog,
-)
-from harness.template.sources import (
-    ChatTemplate,
-    load_template,
-    read_gguf_metadata_string,
-)
+from harness.core.errors import CatalogError, HarnessError, TemplateNotFoundError, UnknownModelError
+from harness.template.catalog import ModelEntry, get_model, known_models, list_models, load_catalog
+from harness.template.sources import ChatTemplate, load_template, read_gguf_metadata_string
 
 SDIST_TEMPLATE = "models/templates/google-gemma-4-31B-it.jinja"
 SDIST_GGUF = "models/ggml-vocab-gemma-4.gguf"
@@ -54,8 +37,13 @@ def isolated_hf(tmp_path, monkeypatch):
     home = tmp_path / "hf_home"
     home.mkdir()
     monkeypatch.setenv("HF_HOME", str(home))
-    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HUB_OFFLINE", "TOOLCALL_HARNESS_CATALOG",
-                "TOOLCALL_HARNESS_HUB_TIMEOUT"):
+    for var in (
+        "HF_HUB_CACHE",
+        "HUGGINGFACE_HUB_CACHE",
+        "HF_HUB_OFFLINE",
+        "TOOLCALL_HARNESS_CATALOG",
+        "TOOLCALL_HARNESS_HUB_TIMEOUT",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home
 
@@ -103,14 +91,18 @@ offline_note = "note"
 
 # --- catalog ----------------------------------------------------------------------------------------
 
+
 def test_catalog_has_the_gemma4_models():
     entries = load_catalog()
     assert list(entries) == known_models()
     assert list_models() == list(entries.values())
     gemma = {name: entry for name, entry in entries.items() if entry.format == "gemma4"}
     assert list(gemma) == ["gemma-4-e2b", "gemma-4-e4b", "gemma-4-31b"]  # other families: their own tests
-    repos = {"gemma-4-e2b": "google/gemma-4-E2B-it", "gemma-4-e4b": "google/gemma-4-E4B-it",
-             "gemma-4-31b": "google/gemma-4-31B-it"}
+    repos = {
+        "gemma-4-e2b": "google/gemma-4-E2B-it",
+        "gemma-4-e4b": "google/gemma-4-E4B-it",
+        "gemma-4-31b": "google/gemma-4-31B-it",
+    }
     for name, entry in gemma.items():
         assert isinstance(entry, ModelEntry)
         assert entry.format == "gemma4"
@@ -133,18 +125,26 @@ def test_unknown_model_lists_known_models():
         load_template("gemma-5", offline=True)
 
 
-@pytest.mark.parametrize("body, needle", [
-    (GOOD_ROW.replace('hf_repo = "org/m1"\n', ""), "missing required field 'hf_repo'"),
-    (GOOD_ROW.replace('hf_file = "chat_template.jinja"', "hf_file = 3"), "field 'hf_file' must be a non-empty string"),
-    (GOOD_ROW.replace('format = "gemma4"', 'format = "nope"'), "field 'format' is 'nope', not a known format"),
-    (GOOD_ROW + 'colour = "red"\n', "unknown field 'colour'"),
-    (GOOD_ROW.replace('offline_template_model = "m1"', 'offline_template_model = "m9"'),
-     "field 'offline_template_model' is 'm9'"),
-    (GOOD_ROW.replace('hf_repo = "org/m1"', 'hf_repo = "m1"'), "field 'hf_repo' must be 'owner/name'"),
-    ("[models.m1\nformat=", "not valid TOML"),
-    ("title = 'x'\n", "no [models.NAME] tables"),
-    ("[models]\nm1 = 3\n", "[models.m1] must be a table"),
-])
+@pytest.mark.parametrize(
+    "body, needle",
+    [
+        (GOOD_ROW.replace('hf_repo = "org/m1"\n', ""), "missing required field 'hf_repo'"),
+        (
+            GOOD_ROW.replace('hf_file = "chat_template.jinja"', "hf_file = 3"),
+            "field 'hf_file' must be a non-empty string",
+        ),
+        (GOOD_ROW.replace('format = "gemma4"', 'format = "nope"'), "field 'format' is 'nope', not a known format"),
+        (GOOD_ROW + 'colour = "red"\n', "unknown field 'colour'"),
+        (
+            GOOD_ROW.replace('offline_template_model = "m1"', 'offline_template_model = "m9"'),
+            "field 'offline_template_model' is 'm9'",
+        ),
+        (GOOD_ROW.replace('hf_repo = "org/m1"', 'hf_repo = "m1"'), "field 'hf_repo' must be 'owner/name'"),
+        ("[models.m1\nformat=", "not valid TOML"),
+        ("title = 'x'\n", "no [models.NAME] tables"),
+        ("[models]\nm1 = 3\n", "[models.m1] must be a table"),
+    ],
+)
 def test_malformed_catalog_names_file_and_field(tmp_path, body, needle):
     path = write_catalog(tmp_path / "bad.toml", body)
     with pytest.raises(CatalogError) as info:
@@ -165,6 +165,7 @@ def test_catalog_env_override(tmp_path, monkeypatch):
 
 # --- sdist (offline default) ------------------------------------------------------------------------
 
+
 def test_offline_falls_back_to_sdist_fast_with_attempt_recorded(offline):
     start = time.monotonic()
     tmpl = load_template("gemma-4-e2b")
@@ -181,10 +182,15 @@ def test_offline_falls_back_to_sdist_fast_with_attempt_recorded(offline):
     assert p["fallback"] is True
     assert p["fallback_note"].startswith("google-gemma-4-31B-it.jinja (gemma-4-31b) stands in for gemma-4-e2b: ")
     assert "offline" in p["fallback_note"]
-    assert p["attempts"] == [{"source": "hub", "error": "offline, and google/gemma-4-E2B-it/chat_template.jinja "
-                                                         "is not in the HF cache"}]
-    assert tmpl.summary() == {"source": "sdist", "file": "google-gemma-4-31B-it.jinja",
-                              "sha256": p["sha256"], "fallback": True}
+    assert p["attempts"] == [
+        {"source": "hub", "error": "offline, and google/gemma-4-E2B-it/chat_template.jinja is not in the HF cache"}
+    ]
+    assert tmpl.summary() == {
+        "source": "sdist",
+        "file": "google-gemma-4-31B-it.jinja",
+        "sha256": p["sha256"],
+        "fallback": True,
+    }
     json.dumps(p)  # JSON-ready
 
 
@@ -209,12 +215,17 @@ def test_no_source_raises_listing_attempts(offline, monkeypatch, tmp_path):
     assert "hub: offline" in msg and "sdist: could not download" in msg
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"model_dir": "/nonexistent/dir"}, "local_dir: /nonexistent/dir: not a directory"),
-    ({"gguf": "/nonexistent/m.gguf"}, "gguf: /nonexistent/m.gguf: [Errno 2] No such file"),
-    ({"model_dir": "/nonexistent/dir", "gguf": "/nonexistent/m.gguf"},
-     "local_dir: /nonexistent/dir: not a directory; gguf: /nonexistent/m.gguf"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"model_dir": "/nonexistent/dir"}, "local_dir: /nonexistent/dir: not a directory"),
+        ({"gguf": "/nonexistent/m.gguf"}, "gguf: /nonexistent/m.gguf: [Errno 2] No such file"),
+        (
+            {"model_dir": "/nonexistent/dir", "gguf": "/nonexistent/m.gguf"},
+            "local_dir: /nonexistent/dir: not a directory; gguf: /nonexistent/m.gguf",
+        ),
+    ],
+)
 def test_a_source_the_user_names_must_supply_the_template(offline, kwargs, message):
     with pytest.raises(TemplateNotFoundError) as info:
         load_template("gemma-4-e2b", **kwargs)
@@ -223,6 +234,7 @@ def test_a_source_the_user_names_must_supply_the_template(offline, kwargs, messa
 
 
 # --- hub --------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("with_offline", [True, False])
 def test_hub_cache_hit_needs_no_request(isolated_hf, monkeypatch, fake_hub, with_offline):
@@ -301,8 +313,7 @@ def fake_hub(monkeypatch):
     thread.start()
     endpoint = f"http://127.0.0.1:{server.server_address[1]}"
     monkeypatch.setattr(constants, "ENDPOINT", endpoint)
-    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
-                        endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", endpoint + "/{repo_id}/resolve/{revision}/{filename}")
     _FakeHub.files, _FakeHub.gated, _FakeHub.requests = {}, set(), []
     yield _FakeHub
     server.shutdown()
@@ -343,8 +354,7 @@ def test_unreachable_hub_fails_fast(monkeypatch):
     listener.listen(8)
     endpoint = f"http://127.0.0.1:{listener.getsockname()[1]}"
     monkeypatch.setattr(constants, "ENDPOINT", endpoint)
-    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
-                        endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", endpoint + "/{repo_id}/resolve/{revision}/{filename}")
     monkeypatch.setenv("TOOLCALL_HARNESS_HUB_TIMEOUT", "0.5")
     try:
         start = time.monotonic()
@@ -367,8 +377,11 @@ def test_refused_hub_fails_fast(monkeypatch):
     port = probe.getsockname()[1]
     probe.close()  # nothing listens there now
     monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{port}")
-    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
-                        f"http://127.0.0.1:{port}" + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(
+        constants,
+        "HUGGINGFACE_CO_URL_TEMPLATE",
+        f"http://127.0.0.1:{port}" + "/{repo_id}/resolve/{revision}/{filename}",
+    )
     start = time.monotonic()
     tmpl = load_template("gemma-4-31b")
     assert time.monotonic() - start < 1.0
@@ -376,6 +389,7 @@ def test_refused_hub_fails_fast(monkeypatch):
 
 
 # --- local model directory --------------------------------------------------------------------------
+
 
 def test_local_dir_chat_template_jinja(tmp_path, offline):
     (tmp_path / "chat_template.jinja").write_text("JINJA {{ bos_token }}", encoding="utf-8")
@@ -401,12 +415,17 @@ def test_local_dir_tokenizer_config_named_list(tmp_path, offline):
     assert tmpl.text == "DEFAULT" and tmpl.provenance["key"] == "chat_template[default]"
 
 
-@pytest.mark.parametrize("files, reason", [
-    ({}, "no chat_template.jinja, and no chat_template in chat_template.json or tokenizer_config.json"),
-    ({"tokenizer_config.json": "{not json"}, "tokenizer_config.json: not valid JSON"),
-    ({"tokenizer_config.json": json.dumps({"chat_template": [{"name": "rag", "template": "R"}]})},
-     "chat_template list has no 'default' template (names: rag)"),
-])
+@pytest.mark.parametrize(
+    "files, reason",
+    [
+        ({}, "no chat_template.jinja, and no chat_template in chat_template.json or tokenizer_config.json"),
+        ({"tokenizer_config.json": "{not json"}, "tokenizer_config.json: not valid JSON"),
+        (
+            {"tokenizer_config.json": json.dumps({"chat_template": [{"name": "rag", "template": "R"}]})},
+            "chat_template list has no 'default' template (names: rag)",
+        ),
+    ],
+)
 def test_local_dir_without_template_is_an_error(tmp_path, offline, files, reason):
     for name, body in files.items():
         (tmp_path / name).write_text(body)
@@ -432,6 +451,7 @@ def test_local_dir_beats_hub_cache(tmp_path, isolated_hf):
 
 # --- GGUF -------------------------------------------------------------------------------------------
 
+
 def write_gguf(path: Path, template: str | None) -> Path:
     writer = gguf.GGUFWriter(str(path), "gemma4")
     writer.add_name("test model")
@@ -450,7 +470,7 @@ def write_gguf(path: Path, template: str | None) -> Path:
 
 
 def test_gguf_reader_matches_gguf_package(tmp_path):
-    template = "{{ bos_token }}GGUF template ✓ <|\"|>"
+    template = '{{ bos_token }}GGUF template ✓ <|"|>'
     path = write_gguf(tmp_path / "m.gguf", template)
     assert read_gguf_metadata_string(path) == template
     assert read_gguf_metadata_string(path, "test.after") == "after the template"
@@ -466,8 +486,7 @@ def test_gguf_source(tmp_path, offline):
     tmpl = load_template("gemma-4-31b", gguf=str(path))
     p = tmpl.provenance
     assert tmpl.text == "GGUF {{ bos_token }}"
-    assert (p["source"], p["location"], p["file"], p["key"]) == ("gguf", str(path), "m.gguf",
-                                                                 "tokenizer.chat_template")
+    assert (p["source"], p["location"], p["file"], p["key"]) == ("gguf", str(path), "m.gguf", "tokenizer.chat_template")
     assert p["fallback"] is False and p["attempts"] == [] and p["fallback_note"] == ""
 
 

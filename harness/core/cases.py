@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from harness.core.errors import HarnessError
 from harness.core.messages import Message
@@ -19,8 +19,21 @@ REQUIRED_FIELDS = ("id", "format", "text", "expected")
 # ``composed`` is the harness' own: template-rendered calls with prose the template cannot write put around them.
 TEXT_PROVENANCES = ("full", "partial", "reconstructed", "composed")
 OWN_FIELDS = {
-    "id", "format", "kind", "text", "expected", "tools", "stream_specific", "source", "text_provenance",
-    "note", "prefix", "slice", "tags", "seed", "template",
+    "id",
+    "format",
+    "kind",
+    "text",
+    "expected",
+    "tools",
+    "stream_specific",
+    "source",
+    "text_provenance",
+    "note",
+    "prefix",
+    "slice",
+    "tags",
+    "seed",
+    "template",
 }
 
 
@@ -53,15 +66,26 @@ def case_from_json(data: dict, where: str, default_slice: str = "observed") -> C
         raise CaseFileError(f"{where}: field 'stream_specific' must be true or false")
     provenance = data.get("text_provenance") or "full"
     if provenance not in TEXT_PROVENANCES:
-        raise CaseFileError(f"{where}: field 'text_provenance' is {provenance!r}; expected one of "
-                            f"{', '.join(TEXT_PROVENANCES)}")
+        raise CaseFileError(
+            f"{where}: field 'text_provenance' is {provenance!r}; expected one of {', '.join(TEXT_PROVENANCES)}"
+        )
     expected = _expected(data["expected"], where)
     return Case(
-        id=data["id"], format=data["format"], text=data["text"], expected=expected, kind=kind, tools=tools,
-        prefix=data.get("prefix") or "", slice=data.get("slice") or default_slice,
-        tags=list(data.get("tags") or []), stream_specific=data.get("stream_specific", False),
-        source=data.get("source") or "", text_provenance=provenance,
-        note=data.get("note") or "", seed=data.get("seed"), template=data.get("template"),
+        id=data["id"],
+        format=data["format"],
+        text=data["text"],
+        expected=expected,
+        kind=kind,
+        tools=tools,
+        prefix=data.get("prefix") or "",
+        slice=data.get("slice") or default_slice,
+        tags=list(data.get("tags") or []),
+        stream_specific=data.get("stream_specific", False),
+        source=data.get("source") or "",
+        text_provenance=provenance,
+        note=data.get("note") or "",
+        seed=data.get("seed"),
+        template=data.get("template"),
         extra={k: v for k, v in data.items() if k not in OWN_FIELDS},
     )
 
@@ -127,8 +151,20 @@ def write_cases(path: str | Path, cases: Iterable[Case]) -> int:
 
 
 FORMATS = (
-    "gemma4", "functiongemma", "glm45", "glm47", "qwen3_coder", "hermes", "llama3_json", "mistral",
-    "kimi_k2", "deepseek_v31", "deepseek_v32", "harmony", "minimax_m2", "other",
+    "gemma4",
+    "functiongemma",
+    "glm45",
+    "glm47",
+    "qwen3_coder",
+    "hermes",
+    "llama3_json",
+    "mistral",
+    "kimi_k2",
+    "deepseek_v31",
+    "deepseek_v32",
+    "harmony",
+    "minimax_m2",
+    "other",
 )
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Callable, Iterator
 
 
 @contextmanager
@@ -39,8 +39,9 @@ def time_limit(seconds: float | None, error: Callable[[FrameType | None], BaseEx
 
 
 @contextmanager
-def captured_logs(logger_name: str, sink: list[str], level: int = logging.WARNING,
-                  keep_off_console: bool = False) -> Iterator[None]:
+def captured_logs(
+    logger_name: str, sink: list[str], level: int = logging.WARNING, keep_off_console: bool = False
+) -> Iterator[None]:
     """Append ``"<logger root> <level> (<logger>): <message>"`` to ``sink`` for every record at ``level`` or above
     that the ``logger_name`` loggers emit from this thread during the block.
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 
 def read_objects(path: str | Path, error: type[Exception], what: str = "line") -> Iterator[tuple[str, dict]]:

@@ -28,7 +28,7 @@ class ToolCall:
         return {"name": self.name, "arguments": self.arguments}
 
     @classmethod
-    def from_json(cls, data: dict) -> "ToolCall":
+    def from_json(cls, data: dict) -> ToolCall:
         return cls(name=data["name"], arguments=data.get("arguments", {}))
 
 
@@ -55,7 +55,7 @@ class Message:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "Message":
+    def from_json(cls, data: dict) -> Message:
         return cls(
             content=data.get("content"),
             reasoning=data.get("reasoning"),
@@ -76,5 +76,3 @@ def parse_arguments(value: Any) -> Any:
         except ValueError:
             return value
     return value
-
-

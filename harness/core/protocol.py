@@ -15,8 +15,9 @@ the whole text. A parser never drops a call silently: failure is an exception, o
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from harness.core.messages import Message, ToolCall, parse_arguments
 
@@ -46,9 +47,7 @@ class Delta:
         if self.reasoning:
             out["reasoning"] = self.reasoning
         if self.tool_calls:
-            out["tool_calls"] = [
-                {k: v for k, v in vars(t).items() if v is not None} for t in self.tool_calls
-            ]
+            out["tool_calls"] = [{k: v for k, v in vars(t).items() if v is not None} for t in self.tool_calls]
         return out
 
 
@@ -153,15 +152,18 @@ class StreamAccumulator:
             raw = "".join(self.calls[index]["arguments"])
             calls.append(ToolCall("".join(self.calls[index]["name"]), parse_arguments(raw) if raw else {}))
         return Message(
-            content="".join(self.content) or None,
-            reasoning="".join(self.reasoning) or None,
-            tool_calls=calls,
+            content="".join(self.content) or None, reasoning="".join(self.reasoning) or None, tool_calls=calls
         )
 
 
-def run_stream(parser: Parser, chunks: Iterable[str], tools: list | None = None, prefix: str = "",
-               token_ids: Iterable[list[int] | None] | None = None,
-               on_delta=None) -> Message:
+def run_stream(
+    parser: Parser,
+    chunks: Iterable[str],
+    tools: list | None = None,
+    prefix: str = "",
+    token_ids: Iterable[list[int] | None] | None = None,
+    on_delta=None,
+) -> Message:
     """Feed ``chunks`` (with optional per-chunk token ids) to a fresh session and return the final message.
 
     A session may expose ``diagnostics`` (what its library swallowed); they are copied onto the message.
@@ -183,7 +185,7 @@ def run_stream(parser: Parser, chunks: Iterable[str], tools: list | None = None,
         message.diagnostics = list(diagnostics)
         return message
     session = parser.stream(tools, prefix)
-    for chunk, chunk_ids in zip(chunks, ids):
+    for chunk, chunk_ids in zip(chunks, ids, strict=False):
         deltas = session.feed(chunk, chunk_ids)
         _observe(deltas, on_delta)
         acc.add(deltas)

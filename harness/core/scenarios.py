@@ -8,8 +8,9 @@ from __future__ import annotations
 import copy
 import json
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from harness.core.messages import ToolCall
 
@@ -39,10 +40,19 @@ class Scenario:
 
 
 _CHAR_TAGS = (
-    ('"', "double-quote-in-string"), ("'", "single-quote-in-string"), ("\\", "backslash-in-string"),
-    (",", "comma-in-string"), (":", "colon-in-string"), ("{", "brace-in-string"), ("}", "brace-in-string"),
-    ("[", "bracket-in-string"), ("]", "bracket-in-string"), ("\n", "newline-in-string"),
-    ("\r", "cr-in-string"), ("\t", "tab-in-string"), ("\x00", "nul-in-string"),
+    ('"', "double-quote-in-string"),
+    ("'", "single-quote-in-string"),
+    ("\\", "backslash-in-string"),
+    (",", "comma-in-string"),
+    (":", "colon-in-string"),
+    ("{", "brace-in-string"),
+    ("}", "brace-in-string"),
+    ("[", "bracket-in-string"),
+    ("]", "bracket-in-string"),
+    ("\n", "newline-in-string"),
+    ("\r", "cr-in-string"),
+    ("\t", "tab-in-string"),
+    ("\x00", "nul-in-string"),
 )
 
 
@@ -56,8 +66,15 @@ def _is_control(ch: str) -> bool:
 
 def _is_cjk(ch: str) -> bool:
     o = ord(ch)
-    return (0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF
-            or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF or 0x20000 <= o <= 0x3FFFF)
+    return (
+        0x3040 <= o <= 0x30FF
+        or 0x3400 <= o <= 0x4DBF
+        or 0x4E00 <= o <= 0x9FFF
+        or 0xAC00 <= o <= 0xD7AF
+        or 0xF900 <= o <= 0xFAFF
+        or 0xFF00 <= o <= 0xFFEF
+        or 0x20000 <= o <= 0x3FFFF
+    )
 
 
 def _is_emoji(ch: str) -> bool:
@@ -274,11 +291,7 @@ def infer_schema(value: Any) -> dict:
             items = s if items is None else merge_schemas(items, s)
         return {"type": "array", "items": items or {"type": "string"}}
     if isinstance(value, dict):
-        return {
-            "type": "object",
-            "properties": {k: infer_schema(v) for k, v in value.items()},
-            "required": list(value),
-        }
+        return {"type": "object", "properties": {k: infer_schema(v) for k, v in value.items()}, "required": list(value)}
     raise TypeError(f"not a JSON value: {value!r}")
 
 
@@ -316,16 +329,13 @@ def make_tool(name: str, parameters: dict, description: str | None = None) -> di
     """An OpenAI-style tool declaration."""
     return {
         "type": "function",
-        "function": {
-            "name": name,
-            "description": description or f"Tool {name}.",
-            "parameters": parameters,
-        },
+        "function": {"name": name, "description": description or f"Tool {name}.", "parameters": parameters},
     }
 
 
-def tools_for_calls(calls: list[ToolCall], descriptions: dict[str, str] | None = None,
-                    parameters: dict[str, dict] | None = None) -> list[dict]:
+def tools_for_calls(
+    calls: list[ToolCall], descriptions: dict[str, str] | None = None, parameters: dict[str, dict] | None = None
+) -> list[dict]:
     """Tool declarations for ``calls``, one per distinct name in first-use order.
 
     Parameters are ``parameters[name]`` when given, else inferred from every call of that tool (merged).
@@ -336,8 +346,7 @@ def tools_for_calls(calls: list[ToolCall], descriptions: dict[str, str] | None =
     for c in calls:
         s = infer_schema(c.arguments)
         inferred[c.name] = merge_schemas(inferred[c.name], s) if c.name in inferred else s
-    return [make_tool(n, parameters.get(n, s), descriptions.get(n, _DESCRIPTIONS.get(n)))
-            for n, s in inferred.items()]
+    return [make_tool(n, parameters.get(n, s), descriptions.get(n, _DESCRIPTIONS.get(n))) for n, s in inferred.items()]
 
 
 def call(name: str, arguments: dict | None = None) -> ToolCall:
@@ -345,9 +354,18 @@ def call(name: str, arguments: dict | None = None) -> ToolCall:
     return ToolCall(name=name, arguments={} if arguments is None else arguments)
 
 
-def edge(id: str, tags: list[str], calls: list[ToolCall] | ToolCall, *, tools: list[dict] | None = None,
-         parameters: dict[str, dict] | None = None, content_before: str = "", content_after: str = "",
-         reasoning: str | None = None, note: str = "") -> Scenario:
+def edge(
+    id: str,
+    tags: list[str],
+    calls: list[ToolCall] | ToolCall,
+    *,
+    tools: list[dict] | None = None,
+    parameters: dict[str, dict] | None = None,
+    content_before: str = "",
+    content_after: str = "",
+    reasoning: str | None = None,
+    note: str = "",
+) -> Scenario:
     """One curated scenario; ``id`` gets the ``edge-`` prefix; tools inferred from the calls unless given."""
     calls = [calls] if isinstance(calls, ToolCall) else list(calls)
     sc = Scenario(
@@ -382,21 +400,55 @@ _DESCRIPTIONS = {
 
 MARKER_TEXTS: tuple[str, ...] = (
     # Gemma 4
-    "<|tool_call>", "<tool_call|>", '<|"|>', "<|channel>", "<channel|>", "<|tool_response>",
-    "<tool_response|>", "<|tool>", "<tool|>", "<|turn>", "<turn|>", "<|think|>",
+    "<|tool_call>",
+    "<tool_call|>",
+    '<|"|>',
+    "<|channel>",
+    "<channel|>",
+    "<|tool_response>",
+    "<tool_response|>",
+    "<|tool>",
+    "<tool|>",
+    "<|turn>",
+    "<turn|>",
+    "<|think|>",
     # Hermes / Qwen / Qwen3-Coder
-    "<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>",
-    "<|im_start|>", "<|im_end|>", "<think>", "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<function=",
+    "</function>",
+    "<parameter=",
+    "</parameter>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<think>",
+    "</think>",
     # Mistral, Llama 3
-    "[TOOL_CALLS]", "[ARGS]", "<|python_tag|>", "<|eom_id|>", "<|eot_id|>",
+    "[TOOL_CALLS]",
+    "[ARGS]",
+    "<|python_tag|>",
+    "<|eom_id|>",
+    "<|eot_id|>",
     # GLM 4.5/4.7
-    "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
     # Kimi K2
-    "<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>",
+    "<|tool_calls_section_begin|>",
+    "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
     # DeepSeek V3.1/V3.2
-    "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁sep｜>",
     # Harmony (gpt-oss)
-    "<|call|>", "<|channel|>", "<|message|>", "<|end|>", "<|start|>",
+    "<|call|>",
+    "<|channel|>",
+    "<|message|>",
+    "<|end|>",
+    "<|start|>",
     # MiniMax M2
-    "<minimax:tool_call>", "<invoke name=",
+    "<minimax:tool_call>",
+    "<invoke name=",
 )

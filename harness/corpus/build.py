@@ -32,8 +32,15 @@ class Corpus:
         return sum(1 for c in self.cases if c.slice == slice_name)
 
 
-def build_corpus(template: ChatTemplate, fmt: FormatSpec, *, seed: int, n_generated: int,
-                 slices: tuple[str, ...] = RENDERED_SLICES, observed_file: Path = OBSERVED_FILE) -> Corpus:
+def build_corpus(
+    template: ChatTemplate,
+    fmt: FormatSpec,
+    *,
+    seed: int,
+    n_generated: int,
+    slices: tuple[str, ...] = RENDERED_SLICES,
+    observed_file: Path = OBSERVED_FILE,
+) -> Corpus:
     """Render the curated and ``n_generated`` generated scenarios (seeded) and load the observed cases; with
     ``"drift"`` in ``slices`` (``eval`` asks for every slice of :data:`harness.core.cases.SLICES`), also mutate the
     curated cases (:func:`harness.corpus.drift.drift_cases`, seeded by ``seed``).

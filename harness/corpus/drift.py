@@ -81,8 +81,11 @@ OPENER_FORMATS = tuple(f for f in ALL_FORMATS if f not in ("llama3_json", "harmo
 CLOSER_FORMATS = tuple(f for f, (_, closer) in CALL_MARKERS.items() if closer)
 JSON_FORMATS = ("hermes", "mistral", "kimi_k2", "deepseek_v31", "llama3_json", "harmony")
 XML_VALUE_FORMATS = ("glm45", "glm47", "qwen3_coder", "minimax_m2", "deepseek_v32")
-PARAMETER_CLOSERS = {"qwen3_coder": qwen3_coder.PARAMETER_CLOSE, "minimax_m2": minimax_m2.PARAMETER_CLOSE,
-                     "deepseek_v32": deepseek_v32.PARAM_CLOSE}
+PARAMETER_CLOSERS = {
+    "qwen3_coder": qwen3_coder.PARAMETER_CLOSE,
+    "minimax_m2": minimax_m2.PARAMETER_CLOSE,
+    "deepseek_v32": deepseek_v32.PARAM_CLOSE,
+}
 
 
 @dataclass(frozen=True)
@@ -118,18 +121,34 @@ class Mutator:
         mutation = self.apply(case, fmt)
         if mutation is None or mutation.text == case.text:
             return None
-        drift = {"mutator": self.name, "base": case.id, "outcomes": list(self.outcomes), "raw": mutation.raw,
-                 "tolerated": list(mutation.tolerated)}
+        drift = {
+            "mutator": self.name,
+            "base": case.id,
+            "outcomes": list(self.outcomes),
+            "raw": mutation.raw,
+            "tolerated": list(mutation.tolerated),
+        }
         return Case(
-            id=f"{case.id}~{self.name}", format=case.format, text=mutation.text, expected=mutation.expected,
-            kind="drift", tools=case.tools, prefix=case.prefix, slice="drift",
-            tags=[*case.tags, f"mutator:{self.name}"], source=self.seen, text_provenance="reconstructed",
-            note=f"{self.deviation} (drift of {case.id})", seed=seed, template=case.template,
+            id=f"{case.id}~{self.name}",
+            format=case.format,
+            text=mutation.text,
+            expected=mutation.expected,
+            kind="drift",
+            tools=case.tools,
+            prefix=case.prefix,
+            slice="drift",
+            tags=[*case.tags, f"mutator:{self.name}"],
+            source=self.seen,
+            text_provenance="reconstructed",
+            note=f"{self.deviation} (drift of {case.id})",
+            seed=seed,
+            template=case.template,
             extra={"drift": drift},
         )
 
 
 # --- locating calls --------------------------------------------------------------------------------------
+
 
 def call_spans(text: str, fmt_name: str) -> list[tuple[int, int]]:
     """``[(start, end)]`` of each call's text (opener to closer inclusive) found by the format's call markers."""
@@ -151,9 +170,14 @@ def call_spans(text: str, fmt_name: str) -> list[tuple[int, int]]:
 
 def is_base(case: Case, fmt: FormatSpec) -> bool:
     """True for a case mutators can work on (see the module docstring)."""
-    return (fmt.name in CALL_MARKERS and case.kind == "strict" and bool(case.expected.tool_calls)
-            and len(case.text) <= MAX_BASE_LEN and not EXCLUDED_BASE_TAGS & set(case.tags)
-            and len(call_spans(case.text, fmt.name)) == len(case.expected.tool_calls))
+    return (
+        fmt.name in CALL_MARKERS
+        and case.kind == "strict"
+        and bool(case.expected.tool_calls)
+        and len(case.text) <= MAX_BASE_LEN
+        and not EXCLUDED_BASE_TAGS & set(case.tags)
+        and len(call_spans(case.text, fmt.name)) == len(case.expected.tool_calls)
+    )
 
 
 def _replace_span(case: Case, index: int, make: Callable[[str], str | None]) -> Mutation | None:
@@ -205,12 +229,14 @@ def find_json(text: str, value) -> tuple[int, int] | None:
 
 # --- truncation (format-generic) -------------------------------------------------------------------------
 
+
 def _truncated(case: Case, cut: int, complete_calls: int, tolerated: tuple[str, ...] = ()) -> Mutation | None:
     """``case.text[:cut]``: the first ``complete_calls`` calls stay expected, the prose before the cut stays
     content and the fragment of the cut call (from its opener) must be kept after it. ``None`` when the cut
     splits the expected content or reasoning."""
-    start = call_spans(case.text, case.format)[complete_calls][0] if complete_calls < len(case.expected.tool_calls) \
-        else cut
+    start = (
+        call_spans(case.text, case.format)[complete_calls][0] if complete_calls < len(case.expected.tool_calls) else cut
+    )
     head, tail = case.text[:cut], case.text[cut:]
     content = case.expected.content or ""
     if content and _squash(content) not in _squash(head[:start]):
@@ -221,8 +247,11 @@ def _truncated(case: Case, cut: int, complete_calls: int, tolerated: tuple[str, 
     if reasoning and _squash(reasoning) not in _squash(case.prefix + head):
         return None
     fragment = case.text[start:cut]
-    expected = Message(content=(content + fragment) or None, reasoning=reasoning,
-                       tool_calls=list(case.expected.tool_calls[:complete_calls]))
+    expected = Message(
+        content=(content + fragment) or None,
+        reasoning=reasoning,
+        tool_calls=list(case.expected.tool_calls[:complete_calls]),
+    )
     return Mutation(head, expected, fragment, tolerated)
 
 
@@ -265,7 +294,7 @@ def _closer_cut(case: Case, fmt: FormatSpec, into_closer: bool) -> Mutation | No
     _, closer = CALL_MARKERS[fmt.name]
     start, end = call_spans(case.text, fmt.name)[-1]
     cut = end - len(closer) + (len(closer) // 2 if into_closer else 0)
-    tolerated = (case.text[end - len(closer):cut],) if into_closer else ()
+    tolerated = (case.text[end - len(closer) : cut],) if into_closer else ()
     mutation = _truncated(case, cut, len(case.expected.tool_calls), tolerated)
     return mutation and replace(mutation, raw=case.text[start:cut])
 
@@ -288,7 +317,7 @@ def _doubled_opener(case: Case, fmt: FormatSpec) -> Mutation | None:
     pos = case.text.find(opener)
     first_end = call_spans(case.text, fmt.name)[0][1]
     text = case.text[:pos] + opener + case.text[pos:]
-    return Mutation(text, case.expected, text[pos:first_end + len(opener)], (opener,))
+    return Mutation(text, case.expected, text[pos : first_end + len(opener)], (opener,))
 
 
 # --- Gemma 4 ---------------------------------------------------------------------------------------------
@@ -302,7 +331,7 @@ def _gemma_parts(span: str) -> tuple[str, list[str]] | None:
     brace = span.find("{")
     if not span.startswith(gemma4.CALL_OPEN + "call:") or brace < 0 or not span.endswith("}" + gemma4.CALL_CLOSE):
         return None
-    return span[:brace], _split_members(span[brace + 1: -len(gemma4.CALL_CLOSE) - 1])
+    return span[:brace], _split_members(span[brace + 1 : -len(gemma4.CALL_CLOSE) - 1])
 
 
 def _split_members(body: str) -> list[str]:
@@ -343,7 +372,7 @@ def _string_member(members: list[str], last: bool = False) -> int | None:
     order = range(len(members) - 1, -1, -1) if last else range(len(members))
     for i in order:
         value = members[i].partition(":")[2]
-        inner = value[len(DELIM):-len(DELIM)] if value.startswith(DELIM) and value.endswith(DELIM) else None
+        inner = value[len(DELIM) : -len(DELIM)] if value.startswith(DELIM) and value.endswith(DELIM) else None
         if inner is not None and _SIMPLE.fullmatch(inner) and DELIM not in inner:
             return i
     return None
@@ -366,17 +395,19 @@ def _missing_string_opener(head: str, members: list[str]) -> str | None:
     if i is None:
         return None
     key, _, value = members[i].partition(":")
-    return _gemma_rebuild(head, [*members[:i], f"{key}:{value.removeprefix(DELIM)}", *members[i + 1:]])
+    return _gemma_rebuild(head, [*members[:i], f"{key}:{value.removeprefix(DELIM)}", *members[i + 1 :]])
 
 
 def _marker_quoted_key(head: str, members: list[str]) -> str:
-    return _gemma_rebuild(head, [f"{DELIM}{key}{DELIM}:{value}" for key, _, value in
-                                 (m.partition(":") for m in members)])
+    return _gemma_rebuild(
+        head, [f"{DELIM}{key}{DELIM}:{value}" for key, _, value in (m.partition(":") for m in members)]
+    )
 
 
 def _space_around_separators(head: str, members: list[str]) -> str:
-    return _gemma_rebuild(head, [f"{key} : {value}" for key, _, value in (m.partition(":") for m in members)],
-                          sep=" , ")
+    return _gemma_rebuild(
+        head, [f"{key} : {value}" for key, _, value in (m.partition(":") for m in members)], sep=" , "
+    )
 
 
 def _key_equals_value(head: str, members: list[str]) -> str | None:
@@ -384,13 +415,13 @@ def _key_equals_value(head: str, members: list[str]) -> str | None:
     if i is None or "'" in members[i]:
         return None
     key, _, value = members[i].partition(":")
-    return _gemma_rebuild(head, [*members[:i], f"{key}='{value[len(DELIM):-len(DELIM)]}'", *members[i + 1:]])
+    return _gemma_rebuild(head, [*members[:i], f"{key}='{value[len(DELIM) : -len(DELIM)]}'", *members[i + 1 :]])
 
 
 def _missing_comma(head: str, members: list[str]) -> str | None:
     for i in range(len(members) - 1):
         if members[i].endswith(DELIM):
-            joined = members[:i] + [members[i] + members[i + 1]] + members[i + 2:]
+            joined = members[:i] + [members[i] + members[i + 1]] + members[i + 2 :]
             return _gemma_rebuild(head, joined)
     return None
 
@@ -405,8 +436,9 @@ def _json_quotes_in_container(head: str, members: list[str]) -> str | None:
             if end < 0:
                 return None
             nested = depth > 0
-            out.append(json.dumps(body[i + len(DELIM):end], ensure_ascii=False) if nested
-                       else body[i:end + len(DELIM)])
+            out.append(
+                json.dumps(body[i + len(DELIM) : end], ensure_ascii=False) if nested else body[i : end + len(DELIM)]
+            )
             changed |= nested
             i = end + len(DELIM)
             continue
@@ -423,11 +455,13 @@ def _wrapper_envelope(head: str, members: list[str]) -> str | None:
     name = head.removeprefix(gemma4.CALL_OPEN + "call:")
     if name == "tool_call":
         return None
-    return (f"{gemma4.CALL_OPEN}call:tool_call{{args:{{{','.join(members)}}},id:{DELIM}{name}{DELIM}}}"
-            f"{gemma4.CALL_CLOSE}")
+    return (
+        f"{gemma4.CALL_OPEN}call:tool_call{{args:{{{','.join(members)}}},id:{DELIM}{name}{DELIM}}}{gemma4.CALL_CLOSE}"
+    )
 
 
 # --- GLM, Qwen3-Coder, MiniMax, DeepSeek V3.2 (raw values between tags) ----------------------------------
+
 
 def _drop_first(marker: str) -> Callable[[str], str | None]:
     return lambda span: span.replace(marker, "", 1) if marker in span else None
@@ -458,6 +492,7 @@ def _escaped_json_value(case: Case, fmt: FormatSpec) -> Mutation | None:
     if not isinstance(call.arguments, dict) or not call.arguments:
         return None
     if fmt.name in JSON_FORMATS:
+
         def make(span: str) -> str | None:
             found = find_json(span, call.arguments)
             if found is None:
@@ -499,8 +534,9 @@ def _json_newlines(case: Case, fmt: FormatSpec) -> Mutation | None:
 
 def _newline_between_args(case: Case, fmt: FormatSpec) -> Mutation | None:
     if fmt.name == "gemma4":
-        return _gemma(lambda head, members: _gemma_rebuild(head, members, sep=",\n") if len(members) > 1
-                      else None)(case, fmt)
+        return _gemma(lambda head, members: _gemma_rebuild(head, members, sep=",\n") if len(members) > 1 else None)(
+            case, fmt
+        )
     return _json_newlines(case, fmt)
 
 
@@ -511,77 +547,219 @@ _GLM = ("glm45", "glm47")
 
 MUTATORS: tuple[Mutator, ...] = (
     # delimiter drift (Gemma 4)
-    Mutator("plain-quote-closer", _G4, EITHER,
-            "gemma4_plain_quote_in_string_xinference (plain \" confused with <|\"|>; ollama #15241)",
-            'a string opened with <|"|> is closed by a plain "', _gemma(_string_closer('"'))),
-    Mutator("single-quote-closer", _G4, EITHER, "https://github.com/jundot/omlx/pull/1854 (single-quoted values)",
-            "a string opened with <|\"|> is closed by '", _gemma(_string_closer("'"))),
-    Mutator("backtick-closer", _G4, EITHER, "not found in public reports; asked for by issue 6 (delimiter drift)",
-            'a string opened with <|"|> is closed by a backtick', _gemma(_string_closer("`"))),
-    Mutator("missing-string-opener", _G4, EITHER, "https://github.com/sgl-project/sglang/pull/39240",
-            'a string value lacks its opening <|"|> (key:value<|"|>)', _gemma(_missing_string_opener)),
-    Mutator("marker-quoted-key", _G4, EITHER, "https://github.com/ollama/ollama/issues/18390 (<|\"|>key<|\"|>: form)",
-            'top-level keys wrapped in <|"|> markers', _gemma(_marker_quoted_key)),
+    Mutator(
+        "plain-quote-closer",
+        _G4,
+        EITHER,
+        'gemma4_plain_quote_in_string_xinference (plain " confused with <|"|>; ollama #15241)',
+        'a string opened with <|"|> is closed by a plain "',
+        _gemma(_string_closer('"')),
+    ),
+    Mutator(
+        "single-quote-closer",
+        _G4,
+        EITHER,
+        "https://github.com/jundot/omlx/pull/1854 (single-quoted values)",
+        "a string opened with <|\"|> is closed by '",
+        _gemma(_string_closer("'")),
+    ),
+    Mutator(
+        "backtick-closer",
+        _G4,
+        EITHER,
+        "not found in public reports; asked for by issue 6 (delimiter drift)",
+        'a string opened with <|"|> is closed by a backtick',
+        _gemma(_string_closer("`")),
+    ),
+    Mutator(
+        "missing-string-opener",
+        _G4,
+        EITHER,
+        "https://github.com/sgl-project/sglang/pull/39240",
+        'a string value lacks its opening <|"|> (key:value<|"|>)',
+        _gemma(_missing_string_opener),
+    ),
+    Mutator(
+        "marker-quoted-key",
+        _G4,
+        EITHER,
+        'https://github.com/ollama/ollama/issues/18390 (<|"|>key<|"|>: form)',
+        'top-level keys wrapped in <|"|> markers',
+        _gemma(_marker_quoted_key),
+    ),
     # whitespace drift
-    Mutator("space-before-key", _G4, EITHER, "https://github.com/ollama/ollama/issues/18390 (`, connections:`)",
-            "a space before every top-level key", _gemma(lambda head, members: _gemma_rebuild(
-                head, [" " + m for m in members]))),
-    Mutator("space-around-separators", _G4, EITHER, "https://github.com/ollama/ollama/issues/18390",
-            "spaces around every top-level : and ,", _gemma(_space_around_separators)),
-    Mutator("newline-between-args", _G4 + JSON_FORMATS, EITHER,
-            "gemma4_plain_quote_in_string_xinference (`,\\n` between arguments); "
-            "https://github.com/leehack/llamadart/pull/88 (newlines around JSON)",
-            "a newline between top-level arguments (JSON formats: arguments pretty-printed)", _newline_between_args),
+    Mutator(
+        "space-before-key",
+        _G4,
+        EITHER,
+        "https://github.com/ollama/ollama/issues/18390 (`, connections:`)",
+        "a space before every top-level key",
+        _gemma(lambda head, members: _gemma_rebuild(head, [" " + m for m in members])),
+    ),
+    Mutator(
+        "space-around-separators",
+        _G4,
+        EITHER,
+        "https://github.com/ollama/ollama/issues/18390",
+        "spaces around every top-level : and ,",
+        _gemma(_space_around_separators),
+    ),
+    Mutator(
+        "newline-between-args",
+        _G4 + JSON_FORMATS,
+        EITHER,
+        "gemma4_plain_quote_in_string_xinference (`,\\n` between arguments); "
+        "https://github.com/leehack/llamadart/pull/88 (newlines around JSON)",
+        "a newline between top-level arguments (JSON formats: arguments pretty-printed)",
+        _newline_between_args,
+    ),
     # structure drift
-    Mutator("paren-call", _G4, EITHER, "gemma4_paren_form_absorbed_into_name_vllm",
-            "call:NAME(...) instead of call:NAME{...}",
-            _gemma(lambda head, members: _gemma_rebuild(head, members, open_="(", close=")"))),
-    Mutator("key-equals-value", _G4, EITHER, "gemma4_key_equals_value_ollama",
-            "the last string argument written key='value'", _gemma(_key_equals_value)),
-    Mutator("missing-comma", _G4, EITHER, "https://github.com/hybridgroup/yzma/pull/243",
-            "no comma after a string argument (<|\"|>v<|\"|>next:...)", _gemma(_missing_comma)),
-    Mutator("json-quotes-in-container", _G4, EITHER,
-            "https://github.com/vllm-project/vllm/issues/51284; gemma4_wrapper_call_with_id_field_fastflowlm",
-            'strings inside nested objects/arrays in JSON quotes ("x") instead of <|"|>',
-            _gemma(_json_quotes_in_container)),
-    Mutator("wrapper-envelope", _G4, EITHER, "gemma4_wrapper_call_with_id_field_fastflowlm",
-            "the call wrapped as call:tool_call{args:{...},id:NAME}", _gemma(_wrapper_envelope)),
-    Mutator("missing-arg-key", _GLM, EITHER, "https://github.com/vllm-project/vllm/pull/47190",
-            "the first <arg_key> opener missing (NAMEkey</arg_key>)", _first_call(_drop_first(glm45.KEY_OPEN))),
-    Mutator("missing-arg-value-opener", _GLM, EITHER, "https://github.com/vllm-project/vllm/issues/49248",
-            "the first <arg_value> opener missing", _first_call(_drop_first(glm45.VALUE_OPEN))),
-    Mutator("missing-parameter-closer", tuple(PARAMETER_CLOSERS), EITHER, "qwen3coder_last_param_unclosed_vllm",
-            "the last parameter closer of the first call missing", _drop_last_parameter_closer),
+    Mutator(
+        "paren-call",
+        _G4,
+        EITHER,
+        "gemma4_paren_form_absorbed_into_name_vllm",
+        "call:NAME(...) instead of call:NAME{...}",
+        _gemma(lambda head, members: _gemma_rebuild(head, members, open_="(", close=")")),
+    ),
+    Mutator(
+        "key-equals-value",
+        _G4,
+        EITHER,
+        "gemma4_key_equals_value_ollama",
+        "the last string argument written key='value'",
+        _gemma(_key_equals_value),
+    ),
+    Mutator(
+        "missing-comma",
+        _G4,
+        EITHER,
+        "https://github.com/hybridgroup/yzma/pull/243",
+        'no comma after a string argument (<|"|>v<|"|>next:...)',
+        _gemma(_missing_comma),
+    ),
+    Mutator(
+        "json-quotes-in-container",
+        _G4,
+        EITHER,
+        "https://github.com/vllm-project/vllm/issues/51284; gemma4_wrapper_call_with_id_field_fastflowlm",
+        'strings inside nested objects/arrays in JSON quotes ("x") instead of <|"|>',
+        _gemma(_json_quotes_in_container),
+    ),
+    Mutator(
+        "wrapper-envelope",
+        _G4,
+        EITHER,
+        "gemma4_wrapper_call_with_id_field_fastflowlm",
+        "the call wrapped as call:tool_call{args:{...},id:NAME}",
+        _gemma(_wrapper_envelope),
+    ),
+    Mutator(
+        "missing-arg-key",
+        _GLM,
+        EITHER,
+        "https://github.com/vllm-project/vllm/pull/47190",
+        "the first <arg_key> opener missing (NAMEkey</arg_key>)",
+        _first_call(_drop_first(glm45.KEY_OPEN)),
+    ),
+    Mutator(
+        "missing-arg-value-opener",
+        _GLM,
+        EITHER,
+        "https://github.com/vllm-project/vllm/issues/49248",
+        "the first <arg_value> opener missing",
+        _first_call(_drop_first(glm45.VALUE_OPEN)),
+    ),
+    Mutator(
+        "missing-parameter-closer",
+        tuple(PARAMETER_CLOSERS),
+        EITHER,
+        "qwen3coder_last_param_unclosed_vllm",
+        "the last parameter closer of the first call missing",
+        _drop_last_parameter_closer,
+    ),
     # escaping drift
-    Mutator("literal-backslash-escapes", ("glm45", "hermes", "qwen3_coder", "minimax_m2", "deepseek_v32"), EITHER,
-            "glm_literal_backslash_escapes_double_serialized_sglang",
-            "the call's structural newlines written as the two characters \\n", _literal_newlines),
-    Mutator("escaped-json-value", XML_VALUE_FORMATS + JSON_FORMATS, EITHER,
-            "glm_literal_backslash_escapes_double_serialized_sglang; "
-            "https://github.com/huggingface/smolagents/pull/1003",
-            "JSON inside a value double-encoded (\\\" quotes; JSON formats: arguments as a JSON string)",
-            _escaped_json_value),
+    Mutator(
+        "literal-backslash-escapes",
+        ("glm45", "hermes", "qwen3_coder", "minimax_m2", "deepseek_v32"),
+        EITHER,
+        "glm_literal_backslash_escapes_double_serialized_sglang",
+        "the call's structural newlines written as the two characters \\n",
+        _literal_newlines,
+    ),
+    Mutator(
+        "escaped-json-value",
+        XML_VALUE_FORMATS + JSON_FORMATS,
+        EITHER,
+        "glm_literal_backslash_escapes_double_serialized_sglang; https://github.com/huggingface/smolagents/pull/1003",
+        'JSON inside a value double-encoded (\\" quotes; JSON formats: arguments as a JSON string)',
+        _escaped_json_value,
+    ),
     # truncation and stray markers (format-generic)
-    Mutator("truncate-in-opener", OPENER_FORMATS, EITHER,
-            "deepseek_v31_tool_call_inside_thinking_sglang (the stream ends inside a marker)",
-            "the text ends inside the last call's opener", _truncate_in_opener),
-    Mutator("truncate-in-key", ALL_FORMATS, EITHER, "qwen3coder_parallel_calls_llamacpp_autoparser (cut-off output)",
-            "the text ends inside the last call's first key", _truncate_in_key),
-    Mutator("truncate-in-string", ALL_FORMATS, EITHER, "qwen3coder_parallel_calls_llamacpp_autoparser (cut-off output)",
-            "the text ends inside a string value of the last call", _truncate_in_string),
-    Mutator("truncate-before-closer", CLOSER_FORMATS, EITHER, "https://github.com/ollama/ollama/pull/14656 (unclosed tags)",
-            "the text ends right before the last call's closer",
-            lambda case, fmt: _closer_cut(case, fmt, into_closer=False)),
-    Mutator("truncate-in-closer", CLOSER_FORMATS, EITHER, "qwen3coder_parallel_calls_llamacpp_autoparser (ends `</tool_call`)",
-            "the text ends inside the last call's closer", lambda case, fmt: _closer_cut(case, fmt, into_closer=True)),
-    Mutator("partial-opener-after-call", OPENER_FORMATS, (RECOVERED,),
-            "deepseek_v31_tool_call_inside_thinking_sglang (ends `<｜tool▁calls▁e` after a complete call)",
-            "half of a call opener after the complete calls, at the end of the text", _partial_opener_after_call),
-    Mutator("stray-closer", CLOSER_FORMATS, (RECOVERED,),
-            "https://github.com/antirez/ds4/issues/11; https://github.com/ai-dynamo/frontend-crates/pull/63",
-            "a call closer with no opener before the first call", _stray_closer),
-    Mutator("doubled-opener", OPENER_FORMATS, EITHER, "https://github.com/getsigit/sigit/pull/95 (a second <tool_call>)",
-            "the first call opener written twice", _doubled_opener),
+    Mutator(
+        "truncate-in-opener",
+        OPENER_FORMATS,
+        EITHER,
+        "deepseek_v31_tool_call_inside_thinking_sglang (the stream ends inside a marker)",
+        "the text ends inside the last call's opener",
+        _truncate_in_opener,
+    ),
+    Mutator(
+        "truncate-in-key",
+        ALL_FORMATS,
+        EITHER,
+        "qwen3coder_parallel_calls_llamacpp_autoparser (cut-off output)",
+        "the text ends inside the last call's first key",
+        _truncate_in_key,
+    ),
+    Mutator(
+        "truncate-in-string",
+        ALL_FORMATS,
+        EITHER,
+        "qwen3coder_parallel_calls_llamacpp_autoparser (cut-off output)",
+        "the text ends inside a string value of the last call",
+        _truncate_in_string,
+    ),
+    Mutator(
+        "truncate-before-closer",
+        CLOSER_FORMATS,
+        EITHER,
+        "https://github.com/ollama/ollama/pull/14656 (unclosed tags)",
+        "the text ends right before the last call's closer",
+        lambda case, fmt: _closer_cut(case, fmt, into_closer=False),
+    ),
+    Mutator(
+        "truncate-in-closer",
+        CLOSER_FORMATS,
+        EITHER,
+        "qwen3coder_parallel_calls_llamacpp_autoparser (ends `</tool_call`)",
+        "the text ends inside the last call's closer",
+        lambda case, fmt: _closer_cut(case, fmt, into_closer=True),
+    ),
+    Mutator(
+        "partial-opener-after-call",
+        OPENER_FORMATS,
+        (RECOVERED,),
+        "deepseek_v31_tool_call_inside_thinking_sglang (ends `<｜tool▁calls▁e` after a complete call)",
+        "half of a call opener after the complete calls, at the end of the text",
+        _partial_opener_after_call,
+    ),
+    Mutator(
+        "stray-closer",
+        CLOSER_FORMATS,
+        (RECOVERED,),
+        "https://github.com/antirez/ds4/issues/11; https://github.com/ai-dynamo/frontend-crates/pull/63",
+        "a call closer with no opener before the first call",
+        _stray_closer,
+    ),
+    Mutator(
+        "doubled-opener",
+        OPENER_FORMATS,
+        EITHER,
+        "https://github.com/getsigit/sigit/pull/95 (a second <tool_call>)",
+        "the first call opener written twice",
+        _doubled_opener,
+    ),
 )
 
 
@@ -598,8 +776,7 @@ def mutators_for(fmt_name: str) -> list[Mutator]:
     return [m for m in MUTATORS if fmt_name in m.formats]
 
 
-def drift_cases(cases: list[Case], fmt: FormatSpec, seed: int,
-                per_mutator: int = DEFAULT_PER_MUTATOR) -> list[Case]:
+def drift_cases(cases: list[Case], fmt: FormatSpec, seed: int, per_mutator: int = DEFAULT_PER_MUTATOR) -> list[Case]:
     """The drift slice: each mutator of ``fmt`` applied to up to ``per_mutator`` of the rendered ``cases``.
 
     The bases are a ``random.Random(f"drift:{seed}:{name}")`` sample of the cases the mutator applies to, in

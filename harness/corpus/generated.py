@@ -20,8 +20,9 @@ import dataclasses
 import hashlib
 import json
 import random
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, find, given, settings
 from hypothesis import seed as hseed
@@ -47,8 +48,13 @@ def scenario_key(scenario: Scenario) -> str:
     ``{"b":2,"a":1}`` differ; ``1``, ``1.0`` and ``true`` differ.
     """
     return json.dumps(
-        [scenario.tools, [c.to_json() for c in scenario.calls], scenario.content_before, scenario.content_after,
-         scenario.reasoning],
+        [
+            scenario.tools,
+            [c.to_json() for c in scenario.calls],
+            scenario.content_before,
+            scenario.content_after,
+            scenario.reasoning,
+        ],
         ensure_ascii=False,
     )
 
@@ -168,10 +174,7 @@ class _CheckerRaised(BaseException):
 
 
 def minimal_failing(
-    fails: Callable[[Scenario], bool],
-    seed: int,
-    max_examples: int = 300,
-    forbid: tuple[str, ...] = (),
+    fails: Callable[[Scenario], bool], seed: int, max_examples: int = 300, forbid: tuple[str, ...] = ()
 ) -> Scenario | None:
     """Hypothesis' shrunk minimal scenario for which ``fails(scenario)`` is true; ``None`` if none of
     ``max_examples`` generated scenarios fails.

@@ -18,19 +18,96 @@ DEFAULT_FULL_EVERY = 50
 
 
 _PIECES = (
-    '"', "'", ",", ":", "{", "}", "[", "]", "\\", "\n", "\t", " ", "  ", "\\n", '\\"', "\\\\", "\r\n",
-    "a", "b", "x", "word", "Paris", "0", "-1", "1e5", "null", "None", "true", "False", "{}", "[]", '{"a": 1}',
-    "key: value", "a,b", "x=1", "(1, 2)", "é", "東京", "😀", "👨\u200d👩\u200d👧", "مرحبا", "שלום", "e\u0301",
-    "\u00a0", "\u2028", "<", ">", "|", "=",
+    '"',
+    "'",
+    ",",
+    ":",
+    "{",
+    "}",
+    "[",
+    "]",
+    "\\",
+    "\n",
+    "\t",
+    " ",
+    "  ",
+    "\\n",
+    '\\"',
+    "\\\\",
+    "\r\n",
+    "a",
+    "b",
+    "x",
+    "word",
+    "Paris",
+    "0",
+    "-1",
+    "1e5",
+    "null",
+    "None",
+    "true",
+    "False",
+    "{}",
+    "[]",
+    '{"a": 1}',
+    "key: value",
+    "a,b",
+    "x=1",
+    "(1, 2)",
+    "é",
+    "東京",
+    "😀",
+    "👨\u200d👩\u200d👧",
+    "مرحبا",
+    "שלום",
+    "e\u0301",
+    "\u00a0",
+    "\u2028",
+    "<",
+    ">",
+    "|",
+    "=",
 )
 
 
-_WHOLE_STRINGS = ("", " ", "123", "1.10", "true", "null", "None", "NaN", "{}", "[1,2]", "  padded  ", "\\",
-                  'print("hi, there")', 'np.genfromtxt("train.csv", delimiter=",")', "def f(x):\n    return {'x': x}\n")
+_WHOLE_STRINGS = (
+    "",
+    " ",
+    "123",
+    "1.10",
+    "true",
+    "null",
+    "None",
+    "NaN",
+    "{}",
+    "[1,2]",
+    "  padded  ",
+    "\\",
+    'print("hi, there")',
+    'np.genfromtxt("train.csv", delimiter=",")',
+    "def f(x):\n    return {'x': x}\n",
+)
 
 
-_PLAIN_KEYS = ("query", "path", "city", "limit", "id", "x", "content", "sort_by", "units", "names", "options",
-               "filter", "value", "text", "名前", "ID", "2fa")
+_PLAIN_KEYS = (
+    "query",
+    "path",
+    "city",
+    "limit",
+    "id",
+    "x",
+    "content",
+    "sort_by",
+    "units",
+    "names",
+    "options",
+    "filter",
+    "value",
+    "text",
+    "名前",
+    "ID",
+    "2fa",
+)
 
 
 _ODD_KEYS = ("max-results", "a.b", "first name", "ключ", "_private")
@@ -42,14 +119,38 @@ _PLAIN_TOOLS = ("search", "get_weather", "get_v2", "run_python", "write_file", "
 _ODD_TOOLS = ("manim-video", "web.search", "fs.read-file2", "Calc2", "x")
 
 
-_SPECIAL_INTS = (0, -1, 1, 42, 2**31 - 1, -2**31, 2**53 + 1, 2**63 - 1, -2**63, 10**30)
+_SPECIAL_INTS = (0, -1, 1, 42, 2**31 - 1, -(2**31), 2**53 + 1, 2**63 - 1, -(2**63), 10**30)
 
 
 _SPECIAL_FLOATS = (0.5, -2.25, 0.1, 1e-07, 6.02e23, 1e16, 3.14159, 5e-324, 1.7976931348623157e308, 1.0, -0.5)
 
 
-_WORDS = ("Let", "me", "check", "that", "for", "you.", "Sure,", "done.", "Here", "are", "the", "results",
-          "(2", "items)", "it's", '"quoted"', "naïve", "東京", "🙂", "e.g.", "a,b", "50%", "{ok}", "[1]")
+_WORDS = (
+    "Let",
+    "me",
+    "check",
+    "that",
+    "for",
+    "you.",
+    "Sure,",
+    "done.",
+    "Here",
+    "are",
+    "the",
+    "results",
+    "(2",
+    "items)",
+    "it's",
+    '"quoted"',
+    "naïve",
+    "東京",
+    "🙂",
+    "e.g.",
+    "a,b",
+    "50%",
+    "{ok}",
+    "[1]",
+)
 
 
 def case_rng(seed: int, index: int, salt: str = "") -> random.Random:
@@ -85,16 +186,18 @@ def _string(rng: random.Random, markers: tuple[str, ...], forbid: tuple[str, ...
     return _clean(text, forbid)
 
 
-def _identifier(rng: random.Random, plain: tuple, odd: tuple, p_plain: float, p_odd: float, first: str,
-                max_tail: int) -> str:
+def _identifier(
+    rng: random.Random, plain: tuple, odd: tuple, p_plain: float, p_odd: float, first: str, max_tail: int
+) -> str:
     """A plain name (probability ``p_plain``), an odd one (``p_odd``), else a random identifier."""
     roll = rng.random()
     if roll < p_plain:
         return rng.choice(plain)
     if roll < p_plain + p_odd:
         return rng.choice(odd)
-    return rng.choice(first) + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789_")
-                                       for _ in range(rng.randint(0, max_tail)))
+    return rng.choice(first) + "".join(
+        rng.choice("abcdefghijklmnopqrstuvwxyz0123456789_") for _ in range(rng.randint(0, max_tail))
+    )
 
 
 def _key(rng: random.Random) -> str:
@@ -117,9 +220,13 @@ def _value(rng: random.Random, depth: int, markers, forbid) -> Any:
         return _object(rng, depth + 1, markers, forbid, rng.randint(0, 3))
     if depth < 3:
         kind = rng.random()  # arrays of one kind: schemas stay simple
-        make = (lambda: _string(rng, markers, forbid)) if kind < 0.5 else \
-            (lambda: rng.randint(-100, 100)) if kind < 0.7 else \
-            (lambda: _object(rng, depth + 1, markers, forbid, rng.randint(1, 2)))
+        make = (
+            (lambda: _string(rng, markers, forbid))
+            if kind < 0.5
+            else (lambda: rng.randint(-100, 100))
+            if kind < 0.7
+            else (lambda: _object(rng, depth + 1, markers, forbid, rng.randint(1, 2)))
+        )
         return [make() for _ in range(rng.randint(0, 3))]
     return _string(rng, markers, forbid)
 
@@ -147,16 +254,20 @@ def random_scenario(seed: int, index: int, fmt: FormatSpec) -> Scenario:
     n_calls = 1 if rng.random() < 0.8 else rng.choice((2, 2, 2, 3))
     calls = [ToolCall(_name(rng), _object(rng, 0, markers, forbid, rng.randint(0, 4))) for _ in range(n_calls)]
     scenario = Scenario(
-        id=f"sweep-{seed}-{index}", tools=tools_for_calls(calls), calls=calls,
+        id=f"sweep-{seed}-{index}",
+        tools=tools_for_calls(calls),
+        calls=calls,
         content_after=_prose(rng) if rng.random() < 0.15 else "",
-        reasoning=_prose(rng) if rng.random() < 0.10 else None, seed=seed,
+        reasoning=_prose(rng) if rng.random() < 0.10 else None,
+        seed=seed,
     )
     scenario.tags = shape_tags(scenario)
     return scenario
 
 
-def cut_positions(seed: int, index: int, length: int, cuts: int = DEFAULT_CUTS,
-                  full_every: int = DEFAULT_FULL_EVERY) -> list[int]:
+def cut_positions(
+    seed: int, index: int, length: int, cuts: int = DEFAULT_CUTS, full_every: int = DEFAULT_FULL_EVERY
+) -> list[int]:
     """Truncation points ``k`` (``text[:k]``, ``0 <= k < length``) of case ``index``: every position when
     ``index % full_every == 0``, else ``cuts`` distinct seeded random positions (all when fewer), sorted."""
     if length <= 0:

@@ -99,10 +99,51 @@ _HEAVY_ALPHABET = st.sampled_from(
     + ["\x01", "\x1b", "\x7f", "é", "中", "😀", "\u200d", "ש", "\u0301"]
 )
 _FRAGMENTS = (
-    '"', "'", "\\", ",", ":", "{", "}", "[", "]", "\n", "\r\n", "\r", "\t", " ", "  ", "\\n", '\\"', "\\\\",
-    "a", "word", "0", "-1", "1e5", "null", "None", "true", "false", "{}", "[]", '{"a": 1}', "key: value",
-    "é", "東京", "👨‍👩‍👧", "🏳️‍🌈", "مرحبا", "שלום", "e\u0301", "\u2028", "\u00a0", "\x01", "\x1b[0m", "\x7f",
-    'np.genfromtxt("train.csv", delimiter=",")', "def f(x):\n    return {'x': x}\n",
+    '"',
+    "'",
+    "\\",
+    ",",
+    ":",
+    "{",
+    "}",
+    "[",
+    "]",
+    "\n",
+    "\r\n",
+    "\r",
+    "\t",
+    " ",
+    "  ",
+    "\\n",
+    '\\"',
+    "\\\\",
+    "a",
+    "word",
+    "0",
+    "-1",
+    "1e5",
+    "null",
+    "None",
+    "true",
+    "false",
+    "{}",
+    "[]",
+    '{"a": 1}',
+    "key: value",
+    "é",
+    "東京",
+    "👨‍👩‍👧",
+    "🏳️‍🌈",
+    "مرحبا",
+    "שלום",
+    "e\u0301",
+    "\u2028",
+    "\u00a0",
+    "\x01",
+    "\x1b[0m",
+    "\x7f",
+    'np.genfromtxt("train.csv", delimiter=",")',
+    "def f(x):\n    return {'x': x}\n",
 )
 _MARKER_FRAGMENTS = tuple(MARKER_TEXTS)
 _ANY_CHAR = st.characters(codec="utf-8", exclude_characters="\x00")
@@ -144,8 +185,31 @@ def text_values(forbid: Forbid = (), max_size: int = 24) -> st.SearchStrategy[st
 
 
 _PROSE_WORDS = (
-    "Let", "me", "check", "that", "for", "you.", "Sure,", "calling", "the", "tool", "now:", "done.", "Here",
-    "are", "results", "(2", "items)", "it's", "\"quoted\"", "naïve", "東京", "🙂", "e.g.", "a,b", "50%",
+    "Let",
+    "me",
+    "check",
+    "that",
+    "for",
+    "you.",
+    "Sure,",
+    "calling",
+    "the",
+    "tool",
+    "now:",
+    "done.",
+    "Here",
+    "are",
+    "results",
+    "(2",
+    "items)",
+    "it's",
+    '"quoted"',
+    "naïve",
+    "東京",
+    "🙂",
+    "e.g.",
+    "a,b",
+    "50%",
 )
 
 
@@ -175,10 +239,14 @@ def keys(forbid: Forbid = ()) -> st.SearchStrategy[str]:
     """Object keys: mostly identifiers (realistic, random ``[a-z][a-z0-9_]*``, leading digits, non-ASCII
     letters); about one draw in eight is odd: ``-``, ``.`` or an inner space (the curated slice covers those
     shapes one by one, so they should not dominate the generated slice)."""
-    plain = st.one_of(st.sampled_from(_PLAIN_KEYS), st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True),
-                      st.from_regex(r"[0-9][a-z0-9]{0,3}", fullmatch=True))
-    odd = st.one_of(st.sampled_from(_ODD_KEYS),
-                    st.from_regex(r"[a-z][a-z0-9]{0,5}([-. ][a-z0-9]{1,5}){1,2}", fullmatch=True))
+    plain = st.one_of(
+        st.sampled_from(_PLAIN_KEYS),
+        st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True),
+        st.from_regex(r"[0-9][a-z0-9]{0,3}", fullmatch=True),
+    )
+    odd = st.one_of(
+        st.sampled_from(_ODD_KEYS), st.from_regex(r"[a-z][a-z0-9]{0,5}([-. ][a-z0-9]{1,5}){1,2}", fullmatch=True)
+    )
     return _guard(_one_in_eight(odd, plain), forbid)
 
 
@@ -193,14 +261,16 @@ def tool_names(forbid: Forbid = ()) -> st.SearchStrategy[str]:
     eight is an odd name joined with ``-`` or ``.`` (the curated slice covers those shapes one by one, so
     they should not dominate the generated slice)."""
     plain = st.one_of(st.sampled_from(_PLAIN_TOOLS), st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True))
-    odd = st.one_of(st.sampled_from(_ODD_TOOLS),
-                    st.from_regex(r"[a-z][a-z0-9_]{0,8}([-.][a-z0-9_]{1,6}){1,2}", fullmatch=True))
+    odd = st.one_of(
+        st.sampled_from(_ODD_TOOLS), st.from_regex(r"[a-z][a-z0-9_]{0,8}([-.][a-z0-9_]{1,6}){1,2}", fullmatch=True)
+    )
     return _guard(_one_in_eight(odd, plain), forbid)
 
 
 # --------------------------------------------------------------------------------------------------------
 # Schemas
 # --------------------------------------------------------------------------------------------------------
+
 
 def _nullable(schema: dict) -> dict:
     return {"anyOf": [schema, {"type": "null"}]}
@@ -210,11 +280,14 @@ def _nullable(schema: dict) -> dict:
 def _leaf_schemas(forbid: Forbid) -> st.SearchStrategy[dict]:
     """Scalar schemas; plain strings weigh most, enums are a quarter of the draws."""
     plain = st.sampled_from(("string", "string", "integer", "number", "string", "boolean", "null")).map(
-        lambda t: {"type": t})
+        lambda t: {"type": t}
+    )
     string_enum = st.lists(text_values(forbid, max_size=8), min_size=1, max_size=3, unique=True).map(
-        lambda e: {"type": "string", "enum": e})
+        lambda e: {"type": "string", "enum": e}
+    )
     int_enum = st.lists(st.integers(-5, 100), min_size=1, max_size=3, unique=True).map(
-        lambda e: {"type": "integer", "enum": e})
+        lambda e: {"type": "integer", "enum": e}
+    )
 
     @st.composite
     def build(draw):
@@ -226,8 +299,9 @@ def _leaf_schemas(forbid: Forbid) -> st.SearchStrategy[dict]:
     return build()
 
 
-def _object_schema(prop: st.SearchStrategy[dict], forbid: Forbid, max_properties: int,
-                   empty_one_in: int) -> st.SearchStrategy[dict]:
+def _object_schema(
+    prop: st.SearchStrategy[dict], forbid: Forbid, max_properties: int, empty_one_in: int
+) -> st.SearchStrategy[dict]:
     """Object schemas with 1-``max_properties`` properties, or none once in ``empty_one_in`` draws;
     each property is required with probability 3/4."""
     key_strategy = keys(forbid)
@@ -281,23 +355,35 @@ def json_schemas(max_depth: int = 2, max_properties: int = 4, forbid: Forbid = (
     integer ``enum``), ``{"type": "array", "items": ...}``, nested objects, or ``{"anyOf": [T, null]}``.
     About one schema in ten has no properties (a zero-argument tool); nested objects may be empty too.
     """
-    return _object_schema(_property_schemas(max_depth, forbid, max_properties), forbid, max_properties,
-                          empty_one_in=16)
+    return _object_schema(_property_schemas(max_depth, forbid, max_properties), forbid, max_properties, empty_one_in=16)
 
 
 # --------------------------------------------------------------------------------------------------------
 # Values
 # --------------------------------------------------------------------------------------------------------
 
-_SPECIAL_INTS = (0, -1, 1, 2**31 - 1, -2**31, 2**53 + 1, 2**63 - 1, -2**63, 2**63, 2**64, 10**30)
-_SPECIAL_FLOATS = (0.5, -2.25, 0.1, 1e-07, 6.02e23, 1e16, 3.14159, -1.5e-300, 5e-324, 1.7976931348623157e308,
-                   0.30000000000000004, 100.0, 1.0)
+_SPECIAL_INTS = (0, -1, 1, 2**31 - 1, -(2**31), 2**53 + 1, 2**63 - 1, -(2**63), 2**63, 2**64, 10**30)
+_SPECIAL_FLOATS = (
+    0.5,
+    -2.25,
+    0.1,
+    1e-07,
+    6.02e23,
+    1e16,
+    3.14159,
+    -1.5e-300,
+    5e-324,
+    1.7976931348623157e308,
+    0.30000000000000004,
+    100.0,
+    1.0,
+)
 
 
 @_cached
 def integers() -> st.SearchStrategy[int]:
     """Small, special (32/53/63/64-bit limits, 10**30) and large (up to 2**70) integers."""
-    return st.one_of(st.integers(-1000, 1000), st.sampled_from(_SPECIAL_INTS), st.integers(-2**70, 2**70))
+    return st.one_of(st.integers(-1000, 1000), st.sampled_from(_SPECIAL_INTS), st.integers(-(2**70), 2**70))
 
 
 def _no_negative_zero(x: float) -> float:
@@ -373,12 +459,15 @@ def arguments_for_schema(schema: dict, forbid: Forbid = ()) -> st.SearchStrategy
 # Tools, calls, scenarios
 # --------------------------------------------------------------------------------------------------------
 
+
 @_cached
 def _tool_name_lists(forbid: Forbid, max_tools: int) -> st.SearchStrategy[list[str]]:
     return st.lists(tool_names(forbid), min_size=1, max_size=max_tools, unique=True)
 
 
-def tools_and_calls(forbid: Forbid = (), max_tools: int = 3, max_calls: int = 3) -> st.SearchStrategy[tuple[list, list]]:
+def tools_and_calls(
+    forbid: Forbid = (), max_tools: int = 3, max_calls: int = 3
+) -> st.SearchStrategy[tuple[list, list]]:
     """``(tools, calls)``: 1-``max_tools`` OpenAI-style tools with distinct names and random parameter
     schemas, and 1-``max_calls`` :class:`~harness.core.messages.ToolCall` of them with valid arguments."""
     forbid = tuple(forbid)
@@ -391,7 +480,9 @@ def tools_and_calls(forbid: Forbid = (), max_tools: int = 3, max_calls: int = 3)
         calls = []
         for _ in range(n_calls):
             i = draw(_index(len(tools)))
-            calls.append(ToolCall(name=names[i], arguments=_draw_value(draw, tools[i]["function"]["parameters"], forbid)))
+            calls.append(
+                ToolCall(name=names[i], arguments=_draw_value(draw, tools[i]["function"]["parameters"], forbid))
+            )
         return tools, calls
 
     return build()
@@ -411,8 +502,9 @@ def scenarios(forbid: Forbid = ('<|"|>',)) -> st.SearchStrategy[Scenario]:
         before = draw(optional_prose)
         after = draw(optional_prose)
         reasoning = draw(optional_reasoning)
-        return Scenario(id="gen", tools=tools, calls=calls, content_before=before, content_after=after,
-                        reasoning=reasoning)
+        return Scenario(
+            id="gen", tools=tools, calls=calls, content_before=before, content_after=after, reasoning=reasoning
+        )
 
     return build()
 
@@ -420,6 +512,7 @@ def scenarios(forbid: Forbid = ('<|"|>',)) -> st.SearchStrategy[Scenario]:
 # --------------------------------------------------------------------------------------------------------
 # Validation
 # --------------------------------------------------------------------------------------------------------
+
 
 @functools.lru_cache(maxsize=4096)
 def _validator(schema_json: str) -> jsonschema.protocols.Validator:
@@ -438,7 +531,8 @@ def schema_errors(value: Any, schema: dict) -> list[str]:
 # Rendered cases (for other projects' tests)
 # --------------------------------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+
+@functools.cache
 def _template_and_format(model: str):
     from harness.formats import get_format
     from harness.template.catalog import get_model

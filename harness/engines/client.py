@@ -22,8 +22,8 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from harness.core.messages import Message, ToolCall, parse_arguments
 from harness.core.protocol import Delta, ToolCallDelta
@@ -63,7 +63,7 @@ class WorkerSpec:
     label: str = ""
 
     @classmethod
-    def from_command(cls, command: str) -> "WorkerSpec":
+    def from_command(cls, command: str) -> WorkerSpec:
         """A spec from a shell-like command line (``cmd:`` parser names); raises ``ValueError`` if empty."""
         argv = shlex.split(command)
         if not argv:
@@ -81,8 +81,9 @@ class WorkerProcess:
         self.spec = spec
         env = {**os.environ, **spec.env}
         try:
-            self.proc = subprocess.Popen(spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, env=env)
+            self.proc = subprocess.Popen(
+                spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+            )
         except OSError as exc:
             raise WorkerError("crash", f"cannot start worker {spec.label or spec.argv[0]!r}: {exc}") from exc
         self._lines: queue.SimpleQueue = queue.SimpleQueue()  # lists of complete response lines
@@ -208,8 +209,13 @@ class WorkerParser:
 
     out_of_process = True
 
-    def __init__(self, spec: WorkerSpec, format: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 hello_timeout_s: float = HELLO_TIMEOUT_S):
+    def __init__(
+        self,
+        spec: WorkerSpec,
+        format: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        hello_timeout_s: float = HELLO_TIMEOUT_S,
+    ):
         self.spec = spec
         self.timeout_s = timeout_s
         self.hello_timeout_s = hello_timeout_s
@@ -222,8 +228,9 @@ class WorkerParser:
         formats = tuple(hello["formats"])
         if format is not None and format not in formats:
             self.close()
-            raise WorkerError("protocol", f"worker {spec.label!r} does not parse format {format!r} "
-                                          f"(it parses {', '.join(formats)})")
+            raise WorkerError(
+                "protocol", f"worker {spec.label!r} does not parse format {format!r} (it parses {', '.join(formats)})"
+            )
         self.format = format or formats[0]
         self.formats = (self.format,)
         self.incremental = bool(hello.get("incremental", False))
@@ -309,19 +316,22 @@ class WorkerParser:
     def _parse_request(self, text: str, tools: list | None, prefix: str) -> dict:
         return {"op": "parse", "format": self.format, "text": text, "tools": tools, "prefix": prefix}
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "WorkerStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> WorkerStream:
         return WorkerStream(self, tools, prefix)
 
-    def run_stream(self, chunks: list[str], tools: list | None, prefix: str,
-                   token_ids: list[list[int] | None]) -> tuple[list[list[Delta]], list[str]]:
+    def run_stream(
+        self, chunks: list[str], tools: list | None, prefix: str, token_ids: list[list[int] | None]
+    ) -> tuple[list[list[Delta]], list[str]]:
         """A whole stream in one pipelined exchange: ``open``, one ``feed`` per chunk, ``finish``.
 
         Returns the deltas of each feed plus those of finish (``len(chunks) + 1`` lists) and the
         diagnostics. Used by :func:`harness.core.protocol.run_stream` when a parser offers it."""
         stream_id = f"s{next(self._streams)}"
         requests = [{"op": "open", "stream": stream_id, "format": self.format, "tools": tools, "prefix": prefix}]
-        requests += [{"op": "feed", "stream": stream_id, "chunk": chunk, "token_ids": ids}
-                     for chunk, ids in zip(chunks, token_ids)]
+        requests += [
+            {"op": "feed", "stream": stream_id, "chunk": chunk, "token_ids": ids}
+            for chunk, ids in zip(chunks, token_ids, strict=False)
+        ]
         requests.append({"op": "finish", "stream": stream_id})
         results = self._call(requests)
         deltas = [deltas_from_result(r) for r in results[1:]]
@@ -336,12 +346,10 @@ class WorkerStream:
         self._parser = parser
         self._id = f"s{next(parser._streams)}"
         self.diagnostics: list[str] = []
-        parser._call([{"op": "open", "stream": self._id, "format": parser.format, "tools": tools,
-                       "prefix": prefix}])
+        parser._call([{"op": "open", "stream": self._id, "format": parser.format, "tools": tools, "prefix": prefix}])
 
     def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        (result,) = self._parser._call([{"op": "feed", "stream": self._id, "chunk": chunk,
-                                         "token_ids": token_ids}])
+        (result,) = self._parser._call([{"op": "feed", "stream": self._id, "chunk": chunk, "token_ids": token_ids}])
         return deltas_from_result(result)
 
     def finish(self) -> list[Delta]:
@@ -362,23 +370,36 @@ def message_from_result(result: dict) -> Message:
     """A ``parse`` result object as a :class:`Message`; raises :class:`WorkerError` (``protocol``) if malformed."""
     try:
         calls = [ToolCall(str(c["name"]), parse_arguments(c.get("arguments", {}))) for c in result["tool_calls"]]
-        return Message(content=_text(result.get("content")), reasoning=_text(result.get("reasoning")),
-                       tool_calls=calls, diagnostics=[str(d) for d in result.get("diagnostics") or []])
+        return Message(
+            content=_text(result.get("content")),
+            reasoning=_text(result.get("reasoning")),
+            tool_calls=calls,
+            diagnostics=[str(d) for d in result.get("diagnostics") or []],
+        )
     except (KeyError, TypeError, AttributeError) as exc:
-        raise WorkerError("protocol", f"malformed parse result ({type(exc).__name__}: {exc}): "
-                                      f"{_clip(json.dumps(result))}") from None
+        raise WorkerError(
+            "protocol", f"malformed parse result ({type(exc).__name__}: {exc}): {_clip(json.dumps(result))}"
+        ) from None
 
 
 def deltas_from_result(result: dict) -> list[Delta]:
     """The ``deltas`` of a ``feed``/``finish`` result; raises :class:`WorkerError` (``protocol``) if malformed."""
     try:
-        return [Delta(content=_text(d.get("content")), reasoning=_text(d.get("reasoning")),
-                      tool_calls=[ToolCallDelta(int(t["index"]), t.get("name"), t.get("arguments"), t.get("id"))
-                                  for t in d.get("tool_calls") or []])
-                for d in result.get("deltas") or []]
+        return [
+            Delta(
+                content=_text(d.get("content")),
+                reasoning=_text(d.get("reasoning")),
+                tool_calls=[
+                    ToolCallDelta(int(t["index"]), t.get("name"), t.get("arguments"), t.get("id"))
+                    for t in d.get("tool_calls") or []
+                ],
+            )
+            for d in result.get("deltas") or []
+        ]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise WorkerError("protocol", f"malformed deltas ({type(exc).__name__}: {exc}): "
-                                      f"{_clip(json.dumps(result))}") from None
+        raise WorkerError(
+            "protocol", f"malformed deltas ({type(exc).__name__}: {exc}): {_clip(json.dumps(result))}"
+        ) from None
 
 
 def _text(value) -> str | None:
@@ -391,4 +412,3 @@ def _clip(line, limit: int = 200) -> str:
     text = line.decode("utf-8", "replace") if isinstance(line, bytes) else str(line)
     text = text.rstrip("\n")
     return text if len(text) <= limit else text[:limit] + "..."
-

@@ -21,10 +21,10 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
 from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
@@ -161,12 +161,18 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
     def build(folder: Path) -> None:
         started = time.monotonic()
         engine.install(folder, version, log)
-        manifest.update({
-            "name": name, "version": version, "recipe": engine.recipe(version),
-            "recipe_key": recipe_key(engine, version), "build_seconds": round(time.monotonic() - started, 1),
-            "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "python": sys.version.split()[0], "size_bytes": folder_size(folder),
-        })
+        manifest.update(
+            {
+                "name": name,
+                "version": version,
+                "recipe": engine.recipe(version),
+                "recipe_key": recipe_key(engine, version),
+                "build_seconds": round(time.monotonic() - started, 1),
+                "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "python": sys.version.split()[0],
+                "size_bytes": folder_size(folder),
+            }
+        )
         # The manifest marks a finished build: written last.
         (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
@@ -224,8 +230,7 @@ def is_current(installed: Installed) -> bool:
     return installed.path == env_dir(engine, installed.version)
 
 
-def worker_spec(name: str, version: str | None = None, install_missing: bool = False,
-                log: Log = print):
+def worker_spec(name: str, version: str | None = None, install_missing: bool = False, log: Log = print):
     """The :class:`harness.engines.client.WorkerSpec` starting ``name``'s worker at ``version``.
 
     Raises :class:`EngineError` when it is not installed (unless ``install_missing``: then it is built)."""
@@ -236,8 +241,10 @@ def worker_spec(name: str, version: str | None = None, install_missing: bool = F
     installed = find_installed(name, version)
     if installed is None:
         if not install_missing:
-            raise EngineError(f"{name}=={version} is not installed: run `toolcall-harness engines install "
-                              f"{name}=={version}` (cold install: {engine.cold_install})")
+            raise EngineError(
+                f"{name}=={version} is not installed: run `toolcall-harness engines install "
+                f"{name}=={version}` (cold install: {engine.cold_install})"
+            )
         installed = install(f"{name}=={version}", log)
     argv, env = engine.worker_command(installed.path, version)
     return WorkerSpec(argv, {**env, "TOOLCALL_HARNESS_ENGINE_ENV": str(installed.path)}, f"{name}=={version}")
@@ -261,8 +268,10 @@ def describe(installed: Installed) -> str:
     size = m.get("size_bytes")
     size_text = f"{size / 1e6:,.0f} MB" if isinstance(size, int) else "? MB"
     state = "current" if is_current(installed) else "stale recipe"
-    return (f"{m['name']}=={m['version']}  {size_text}  built in {m.get('build_seconds', '?')} s on "
-            f"{m.get('built_at', '?')}  recipe {m.get('recipe_key', '?')} ({state})  {installed.path}")
+    return (
+        f"{m['name']}=={m['version']}  {size_text}  built in {m.get('build_seconds', '?')} s on "
+        f"{m.get('built_at', '?')}  recipe {m.get('recipe_key', '?')} ({state})  {installed.path}"
+    )
 
 
 def recipe_summary(engine: Engine, version: str) -> str:
@@ -272,4 +281,3 @@ def recipe_summary(engine: Engine, version: str) -> str:
         return "; ".join("pip " + " ".join(step) for step in recipe["steps"])
     text = json.dumps(recipe, sort_keys=True)
     return text if len(text) <= 300 else text[:299] + "…"
-

@@ -19,7 +19,8 @@ import json
 import os
 import sys
 import traceback
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from harness.core.messages import Message
 from harness.core.protocol import Delta

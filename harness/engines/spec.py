@@ -15,14 +15,13 @@ import os
 import subprocess
 import sys
 import venv
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from harness.core.paths import SOURCE_ROOT
 
 Log = Callable[[str], None]
-
 
 
 class EngineBuildError(RuntimeError):
@@ -56,16 +55,18 @@ class Engine:
     note: str = ""
 
 
-def run_step(argv: list[str], log: Log, cwd: Path | None = None, env: dict | None = None,
-             timeout_s: float = 3600) -> None:
+def run_step(
+    argv: list[str], log: Log, cwd: Path | None = None, env: dict | None = None, timeout_s: float = 3600
+) -> None:
     """Run one install step, streaming nothing to the console but keeping its output for the error message.
 
     Raises :class:`EngineBuildError` with the command, exit status and the last 40 lines of output.
     """
     log("$ " + " ".join(argv))
     try:
-        proc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, timeout=timeout_s)
+        proc = subprocess.run(
+            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout_s
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise EngineBuildError(f"{' '.join(argv)}: {exc}") from exc
     if proc.returncode != 0:
@@ -106,9 +107,15 @@ class PipEngine:
 
     def engine(self) -> Engine:
         return Engine(
-            name=self.name, default_version=self.default_version, formats=self.formats,
-            cold_install=self.cold_install, recipe=self._recipe, install=self._install,
-            worker_command=self._worker_command, check_version=self._check_version, note=self.note,
+            name=self.name,
+            default_version=self.default_version,
+            formats=self.formats,
+            cold_install=self.cold_install,
+            recipe=self._recipe,
+            install=self._install,
+            worker_command=self._worker_command,
+            check_version=self._check_version,
+            note=self.note,
         )
 
     def _check_version(self, version: str) -> None:
@@ -120,8 +127,12 @@ class PipEngine:
             raise ValueError(f"the package index has no {self.name} {version}; newest: {', '.join(listed[:8])}")
 
     def _recipe(self, version: str) -> dict:
-        return {"kind": "pip-venv", "python": f"{sys.version_info.major}.{sys.version_info.minor}",
-                "steps": self.steps(version), "worker": self.worker_module}
+        return {
+            "kind": "pip-venv",
+            "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+            "steps": self.steps(version),
+            "worker": self.worker_module,
+        }
 
     def _install(self, env_dir: Path, version: str, log: Log) -> None:
         log(f"creating virtualenv {env_dir / 'venv'}")
@@ -136,20 +147,26 @@ class PipEngine:
 
     def _worker_command(self, env_dir: Path, version: str) -> tuple[list[str], dict[str, str]]:
         extra = self.worker_env() if self.worker_env else {}
-        return ([str(venv_python(env_dir)), "-m", "harness.engines.server", self.worker_module],
-                {"PYTHONPATH": str(SOURCE_ROOT), "PYTHONNOUSERSITE": "1", **extra})
+        return (
+            [str(venv_python(env_dir)), "-m", "harness.engines.server", self.worker_module],
+            {"PYTHONPATH": str(SOURCE_ROOT), "PYTHONNOUSERSITE": "1", **extra},
+        )
 
 
 def index_versions(package: str) -> list[str] | None:
     """The versions of ``package`` the configured package index lists, newest first (``pip index versions``),
     or None when pip cannot tell (offline, an old pip)."""
     try:
-        out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     for line in out.stdout.splitlines():
         if line.startswith("Available versions:"):
             return [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
     return None
-

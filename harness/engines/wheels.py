@@ -49,9 +49,23 @@ def cached_wheel(cmake_args: str = CMAKE_ARGS, log=print) -> Path:
     log(f"building the {SDIST_NAME} {SDIST_VERSION} wheel into {folder} (once; 10-13 min on 2 cores)")
 
     def build(scratch: Path) -> None:
-        proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check",
-                               "-w", str(scratch), str(sdist_archive())], env={**os.environ, "CMAKE_ARGS": cmake_args},
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "-w",
+                str(scratch),
+                str(sdist_archive()),
+            ],
+            env={**os.environ, "CMAKE_ARGS": cmake_args},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         if proc.returncode != 0 or not list(scratch.glob("*.whl")):
             raise EngineBuildError(proc.stdout)  # all of pip's output goes to the failure log
 
@@ -79,9 +93,21 @@ def install_wheel(log=print) -> str:
         pass
     wheel = cached_wheel(log=log)
     log(f"installing {wheel.name} with its server extras")
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                           f"{wheel}[server]", *SERVER_EXTRAS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            f"{wheel}[server]",
+            *SERVER_EXTRAS,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     if proc.returncode != 0:
         raise WheelBuildError(f"pip install {wheel.name} failed:\n" + "\n".join(proc.stdout.splitlines()[-15:]))
     return SDIST_VERSION

@@ -135,8 +135,10 @@ def _versions() -> dict[str, str]:
 def micro_gemma4_key(spec: MicroSpec = MicroSpec()) -> str:
     """The cache key of ``spec`` (16 hex digits): sha256 of the spec, :data:`BUILDER_VERSION`, the sdist's
     sha256 (vocabulary, template, converter) and the library versions. Imports nothing heavy."""
-    blob = json.dumps({"spec": asdict(spec), "builder": BUILDER_VERSION, "sdist_sha256": SDIST_SHA256,
-                       "versions": _versions()}, sort_keys=True)
+    blob = json.dumps(
+        {"spec": asdict(spec), "builder": BUILDER_VERSION, "sdist_sha256": SDIST_SHA256, "versions": _versions()},
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -164,9 +166,12 @@ def converter_dir() -> Path:
     try:
         with tarfile.open(sdist_archive(), "r:gz") as tar:
             for info in tar:
-                rel = info.name[len(prefix):] if info.name.startswith(prefix) else ""
-                if not info.isfile() or ".." in Path(rel).parts or not any(
-                        rel == p or (p.endswith("/") and rel.startswith(p)) for p in CONVERTER_PARTS):
+                rel = info.name[len(prefix) :] if info.name.startswith(prefix) else ""
+                if (
+                    not info.isfile()
+                    or ".." in Path(rel).parts
+                    or not any(rel == p or (p.endswith("/") and rel.startswith(p)) for p in CONVERTER_PARTS)
+                ):
                     continue
                 dest = tmp / rel
                 dest.parent.mkdir(parents=True, exist_ok=True)
@@ -198,8 +203,12 @@ def micro_gemma4(log: Callable[[str], object] = print, *, spec: MicroSpec = Micr
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     provenance = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
-    return MicroModel(hf_dir=folder / "hf", gguf=folder / provenance["gguf_file"], sha256=provenance["gguf_sha256"],
-                      provenance=provenance)
+    return MicroModel(
+        hf_dir=folder / "hf",
+        gguf=folder / provenance["gguf_file"],
+        sha256=provenance["gguf_sha256"],
+        provenance=provenance,
+    )
 
 
 def _model_config(spec: MicroSpec):
@@ -207,10 +216,16 @@ def _model_config(spec: MicroSpec):
     from transformers import Gemma4TextConfig
 
     config = Gemma4TextConfig(
-        vocab_size=262_144, hidden_size=spec.hidden_size, intermediate_size=spec.intermediate_size,
-        num_hidden_layers=len(spec.layer_types), layer_types=list(spec.layer_types),
-        num_attention_heads=spec.num_attention_heads, num_key_value_heads=spec.num_key_value_heads,
-        head_dim=spec.head_dim, global_head_dim=spec.global_head_dim, sliding_window=spec.sliding_window,
+        vocab_size=262_144,
+        hidden_size=spec.hidden_size,
+        intermediate_size=spec.intermediate_size,
+        num_hidden_layers=len(spec.layer_types),
+        layer_types=list(spec.layer_types),
+        num_attention_heads=spec.num_attention_heads,
+        num_key_value_heads=spec.num_key_value_heads,
+        head_dim=spec.head_dim,
+        global_head_dim=spec.global_head_dim,
+        sliding_window=spec.sliding_window,
         max_position_embeddings=spec.max_position_embeddings,
         final_logit_softcapping=spec.final_logit_softcapping,
         hidden_size_per_layer_input=0,  # no per-layer input embeddings (they would add 262k x layers x width)
@@ -242,8 +257,9 @@ def _save_tokenizer(out: Path) -> list[str]:
 
     tok = AutoTokenizer.from_pretrained(tokenizer_dir("gemma4"))
     # every added token transformers marks special (= llama.cpp's CONTROL tokens) must be in all_special_ids
-    extra = [t.content for i, t in sorted(tok.added_tokens_decoder.items())
-             if t.special and i not in tok.all_special_ids]
+    extra = [
+        t.content for i, t in sorted(tok.added_tokens_decoder.items()) if t.special and i not in tok.all_special_ids
+    ]
     tok.add_special_tokens({"extra_special_tokens": extra})
     tok.chat_template = sdist_file(TEMPLATE).read_text(encoding="utf-8")
     tok.save_pretrained(str(out))
@@ -255,8 +271,17 @@ def _convert(hf_dir: Path, outfile: Path, outtype: str) -> str:
     conv = converter_dir()
     env = {k: v for k, v in os.environ.items() if k != "NO_LOCAL_GGUF"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(conv / "gguf-py"), env.get("PYTHONPATH")) if p)
-    cmd = [sys.executable, str(conv / "convert_hf_to_gguf.py"), str(hf_dir), "--outfile", str(outfile),
-           "--outtype", outtype, "--model-name", "micro-gemma4"]
+    cmd = [
+        sys.executable,
+        str(conv / "convert_hf_to_gguf.py"),
+        str(hf_dir),
+        "--outfile",
+        str(outfile),
+        "--outtype",
+        outtype,
+        "--model-name",
+        "micro-gemma4",
+    ]
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
     output = proc.stdout + proc.stderr
     if proc.returncode != 0 or not outfile.is_file():
@@ -295,8 +320,10 @@ def _build(spec: MicroSpec, key: str, out: Path, log: Callable[[str], object]) -
         "config": json.loads((hf_dir / "config.json").read_text(encoding="utf-8")),
         "tokenizer": {k: tok_prov[k] for k in ("gguf_file", "gguf_source", "gguf_sha256", "vocab_size", "builder")},
         "extra_special_tokens": extra,
-        "chat_template": {"source": f"{sdist}, {LLAMA_CPP_DIR}/{TEMPLATE}",
-                          "sha256": sha256_file(hf_dir / "chat_template.jinja")},
+        "chat_template": {
+            "source": f"{sdist}, {LLAMA_CPP_DIR}/{TEMPLATE}",
+            "sha256": sha256_file(hf_dir / "chat_template.jinja"),
+        },
         "converter": f"{sdist}, {LLAMA_CPP_DIR}/convert_hf_to_gguf.py --outtype {spec.gguf_outtype}",
         "safetensors_sha256": sha256_file(hf_dir / "model.safetensors"),
         "gguf_file": gguf_path.name,

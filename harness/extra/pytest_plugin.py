@@ -55,23 +55,48 @@ DEFAULT_MODES = ("oneshot", "char")
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("toolcall-harness", "run the toolcall-harness corpus against a parser")
-    group.addoption("--toolcall-parser", metavar="SPEC", default=None,
-                    help="parser under test: pkg.module:Attr or a harness parser name; enables the corpus items")
-    group.addoption("--toolcall-model", metavar="NAME", default=DEFAULT_MODEL,
-                    help=f"catalog model whose template renders the cases (default {DEFAULT_MODEL})")
+    group.addoption(
+        "--toolcall-parser",
+        metavar="SPEC",
+        default=None,
+        help="parser under test: pkg.module:Attr or a harness parser name; enables the corpus items",
+    )
+    group.addoption(
+        "--toolcall-model",
+        metavar="NAME",
+        default=DEFAULT_MODEL,
+        help=f"catalog model whose template renders the cases (default {DEFAULT_MODEL})",
+    )
     from harness.core.cases import SLICES
 
-    group.addoption("--toolcall-slices", metavar="LIST", default=None,
-                    help=f"comma-separated slices: {', '.join(SLICES)} (default curated,observed, "
-                         "plus generated with --toolcall-cases)")
-    group.addoption("--toolcall-modes", metavar="LIST", default=",".join(DEFAULT_MODES),
-                    help="comma-separated modes, or 'all' (default oneshot,char)")
-    group.addoption("--toolcall-cases", metavar="N", type=int, default=0,
-                    help="number of generated cases (default 0)")
-    group.addoption("--toolcall-seed", metavar="S", type=int, default=0,
-                    help="seed of the generated cases and random chunkings (default 0)")
-    group.addoption("--toolcall-timeout", metavar="SECONDS", type=float, default=None,
-                    help="time limit per parser call (default 10)")
+    group.addoption(
+        "--toolcall-slices",
+        metavar="LIST",
+        default=None,
+        help=f"comma-separated slices: {', '.join(SLICES)} (default curated,observed, "
+        "plus generated with --toolcall-cases)",
+    )
+    group.addoption(
+        "--toolcall-modes",
+        metavar="LIST",
+        default=",".join(DEFAULT_MODES),
+        help="comma-separated modes, or 'all' (default oneshot,char)",
+    )
+    group.addoption("--toolcall-cases", metavar="N", type=int, default=0, help="number of generated cases (default 0)")
+    group.addoption(
+        "--toolcall-seed",
+        metavar="S",
+        type=int,
+        default=0,
+        help="seed of the generated cases and random chunkings (default 0)",
+    )
+    group.addoption(
+        "--toolcall-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="time limit per parser call (default 10)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -106,22 +131,31 @@ def settings_from(config: pytest.Config) -> Settings:
     slices = _split(given_slices) if given_slices else DEFAULT_SLICES + (("generated",) if n else ())
     unknown = [s for s in slices if s not in SLICES]
     if unknown or not slices:
-        raise pytest.UsageError(f"--toolcall-slices: unknown slice(s) {', '.join(unknown) or '(none given)'}; "
-                                f"known: {', '.join(SLICES)}")
+        raise pytest.UsageError(
+            f"--toolcall-slices: unknown slice(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(SLICES)}"
+        )
     if "generated" in slices and n == 0:
         raise pytest.UsageError("--toolcall-slices: the generated slice needs --toolcall-cases N (N > 0)")
     modes = _split(config.getoption("toolcall_modes"))
     if modes != ("all",):
         unknown = [m for m in modes if m not in ALL_MODES]
         if unknown or not modes:
-            raise pytest.UsageError(f"--toolcall-modes: unknown mode(s) {', '.join(unknown) or '(none given)'}; "
-                                    f"known: {', '.join(ALL_MODES)} or all")
+            raise pytest.UsageError(
+                f"--toolcall-modes: unknown mode(s) {', '.join(unknown) or '(none given)'}; "
+                f"known: {', '.join(ALL_MODES)} or all"
+            )
     timeout = config.getoption("toolcall_timeout")
     if timeout is not None and timeout <= 0:
         raise pytest.UsageError(f"--toolcall-timeout: expected seconds > 0, got {timeout:g}")
-    return Settings(parser_spec=config.getoption("toolcall_parser"), model=config.getoption("toolcall_model"),
-                    slices=slices, modes=modes, n_generated=n, seed=config.getoption("toolcall_seed"),
-                    timeout_s=timeout or DEFAULT_TIMEOUT_S)
+    return Settings(
+        parser_spec=config.getoption("toolcall_parser"),
+        model=config.getoption("toolcall_model"),
+        slices=slices,
+        modes=modes,
+        n_generated=n,
+        seed=config.getoption("toolcall_seed"),
+        timeout_s=timeout or DEFAULT_TIMEOUT_S,
+    )
 
 
 def _split(text: str) -> tuple[str, ...]:
@@ -136,8 +170,13 @@ def load_parser(spec: str, format: str):
 
     spec = spec.removeprefix("py:")
     head = spec.rpartition(":")[0]
-    if (not head or spec.startswith("cmd:") or "==" in head or head in registry.ALIASES
-            or split_spec(head)[0] in engines()):
+    if (
+        not head
+        or spec.startswith("cmd:")
+        or "==" in head
+        or head in registry.ALIASES
+        or split_spec(head)[0] in engines()
+    ):
         return registry.get_any_parser(spec, format, install_missing=False, log=lambda line: None)
     return UserParser(load_parser_object(spec, require_stream=False), spec)
 
@@ -167,7 +206,9 @@ class UserParser:
 
         message = self.wrapped.parse(text, tools, prefix)
         if not isinstance(message, Message):
-            raise TypeError(f"{self.spec}: parse() returned {type(message).__name__}, expected harness.core.messages.Message")
+            raise TypeError(
+                f"{self.spec}: parse() returned {type(message).__name__}, expected harness.core.messages.Message"
+            )
         return message
 
     def stream(self, tools: list | None = None, prefix: str = ""):
@@ -212,9 +253,11 @@ class CorpusPlugin:
         wanted = ALL_MODES if self.settings.modes == ("all",) else self.settings.modes
         modes = modes_for(self.parser, tuple(wanted), self.fmt)
         if not modes:
-            raise pytest.UsageError(f"--toolcall-modes: none of {', '.join(wanted)} applies to parser "
-                                    f"{self.parser.name} (prefix: the project's own incremental parsers only; "
-                                    f"tokens: formats with a tokenizer)")
+            raise pytest.UsageError(
+                f"--toolcall-modes: none of {', '.join(wanted)} applies to parser "
+                f"{self.parser.name} (prefix: the project's own incremental parsers only; "
+                f"tokens: formats with a tokenizer)"
+            )
         return modes
 
     @cached_property
@@ -228,8 +271,10 @@ class CorpusPlugin:
         try:
             return load_template(self.settings.model)
         except HarnessError as exc:
-            raise pytest.UsageError(f"--toolcall-model {self.settings.model}: {exc} (the observed slice alone "
-                                    f"needs no template: --toolcall-slices observed)") from None
+            raise pytest.UsageError(
+                f"--toolcall-model {self.settings.model}: {exc} (the observed slice alone "
+                f"needs no template: --toolcall-slices observed)"
+            ) from None
 
     @cached_property
     def roundtrip(self):
@@ -243,8 +288,13 @@ class CorpusPlugin:
         from harness.corpus.build import build_corpus
 
         try:
-            corpus = build_corpus(self.template, self.fmt, seed=self.settings.seed,
-                                  n_generated=self.settings.n_generated, slices=self.settings.slices)
+            corpus = build_corpus(
+                self.template,
+                self.fmt,
+                seed=self.settings.seed,
+                n_generated=self.settings.n_generated,
+                slices=self.settings.slices,
+            )
         except HarnessError as exc:
             raise pytest.UsageError(f"toolcall corpus for {self.settings.model}: {exc}") from None
         self.skipped = corpus.skipped
@@ -258,13 +308,16 @@ class CorpusPlugin:
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         p, s = self.parser, self.settings
-        return [f"toolcall-harness: parser {p.name} ({p.library} {p.version}); model {s.model} "
-                f"(format {self.fmt.name}); slices {','.join(s.slices)}; modes {','.join(self.modes)}"
-                + (f"; generated {s.n_generated} cases, seed {s.seed}" if "generated" in s.slices else "")]
+        return [
+            f"toolcall-harness: parser {p.name} ({p.library} {p.version}); model {s.model} "
+            f"(format {self.fmt.name}); slices {','.join(s.slices)}; modes {','.join(self.modes)}"
+            + (f"; generated {s.n_generated} cases, seed {s.seed}" if "generated" in s.slices else "")
+        ]
 
     @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection, --lf and xdist see the list
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
-                                      items: list[pytest.Item]) -> None:
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
         cases = self.build_cases()  # here, not in collect(): a bad option stops the run as a usage error
         name = f"{MARKER}[{self.settings.model}]"
         collector = CorpusCollector.from_parent(session, name=name, nodeid=name, plugin=self, cases=cases)
@@ -277,9 +330,10 @@ class CorpusPlugin:
                 counts[item.case.slice] = counts.get(item.case.slice, 0) + 1
         lines = ["toolcall items: " + ", ".join(f"{s} {n}" for s, n in counts.items())] if counts else []
         if self.skipped:
-            lines.append(f"toolcall: {len(self.skipped)} scenario(s) the {self.fmt.name} template cannot write "
-                         f"were skipped: {', '.join(i for i, _ in self.skipped[:5])}"
-                         + (" ..." if len(self.skipped) > 5 else ""))
+            lines.append(
+                f"toolcall: {len(self.skipped)} scenario(s) the {self.fmt.name} template cannot write "
+                f"were skipped: {', '.join(i for i, _ in self.skipped[:5])}" + (" ..." if len(self.skipped) > 5 else "")
+            )
         return lines
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -290,8 +344,11 @@ class CorpusPlugin:
         """The :class:`harness.core.results.Record` of ``case`` in ``mode``."""
         from harness.score.runner import evaluate_case
 
-        records = list(evaluate_case(case, self.parser, self.fmt, [mode], self.settings.seed,
-                                     self.settings.timeout_s, self.roundtrip))
+        records = list(
+            evaluate_case(
+                case, self.parser, self.fmt, [mode], self.settings.seed, self.settings.timeout_s, self.roundtrip
+            )
+        )
         return records[-1]
 
     def minimal_input(self, case, mode: str, error_type: str | None) -> dict | None:
@@ -306,8 +363,16 @@ class CorpusPlugin:
             return None
         if case.slice == "generated":
             return self._minimal_generated(case, mode, error_type)
-        return minimize_case(case, self.parser, self.fmt, mode, error_type, template=self.template,
-                             seed=self.settings.seed, timeout_s=self.settings.timeout_s)
+        return minimize_case(
+            case,
+            self.parser,
+            self.fmt,
+            mode,
+            error_type,
+            template=self.template,
+            seed=self.settings.seed,
+            timeout_s=self.settings.timeout_s,
+        )
 
     def _minimal_generated(self, case, mode: str, error_type: str) -> dict | None:
         from harness.analysis.minimize import Budget, minimize_scenario
@@ -335,8 +400,13 @@ class CorpusPlugin:
         smallest = render(minimize_scenario(self._scenarios[case.id], fails, budget, self.fmt.markers))
         if smallest is None:
             return None
-        return {"text": smallest.text, "expected": smallest.expected.to_json(),
-                "got": self.evaluate(smallest, mode).got, "method": "structure", "calls": budget.used}
+        return {
+            "text": smallest.text,
+            "expected": smallest.expected.to_json(),
+            "got": self.evaluate(smallest, mode).got,
+            "method": "structure",
+            "calls": budget.used,
+        }
 
 
 class CorpusCollector(pytest.Collector):
@@ -409,8 +479,10 @@ def failure_text(item: CaseItem, record) -> str:
     ]
     if case.prefix:
         lines.append(f"prefix:   {_compact(case.prefix)}")
-    lines += [f"expected: {_compact(case.expected.to_json())}",
-              f"got:      {_compact(record.got) if record.got is not None else '(nothing: the parser raised)'}"]
+    lines += [
+        f"expected: {_compact(case.expected.to_json())}",
+        f"got:      {_compact(record.got) if record.got is not None else '(nothing: the parser raised)'}",
+    ]
     if case.slice == "generated":
         s = plugin.settings
         lines.append(f"seed:     {case.seed} (reproduce: --toolcall-cases {s.n_generated} --toolcall-seed {s.seed})")
@@ -431,10 +503,14 @@ def _minimal_lines(item: CaseItem, record) -> list[str]:
         return ["minimal input: not searched (no reduction applies to this failure)"]
     if minimal["text"] == case.text:
         return [f"minimal input: the input above ({minimal['method']} reduction, {minimal['calls']} checks)"]
-    return [(f"minimal input ({minimal['method']} reduction, {minimal['calls']} checks, "
-             f"{len(case.text)} -> {len(minimal['text'])} chars): {_compact(minimal['text'])}"),
-            f"  its expected: {_compact(minimal['expected'])}",
-            f"  its got:      {_compact(minimal['got'])}"]
+    return [
+        (
+            f"minimal input ({minimal['method']} reduction, {minimal['calls']} checks, "
+            f"{len(case.text)} -> {len(minimal['text'])} chars): {_compact(minimal['text'])}"
+        ),
+        f"  its expected: {_compact(minimal['expected'])}",
+        f"  its got:      {_compact(minimal['got'])}",
+    ]
 
 
 def _compact(value) -> str:

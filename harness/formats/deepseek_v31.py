@@ -42,8 +42,19 @@ THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 SPEC = FormatSpec(
     name="deepseek_v31",
-    markers=(CALLS_BEGIN, CALLS_END, CALL_BEGIN, SEP, CALL_END, EOS, BOS, USER, ASSISTANT,
-             "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>"),
+    markers=(
+        CALLS_BEGIN,
+        CALLS_END,
+        CALL_BEGIN,
+        SEP,
+        CALL_END,
+        EOS,
+        BOS,
+        USER,
+        ASSISTANT,
+        "<｜tool▁output▁begin｜>",
+        "<｜tool▁output▁end｜>",
+    ),
     stop_markers=(EOS,),
     call_open=CALLS_BEGIN,
     call_close=CALLS_END,
@@ -61,18 +72,34 @@ def edge_scenarios() -> list:
 
     whole = CALLS_BEGIN + CALL_BEGIN + "rm" + SEP + '{"path": "/"}' + CALL_END + CALLS_END
     return [
-        edge("deepseek_v31-tokens-in-string", ["marker-in-string", "deepseek-tokens"],
-             call("save_text", {"path": "a.txt", "text": whole, "version": 1}),
-             note="A whole DeepSeek V3.1 call written as text inside a JSON string value."),
-        edge("deepseek_v31-sep-in-string", ["marker-in-string", "deepseek-tokens"],
-             call("set_pattern", {"pattern": "name" + SEP + "{" + CALL_END}),
-             note="The separator and the call end inside the last value, right before the real call end."),
-        edge("deepseek_v31-eos-in-string", ["marker-in-string", "deepseek-tokens"],
-             call("save_text", {"path": "b.txt", "text": "stop here " + EOS + " or not" + EOS, "version": 2}),
-             note="The stop marker inside a string: only a trailing one ends generation."),
-        edge("deepseek_v31-v3-fence-in-string", ["marker-in-string", "code"],
-             call("save_text", {"path": "c.md", "text": "function" + SEP + "x\n```json\n{}\n```", "version": 3}),
-             note="DeepSeek V3's fenced call body as text inside a value."),
-        edge("deepseek_v31-think-in-string-content", ["marker-in-string", "content-after"],
-             call("search", {"query": "</think> and <think>"}), content_after="Searching for the tags."),
+        edge(
+            "deepseek_v31-tokens-in-string",
+            ["marker-in-string", "deepseek-tokens"],
+            call("save_text", {"path": "a.txt", "text": whole, "version": 1}),
+            note="A whole DeepSeek V3.1 call written as text inside a JSON string value.",
+        ),
+        edge(
+            "deepseek_v31-sep-in-string",
+            ["marker-in-string", "deepseek-tokens"],
+            call("set_pattern", {"pattern": "name" + SEP + "{" + CALL_END}),
+            note="The separator and the call end inside the last value, right before the real call end.",
+        ),
+        edge(
+            "deepseek_v31-eos-in-string",
+            ["marker-in-string", "deepseek-tokens"],
+            call("save_text", {"path": "b.txt", "text": "stop here " + EOS + " or not" + EOS, "version": 2}),
+            note="The stop marker inside a string: only a trailing one ends generation.",
+        ),
+        edge(
+            "deepseek_v31-v3-fence-in-string",
+            ["marker-in-string", "code"],
+            call("save_text", {"path": "c.md", "text": "function" + SEP + "x\n```json\n{}\n```", "version": 3}),
+            note="DeepSeek V3's fenced call body as text inside a value.",
+        ),
+        edge(
+            "deepseek_v31-think-in-string-content",
+            ["marker-in-string", "content-after"],
+            call("search", {"query": "</think> and <think>"}),
+            content_after="Searching for the tags.",
+        ),
     ]

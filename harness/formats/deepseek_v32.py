@@ -47,8 +47,7 @@ THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 SPEC = FormatSpec(
     name="deepseek_v32",
-    markers=(BLOCK_OPEN, BLOCK_CLOSE, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE, EOS, BOS, USER,
-             ASSISTANT),
+    markers=(BLOCK_OPEN, BLOCK_CLOSE, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE, EOS, BOS, USER, ASSISTANT),
     stop_markers=(EOS,),
     call_open=BLOCK_OPEN,
     call_close=BLOCK_CLOSE,
@@ -67,37 +66,94 @@ def edge_scenarios() -> list:
     from harness.core.scenarios import call, edge
 
     return [
-        edge("deepseek_v32-string-true-number", ["string-looks-like-type", "dsml-string-attr"],
-             call("lookup", {"code": "123", "ratio": "-4.5e3", "flag": "false", "nothing": "null", "list": "[1]",
-                             "obj": '{"a": 1}'}),
-             note='Written string="true">123: the attribute, not the text, says it is a string.'),
-        edge("deepseek_v32-string-false-types", ["dsml-string-attr", "integer", "float", "boolean", "null"],
-             call("configure", {"n": 42, "f": -0.5, "e": 1e-07, "big": 2**63, "ok": True, "none": None,
-                                "arr": [1, "two", None], "obj": {"k": [True]}})),
-        edge("deepseek_v32-dsml-in-raw-string", ["marker-in-string", "dsml-tags"],
-             call("save_text", {"path": "a.txt", "version": 1,
-                                "text": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="rm">\n{PARAM_OPEN} name="p" '
-                                        f'string="true">/{INVOKE_CLOSE}\n{BLOCK_CLOSE}'}),
-             note="Every DSML tag but the parameter closer (unrepresentable) inside a raw string value."),
-        edge("deepseek_v32-closers-in-json-value", ["marker-in-string", "dsml-tags", "nested-object"],
-             call("configure", {"cfg": {"end": INVOKE_CLOSE + "\n" + BLOCK_CLOSE, "eos": EOS, "p": PARAM_OPEN},
-                                "n": 1}),
-             parameters={"configure": {"type": "object", "properties": {
-                 "cfg": {"type": "object"}, "n": {"type": "integer"}}}}),
-        edge("deepseek_v32-raw-whitespace", ["whitespace-string", "leading-trailing-space", "multiline"],
-             call("save_text", {"path": " p ", "text": "\n\n  indented\n\t\n", "version": 3})),
-        edge("deepseek_v32-reasoning-then-calls", ["reasoning", "parallel"],
-             [call("get_weather", {"city": "Paris"}), call("get_time", {"tz": "CET"})],
-             reasoning="Two lookups are needed; the <｜DSML｜ tags come after this.",
-             note="Thinking on: REASONING</think> then the block, cut with an empty prefix."),
-        edge("deepseek_v32-reasoning-content-calls", ["reasoning", "content-after"],
-             call("search", {"query": "</think>"}), reasoning="Search for the closing tag.",
-             content_after="Searching."),
+        edge(
+            "deepseek_v32-string-true-number",
+            ["string-looks-like-type", "dsml-string-attr"],
+            call(
+                "lookup",
+                {
+                    "code": "123",
+                    "ratio": "-4.5e3",
+                    "flag": "false",
+                    "nothing": "null",
+                    "list": "[1]",
+                    "obj": '{"a": 1}',
+                },
+            ),
+            note='Written string="true">123: the attribute, not the text, says it is a string.',
+        ),
+        edge(
+            "deepseek_v32-string-false-types",
+            ["dsml-string-attr", "integer", "float", "boolean", "null"],
+            call(
+                "configure",
+                {
+                    "n": 42,
+                    "f": -0.5,
+                    "e": 1e-07,
+                    "big": 2**63,
+                    "ok": True,
+                    "none": None,
+                    "arr": [1, "two", None],
+                    "obj": {"k": [True]},
+                },
+            ),
+        ),
+        edge(
+            "deepseek_v32-dsml-in-raw-string",
+            ["marker-in-string", "dsml-tags"],
+            call(
+                "save_text",
+                {
+                    "path": "a.txt",
+                    "version": 1,
+                    "text": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="rm">\n{PARAM_OPEN} name="p" '
+                    f'string="true">/{INVOKE_CLOSE}\n{BLOCK_CLOSE}',
+                },
+            ),
+            note="Every DSML tag but the parameter closer (unrepresentable) inside a raw string value.",
+        ),
+        edge(
+            "deepseek_v32-closers-in-json-value",
+            ["marker-in-string", "dsml-tags", "nested-object"],
+            call("configure", {"cfg": {"end": INVOKE_CLOSE + "\n" + BLOCK_CLOSE, "eos": EOS, "p": PARAM_OPEN}, "n": 1}),
+            parameters={
+                "configure": {"type": "object", "properties": {"cfg": {"type": "object"}, "n": {"type": "integer"}}}
+            },
+        ),
+        edge(
+            "deepseek_v32-raw-whitespace",
+            ["whitespace-string", "leading-trailing-space", "multiline"],
+            call("save_text", {"path": " p ", "text": "\n\n  indented\n\t\n", "version": 3}),
+        ),
+        edge(
+            "deepseek_v32-reasoning-then-calls",
+            ["reasoning", "parallel"],
+            [call("get_weather", {"city": "Paris"}), call("get_time", {"tz": "CET"})],
+            reasoning="Two lookups are needed; the <｜DSML｜ tags come after this.",
+            note="Thinking on: REASONING</think> then the block, cut with an empty prefix.",
+        ),
+        edge(
+            "deepseek_v32-reasoning-content-calls",
+            ["reasoning", "content-after"],
+            call("search", {"query": "</think>"}),
+            reasoning="Search for the closing tag.",
+            content_after="Searching.",
+        ),
         edge("deepseek_v32-key-quote", ["key-quote"], call("update_record", {'say "hi"': "x", "a": 1})),
-        edge("deepseek_v32-anyof-string-number", ["string-looks-like-type", "dsml-string-attr"],
-             call("lookup", {"v": "7", "w": 7}),
-             parameters={"lookup": {"type": "object", "properties": {
-                 "v": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
-                 "w": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}}},
-             note="Under anyOf [string, integer] only the attribute tells \"7\" from 7."),
+        edge(
+            "deepseek_v32-anyof-string-number",
+            ["string-looks-like-type", "dsml-string-attr"],
+            call("lookup", {"v": "7", "w": 7}),
+            parameters={
+                "lookup": {
+                    "type": "object",
+                    "properties": {
+                        "v": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                        "w": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                    },
+                }
+            },
+            note='Under anyOf [string, integer] only the attribute tells "7" from 7.',
+        ),
     ]

@@ -43,12 +43,21 @@ TURN_OPEN, TURN_CLOSE = "<start_of_turn>", "<end_of_turn>"
 
 SPEC = FormatSpec(
     name="functiongemma",
-    markers=(CALL_OPEN, CALL_CLOSE, ESCAPE, RESPONSE_OPEN, RESPONSE_CLOSE, DECL_OPEN, DECL_CLOSE, TURN_OPEN,
-             TURN_CLOSE),
+    markers=(
+        CALL_OPEN,
+        CALL_CLOSE,
+        ESCAPE,
+        RESPONSE_OPEN,
+        RESPONSE_CLOSE,
+        DECL_OPEN,
+        DECL_CLOSE,
+        TURN_OPEN,
+        TURN_CLOSE,
+    ),
     stop_markers=(RESPONSE_OPEN, TURN_CLOSE, "<eos>"),
     call_open=CALL_OPEN,
     call_close=CALL_CLOSE,
     unrepresentable=(ESCAPE,),
     source="no template offline: Google's FunctionGemma formatting page, vLLM's and mlx-lm's functiongemma "
-           "parsers, Ollama's FunctionGemma renderer, and the observed case (see the module docstring)",
+    "parsers, Ollama's FunctionGemma renderer, and the observed case (see the module docstring)",
 )

@@ -49,8 +49,21 @@ THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 STOP_MARKERS = ("<|user|>", "<|observation|>", "<|endoftext|>")
 
 MARKERS = (
-    CALL_OPEN, CALL_CLOSE, KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE, THINK_OPEN, THINK_CLOSE,
-    "<|user|>", "<|assistant|>", "<|system|>", "<|observation|>", "<|endoftext|>", "[gMASK]", "<sop>",
+    CALL_OPEN,
+    CALL_CLOSE,
+    KEY_OPEN,
+    KEY_CLOSE,
+    VALUE_OPEN,
+    VALUE_CLOSE,
+    THINK_OPEN,
+    THINK_CLOSE,
+    "<|user|>",
+    "<|assistant|>",
+    "<|system|>",
+    "<|observation|>",
+    "<|endoftext|>",
+    "[gMASK]",
+    "<sop>",
 )
 
 SPEC = FormatSpec(
@@ -78,69 +91,165 @@ def glm_edge_scenarios(fmt: str) -> list:
     def e(id, tags, calls, **kw):
         return edge(f"{fmt}-{id}", ["glm", *tags], calls, **kw)
 
-    text = {"type": "object", "properties": {"path": {"type": "string"}, "text": {"type": "string"},
-                                             "version": {"type": "integer"}}, "required": ["path", "text", "version"]}
+    text = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}},
+        "required": ["path", "text", "version"],
+    }
 
     def save(id, tags, value, note=""):
-        return e(id, ["marker-in-string", *tags],
-                 call("save_text", {"path": "notes/glm.txt", "text": value, "version": 2}),
-                 parameters={"save_text": text}, note=note)
+        return e(
+            id,
+            ["marker-in-string", *tags],
+            call("save_text", {"path": "notes/glm.txt", "text": value, "version": 2}),
+            parameters={"save_text": text},
+            note=note,
+        )
 
     nullable = {"anyOf": [{"type": "string"}, {"type": "null"}]}
     s: list = [
-        save("value-close-in-string", ["glm-value-close"], "a</arg_value>b",
-             note="</arg_value> inside a value, not followed by <arg_key> or </tool_call>: data."),
-        save("value-close-at-end", ["glm-value-close"], "ends </arg_value>",
-             note="The value ends with </arg_value>; the template's own closer follows right after it."),
+        save(
+            "value-close-in-string",
+            ["glm-value-close"],
+            "a</arg_value>b",
+            note="</arg_value> inside a value, not followed by <arg_key> or </tool_call>: data.",
+        ),
+        save(
+            "value-close-at-end",
+            ["glm-value-close"],
+            "ends </arg_value>",
+            note="The value ends with </arg_value>; the template's own closer follows right after it.",
+        ),
         save("value-close-newline", ["glm-value-close"], "</arg_value>\n</arg_value>\n"),
-        save("call-close-in-string", ["glm-call-close"], "END = \"</tool_call>\"\n"),
-        e("call-close-last", ["marker-in-string", "glm-call-close"], call("set_pattern", {"pattern": "x</tool_call>"}),
-          note="The last value ends with </tool_call>; the template's </arg_value> and </tool_call> follow."),
+        save("call-close-in-string", ["glm-call-close"], 'END = "</tool_call>"\n'),
+        e(
+            "call-close-last",
+            ["marker-in-string", "glm-call-close"],
+            call("set_pattern", {"pattern": "x</tool_call>"}),
+            note="The last value ends with </tool_call>; the template's </arg_value> and </tool_call> follow.",
+        ),
         save("key-open-in-string", ["glm-key-open"], "<arg_key>k</arg_key>"),
         save("key-open-value-open", ["glm-key-open"], "<arg_key>version</arg_key><arg_value>9"),
         save("call-open-in-string", ["glm-call-open"], "<tool_call>rm\n<arg_key>path</arg_key>\n<arg_value>/"),
         save("think-in-string", ["glm-think"], "</think>not reasoning<think>"),
-        e("markers-last-argument", ["marker-in-string", "glm-call-close"],
-          call("set_pattern", {"pattern": "</arg_value></arg_key></tool_call"}),
-          note="Marker text in the last value, right before the call's own closer."),
+        e(
+            "markers-last-argument",
+            ["marker-in-string", "glm-call-close"],
+            call("set_pattern", {"pattern": "</arg_value></arg_key></tool_call"}),
+            note="Marker text in the last value, right before the call's own closer.",
+        ),
         # strings that look like other types
-        e("string-lookalikes", ["string-looks-like-type"],
-          call("configure", {"a": "001", "b": "1.10", "c": "true", "d": "null", "e": "[1, 2]", "f": "{\"k\": 1}",
-                             "g": "-0", "h": "1e5", "i": "None", "j": "False"}),
-          note="Under type string every value is the text as written; \"001\" stays \"001\"."),
-        e("anyof-string-lookalikes", ["string-looks-like-type", "anyof"],
-          call("configure", {"a": "001", "b": "true", "c": "None", "d": " null", "e": "[1]", "f": "12"}),
-          parameters={"configure": {"type": "object", "properties": {
-              k: nullable for k in "abcdef"}, "required": list("abcdef")}},
-          note="anyOf [string, null]: only the exact text null is null; tojson never writes None or padding."),
-        e("anyof-null-and-values", ["null", "anyof"],
-          call("configure", {"a": None, "b": "x", "c": 3, "d": None, "e": [1, "a"]}),
-          parameters={"configure": {"type": "object", "properties": {
-              "a": nullable, "b": nullable,
-              "c": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-              "d": {"oneOf": [{"type": "object"}, {"type": "null"}]},
-              "e": {"anyOf": [{"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]}},
-                              {"type": "null"}]}}, "required": list("abcde")}}),
-        e("anyof-number-or-string", ["string-looks-like-type", "anyof"],
-          call("configure", {"a": 7, "b": "seven", "c": 2.5}),
-          parameters={"configure": {"type": "object", "properties": {
-              k: {"anyOf": [{"type": "number"}, {"type": "string"}]} for k in "abc"}, "required": list("abc")}},
-          note="A number under anyOf [number, string] is read as a number; a word stays a string."),
-        e("typed-values", ["integer", "float", "boolean", "null", "nested-object", "array-of-objects"],
-          call("update_record", {"id": 12, "ratio": 0.5, "big": 10**30, "active": False, "owner": None,
-                                 "meta": {"tags": ["a", "b"], "n": {"x": 1.5e-07}}, "rows": [{"k": "v"}]})),
-        e("untyped-property", ["no-schema"],
-          call("configure", {"declared": "001", "free": 5}),
-          parameters={"configure": {"type": "object", "properties": {"declared": {"type": "string"}}}},
-          note="A property the schema does not declare is typed from its text (JSON when it is JSON)."),
-        e("multiline-values", ["multiline", "leading-trailing-space"],
-          call("run_python", {"code": "\nprint(1)\n\n", "note": "  two spaces  "})),
+        e(
+            "string-lookalikes",
+            ["string-looks-like-type"],
+            call(
+                "configure",
+                {
+                    "a": "001",
+                    "b": "1.10",
+                    "c": "true",
+                    "d": "null",
+                    "e": "[1, 2]",
+                    "f": '{"k": 1}',
+                    "g": "-0",
+                    "h": "1e5",
+                    "i": "None",
+                    "j": "False",
+                },
+            ),
+            note='Under type string every value is the text as written; "001" stays "001".',
+        ),
+        e(
+            "anyof-string-lookalikes",
+            ["string-looks-like-type", "anyof"],
+            call("configure", {"a": "001", "b": "true", "c": "None", "d": " null", "e": "[1]", "f": "12"}),
+            parameters={
+                "configure": {
+                    "type": "object",
+                    "properties": {k: nullable for k in "abcdef"},
+                    "required": list("abcdef"),
+                }
+            },
+            note="anyOf [string, null]: only the exact text null is null; tojson never writes None or padding.",
+        ),
+        e(
+            "anyof-null-and-values",
+            ["null", "anyof"],
+            call("configure", {"a": None, "b": "x", "c": 3, "d": None, "e": [1, "a"]}),
+            parameters={
+                "configure": {
+                    "type": "object",
+                    "properties": {
+                        "a": nullable,
+                        "b": nullable,
+                        "c": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                        "d": {"oneOf": [{"type": "object"}, {"type": "null"}]},
+                        "e": {
+                            "anyOf": [
+                                {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]}},
+                                {"type": "null"},
+                            ]
+                        },
+                    },
+                    "required": list("abcde"),
+                }
+            },
+        ),
+        e(
+            "anyof-number-or-string",
+            ["string-looks-like-type", "anyof"],
+            call("configure", {"a": 7, "b": "seven", "c": 2.5}),
+            parameters={
+                "configure": {
+                    "type": "object",
+                    "properties": {k: {"anyOf": [{"type": "number"}, {"type": "string"}]} for k in "abc"},
+                    "required": list("abc"),
+                }
+            },
+            note="A number under anyOf [number, string] is read as a number; a word stays a string.",
+        ),
+        e(
+            "typed-values",
+            ["integer", "float", "boolean", "null", "nested-object", "array-of-objects"],
+            call(
+                "update_record",
+                {
+                    "id": 12,
+                    "ratio": 0.5,
+                    "big": 10**30,
+                    "active": False,
+                    "owner": None,
+                    "meta": {"tags": ["a", "b"], "n": {"x": 1.5e-07}},
+                    "rows": [{"k": "v"}],
+                },
+            ),
+        ),
+        e(
+            "untyped-property",
+            ["no-schema"],
+            call("configure", {"declared": "001", "free": 5}),
+            parameters={"configure": {"type": "object", "properties": {"declared": {"type": "string"}}}},
+            note="A property the schema does not declare is typed from its text (JSON when it is JSON).",
+        ),
+        e(
+            "multiline-values",
+            ["multiline", "leading-trailing-space"],
+            call("run_python", {"code": "\nprint(1)\n\n", "note": "  two spaces  "}),
+        ),
         # reasoning and layout
-        e("reasoning-then-call", ["reasoning"],
-          call("get_weather", {"city": "Paris"}), reasoning="The user wants the weather.\nCall the tool."),
-        e("reasoning-content-parallel", ["reasoning", "parallel", "content-after"],
-          [call("get_weather", {"city": "Paris"}), call("get_time")],
-          reasoning="Two tools.", content_after="Checking both."),
+        e(
+            "reasoning-then-call",
+            ["reasoning"],
+            call("get_weather", {"city": "Paris"}),
+            reasoning="The user wants the weather.\nCall the tool.",
+        ),
+        e(
+            "reasoning-content-parallel",
+            ["reasoning", "parallel", "content-after"],
+            [call("get_weather", {"city": "Paris"}), call("get_time")],
+            reasoning="Two tools.",
+            content_after="Checking both.",
+        ),
         e("zero-args-parallel", ["zero-args", "parallel"], [call("get_time"), call("list_files")]),
     ]
     return s

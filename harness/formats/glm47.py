@@ -24,13 +24,7 @@ Same markers and value rules as :mod:`harness.formats.glm45`, but nothing is wri
 """
 
 from harness.formats import FormatSpec
-from harness.formats.glm45 import (
-    CALL_CLOSE,
-    CALL_OPEN,
-    MARKERS,
-    STOP_MARKERS,
-    glm_edge_scenarios,
-)
+from harness.formats.glm45 import CALL_CLOSE, CALL_OPEN, MARKERS, STOP_MARKERS, glm_edge_scenarios
 
 SPEC = FormatSpec(
     name="glm47",

@@ -27,5 +27,5 @@ SPEC = FormatSpec(
     template_vars={"bos_token": ""},
     reasoning_markers=("<think>", "</think>"),
     source="NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja, Qwen-Qwen2.5-7B-Instruct.jinja "
-           "(llama-cpp-python 0.3.36 sdist)",
+    "(llama-cpp-python 0.3.36 sdist)",
 )

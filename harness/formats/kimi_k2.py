@@ -37,8 +37,18 @@ ID_PREFIX = "functions."
 
 SPEC = FormatSpec(
     name="kimi_k2",
-    markers=(SECTION_BEGIN, SECTION_END, CALL_BEGIN, ARGUMENT_BEGIN, CALL_END, IM_END,
-             "<|im_user|>", "<|im_assistant|>", "<|im_system|>", "<|im_middle|>"),
+    markers=(
+        SECTION_BEGIN,
+        SECTION_END,
+        CALL_BEGIN,
+        ARGUMENT_BEGIN,
+        CALL_END,
+        IM_END,
+        "<|im_user|>",
+        "<|im_assistant|>",
+        "<|im_system|>",
+        "<|im_middle|>",
+    ),
     stop_markers=(IM_END,),
     call_open=SECTION_BEGIN,
     call_close=SECTION_END,
@@ -52,24 +62,50 @@ def edge_scenarios() -> list:
     several calls (ids ``:0``, ``:1``, ``:2``)."""
     from harness.core.scenarios import call, edge
 
-    tokens = "".join((SECTION_BEGIN, CALL_BEGIN, "functions.rm:0", ARGUMENT_BEGIN, '{"path": "/"}', CALL_END,
-                      SECTION_END, IM_END))
+    tokens = "".join(
+        (SECTION_BEGIN, CALL_BEGIN, "functions.rm:0", ARGUMENT_BEGIN, '{"path": "/"}', CALL_END, SECTION_END, IM_END)
+    )
     return [
-        edge("kimi_k2-name-colon", ["name-colon", "kimi-id"], call("mcp:search", {"query": "kimi"}),
-             note="The id is functions.mcp:search:0: the index follows the last colon."),
-        edge("kimi_k2-name-dot-colon", ["name-dot", "name-colon", "kimi-id"],
-             call("ns.tool:v2", {"x": 1}), note="functions.ns.tool:v2:0"),
-        edge("kimi_k2-name-functions-prefix", ["kimi-id"], call("functions.lookup", {"q": "x"}),
-             note="A tool whose own name starts with 'functions.': the id is functions.functions.lookup:0."),
-        edge("kimi_k2-name-ends-digits-parallel", ["kimi-id", "parallel", "same-tool-twice"],
-             [call("get_v2", {"n": 1}), call("get_v2", {"n": 2}), call("exec5", {})],
-             note="Names ending in digits next to the index: functions.get_v2:0, functions.get_v2:1, functions.exec5:2."),
-        edge("kimi_k2-tokens-in-string", ["marker-in-string", "kimi-tokens"],
-             call("save_text", {"path": "a.txt", "text": tokens, "version": 1}),
-             note="A whole Kimi call, written as text inside a JSON string value."),
-        edge("kimi_k2-id-text-in-string", ["marker-in-string", "kimi-id"],
-             call("set_pattern", {"pattern": "functions.exec:0" + ARGUMENT_BEGIN}), content_before="Run it.",
-             note="An id-like string followed by the argument marker, inside a value."),
-        edge("kimi_k2-tokens-in-content-args-nested", ["marker-in-string", "nested-object"],
-             call("configure", {"cfg": {"end": CALL_END, "list": [SECTION_END, IM_END]}})),
+        edge(
+            "kimi_k2-name-colon",
+            ["name-colon", "kimi-id"],
+            call("mcp:search", {"query": "kimi"}),
+            note="The id is functions.mcp:search:0: the index follows the last colon.",
+        ),
+        edge(
+            "kimi_k2-name-dot-colon",
+            ["name-dot", "name-colon", "kimi-id"],
+            call("ns.tool:v2", {"x": 1}),
+            note="functions.ns.tool:v2:0",
+        ),
+        edge(
+            "kimi_k2-name-functions-prefix",
+            ["kimi-id"],
+            call("functions.lookup", {"q": "x"}),
+            note="A tool whose own name starts with 'functions.': the id is functions.functions.lookup:0.",
+        ),
+        edge(
+            "kimi_k2-name-ends-digits-parallel",
+            ["kimi-id", "parallel", "same-tool-twice"],
+            [call("get_v2", {"n": 1}), call("get_v2", {"n": 2}), call("exec5", {})],
+            note="Names ending in digits next to the index: functions.get_v2:0, functions.get_v2:1, functions.exec5:2.",
+        ),
+        edge(
+            "kimi_k2-tokens-in-string",
+            ["marker-in-string", "kimi-tokens"],
+            call("save_text", {"path": "a.txt", "text": tokens, "version": 1}),
+            note="A whole Kimi call, written as text inside a JSON string value.",
+        ),
+        edge(
+            "kimi_k2-id-text-in-string",
+            ["marker-in-string", "kimi-id"],
+            call("set_pattern", {"pattern": "functions.exec:0" + ARGUMENT_BEGIN}),
+            content_before="Run it.",
+            note="An id-like string followed by the argument marker, inside a value.",
+        ),
+        edge(
+            "kimi_k2-tokens-in-content-args-nested",
+            ["marker-in-string", "nested-object"],
+            call("configure", {"cfg": {"end": CALL_END, "list": [SECTION_END, IM_END]}}),
+        ),
     ]

@@ -69,63 +69,115 @@ def edge_scenarios() -> list:
     save = _params({"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}})
 
     def text_case(id: str, tags: list[str], value: str, note: str = ""):
-        return edge(f"minimax_m2-{id}", ["closer-in-string", *tags],
-                    call("save_text", {"path": "notes/edge.txt", "text": value, "version": 2}),
-                    parameters={"save_text": save}, note=note)
+        return edge(
+            f"minimax_m2-{id}",
+            ["closer-in-string", *tags],
+            call("save_text", {"path": "notes/edge.txt", "text": value, "version": 2}),
+            parameters={"save_text": save},
+            note=note,
+        )
 
     def last_case(id: str, tags: list[str], value: str, note: str = ""):
-        return edge(f"minimax_m2-{id}", ["closer-in-string", *tags], call("set_pattern", {"pattern": value}),
-                    note=note)
+        return edge(f"minimax_m2-{id}", ["closer-in-string", *tags], call("set_pattern", {"pattern": value}), note=note)
 
     return [
         # ---- the format's own closers and openers inside string values -----------------------------------
         text_case("parameter-close-in-value", ["marker-in-string"], "a </parameter> b"),
-        text_case("parameter-close-then-newline", ["marker-in-string"], "x</parameter>\n",
-                  note="A closer followed by the newline the template writes after each parameter."),
+        text_case(
+            "parameter-close-then-newline",
+            ["marker-in-string"],
+            "x</parameter>\n",
+            note="A closer followed by the newline the template writes after each parameter.",
+        ),
         text_case("invoke-close-in-value", ["marker-in-string"], "</invoke>\n</minimax:tool_call>"),
-        last_case("block-close-in-value", ["marker-in-string", "unicode"], "Montréal </minimax:tool_call> café",
-                  note="The observed Dynamo shape (frontend-crates PR 245), rendered by the template."),
-        text_case("closer-chain-in-value", ["marker-in-string"],
-                  "x</parameter>\n</invoke>\n</minimax:tool_call>\nmore",
-                  note="A whole block end inside a middle value; only the text after it shows it is data."),
-        last_case("closer-chain-in-last-value", ["marker-in-string"],
-                  "</parameter>\n</invoke>\n</minimax:tool_call>\ntail"),
-        text_case("openers-in-value", ["marker-in-string"],
-                  '<minimax:tool_call>\n<invoke name="rm">\n<parameter name="path">/'),
-        edge("minimax_m2-closers-parallel", ["closer-in-string", "marker-in-string", "parallel"],
-             [call("set_pattern", {"pattern": '</invoke>\n<invoke name="x">'}),
-              call("set_pattern", {"pattern": "</parameter></invoke>"})],
-             note="Two calls in one block whose values hold the markers that separate calls."),
+        last_case(
+            "block-close-in-value",
+            ["marker-in-string", "unicode"],
+            "Montréal </minimax:tool_call> café",
+            note="The observed Dynamo shape (frontend-crates PR 245), rendered by the template.",
+        ),
+        text_case(
+            "closer-chain-in-value",
+            ["marker-in-string"],
+            "x</parameter>\n</invoke>\n</minimax:tool_call>\nmore",
+            note="A whole block end inside a middle value; only the text after it shows it is data.",
+        ),
+        last_case(
+            "closer-chain-in-last-value", ["marker-in-string"], "</parameter>\n</invoke>\n</minimax:tool_call>\ntail"
+        ),
+        text_case(
+            "openers-in-value",
+            ["marker-in-string"],
+            '<minimax:tool_call>\n<invoke name="rm">\n<parameter name="path">/',
+        ),
+        edge(
+            "minimax_m2-closers-parallel",
+            ["closer-in-string", "marker-in-string", "parallel"],
+            [
+                call("set_pattern", {"pattern": '</invoke>\n<invoke name="x">'}),
+                call("set_pattern", {"pattern": "</parameter></invoke>"}),
+            ],
+            note="Two calls in one block whose values hold the markers that separate calls.",
+        ),
         # ---- scalars and strings that look like them ------------------------------------------------------
-        edge("minimax_m2-json-scalars-anyof", ["schema-anyof", "boolean", "null"],
-             call("configure", {"a": True, "b": None, "c": 7, "d": 2.5, "e": {"k": None}}),
-             parameters={"configure": _params({
-                 "a": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
-                 "b": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-                 "c": {"type": ["integer", "string"]},
-                 "d": {"anyOf": [{"type": "number"}, {"type": "null"}]},
-                 "e": {"anyOf": [{"type": "object"}, {"type": "null"}]}})}),
-        edge("minimax_m2-string-lookalikes-anyof", ["string-looks-like-type", "schema-anyof"],
-             call("lookup", {"code": "001", "flag": "yes", "none": "nil", "list": "[1, 2"}),
-             parameters={"lookup": _params({
-                 "code": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
-                 "flag": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
-                 "none": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-                 "list": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer"}}]}})},
-             note="No other type reads these texts: \"001\" is not a JSON integer, so it stays a string. (MiniMax "
-                  "writes true/null, but the shared policy also reads True/None, so those are not used here.)"),
-        edge("minimax_m2-string-lookalikes-string", ["string-looks-like-type"],
-             call("lookup", {"a": "true", "b": "null", "c": "-5", "d": '{"x": 1}', "e": "1.10"})),
+        edge(
+            "minimax_m2-json-scalars-anyof",
+            ["schema-anyof", "boolean", "null"],
+            call("configure", {"a": True, "b": None, "c": 7, "d": 2.5, "e": {"k": None}}),
+            parameters={
+                "configure": _params(
+                    {
+                        "a": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
+                        "b": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                        "c": {"type": ["integer", "string"]},
+                        "d": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+                        "e": {"anyOf": [{"type": "object"}, {"type": "null"}]},
+                    }
+                )
+            },
+        ),
+        edge(
+            "minimax_m2-string-lookalikes-anyof",
+            ["string-looks-like-type", "schema-anyof"],
+            call("lookup", {"code": "001", "flag": "yes", "none": "nil", "list": "[1, 2"}),
+            parameters={
+                "lookup": _params(
+                    {
+                        "code": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                        "flag": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
+                        "none": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                        "list": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer"}}]},
+                    }
+                )
+            },
+            note='No other type reads these texts: "001" is not a JSON integer, so it stays a string. (MiniMax '
+            "writes true/null, but the shared policy also reads True/None, so those are not used here.)",
+        ),
+        edge(
+            "minimax_m2-string-lookalikes-string",
+            ["string-looks-like-type"],
+            call("lookup", {"a": "true", "b": "null", "c": "-5", "d": '{"x": 1}', "e": "1.10"}),
+        ),
         # ---- newlines: values are not padded ----------------------------------------------------------------
         text_case("value-only-newline", ["whitespace-string", "newline-in-string"], "\n"),
         last_case("value-leading-trailing-newlines", ["leading-trailing-space", "multiline"], "\nbody\n"),
-        edge("minimax_m2-multiline-and-empty", ["multiline", "empty-string"],
-             call("write_file", {"path": "a.py", "content": "def f():\n    return 1\n", "mode": ""})),
+        edge(
+            "minimax_m2-multiline-and-empty",
+            ["multiline", "empty-string"],
+            call("write_file", {"path": "a.py", "content": "def f():\n    return 1\n", "mode": ""}),
+        ),
         # ---- calls after reasoning --------------------------------------------------------------------------
-        edge("minimax_m2-reasoning-then-parallel", ["reasoning", "parallel"],
-             [call("get_weather", {"city": "Paris"}), call("get_weather", {"city": "Oslo"})],
-             reasoning='Two cities.\nCall get_weather twice: <parameter name="city"> each.'),
-        edge("minimax_m2-reasoning-content-closer-value", ["reasoning", "content-after", "closer-in-string"],
-             call("set_pattern", {"pattern": "</invoke>\n</minimax:tool_call>"}),
-             reasoning="Set the pattern.", content_after="Setting it."),
+        edge(
+            "minimax_m2-reasoning-then-parallel",
+            ["reasoning", "parallel"],
+            [call("get_weather", {"city": "Paris"}), call("get_weather", {"city": "Oslo"})],
+            reasoning='Two cities.\nCall get_weather twice: <parameter name="city"> each.',
+        ),
+        edge(
+            "minimax_m2-reasoning-content-closer-value",
+            ["reasoning", "content-after", "closer-in-string"],
+            call("set_pattern", {"pattern": "</invoke>\n</minimax:tool_call>"}),
+            reasoning="Set the pattern.",
+            content_after="Setting it.",
+        ),
     ]

@@ -47,8 +47,16 @@ THINK_CLOSE = "</think>"
 
 SPEC = FormatSpec(
     name="qwen3_coder",
-    markers=(CALL_OPEN, CALL_CLOSE, THINK_OPEN, THINK_CLOSE, "<|im_start|>", "<|im_end|>", "<tool_response>",
-             "</tool_response>"),
+    markers=(
+        CALL_OPEN,
+        CALL_CLOSE,
+        THINK_OPEN,
+        THINK_CLOSE,
+        "<|im_start|>",
+        "<|im_end|>",
+        "<tool_response>",
+        "</tool_response>",
+    ),
     stop_markers=("<|im_end|>", "<|endoftext|>"),
     call_open=CALL_OPEN,
     call_close=CALL_CLOSE,
@@ -71,78 +79,140 @@ def edge_scenarios() -> list:
     save = _params({"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}})
 
     def text_case(id: str, tags: list[str], value: str, note: str = ""):
-        return edge(f"qwen3_coder-{id}", ["closer-in-string", *tags],
-                    call("save_text", {"path": "notes/edge.txt", "text": value, "version": 2}),
-                    parameters={"save_text": save}, note=note)
+        return edge(
+            f"qwen3_coder-{id}",
+            ["closer-in-string", *tags],
+            call("save_text", {"path": "notes/edge.txt", "text": value, "version": 2}),
+            parameters={"save_text": save},
+            note=note,
+        )
 
     def last_case(id: str, tags: list[str], value: str, note: str = ""):
-        return edge(f"qwen3_coder-{id}", ["closer-in-string", *tags], call("set_pattern", {"pattern": value}),
-                    note=note)
+        return edge(
+            f"qwen3_coder-{id}", ["closer-in-string", *tags], call("set_pattern", {"pattern": value}), note=note
+        )
 
     s = [
         # ---- the format's own closers inside string values --------------------------------------------
         text_case("parameter-close-in-value", ["marker-in-string"], "a </parameter> b"),
-        text_case("parameter-close-alone", ["marker-in-string"], "</parameter>",
-                  note="The value is only the closer: the first </parameter> is followed by another closer."),
-        last_case("parameter-close-ends-last-value", ["marker-in-string"], "x\n</parameter>",
-                  note="The last value ends with its own closer text on a line of its own."),
+        text_case(
+            "parameter-close-alone",
+            ["marker-in-string"],
+            "</parameter>",
+            note="The value is only the closer: the first </parameter> is followed by another closer.",
+        ),
+        last_case(
+            "parameter-close-ends-last-value",
+            ["marker-in-string"],
+            "x\n</parameter>",
+            note="The last value ends with its own closer text on a line of its own.",
+        ),
         text_case("function-close-in-value", ["marker-in-string"], "end of </function> here"),
         text_case("tool-call-close-in-value", ["marker-in-string"], "</tool_call>\nafter"),
-        text_case("closer-chain-in-value", ["marker-in-string"],
-                  "x\n</parameter>\n</function>\n</tool_call>\nmore",
-                  note="A whole call end inside a middle value; only the text after it shows it is data."),
-        last_case("closer-chain-in-last-value", ["marker-in-string"],
-                  "</parameter>\n</function>\n</tool_call>\ntail",
-                  note="A whole call end inside the last value: the first parse is not a clean end."),
+        text_case(
+            "closer-chain-in-value",
+            ["marker-in-string"],
+            "x\n</parameter>\n</function>\n</tool_call>\nmore",
+            note="A whole call end inside a middle value; only the text after it shows it is data.",
+        ),
+        last_case(
+            "closer-chain-in-last-value",
+            ["marker-in-string"],
+            "</parameter>\n</function>\n</tool_call>\ntail",
+            note="A whole call end inside the last value: the first parse is not a clean end.",
+        ),
         text_case("opener-in-value", ["marker-in-string"], "<tool_call>\n<function=rm>\n<parameter=path>\n/"),
         text_case("parameter-open-in-value", ["marker-in-string"], "see <parameter=version>\n3 here"),
-        edge("qwen3_coder-closers-parallel", ["closer-in-string", "marker-in-string", "parallel"],
-             [call("set_pattern", {"pattern": "</tool_call>\n<tool_call>"}),
-              call("set_pattern", {"pattern": "</parameter></function>"})],
-             note="Two calls whose values hold the markers that separate calls."),
+        edge(
+            "qwen3_coder-closers-parallel",
+            ["closer-in-string", "marker-in-string", "parallel"],
+            [
+                call("set_pattern", {"pattern": "</tool_call>\n<tool_call>"}),
+                call("set_pattern", {"pattern": "</parameter></function>"}),
+            ],
+            note="Two calls whose values hold the markers that separate calls.",
+        ),
         # ---- Python str() scalars under typed and anyOf schemas -------------------------------------------
-        edge("qwen3_coder-python-scalars", ["python-scalar", "boolean", "null"],
-             call("configure", {"debug": True, "dry_run": False, "parent": None, "ratio": 1e-07,
-                                "big": 1e16, "count": 12}),
-             note="Written True, False, None, 1e-07, 1e+16, 12 (Python str())."),
-        edge("qwen3_coder-anyof-scalars", ["python-scalar", "schema-anyof", "boolean", "null"],
-             call("configure", {"a": True, "b": None, "c": 7, "d": 2.5}),
-             parameters={"configure": _params({
-                 "a": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
-                 "b": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-                 "c": {"type": ["integer", "string"]},
-                 "d": {"anyOf": [{"type": "number"}, {"type": "null"}]}})}),
-        edge("qwen3_coder-containers-with-python-values", ["python-scalar", "nested-object", "null"],
-             call("query_issues", {"filter": {"open": True, "owner": None, "labels": ["bug", None]},
-                                   "ids": [1, 2.5, True]}),
-             note="Containers are written as JSON (tojson), so their scalars are true/null, not True/None."),
+        edge(
+            "qwen3_coder-python-scalars",
+            ["python-scalar", "boolean", "null"],
+            call(
+                "configure", {"debug": True, "dry_run": False, "parent": None, "ratio": 1e-07, "big": 1e16, "count": 12}
+            ),
+            note="Written True, False, None, 1e-07, 1e+16, 12 (Python str()).",
+        ),
+        edge(
+            "qwen3_coder-anyof-scalars",
+            ["python-scalar", "schema-anyof", "boolean", "null"],
+            call("configure", {"a": True, "b": None, "c": 7, "d": 2.5}),
+            parameters={
+                "configure": _params(
+                    {
+                        "a": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
+                        "b": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                        "c": {"type": ["integer", "string"]},
+                        "d": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+                    }
+                )
+            },
+        ),
+        edge(
+            "qwen3_coder-containers-with-python-values",
+            ["python-scalar", "nested-object", "null"],
+            call(
+                "query_issues",
+                {"filter": {"open": True, "owner": None, "labels": ["bug", None]}, "ids": [1, 2.5, True]},
+            ),
+            note="Containers are written as JSON (tojson), so their scalars are true/null, not True/None.",
+        ),
         # ---- strings that look like other types ---------------------------------------------------------
-        edge("qwen3_coder-string-lookalikes-anyof", ["string-looks-like-type", "schema-anyof"],
-             call("lookup", {"code": "001", "exp": "1e5x", "flag": "yes", "none": "none", "list": "[1, 2"}),
-             parameters={"lookup": _params({
-                 "code": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
-                 "exp": {"anyOf": [{"type": "string"}, {"type": "number"}]},
-                 "flag": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
-                 "none": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-                 "list": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer"}}]}})},
-             note="No other type reads these texts: \"001\" is not a JSON integer, so it stays a string."),
-        edge("qwen3_coder-string-lookalikes-string", ["string-looks-like-type"],
-             call("lookup", {"a": "True", "b": "None", "c": "-5", "d": "{'x': 1}", "e": "1.10"}),
-             note="Under string schemas the template's own spellings of other types stay strings."),
+        edge(
+            "qwen3_coder-string-lookalikes-anyof",
+            ["string-looks-like-type", "schema-anyof"],
+            call("lookup", {"code": "001", "exp": "1e5x", "flag": "yes", "none": "none", "list": "[1, 2"}),
+            parameters={
+                "lookup": _params(
+                    {
+                        "code": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                        "exp": {"anyOf": [{"type": "string"}, {"type": "number"}]},
+                        "flag": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
+                        "none": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                        "list": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer"}}]},
+                    }
+                )
+            },
+            note='No other type reads these texts: "001" is not a JSON integer, so it stays a string.',
+        ),
+        edge(
+            "qwen3_coder-string-lookalikes-string",
+            ["string-looks-like-type"],
+            call("lookup", {"a": "True", "b": "None", "c": "-5", "d": "{'x': 1}", "e": "1.10"}),
+            note="Under string schemas the template's own spellings of other types stay strings.",
+        ),
         # ---- newlines: the template pads each value with one on each side -----------------------------
         text_case("value-only-newline", ["whitespace-string", "newline-in-string"], "\n"),
         text_case("value-two-newlines", ["whitespace-string", "newline-in-string"], "\n\n"),
         text_case("value-leading-newline", ["leading-trailing-space", "multiline"], "\nfirst line\nsecond"),
         last_case("value-trailing-newline", ["leading-trailing-space", "multiline"], "last line\n"),
-        edge("qwen3_coder-multiline-and-empty", ["multiline", "empty-string"],
-             call("write_file", {"path": "a.py", "content": "def f():\n    return 1\n", "mode": ""})),
+        edge(
+            "qwen3_coder-multiline-and-empty",
+            ["multiline", "empty-string"],
+            call("write_file", {"path": "a.py", "content": "def f():\n    return 1\n", "mode": ""}),
+        ),
         # ---- calls after reasoning (Nemotron) -----------------------------------------------------------
-        edge("qwen3_coder-reasoning-then-parallel", ["reasoning", "parallel"],
-             [call("get_weather", {"city": "Paris"}), call("get_weather", {"city": "Oslo"})],
-             reasoning="Two cities.\nCall get_weather twice: <parameter=city> each.",
-             note="Reasoning that mentions the format's tags, then two calls."),
-        edge("qwen3_coder-reasoning-content-closer-value", ["reasoning", "content-after", "closer-in-string"],
-             call("set_pattern", {"pattern": "</function>\n</tool_call>"}),
-             reasoning="Set the pattern.", content_after="Setting it."),
+        edge(
+            "qwen3_coder-reasoning-then-parallel",
+            ["reasoning", "parallel"],
+            [call("get_weather", {"city": "Paris"}), call("get_weather", {"city": "Oslo"})],
+            reasoning="Two cities.\nCall get_weather twice: <parameter=city> each.",
+            note="Reasoning that mentions the format's tags, then two calls.",
+        ),
+        edge(
+            "qwen3_coder-reasoning-content-closer-value",
+            ["reasoning", "content-after", "closer-in-string"],
+            call("set_pattern", {"pattern": "</function>\n</tool_call>"}),
+            reasoning="Set the pattern.",
+            content_after="Setting it.",
+        ),
     ]
     return s

@@ -49,8 +49,9 @@ def run_all_models(config, out_root: Path | None = None) -> Path:
         try:
             sha = _template_sha(entry.name, config)
             if sha in seen_templates:
-                notes.append(f"- `{entry.name}`: same template as `{seen_templates[sha]}` (sha256 {sha[:12]}), "
-                             f"not run again")
+                notes.append(
+                    f"- `{entry.name}`: same template as `{seen_templates[sha]}` (sha256 {sha[:12]}), not run again"
+                )
                 continue
             run_eval(dataclasses.replace(config, model=entry.name, out_dir=run_dir, console=quiet, no_capture=True))
         except HarnessError as exc:
@@ -122,9 +123,13 @@ def _rich_table(fmt: str, columns: list[str], rows: list) -> Table:
 
 
 def _write_md(path: Path, run_id: str, tables: dict, notes: list[str]) -> None:
-    lines = [f"# Every catalog model, one table per format family (run `{run_id}`)", "",
-             "Cells: passed/total summed over the family's distinct templates; streaming = every chunking "
-             "(whole, char, random, tokens) together.", ""]
+    lines = [
+        f"# Every catalog model, one table per format family (run `{run_id}`)",
+        "",
+        "Cells: passed/total summed over the family's distinct templates; streaming = every chunking "
+        "(whole, char, random, tokens) together.",
+        "",
+    ]
     for fmt, (columns, rows) in tables.items():
         lines += [f"## {fmt}", "", "| parser | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
         lines += [f"| `{parser}` | " + " | ".join(cells) + " |" for parser, cells in rows]

@@ -31,8 +31,10 @@ class CheckSummary:
     def describe(self) -> str:
         """A few lines for the terminal: totals, then up to :data:`SHOWN_FAILURES` failing results."""
         verdicts = ", ".join(f"{v} {self.counts[v]}" for v in ("pass", "fail", "surfaced", "error") if self.counts[v])
-        lines = [f"{self.parser}: {self.cases} cases × {len(self.modes)} mode(s) ({', '.join(self.modes)}) = "
-                 f"{sum(self.counts.values())} results: {verdicts or 'none'}"]
+        lines = [
+            f"{self.parser}: {self.cases} cases × {len(self.modes)} mode(s) ({', '.join(self.modes)}) = "
+            f"{sum(self.counts.values())} results: {verdicts or 'none'}"
+        ]
         if self.other_format:
             lines.append(f"left out {self.other_format} case(s) of formats this parser does not parse")
         for case_id, mode, error_type, detail in self.failures[:SHOWN_FAILURES]:
@@ -42,9 +44,16 @@ class CheckSummary:
         return "\n".join(lines)
 
 
-def check_file(path: Path, parser_name: str, modes: tuple[str, ...] = ("oneshot",), fmt: str | None = None,
-               seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S, out: Path | None = None,
-               install_missing: bool = True) -> CheckSummary:
+def check_file(
+    path: Path,
+    parser_name: str,
+    modes: tuple[str, ...] = ("oneshot",),
+    fmt: str | None = None,
+    seed: int = 0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    out: Path | None = None,
+    install_missing: bool = True,
+) -> CheckSummary:
     """Score every case of ``path`` that ``parser_name`` can parse, in ``modes``.
 
     Writes one record per (case, mode) to ``out`` when given (fields include case_id, parser, mode, verdict,
@@ -55,17 +64,22 @@ def check_file(path: Path, parser_name: str, modes: tuple[str, ...] = ("oneshot"
     from harness.parse.registry import get_any_parser
 
     cases = load_cases(path, fmt=fmt)
-    parser = get_any_parser(parser_name, fmt or (cases[0].format if cases else "gemma4"),
-                            install_missing=install_missing)
+    parser = get_any_parser(
+        parser_name, fmt or (cases[0].format if cases else "gemma4"), install_missing=install_missing
+    )
     mine = [c for c in cases if c.format in parser.formats]
     if not mine:
-        raise HarnessError(f"{path}: no case of format {', '.join(parser.formats)} (the formats {parser.name} "
-                           f"parses) among {len(cases)} case(s)")
+        raise HarnessError(
+            f"{path}: no case of format {', '.join(parser.formats)} (the formats {parser.name} "
+            f"parses) among {len(cases)} case(s)"
+        )
     spec = get_format(parser.formats[0])
     skipped = [m for m in modes if m not in modes_for(parser, modes, spec)]
     if skipped:
-        raise HarnessError(f"mode(s) {', '.join(skipped)} do not apply to {parser.name} (prefix: only the "
-                           "project's own incremental parsers; tokens: formats with a real vocabulary)")
+        raise HarnessError(
+            f"mode(s) {', '.join(skipped)} do not apply to {parser.name} (prefix: only the "
+            "project's own incremental parsers; tokens: formats with a real vocabulary)"
+        )
     summary = CheckSummary(parser.name, len(mine), tuple(modes), other_format=len(cases) - len(mine))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -11,13 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from harness.capture.backends import known_backends
 from harness.capture.run import (
@@ -45,10 +39,15 @@ def capture_settings(config, entry) -> CaptureSettings | None:
     if config.capture is not None:
         return config.capture
     if entry.capture_backend and entry.capture_backend not in known_backends():
-        raise CatalogError(f"{catalog_path()}: [models.{entry.name}]: field 'capture_backend' is "
-                           f"{entry.capture_backend!r}, not a backend ({', '.join(known_backends())})")
-    return CaptureSettings(backend=entry.capture_backend, examples=entry.capture_examples or None) \
-        if entry.capture_backend else None
+        raise CatalogError(
+            f"{catalog_path()}: [models.{entry.name}]: field 'capture_backend' is "
+            f"{entry.capture_backend!r}, not a backend ({', '.join(known_backends())})"
+        )
+    return (
+        CaptureSettings(backend=entry.capture_backend, examples=entry.capture_examples or None)
+        if entry.capture_backend
+        else None
+    )
 
 
 @dataclass
@@ -79,14 +78,15 @@ def plan_capture(config, entry, fmt) -> CapturePlan | None:
             if capture.format != fmt.name:
                 raise HarnessError(f"{where} is format {capture.format!r}, but {config.model} is {fmt.name!r}")
             if capture.prompt_id not in known:
-                raise HarnessError(f"{where} ({capture.suite}): no such prompt in the suites given "
-                                   f"({', '.join(settings.suites) or 'all shipped'}; --capture-limit "
-                                   f"{settings.limit})")
+                raise HarnessError(
+                    f"{where} ({capture.suite}): no such prompt in the suites given "
+                    f"({', '.join(settings.suites) or 'all shipped'}; --capture-limit "
+                    f"{settings.limit})"
+                )
     return plan
 
 
-def capture_slice(config, entry, fmt, template, parsers: list[Parser], run_dir: Path,
-                   plan: CapturePlan | None):
+def capture_slice(config, entry, fmt, template, parsers: list[Parser], run_dir: Path, plan: CapturePlan | None):
     """Capture the suites with the configured backend (or take the captures read from files) and score every
     parser on them; results go to ``results.jsonl`` as produced. Returns ``(records, info, {prompt id: raw
     text})``; a backend that
@@ -98,9 +98,14 @@ def capture_slice(config, entry, fmt, template, parsers: list[Parser], run_dir: 
     if plan is None:
         return [], {}, {}
     settings, prompts, console = plan.settings, plan.prompts, config.console
-    info: dict = {"backend": settings.backend, "suites": sorted({p.suite for p in prompts}),
-                  "prompts": len(prompts), "sampling": settings.sampling.to_json(), "forced": settings.force,
-                  "options": settings.recorded_options()}
+    info: dict = {
+        "backend": settings.backend,
+        "suites": sorted({p.suite for p in prompts}),
+        "prompts": len(prompts),
+        "sampling": settings.sampling.to_json(),
+        "forced": settings.force,
+        "options": settings.recorded_options(),
+    }
     if plan.captures is not None:
         captures = plan.captures
         info["files"] = [str(f) for f in settings.files]
@@ -118,30 +123,58 @@ def capture_slice(config, entry, fmt, template, parsers: list[Parser], run_dir: 
             return [], {**info, "skipped": str(exc)}, {}
         from harness.core.paths import REPORTS_DIR
 
-        out = (settings.out_dir or REPORTS_DIR / config.model / "captures")
+        out = settings.out_dir or REPORTS_DIR / config.model / "captures"
         path = out / capture_key(backend.name, backend.weights.sha256)
-        console.print(f"capture: {backend.name} {backend.weights.path} ({backend.weights.source}), "
-                      f"{len(prompts)} prompts → {path}", markup=False, highlight=False)
+        console.print(
+            f"capture: {backend.name} {backend.weights.path} ({backend.weights.source}), "
+            f"{len(prompts)} prompts → {path}",
+            markup=False,
+            highlight=False,
+        )
         versions = backend.versions()
         with _progress(console, "capturing", len(prompts)) as advance:
-            run = run_capture(prompts, backend, template, fmt, path, sampling=settings.sampling,
-                              force=settings.force, options=settings.recorded_options(), examples=plan.examples,
-                              on_capture=lambda capture: advance())
+            run = run_capture(
+                prompts,
+                backend,
+                template,
+                fmt,
+                path,
+                sampling=settings.sampling,
+                force=settings.force,
+                options=settings.recorded_options(),
+                examples=plan.examples,
+                on_capture=lambda capture: advance(),
+            )
         backend.close()
         captures = run.captures
-        info.update(file=str(path), model=backend.weights.to_json(), versions=versions,
-                    reused=run.reused, generated=run.generated, stopped=run.stopped)
+        info.update(
+            file=str(path),
+            model=backend.weights.to_json(),
+            versions=versions,
+            reused=run.reused,
+            generated=run.generated,
+            stopped=run.stopped,
+        )
         if run.stopped:
             console.print(f"[yellow]{escape(run.stopped)}[/yellow]")
     info["stats"] = capture_stats(captures, fmt)
     failed = [c for c in captures if c.error is not None]
     info["errors"] = len(failed)
     if failed:
-        console.print(f"[yellow]{len(failed)} capture error(s); first ({escape(failed[0].prompt_id)}): "
-                      f"{escape(failed[0].error)}[/yellow]")
+        console.print(
+            f"[yellow]{len(failed)} capture error(s); first ({escape(failed[0].prompt_id)}): "
+            f"{escape(failed[0].error)}[/yellow]"
+        )
     with ResultsWriter(run_dir / "results.jsonl") as writer:
-        records = score_captures(captures, {p.id: p for p in prompts}, parsers, fmt, writer,
-                                 timeout_s=config.timeout_s, server_name=settings.server_name)
+        records = score_captures(
+            captures,
+            {p.id: p for p in prompts},
+            parsers,
+            fmt,
+            writer,
+            timeout_s=config.timeout_s,
+            server_name=settings.server_name,
+        )
     return records, info, {c.prompt_id: c.text for c in captures}
 
 

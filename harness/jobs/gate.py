@@ -37,15 +37,7 @@ from harness.core.jsonl import read_objects
 from harness.core.paths import BASELINES_DIR
 from harness.corpus.generated import GENERATOR_VERSION
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S
-from harness.report.gate import (
-    SHOWN_CASES,
-    Flip,
-    GateResult,
-    _by_case,
-    _some,
-    gate_markdown,
-    print_result,
-)
+from harness.report.gate import SHOWN_CASES, Flip, GateResult, _by_case, _some, gate_markdown, print_result
 
 if TYPE_CHECKING:
     from harness.template.sources import ChatTemplate
@@ -79,12 +71,19 @@ class RunSettings:
 
     @classmethod
     def from_json(cls, data: dict) -> RunSettings:
-        return cls(model=data["model"], seed=int(data["seed"]), n_generated=int(data["n_generated"]),
-                   slices=tuple(data["slices"]), modes=tuple(data["modes"]), model_dir=data.get("model_dir"),
-                   gguf=data.get("gguf"))
+        return cls(
+            model=data["model"],
+            seed=int(data["seed"]),
+            n_generated=int(data["n_generated"]),
+            slices=tuple(data["slices"]),
+            modes=tuple(data["modes"]),
+            model_dir=data.get("model_dir"),
+            gguf=data.get("gguf"),
+        )
 
 
 # --- corpus identity ---------------------------------------------------------------------------------
+
 
 def build_cases(settings: RunSettings) -> tuple[list[Case], ChatTemplate | None, tuple[str, ...]]:
     """The corpus ``run_eval`` runs for ``settings``: ``(cases, template or None, slices)``.
@@ -105,8 +104,9 @@ def build_cases(settings: RunSettings) -> tuple[list[Case], ChatTemplate | None,
         if entry.offline_template or settings.model_dir or settings.gguf or "observed" not in slices:
             raise
         template, slices = None, ("observed",)
-    corpus = build_corpus(template, get_format(entry.format), seed=settings.seed,
-                          n_generated=settings.n_generated, slices=slices)
+    corpus = build_corpus(
+        template, get_format(entry.format), seed=settings.seed, n_generated=settings.n_generated, slices=slices
+    )
     return corpus.cases, template, slices
 
 
@@ -122,9 +122,16 @@ def corpus_inputs(settings: RunSettings, cases: list[Case], template, slices: tu
     template_sha256 = template.sha256 if template is not None else "none"
     ids = sorted(c.id for c in cases)
     digests = sorted(f"{c.id}\t{case_digest(c)}" for c in cases)
-    return {"template_sha256": template_sha256, "generator_version": GENERATOR_VERSION, "seed": settings.seed,
-            "n_generated": settings.n_generated, "slices": list(slices), "n_cases": len(cases),
-            "case_ids_sha256": _sha("\n".join(ids)), "cases_sha256": _sha("\n".join(digests))}
+    return {
+        "template_sha256": template_sha256,
+        "generator_version": GENERATOR_VERSION,
+        "seed": settings.seed,
+        "n_generated": settings.n_generated,
+        "slices": list(slices),
+        "n_cases": len(cases),
+        "case_ids_sha256": _sha("\n".join(ids)),
+        "cases_sha256": _sha("\n".join(digests)),
+    }
 
 
 def corpus_hash(inputs: dict) -> str:
@@ -144,48 +151,78 @@ def check_same_corpus(baseline: dict, path: Path, inputs: dict, cases: list[Case
         return
     recorded = baseline["corpus"]["inputs"]
     case_keys = ("case_ids_sha256", "cases_sha256")  # explained case by case below
-    lines = [f"  {key}: baseline {recorded.get(key)!r}, now {value!r}"
-             for key, value in inputs.items() if recorded.get(key) != value and key not in case_keys]
+    lines = [
+        f"  {key}: baseline {recorded.get(key)!r}, now {value!r}"
+        for key, value in inputs.items()
+        if recorded.get(key) != value and key not in case_keys
+    ]
     then = {cid: c["digest"] for cid, c in baseline["cases"].items()}
     now = {c.id: case_digest(c) for c in cases}
-    for label, ids in (("cases only in the baseline", sorted(then.keys() - now.keys())),
-                       ("cases only now", sorted(now.keys() - then.keys())),
-                       ("cases whose text, expected message, tools or prefix changed",
-                        sorted(k for k in then.keys() & now.keys() if then[k] != now[k]))):
+    for label, ids in (
+        ("cases only in the baseline", sorted(then.keys() - now.keys())),
+        ("cases only now", sorted(now.keys() - then.keys())),
+        (
+            "cases whose text, expected message, tools or prefix changed",
+            sorted(k for k in then.keys() & now.keys() if then[k] != now[k]),
+        ),
+    ):
         if ids:
             lines.append(f"  {label}: {len(ids)} ({_some(ids)})")
     if not lines:
         lines.append(f"  hash inputs: baseline {recorded}, now {inputs}")
     raise CorpusMismatchError(
         f"{path}: the corpus differs from the baseline's (hash {baseline['corpus']['hash'][:12]}… vs "
-        f"{corpus_hash(inputs)[:12]}…), so its verdicts cannot be compared case by case:\n" + "\n".join(lines)
+        f"{corpus_hash(inputs)[:12]}…), so its verdicts cannot be compared case by case:\n"
+        + "\n".join(lines)
         + "\nIf the change is intended, save a new baseline: "
-        + _save_command(settings.to_json(), baseline["parser"]["spec"]))
+        + _save_command(settings.to_json(), baseline["parser"]["spec"])
+    )
 
 
 # --- running -----------------------------------------------------------------------------------------
 
+
 @dataclass
 class _Run:
     run_dir: Path
-    parser: dict            # {name, library, version}
+    parser: dict  # {name, library, version}
     records: list[dict]
 
 
-def _run(settings: RunSettings, spec: str, cases: list[Case], run_dir: Path, console: Console, timeout_s: float,
-         shrink: bool, install_missing: bool) -> _Run:
+def _run(
+    settings: RunSettings,
+    spec: str,
+    cases: list[Case],
+    run_dir: Path,
+    console: Console,
+    timeout_s: float,
+    shrink: bool,
+    install_missing: bool,
+) -> _Run:
     """One ``run_eval`` of parser ``spec`` (captures off); its records and the parser's identity. Raises
     ``HarnessError`` if the corpus it ran is not ``cases`` (the corpus that was hashed)."""
     from harness.jobs.evaluate import EvalConfig, run_eval
 
-    config = EvalConfig(model=settings.model, parsers=[spec], modes=settings.modes, slices=settings.slices,
-                        seed=settings.seed, n_generated=settings.n_generated, model_dir=settings.model_dir,
-                        gguf=settings.gguf, out_dir=run_dir, timeout_s=timeout_s, shrink=shrink, console=console,
-                        install_missing=install_missing, no_capture=True)
+    config = EvalConfig(
+        model=settings.model,
+        parsers=[spec],
+        modes=settings.modes,
+        slices=settings.slices,
+        seed=settings.seed,
+        n_generated=settings.n_generated,
+        model_dir=settings.model_dir,
+        gguf=settings.gguf,
+        out_dir=run_dir,
+        timeout_s=timeout_s,
+        shrink=shrink,
+        console=console,
+        install_missing=install_missing,
+        no_capture=True,
+    )
     run_dir = run_eval(config)
     _check_ran(run_dir / "corpus.jsonl", cases)
     info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    (name, identity), = info["parsers"].items()
+    ((name, identity),) = info["parsers"].items()
     records = [record for _, record in read_objects(run_dir / "results.jsonl", HarnessError, "result")]
     return _Run(run_dir, {"name": name, **identity}, [r for r in records if r["parser"] == name])
 
@@ -197,8 +234,10 @@ def _check_ran(corpus_file: Path, cases: list[Case]) -> None:
     hashed = {c.id: case_digest(c) for c in cases}
     if ran != hashed:
         differ = sorted(k for k in ran.keys() | hashed.keys() if ran.get(k) != hashed.get(k))
-        raise HarnessError(f"{corpus_file}: the run's corpus differs from the one hashed in {len(differ)} cases "
-                           f"({_some(differ)}): corpus building is not reproducible here")
+        raise HarnessError(
+            f"{corpus_file}: the run's corpus differs from the one hashed in {len(differ)} cases "
+            f"({_some(differ)}): corpus building is not reproducible here"
+        )
 
 
 def _new_run_dir(root: Path, kind: str, spec: str) -> Path:
@@ -217,9 +256,16 @@ def slug(name: str) -> str:
 
 # --- saving and loading ------------------------------------------------------------------------------
 
-def save_baselines(settings: RunSettings, specs: list[str] | None, baseline_dir: Path = BASELINES_DIR,
-                   runs_root: Path | None = None, console: Console | None = None,
-                   timeout_s: float = DEFAULT_TIMEOUT_S, install_missing: bool = True) -> list[Path]:
+
+def save_baselines(
+    settings: RunSettings,
+    specs: list[str] | None,
+    baseline_dir: Path = BASELINES_DIR,
+    runs_root: Path | None = None,
+    console: Console | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    install_missing: bool = True,
+) -> list[Path]:
     """Run each parser of ``specs`` (None: every in-process parser of the model's format) on the corpus of
     ``settings`` and write one baseline per parser to ``baseline_dir/<model>/<slug of parser name>.json``
     (overwriting). Run directories go under ``runs_root`` (default ``reports/<model>``). Returns the paths.
@@ -240,22 +286,36 @@ def save_baselines(settings: RunSettings, specs: list[str] | None, baseline_dir:
     runs_root = runs_root or REPORTS_DIR / settings.model
     paths = []
     for spec in specs:
-        run = _run(settings, spec, cases, _new_run_dir(runs_root, "baseline", spec), console, timeout_s, False,
-                   install_missing)
-        data = {"schema": SCHEMA, "model": settings.model, "format": fmt,
-                "created": dt.datetime.now().astimezone().isoformat(timespec="seconds"), "commit": harness_commit(),
-                "parser": {"spec": spec, **run.parser}, "settings": settings.to_json(),
-                "corpus": {"hash": corpus_hash(inputs), "inputs": inputs}, "run_dir": str(run.run_dir),
-                "cases": {c.id: {"slice": c.slice, "digest": case_digest(c), "text": c.text,
-                                 "expected": c.expected.to_json()} for c in cases},
-                "results": [_result(r) for r in run.records]}
+        run = _run(
+            settings, spec, cases, _new_run_dir(runs_root, "baseline", spec), console, timeout_s, False, install_missing
+        )
+        data = {
+            "schema": SCHEMA,
+            "model": settings.model,
+            "format": fmt,
+            "created": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+            "commit": harness_commit(),
+            "parser": {"spec": spec, **run.parser},
+            "settings": settings.to_json(),
+            "corpus": {"hash": corpus_hash(inputs), "inputs": inputs},
+            "run_dir": str(run.run_dir),
+            "cases": {
+                c.id: {"slice": c.slice, "digest": case_digest(c), "text": c.text, "expected": c.expected.to_json()}
+                for c in cases
+            },
+            "results": [_result(r) for r in run.records],
+        }
         path = Path(baseline_dir) / settings.model / f"{slug(run.parser['name'])}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         passed = sum(r["verdict"] == "pass" for r in run.records)
-        console.print(f"baseline saved: {path} ({run.parser['name']} {run.parser['version']}: {passed}/"
-                      f"{len(run.records)} case×mode results pass; corpus {corpus_hash(inputs)[:12]}…)",
-                      markup=False, highlight=False, soft_wrap=True)
+        console.print(
+            f"baseline saved: {path} ({run.parser['name']} {run.parser['version']}: {passed}/"
+            f"{len(run.records)} case×mode results pass; corpus {corpus_hash(inputs)[:12]}…)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         paths.append(path)
     return paths
 
@@ -264,8 +324,20 @@ def _result(record: dict) -> dict:
     return {k: record.get(k) for k in ("case_id", "slice", "mode", "verdict", "error_type", "detail", "got")}
 
 
-REQUIRED = ("schema", "model", "parser.spec", "parser.name", "settings.seed", "settings.n_generated",
-            "settings.slices", "settings.modes", "corpus.hash", "corpus.inputs", "cases", "results")
+REQUIRED = (
+    "schema",
+    "model",
+    "parser.spec",
+    "parser.name",
+    "settings.seed",
+    "settings.n_generated",
+    "settings.slices",
+    "settings.modes",
+    "corpus.hash",
+    "corpus.inputs",
+    "cases",
+    "results",
+)
 
 
 def load_baseline(path: Path) -> dict:
@@ -273,15 +345,18 @@ def load_baseline(path: Path) -> dict:
     one), a file that is not JSON (with line and column) or lacks a field of :data:`REQUIRED`."""
     path = Path(path)
     if not path.is_file():
-        raise BaselineError(f"{path}: no such baseline; create one with `toolcall-harness baseline save "
-                            "--model MODEL --parsers PARSER` (or `make baseline MODEL=... PARSERS=...`)")
+        raise BaselineError(
+            f"{path}: no such baseline; create one with `toolcall-harness baseline save "
+            "--model MODEL --parsers PARSER` (or `make baseline MODEL=... PARSERS=...`)"
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise BaselineError(f"{path}: not a baseline file: not UTF-8 text ({exc.reason})") from None
     except ValueError as exc:
-        raise BaselineError(f"{path}: not a baseline file: invalid JSON at line {exc.lineno}, column "
-                            f"{exc.colno}: {exc.msg}") from None
+        raise BaselineError(
+            f"{path}: not a baseline file: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
     for dotted in REQUIRED:
         value = data
         for key in dotted.split("."):
@@ -294,9 +369,11 @@ def load_baseline(path: Path) -> dict:
 
 
 def _save_command(settings: dict, spec: str) -> str:
-    parts = [f"toolcall-harness baseline save --model {settings['model']} --parsers {spec}",
-             f"--seed {settings['seed']} --cases {settings['n_generated']}",
-             f"--slices {','.join(settings['slices'])} --modes {','.join(settings['modes'])}"]
+    parts = [
+        f"toolcall-harness baseline save --model {settings['model']} --parsers {spec}",
+        f"--seed {settings['seed']} --cases {settings['n_generated']}",
+        f"--slices {','.join(settings['slices'])} --modes {','.join(settings['modes'])}",
+    ]
     for flag in ("model_dir", "gguf"):
         if settings.get(flag):
             parts.append(f"--{flag.replace('_', '-')} {settings[flag]}")
@@ -305,8 +382,10 @@ def _save_command(settings: dict, spec: str) -> str:
 
 # --- the gate ----------------------------------------------------------------------------------------
 
-def select_baselines(model: str | None, specs: list[str] | None, baseline_file: Path | None,
-                     baseline_dir: Path = BASELINES_DIR) -> list[tuple[Path, dict, str]]:
+
+def select_baselines(
+    model: str | None, specs: list[str] | None, baseline_file: Path | None, baseline_dir: Path = BASELINES_DIR
+) -> list[tuple[Path, dict, str]]:
     """``[(path, baseline, parser spec to run)]`` for a gate.
 
     - ``baseline_file``: that baseline, run with the one spec in ``specs`` (a candidate) or its own spec;
@@ -330,8 +409,10 @@ def select_baselines(model: str | None, specs: list[str] | None, baseline_file: 
     found = {path: load_baseline(path) for path in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
     if specs is None:
         if not found:
-            raise BaselineError(f"no baseline for {model} in {folder}: create one with `toolcall-harness baseline "
-                                f"save --model {model} --parsers PARSER` (or `make baseline MODEL={model}`)")
+            raise BaselineError(
+                f"no baseline for {model} in {folder}: create one with `toolcall-harness baseline "
+                f"save --model {model} --parsers PARSER` (or `make baseline MODEL={model}`)"
+            )
         return [(path, data, data["parser"]["spec"]) for path, data in found.items()]
     chosen = []
     for spec in specs:
@@ -339,9 +420,11 @@ def select_baselines(model: str | None, specs: list[str] | None, baseline_file: 
         match = [(p, d) for p, d in found.items() if d["parser"]["spec"] in names or d["parser"]["name"] in names]
         if not match:
             have = ", ".join(d["parser"]["name"] for d in found.values()) or "none"
-            raise BaselineError(f"no baseline for parser {spec} of {model} in {folder} (baselines there: {have}); "
-                                f"create one with `toolcall-harness baseline save --model {model} --parsers {spec}`, "
-                                "or name one with --baseline FILE")
+            raise BaselineError(
+                f"no baseline for parser {spec} of {model} in {folder} (baselines there: {have}); "
+                f"create one with `toolcall-harness baseline save --model {model} --parsers {spec}`, "
+                "or name one with --baseline FILE"
+            )
         chosen.append((*match[0], spec))
     return chosen
 
@@ -377,14 +460,29 @@ def compare(baseline_results: list[dict], records: list[dict]) -> tuple[list[Fli
     def order(flip: Flip) -> tuple[str, str]:
         return flip.case_id, flip.mode
 
-    return (sorted(regressions, key=order), sorted(fixes, key=order), len(then.keys() & now.keys()),
-            len(then.keys() - now.keys()), len(now.keys() - then.keys()))
+    return (
+        sorted(regressions, key=order),
+        sorted(fixes, key=order),
+        len(then.keys() & now.keys()),
+        len(then.keys() - now.keys()),
+        len(now.keys() - then.keys()),
+    )
 
 
-def run_gate(model: str | None = None, specs: list[str] | None = None, baseline_file: Path | None = None,
-             baseline_dir: Path = BASELINES_DIR, runs_root: Path | None = None, console: Console | None = None,
-             model_dir: str | None = None, gguf: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-             shrink: bool = False, install_missing: bool = True, minimize: bool = True) -> list[GateResult]:
+def run_gate(
+    model: str | None = None,
+    specs: list[str] | None = None,
+    baseline_file: Path | None = None,
+    baseline_dir: Path = BASELINES_DIR,
+    runs_root: Path | None = None,
+    console: Console | None = None,
+    model_dir: str | None = None,
+    gguf: str | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    shrink: bool = False,
+    install_missing: bool = True,
+    minimize: bool = True,
+) -> list[GateResult]:
     """Rerun each selected baseline (:func:`select_baselines`) with its recorded settings (``model_dir`` /
     ``gguf`` override the recorded template source) and compare case by case; prints each result
     (:func:`print_result`) and writes ``gate.md`` into each run directory. With ``minimize``, the first
@@ -402,14 +500,32 @@ def run_gate(model: str | None = None, specs: list[str] | None = None, baseline_
         cases, template, slices = build_cases(settings)
         check_same_corpus(baseline, path, corpus_inputs(settings, cases, template, slices), cases, settings)
         root = runs_root or REPORTS_DIR / settings.model
-        run = _run(replace(settings, slices=slices), spec, cases, _new_run_dir(root, "gate", spec), console,
-                   timeout_s, shrink, install_missing)
+        run = _run(
+            replace(settings, slices=slices),
+            spec,
+            cases,
+            _new_run_dir(root, "gate", spec),
+            console,
+            timeout_s,
+            shrink,
+            install_missing,
+        )
         regressions, fixes, compared, missing, extra = compare(baseline["results"], run.records)
-        result = GateResult(path, baseline, f"{run.parser['name']} {run.parser['version']}", run.run_dir,
-                            regressions, fixes, compared, missing, extra)
+        result = GateResult(
+            path,
+            baseline,
+            f"{run.parser['name']} {run.parser['version']}",
+            run.run_dir,
+            regressions,
+            fixes,
+            compared,
+            missing,
+            extra,
+        )
         if minimize and regressions:
-            result.minimal = _minimize(regressions, spec, {c.id: c for c in cases}, template, settings, timeout_s,
-                                       console)
+            result.minimal = _minimize(
+                regressions, spec, {c.id: c for c in cases}, template, settings, timeout_s, console
+            )
         texts = {c.id: (c.text, c.expected.to_json()) for c in cases}
         print_result(console, result, texts)
         (run.run_dir / "gate.md").write_text("\n".join(gate_markdown(result, texts)) + "\n", encoding="utf-8")
@@ -417,8 +533,15 @@ def run_gate(model: str | None = None, specs: list[str] | None = None, baseline_
     return results
 
 
-def _minimize(regressions: list[Flip], spec: str, cases: dict[str, Case], template, settings: RunSettings,
-              timeout_s: float, console: Console) -> dict[str, dict]:
+def _minimize(
+    regressions: list[Flip],
+    spec: str,
+    cases: dict[str, Case],
+    template,
+    settings: RunSettings,
+    timeout_s: float,
+    console: Console,
+) -> dict[str, dict]:
     """``{case id: minimal failing input}`` for the first :data:`SHOWN_CASES` regressed cases, each in its
     cheapest regressed mode, by :func:`harness.analysis.minimize.minimize_case` (structure reduction through the
     template, or ddmin for self-contained faults); only results shorter than the case are kept. Empty when
@@ -449,8 +572,16 @@ def _minimize(regressions: list[Flip], spec: str, cases: dict[str, Case], templa
             if flip is None or case_id not in cases:
                 continue
             try:
-                small = minimize_case(cases[case_id], parser, fmt, flip.mode, flip.now["error_type"],
-                                      template=template, seed=settings.seed, timeout_s=timeout_s)
+                small = minimize_case(
+                    cases[case_id],
+                    parser,
+                    fmt,
+                    flip.mode,
+                    flip.now["error_type"],
+                    template=template,
+                    seed=settings.seed,
+                    timeout_s=timeout_s,
+                )
             except Exception as exc:  # another module's fault must not hide the gate's verdict
                 console.print(f"minimizing {case_id} failed: {type(exc).__name__}: {exc}", markup=False)
                 continue
@@ -466,5 +597,3 @@ def _minimize(regressions: list[Flip], spec: str, cases: dict[str, Case], templa
 
 
 """Flipped cases shown in full in ``gate.md`` (per section), so it fits a pull-request comment."""
-
-

@@ -51,9 +51,10 @@ import json
 import os
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from rich.console import Console
 
@@ -63,13 +64,7 @@ from harness.core.paths import REPORTS_DIR
 from harness.core.protocol import Parser
 from harness.corpus.random_calls import cut_positions, random_scenario
 from harness.formats import FormatSpec
-from harness.report.sweep import (
-    BatchResult,
-    SweepConfig,
-    SweepResult,
-    print_sweep,
-    sweep_markdown,
-)
+from harness.report.sweep import BatchResult, SweepConfig, SweepResult, print_sweep, sweep_markdown
 from harness.score.checks import CHECKS, Failure, check_case
 
 SWEEP_SLICE = "sweep"
@@ -81,6 +76,7 @@ SWEEP_SLICE = "sweep"
 
 
 # --- batches (run in worker processes) -------------------------------------------------------------------
+
 
 @dataclass
 class _Job:
@@ -158,8 +154,9 @@ def _results(job: _Job, n: int, jobs: int, batch: int) -> Iterator[BatchResult]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
-                               initializer=_init_child, initargs=(job,))
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=multiprocessing.get_context("fork"), initializer=_init_child, initargs=(job,)
+    )
     try:
         yield from pool.map(run_batch, bounds)
     finally:  # on Ctrl-C: drop the batches not started, let the running ones end
@@ -181,9 +178,13 @@ def run_sweep(config: SweepConfig) -> SweepResult:
     entry = get_model(config.model)
     fmt = get_format(entry.format)
     names = [p for p in config.parsers if isinstance(p, str)]
-    parsers, unavailable = create_parsers(names, fmt.name, install_missing=False,
-                                          log=lambda line: console.print(line, markup=False, highlight=False)) \
-        if names else ([], {})
+    parsers, unavailable = (
+        create_parsers(
+            names, fmt.name, install_missing=False, log=lambda line: console.print(line, markup=False, highlight=False)
+        )
+        if names
+        else ([], {})
+    )
     parsers += [p for p in config.parsers if not isinstance(p, str)]  # instances as given (tests, plug-ins)
     if not parsers:
         raise HarnessError("sweep: no parser given")
@@ -195,17 +196,31 @@ def run_sweep(config: SweepConfig) -> SweepResult:
     jobs = config.jobs or os.cpu_count() or 1
     started_at = dt.datetime.now().astimezone()
     run_dir = config.out_dir or REPORTS_DIR / config.model / (
-        f"sweep-{started_at.strftime('%Y%m%d-%H%M%S')}-s{config.seed}")
+        f"sweep-{started_at.strftime('%Y%m%d-%H%M%S')}-s{config.seed}"
+    )
     run_dir.mkdir(parents=True, exist_ok=True)
     names = [p.name for p in parsers]
     job = _Job(template, fmt, parsers, config.seed, config.cuts, config.full_every, config.timeout_s)
-    info = {"model": config.model, "format": fmt.name, "template": template.provenance, "parsers": names,
-            "seed": config.seed, "n": config.n, "jobs": jobs, "cuts_per_case": config.cuts,
-            "every_position_every": config.full_every, "timeout_s": config.timeout_s,
-            "started": started_at.isoformat(timespec="seconds")}
-    console.print(f"sweep: {config.n} cases of {config.model} ({fmt.name}), seed {config.seed}, {jobs} jobs; "
-                  f"parsers: {', '.join(names)}; truncation: {config.cuts} seeded random cuts per case, every "
-                  f"position on every {config.full_every}th case; writing {run_dir}", markup=False, highlight=False)
+    info = {
+        "model": config.model,
+        "format": fmt.name,
+        "template": template.provenance,
+        "parsers": names,
+        "seed": config.seed,
+        "n": config.n,
+        "jobs": jobs,
+        "cuts_per_case": config.cuts,
+        "every_position_every": config.full_every,
+        "timeout_s": config.timeout_s,
+        "started": started_at.isoformat(timespec="seconds"),
+    }
+    console.print(
+        f"sweep: {config.n} cases of {config.model} ({fmt.name}), seed {config.seed}, {jobs} jobs; "
+        f"parsers: {', '.join(names)}; truncation: {config.cuts} seeded random cuts per case, every "
+        f"position on every {config.full_every}th case; writing {run_dir}",
+        markup=False,
+        highlight=False,
+    )
     totals, started = BatchResult(), time.perf_counter()
     kept: Counter = Counter()
     first: dict[tuple[str, str, str], Failure] = {}
@@ -241,34 +256,52 @@ def _minimize_first(first: dict, config: SweepConfig, job: _Job, console: Consol
 
     order = {name: i for i, name in enumerate(p.name for p in job.parsers)}
     groups = sorted(first.items(), key=lambda item: (order[item[0][0]], CHECKS.index(item[0][1]), item[1].index))
-    groups = [(key, f) for key, f in groups
-              if not (key[1] == "stream" and getattr(first.get((key[0], "oneshot", key[2])), "index", None) == f.index)]
+    groups = [
+        (key, f)
+        for key, f in groups
+        if not (key[1] == "stream" and getattr(first.get((key[0], "oneshot", key[2])), "index", None) == f.index)
+    ]
     groups = groups[: config.repros]
     if groups:
-        console.print(f"minimizing the first failure of {len(groups)} group(s) (budget {config.budget} checks each)",
-                      markup=False, highlight=False)
+        console.print(
+            f"minimizing the first failure of {len(groups)} group(s) (budget {config.budget} checks each)",
+            markup=False,
+            highlight=False,
+        )
     by_name = {p.name: p for p in job.parsers}
     repros = []
     for (parser_name, check, error_type), failure in groups:
-        repro = minimize_sweep_failure(failure, by_name[parser_name], job.template, job.fmt, config.seed,
-                                       config.timeout_s, config.budget)
-        repros.append({"parser": parser_name, "check": check, "error_type": error_type, "index": failure.index,
-                       **repro})
+        repro = minimize_sweep_failure(
+            failure, by_name[parser_name], job.template, job.fmt, config.seed, config.timeout_s, config.budget
+        )
+        repros.append(
+            {"parser": parser_name, "check": check, "error_type": error_type, "index": failure.index, **repro}
+        )
     return repros
 
 
-def _write_summary(run_dir: Path, info: dict, totals: BatchResult, names: list[str], elapsed: float,
-                   repros: list[dict]) -> None:
-    rates = {name: {"any": totals.any_wrong[name],
-                    **{check: totals.wrong[(name, check)] for check in CHECKS},
-                    "error_types": {f"{c}:{e}": n for (p, c, e), n in sorted(totals.types.items()) if p == name}}
-             for name in names}
-    data = {**info, "cases": totals.cases, "skipped": totals.skipped, "cuts": totals.cuts,
-            "every_position_cases": totals.full_cases, "elapsed_s": round(elapsed, 2),
-            "cases_per_s": round(totals.cases / elapsed, 1) if elapsed > 0 else None,
-            "wrong": rates, "repros": repros}
+def _write_summary(
+    run_dir: Path, info: dict, totals: BatchResult, names: list[str], elapsed: float, repros: list[dict]
+) -> None:
+    rates = {
+        name: {
+            "any": totals.any_wrong[name],
+            **{check: totals.wrong[(name, check)] for check in CHECKS},
+            "error_types": {f"{c}:{e}": n for (p, c, e), n in sorted(totals.types.items()) if p == name},
+        }
+        for name in names
+    }
+    data = {
+        **info,
+        "cases": totals.cases,
+        "skipped": totals.skipped,
+        "cuts": totals.cuts,
+        "every_position_cases": totals.full_cases,
+        "elapsed_s": round(elapsed, 2),
+        "cases_per_s": round(totals.cases / elapsed, 1) if elapsed > 0 else None,
+        "wrong": rates,
+        "repros": repros,
+    }
     tmp = run_dir / "summary.json.tmp"
     tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
     tmp.replace(run_dir / "summary.json")
-
-

@@ -4,7 +4,7 @@ as their per-response limit) and every exception, timeout or worker failure turn
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from harness.core import guards
 from harness.core.messages import Message

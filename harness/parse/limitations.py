@@ -27,7 +27,7 @@ def known_limitations(fmt: str) -> list[str]:
         return []
     inline = lines[start].split(":", 1)[1].strip() if ":" in lines[start] else ""
     items, current = [], [inline] if inline else []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         text = line.strip()
         if not text:
             if current:

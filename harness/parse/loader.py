@@ -35,27 +35,28 @@ def load_parser_object(spec: str, *, require_stream: bool = True):
     """
     module_part, sep, attr_path = spec.rpartition(":")
     if not sep or not module_part or not attr_path:
-        raise ParserLoadError(f"parser spec {spec!r}: expected MODULE:ATTR, e.g. mypkg.parsers:MyParser or "
-                              "path/to/file.py:MyParser")
+        raise ParserLoadError(
+            f"parser spec {spec!r}: expected MODULE:ATTR, e.g. mypkg.parsers:MyParser or path/to/file.py:MyParser"
+        )
     module = _import(module_part, spec)
     obj = module
     for part in attr_path.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise ParserLoadError(f"parser spec {spec!r}: {module.__name__} has no attribute "
-                                  f"{attr_path!r}") from None
+            raise ParserLoadError(f"parser spec {spec!r}: {module.__name__} has no attribute {attr_path!r}") from None
     if isinstance(obj, type):
         try:
             obj = obj()
         except Exception as exc:
-            raise ParserLoadError(f"parser spec {spec!r}: {attr_path}() failed: "
-                                  f"{type(exc).__name__}: {exc}") from None
+            raise ParserLoadError(f"parser spec {spec!r}: {attr_path}() failed: {type(exc).__name__}: {exc}") from None
     needed = ("parse", "stream") if require_stream else ("parse",)
     missing = [m for m in needed if not callable(getattr(obj, m, None))]
     if missing:
-        raise ParserLoadError(f"parser spec {spec!r}: {type(obj).__name__} has no callable "
-                              f"{' or '.join(missing)} (a parser needs parse() and stream(): harness/core/protocol.py)")
+        raise ParserLoadError(
+            f"parser spec {spec!r}: {type(obj).__name__} has no callable "
+            f"{' or '.join(missing)} (a parser needs parse() and stream(): harness/core/protocol.py)"
+        )
     return obj
 
 
@@ -64,8 +65,10 @@ def check_protocol(parser, spec: str) -> None:
     (:data:`PROTOCOL_ATTRIBUTES`); ``incremental`` defaults to False when absent."""
     missing = [a for a in PROTOCOL_ATTRIBUTES if not hasattr(parser, a)]
     if missing:
-        raise ParserLoadError(f"parser spec {spec!r}: {type(parser).__name__} lacks {', '.join(missing)} "
-                              "(harness/core/protocol.py Parser)")
+        raise ParserLoadError(
+            f"parser spec {spec!r}: {type(parser).__name__} lacks {', '.join(missing)} "
+            "(harness/core/protocol.py Parser)"
+        )
     if not hasattr(parser, "incremental"):
         parser.incremental = False
 
@@ -76,8 +79,10 @@ def _import(module_part: str, spec: str):
     try:
         return importlib.import_module(module_part)
     except Exception as exc:
-        raise ParserLoadError(f"parser spec {spec!r}: cannot import {module_part}: {type(exc).__name__}: {exc} "
-                              "(is its folder on PYTHONPATH?)") from None
+        raise ParserLoadError(
+            f"parser spec {spec!r}: cannot import {module_part}: {type(exc).__name__}: {exc} "
+            "(is its folder on PYTHONPATH?)"
+        ) from None
 
 
 def _import_file(path: Path, spec: str):

@@ -28,12 +28,12 @@ Not a mode: :func:`every_prefix_splits` yields the ``len(text) + 1`` two-part sp
 from __future__ import annotations
 
 import random
-from typing import Callable, Iterator, Optional
+from collections.abc import Callable, Iterator
 
 from harness.core.protocol import Parser
 from harness.formats import FormatSpec
 
-Chunking = list[tuple[str, Optional[list[int]]]]
+Chunking = list[tuple[str, list[int] | None]]
 ModeFn = Callable[..., Chunking]
 
 # format name -> name of its real tokenizer in harness.assets.tokenizers.TOKENIZERS: the vocabulary of the format's main
@@ -67,7 +67,7 @@ def random_splits(text: str, seed: int = 0, case_key: str = "", fmt: str | None 
     pos = 0
     while pos < len(text):
         step = rng.randint(RANDOM_MIN, RANDOM_MAX)
-        out.append((text[pos:pos + step], None))
+        out.append((text[pos : pos + step], None))
         pos += step
     return out
 
@@ -90,12 +90,7 @@ def tokens(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None)
     return [(piece, list(ids)) for piece, ids in token_pieces(text, name)]
 
 
-MODES: dict[str, ModeFn] = {
-    "whole": whole,
-    "char": char,
-    "random": random_splits,
-    "tokens": tokens,
-}
+MODES: dict[str, ModeFn] = {"whole": whole, "char": char, "random": random_splits, "tokens": tokens}
 
 
 def has_tokenizer(fmt: str) -> bool:

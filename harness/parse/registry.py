@@ -28,8 +28,8 @@ import functools
 import importlib
 import importlib.metadata
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from harness.core.errors import HarnessError
 from harness.core.protocol import Parser
@@ -83,9 +83,14 @@ def _module_factories(module) -> list[Factory]:
         return list(module.PARSERS)
     if callable(getattr(module, "create", None)):
         return [module.create]
-    found = [obj for name, obj in vars(module).items()
-             if isinstance(obj, type) and not name.startswith("_") and obj.__module__ == module.__name__
-             and all(hasattr(obj, a) for a in ("parse", "stream", "formats"))]
+    found = [
+        obj
+        for name, obj in vars(module).items()
+        if isinstance(obj, type)
+        and not name.startswith("_")
+        and obj.__module__ == module.__name__
+        and all(hasattr(obj, a) for a in ("parse", "stream", "formats"))
+    ]
     if not found:
         raise AttributeError(f"{module.__name__} exposes neither PARSERS nor create() nor a parser class")
     return found
@@ -158,8 +163,11 @@ def unavailable_parsers() -> dict[str, str]:
 
 def parser_info(format: str | None = None) -> list[dict]:
     """``[{name, library, formats}]`` of the available parsers (for listings)."""
-    return [{"name": n, "library": e.library, "formats": list(e.formats)}
-            for n, e in _registry().entries.items() if format is None or format in e.formats]
+    return [
+        {"name": n, "library": e.library, "formats": list(e.formats)}
+        for n, e in _registry().entries.items()
+        if format is None or format in e.formats
+    ]
 
 
 def describe_parsers(format: str | None = None) -> list[tuple[str, str]]:
@@ -168,9 +176,14 @@ def describe_parsers(format: str | None = None) -> list[tuple[str, str]]:
     aliases = {}
     for alias, library in ALIASES.items():
         aliases.setdefault(library, []).append(alias)
-    rows = [(info["name"], f"available  library={info['library']} formats={','.join(info['formats'])} "
-                           f"aliases={','.join(aliases.get(info['library'], []))}")
-            for info in parser_info(format)]
+    rows = [
+        (
+            info["name"],
+            f"available  library={info['library']} formats={','.join(info['formats'])} "
+            f"aliases={','.join(aliases.get(info['library'], []))}",
+        )
+        for info in parser_info(format)
+    ]
     rows += [(label, f"unavailable: {reason}") for label, reason in unavailable_parsers().items()]
     return rows
 
@@ -184,23 +197,25 @@ def resolve(name: str, format: str | None = None) -> str:
     if name in reg.entries:
         entry = reg.entries[name]
         if format is not None and format not in entry.formats:
-            raise UnknownParserError(f"parser {name!r} does not parse format {format!r} (it parses "
-                                     f"{', '.join(entry.formats)})")
+            raise UnknownParserError(
+                f"parser {name!r} does not parse format {format!r} (it parses {', '.join(entry.formats)})"
+            )
         return name
     library, _, fmt = name.partition(":")
     fmt = fmt or format
     if "==" in library and fmt and f"{library}:{fmt}" in reg.entries:  # "transformers==5.24.0" in-process
         return f"{library}:{fmt}"
     library = ALIASES.get(library, library)
-    matches = [n for n, e in reg.entries.items()
-               if e.library == library and (fmt is None or fmt in e.formats)]
+    matches = [n for n, e in reg.entries.items() if e.library == library and (fmt is None or fmt in e.formats)]
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
         raise UnknownParserError(f"parser {name!r} is ambiguous ({', '.join(matches)}); pass a format")
     known = ", ".join(sorted(n for n, e in reg.entries.items() if fmt is None or fmt in e.formats)) or "none"
-    message = (f"unknown parser {name!r}" + (f" for format {fmt!r}" if fmt else "") + f"; known: {known}; "
-               f"engines: {_engine_names()} (NAME or NAME==VERSION); any protocol worker: cmd:COMMAND")
+    message = (
+        f"unknown parser {name!r}" + (f" for format {fmt!r}" if fmt else "") + f"; known: {known}; "
+        f"engines: {_engine_names()} (NAME or NAME==VERSION); any protocol worker: cmd:COMMAND"
+    )
     if reg.unavailable:
         message += "; unavailable: " + "; ".join(f"{k} ({v})" for k, v in reg.unavailable.items())
     raise UnknownParserError(message)
@@ -227,8 +242,9 @@ def get_any_parser(name: str, format: str, install_missing: bool = True, log=pri
         raise HarnessError(f"parser {name!r} is unavailable: {exc}") from None
 
 
-def create_parsers(names: list[str] | None, format: str, install_missing: bool = True,
-                   log=print) -> tuple[list[Parser], dict[str, str]]:
+def create_parsers(
+    names: list[str] | None, format: str, install_missing: bool = True, log=print
+) -> tuple[list[Parser], dict[str, str]]:
     """Instances for an evaluation of ``format``: ``names`` resolved in order (None: every available
     in-process parser of the format), plus ``{name: reason}`` for the unavailable ones.
 
@@ -279,8 +295,11 @@ def _expand_all(names: list[str], format: str) -> list[str]:
         in_process_libraries = {e.library for e in _registry().entries.values()}
         from harness.engines.environments import engines
 
-        out += [engine.name for engine in engines().values()
-                if format in engine.formats and engine.name not in in_process_libraries]
+        out += [
+            engine.name
+            for engine in engines().values()
+            if format in engine.formats and engine.name not in in_process_libraries
+        ]
     return list(dict.fromkeys(out))
 
 
@@ -294,12 +313,7 @@ def _create_one(name: str, format: str, install_missing: bool, log) -> Parser:
         return reg.entries[resolve(name, format)].factory()
     except UnknownParserError as unknown:
         spec, _, fmt = name.partition(":")
-        from harness.engines.environments import (
-            EngineError,
-            engines,
-            split_spec,
-            worker_spec,
-        )
+        from harness.engines.environments import EngineError, engines, split_spec, worker_spec
 
         engine_name, version = split_spec(spec)
         engine_name = ALIASES.get(engine_name, engine_name)
@@ -322,8 +336,7 @@ def _python_parser(spec: str, format: str) -> Parser:
     parser = load_parser_object(spec)
     check_protocol(parser, spec)
     if format not in parser.formats:
-        raise ParserLoadError(f"parser spec {spec!r}: {parser.name} parses {', '.join(parser.formats)}, "
-                              f"not {format!r}")
+        raise ParserLoadError(f"parser spec {spec!r}: {parser.name} parses {', '.join(parser.formats)}, not {format!r}")
     return parser
 
 
@@ -347,5 +360,6 @@ def _worker_parser(spec, format: str) -> Parser:
 
 def _module_library(label: str) -> str | None:
     modules = plugin_modules()
-    return next((library for module, library in modules.items() if label == module or label.startswith(module + ".")),
-                None)
+    return next(
+        (library for module, library in modules.items() if label == module or label.startswith(module + ".")), None
+    )

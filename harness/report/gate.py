@@ -37,8 +37,8 @@ class GateResult:
     regressions: list[Flip] = field(default_factory=list)
     fixes: list[Flip] = field(default_factory=list)
     compared: int = 0
-    missing: int = 0       # baseline results with no result now (a mode that does not apply to this parser)
-    extra: int = 0         # results now with none in the baseline
+    missing: int = 0  # baseline results with no result now (a mode that does not apply to this parser)
+    extra: int = 0  # results now with none in the baseline
     minimal: dict = field(default_factory=dict)  # {case id: harness.analysis.minimize.minimize_case result + "mode"}
 
 
@@ -73,23 +73,28 @@ def _by_case(flips: list[Flip]) -> dict[str, list[Flip]]:
 def _headline(result: GateResult) -> str:
     b = result.baseline
     verdict = "FAILED" if result.regressions else "passed"
-    return (f"gate {verdict}: {result.parser} vs baseline {result.path} ({b['parser']['name']} "
-            f"{b['parser'].get('version', '?')}, {b.get('commit', '?')}, {b.get('created', '?')}): "
-            f"{len(result.regressions)} regressed and {len(result.fixes)} fixed of {result.compared} case×mode "
-            f"results ({len(_by_case(result.regressions))} and {len(_by_case(result.fixes))} cases)")
+    return (
+        f"gate {verdict}: {result.parser} vs baseline {result.path} ({b['parser']['name']} "
+        f"{b['parser'].get('version', '?')}, {b.get('commit', '?')}, {b.get('created', '?')}): "
+        f"{len(result.regressions)} regressed and {len(result.fixes)} fixed of {result.compared} case×mode "
+        f"results ({len(_by_case(result.regressions))} and {len(_by_case(result.fixes))} cases)"
+    )
 
 
 def print_result(console: Console, result: GateResult, texts: dict[str, tuple[str, dict]]) -> None:
     """Print the gate's verdict, then each regressed case (input text, expected, baseline and new output
     per mode; the first :data:`SHOWN_CASES` in full) and the fixed cases' ids and modes."""
+
     def say(line: str = "") -> None:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     say()
     say(_headline(result))
     if result.missing or result.extra:
-        say(f"  not compared: {result.missing} baseline results with no result now, {result.extra} new results "
-            "with no baseline (modes that apply to only one of the two parsers)")
+        say(
+            f"  not compared: {result.missing} baseline results with no result now, {result.extra} new results "
+            "with no baseline (modes that apply to only one of the two parsers)"
+        )
     for i, (case_id, flips) in enumerate(_by_case(result.regressions).items()):
         if i == SHOWN_CASES:
             rest = list(_by_case(result.regressions))[SHOWN_CASES:]
@@ -104,12 +109,16 @@ def print_result(console: Console, result: GateResult, texts: dict[str, tuple[st
             say(f"  [{flip.mode}] now: {clip(_outcome(flip.now), 400)}; got {_one_line(flip.now['got'])}")
         small = result.minimal.get(case_id)
         if small:
-            say(f"  minimal failing input [{small['mode']}] ({len(small['text'])} of {small['original_len']} chars, "
-                f"{small['method']}): {_one_line(small['text'])}")
+            say(
+                f"  minimal failing input [{small['mode']}] ({len(small['text'])} of {small['original_len']} chars, "
+                f"{small['method']}): {_one_line(small['text'])}"
+            )
             say(f"    expected {_one_line(small['expected'])}; got {_one_line(small['got'])}")
     for case_id, flips in _by_case(result.fixes).items():
-        say(f"FIXED {case_id} ({flips[0].slice}) [{', '.join(f.mode for f in flips)}]: was "
-            f"{clip(_outcome(flips[0].baseline), 200)}")
+        say(
+            f"FIXED {case_id} ({flips[0].slice}) [{', '.join(f.mode for f in flips)}]: was "
+            f"{clip(_outcome(flips[0].baseline), 200)}"
+        )
     say(f"gate report: {result.run_dir / 'gate.md'}")
 
 
@@ -128,8 +137,12 @@ def _summary_table(result: GateResult) -> list[str]:
     if not counts:
         return []
     rows = sorted(counts.items(), key=lambda item: (item[0][0] != "regressed", -item[1], item[0][1]))
-    return ["| change | error type | case × mode results |", "|---|---|---:|",
-            *[f"| {kind} | {error} | {n} |" for (kind, error), n in rows], ""]
+    return [
+        "| change | error type | case × mode results |",
+        "|---|---|---:|",
+        *[f"| {kind} | {error} | {n} |" for (kind, error), n in rows],
+        "",
+    ]
 
 
 def gate_markdown(result: GateResult, texts: dict[str, tuple[str, dict]]) -> list[str]:
@@ -139,29 +152,54 @@ def gate_markdown(result: GateResult, texts: dict[str, tuple[str, dict]]) -> lis
     lines = [f"# {_headline(result)}", ""]
     b = result.baseline
     settings = b["settings"]
-    lines += [(f"- corpus: {b['corpus']['hash'][:16]} (seed {settings['seed']}, {settings['n_generated']} generated, "
-               f"slices {', '.join(settings['slices'])}, modes {', '.join(settings['modes'])})"),
-              f"- run: `{result.run_dir}`", ""]
+    lines += [
+        (
+            f"- corpus: {b['corpus']['hash'][:16]} (seed {settings['seed']}, {settings['n_generated']} generated, "
+            f"slices {', '.join(settings['slices'])}, modes {', '.join(settings['modes'])})"
+        ),
+        f"- run: `{result.run_dir}`",
+        "",
+    ]
     lines += _summary_table(result)
     for title, flips in (("Regressions", result.regressions), ("Fixes", result.fixes)):
         by_case = _by_case(flips)
         lines += [f"## {title} ({len(by_case)} cases)", ""]
         if len(by_case) > MD_DETAILED_CASES:
-            lines += [f"The first {MD_DETAILED_CASES} in full; the others: "
-                      + ", ".join(f"`{c}`" for c in list(by_case)[MD_DETAILED_CASES:]), ""]
+            lines += [
+                f"The first {MD_DETAILED_CASES} in full; the others: "
+                + ", ".join(f"`{c}`" for c in list(by_case)[MD_DETAILED_CASES:]),
+                "",
+            ]
         for case_id, group in list(by_case.items())[:MD_DETAILED_CASES]:
             text, expected = texts.get(case_id, ("?", None))
-            lines += [f"### `{case_id}` ({group[0].slice}; {', '.join(f.mode for f in group)})", "",
-                      "input:", "", *_fenced(_one_line(text)), "", f"expected: `{_md(expected)}`", ""]
+            lines += [
+                f"### `{case_id}` ({group[0].slice}; {', '.join(f.mode for f in group)})",
+                "",
+                "input:",
+                "",
+                *_fenced(_one_line(text)),
+                "",
+                f"expected: `{_md(expected)}`",
+                "",
+            ]
             for flip in group:
-                lines += [f"- {flip.mode}: baseline {_outcome(flip.baseline)}, got `{_md(flip.baseline['got'])}`",
-                          f"- {flip.mode}: now {_outcome(flip.now)}, got `{_md(flip.now['got'])}`"]
+                lines += [
+                    f"- {flip.mode}: baseline {_outcome(flip.baseline)}, got `{_md(flip.baseline['got'])}`",
+                    f"- {flip.mode}: now {_outcome(flip.now)}, got `{_md(flip.now['got'])}`",
+                ]
             small = result.minimal.get(case_id)
             if small:
-                lines += ["", (f"minimal failing input ({small['mode']}; {len(small['text'])} of "
-                               f"{small['original_len']} chars; {small['method']}):"), "",
-                          *_fenced(_one_line(small["text"])), "",
-                          f"expected `{_md(small['expected'])}`, got `{_md(small['got'])}`"]
+                lines += [
+                    "",
+                    (
+                        f"minimal failing input ({small['mode']}; {len(small['text'])} of "
+                        f"{small['original_len']} chars; {small['method']}):"
+                    ),
+                    "",
+                    *_fenced(_one_line(small["text"])),
+                    "",
+                    f"expected `{_md(small['expected'])}`, got `{_md(small['got'])}`",
+                ]
             lines.append("")
     return lines
 

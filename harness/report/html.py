@@ -31,20 +31,32 @@ from harness.core.cases import Case
 from harness.core.results import clip
 from harness.report import tables as report
 
-MAX_FAILING_ROWS = 2000   # rows of the failing-cases table; the page says how many were left out
-MAX_TEXT_CHARS = 1500     # raw text shown per row (the full text is in corpus.jsonl)
-MAX_JSON_CHARS = 600      # expected / got shown per row
+MAX_FAILING_ROWS = 2000  # rows of the failing-cases table; the page says how many were left out
+MAX_TEXT_CHARS = 1500  # raw text shown per row (the full text is in corpus.jsonl)
+MAX_JSON_CHARS = 600  # expected / got shown per row
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
 DRIFT_SLICE = "drift"
 # drift outcome classes, best first, and their bar colours (other classes get plotly's)
-OUTCOME_COLOURS = {"recovered": "#2ca02c", "surfaced": "#bcbd22", "dropped": "#d62728", "leaked": "#9467bd",
-                   "wrong": "#ff7f0e", "error": "#7f7f7f"}
+OUTCOME_COLOURS = {
+    "recovered": "#2ca02c",
+    "surfaced": "#bcbd22",
+    "dropped": "#d62728",
+    "leaked": "#9467bd",
+    "wrong": "#ff7f0e",
+    "error": "#7f7f7f",
+}
 CAPTURE_PREFIX = "capture:"
 
 
-def write_report_html(path: Path, info: dict, records: list[dict], cases: list[Case],
-                      parser_names: list[str] | None = None, capture_texts: dict[str, str] | None = None,
-                      max_rows: int = MAX_FAILING_ROWS) -> None:
+def write_report_html(
+    path: Path,
+    info: dict,
+    records: list[dict],
+    cases: list[Case],
+    parser_names: list[str] | None = None,
+    capture_texts: dict[str, str] | None = None,
+    max_rows: int = MAX_FAILING_ROWS,
+) -> None:
     """Write ``report.html`` to ``path``.
 
     ``info``: the run's info dict (keys ``model, format, run_id, started, duration_s, template, versions,
@@ -63,25 +75,34 @@ def write_report_html(path: Path, info: dict, records: list[dict], cases: list[C
     drift = drift_records(rendered)
     failing, total_failing = failing_rows(records, cases, capture_texts or {}, _markers(info["format"]), max_rows)
     page = _TEMPLATE.render(
-        info=info, plotly_js=Markup(get_plotlyjs()),
+        info=info,
+        plotly_js=Markup(get_plotlyjs()),
         datatables_js=Markup(generate_init_offline_itables_html(itables_options.dt_bundle)),
         pass_rate=_plot(pass_rate_figure(rendered, parsers), "plot-pass-rate") if rendered else None,
         failure_types=_plot(failure_types_figure(records, parsers), "plot-failure-types")
-        if any(r["verdict"] in ("fail", "error") for r in records) else None,
+        if any(r["verdict"] in ("fail", "error") for r in records)
+        else None,
         drift=_plot(drift_figure(drift, parsers), "plot-drift") if drift else None,
         backends=_plot(backend_figure(captured), "plot-backends") if captured else None,
         comparisons=_comparisons(records, parsers),
         table=Markup(failing_table_html(failing)) if failing else None,
-        shown=len(failing), total_failing=total_failing, n_records=len(records),
-        provenance=[(Markup(_inline_md(line)), line.startswith("  "))
-                    for line in report.provenance_lines(info, parser_names or parsers)],
+        shown=len(failing),
+        total_failing=total_failing,
+        n_records=len(records),
+        provenance=[
+            (Markup(_inline_md(line)), line.startswith("  "))
+            for line in report.provenance_lines(info, parser_names or parsers)
+        ],
         capture=info.get("capture") or {},
         limitations=[Markup(_inline_md(item)) for item in info.get("limitations") or []],
-        legend=report.LEGEND, max_text=MAX_TEXT_CHARS)
+        legend=report.LEGEND,
+        max_text=MAX_TEXT_CHARS,
+    )
     Path(path).write_text(page, encoding="utf-8")
 
 
 # --- figures ----------------------------------------------------------------------------------------------
+
 
 def pass_rate_figure(records: list[dict], parsers: list[str]) -> go.Figure:
     """Heatmap: rows = parsers, columns = ``slice · mode`` (slices in corpus order), colour = pass rate in %,
@@ -91,8 +112,9 @@ def pass_rate_figure(records: list[dict], parsers: list[str]) -> go.Figure:
     frame["passed"] = frame.verdict == "pass"
     frame["surfaced"] = frame.verdict == "surfaced"
     grouped = frame.groupby(["parser", "slice", "mode"], sort=False).agg(
-        sum=("passed", "sum"), count=("passed", "count"), surfaced=("surfaced", "sum"))
-    columns = list(dict.fromkeys((s, m) for s, m in zip(frame.slice, frame["mode"])))
+        sum=("passed", "sum"), count=("passed", "count"), surfaced=("surfaced", "sum")
+    )
+    columns = list(dict.fromkeys((s, m) for s, m in zip(frame.slice, frame["mode"], strict=False)))
     columns.sort(key=lambda sm: _slice_order(sm[0]))
     present = set(frame.parser)
     parsers = [p for p in parsers if p in present]
@@ -109,24 +131,43 @@ def pass_rate_figure(records: list[dict], parsers: list[str]) -> go.Figure:
                 row_text.append("-")
         z.append(row_z)
         text.append(row_text)
-    fig = go.Figure(go.Heatmap(z=z, x=[f"{s} · {m}" for s, m in columns], y=parsers, text=text,
-                               texttemplate="%{text}", colorscale="RdYlGn", zmin=0, zmax=100,
-                               colorbar={"title": {"text": "% passed"}},
-                               hovertemplate="%{y}<br>%{x}<br>%{text} passed (%{z}%)<extra></extra>"))
-    fig.update_layout(height=200 + 45 * len(parsers), margin={"l": 60, "r": 10, "t": 40, "b": 10},
-                      yaxis={"autorange": "reversed", "automargin": True},
-                      xaxis={"tickangle": -45, "automargin": True, "side": "bottom"})
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[f"{s} · {m}" for s, m in columns],
+            y=parsers,
+            text=text,
+            texttemplate="%{text}",
+            colorscale="RdYlGn",
+            zmin=0,
+            zmax=100,
+            colorbar={"title": {"text": "% passed"}},
+            hovertemplate="%{y}<br>%{x}<br>%{text} passed (%{z}%)<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=200 + 45 * len(parsers),
+        margin={"l": 60, "r": 10, "t": 40, "b": 10},
+        yaxis={"autorange": "reversed", "automargin": True},
+        xaxis={"tickangle": -45, "automargin": True, "side": "bottom"},
+    )
     return fig
 
 
 def failure_types_figure(records: list[dict], parsers: list[str]) -> go.Figure:
     """Stacked bars: per parser, failing (``fail``/``error``) case × mode results by error type."""
-    counts = Counter((r["parser"], r["error_type"] or r["verdict"]) for r in records
-                     if r["verdict"] in ("fail", "error"))
+    counts = Counter(
+        (r["parser"], r["error_type"] or r["verdict"]) for r in records if r["verdict"] in ("fail", "error")
+    )
     kinds = [k for k, _ in Counter(k for (_, k) in counts.elements()).most_common()]
     fig = go.Figure([go.Bar(name=kind, x=parsers, y=[counts.get((p, kind), 0) for p in parsers]) for kind in kinds])
-    fig.update_layout(barmode="stack", yaxis_title="failing case × mode results", height=400,
-                      margin={"l": 10, "r": 10, "t": 20, "b": 10}, legend_title_text="error type")
+    fig.update_layout(
+        barmode="stack",
+        yaxis_title="failing case × mode results",
+        height=400,
+        margin={"l": 10, "r": 10, "t": 20, "b": 10},
+        legend_title_text="error type",
+    )
     return fig
 
 
@@ -146,13 +187,26 @@ def outcome_class(record: dict) -> str:
 def drift_figure(records: list[dict], parsers: list[str]) -> go.Figure:
     """Stacked bars: per parser, drift case × mode results by outcome class (:func:`outcome_class`)."""
     counts = Counter((r["parser"], outcome_class(r)) for r in records)
-    kinds = sorted({k for _, k in counts}, key=lambda k: (list(OUTCOME_COLOURS).index(k) if k in OUTCOME_COLOURS
-                                                          else len(OUTCOME_COLOURS), k))
+    kinds = sorted(
+        {k for _, k in counts},
+        key=lambda k: (list(OUTCOME_COLOURS).index(k) if k in OUTCOME_COLOURS else len(OUTCOME_COLOURS), k),
+    )
     shown = [p for p in parsers if any(r["parser"] == p for r in records)]
-    fig = go.Figure([go.Bar(name=kind, x=shown, y=[counts.get((p, kind), 0) for p in shown],
-                            marker_color=OUTCOME_COLOURS.get(kind)) for kind in kinds])
-    fig.update_layout(barmode="stack", yaxis_title="case × mode results", height=400,
-                      margin={"l": 10, "r": 10, "t": 20, "b": 10}, legend_title_text="outcome")
+    fig = go.Figure(
+        [
+            go.Bar(
+                name=kind, x=shown, y=[counts.get((p, kind), 0) for p in shown], marker_color=OUTCOME_COLOURS.get(kind)
+            )
+            for kind in kinds
+        ]
+    )
+    fig.update_layout(
+        barmode="stack",
+        yaxis_title="case × mode results",
+        height=400,
+        margin={"l": 10, "r": 10, "t": 20, "b": 10},
+        legend_title_text="outcome",
+    )
     return fig
 
 
@@ -167,12 +221,24 @@ def backend_figure(records: list[dict]) -> go.Figure:
         parsers = list(dict.fromkeys(rows.parser))
         passed = [int((rows[rows.parser == p].verdict == "pass").sum()) for p in parsers]
         totals = [int((rows.parser == p).sum()) + int(errors.get((backend, p), 0)) for p in parsers]
-        bars.append(go.Bar(name=f"{backend} · {mode}", x=parsers, y=[100 * a / b for a, b in zip(passed, totals)],
-                           text=[f"{a}/{b}" for a, b in zip(passed, totals)], textposition="auto"))
+        bars.append(
+            go.Bar(
+                name=f"{backend} · {mode}",
+                x=parsers,
+                y=[100 * a / b for a, b in zip(passed, totals, strict=False)],
+                text=[f"{a}/{b}" for a, b in zip(passed, totals, strict=False)],
+                textposition="auto",
+            )
+        )
     fig = go.Figure(bars)
-    fig.update_layout(barmode="group", yaxis_title="% passed", yaxis_range=[0, 100], height=400,
-                      margin={"l": 10, "r": 10, "t": 20, "b": 10},
-                      legend_title_text="backend · mode")
+    fig.update_layout(
+        barmode="group",
+        yaxis_title="% passed",
+        yaxis_range=[0, 100],
+        height=400,
+        margin={"l": 10, "r": 10, "t": 20, "b": 10},
+        legend_title_text="backend · mode",
+    )
     return fig
 
 
@@ -188,6 +254,7 @@ def _slice_order(name: str) -> tuple[int, str]:
 
 # --- failing-cases table ----------------------------------------------------------------------------------
 
+
 def highlight_markers(text: str, markers: tuple[str, ...]) -> str:
     """``text`` as HTML: every protocol marker wrapped in ``<mark class="marker">``, everything escaped
     (``<``, ``>``, ``&`` and quotes)."""
@@ -196,15 +263,20 @@ def highlight_markers(text: str, markers: tuple[str, ...]) -> str:
     pattern = re.compile("|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True)))
     out, last = [], 0
     for hit in pattern.finditer(text):
-        out.append(html.escape(text[last:hit.start()], quote=True))
+        out.append(html.escape(text[last : hit.start()], quote=True))
         out.append(f'<mark class="marker">{html.escape(hit.group(), quote=True)}</mark>')
         last = hit.end()
     out.append(html.escape(text[last:], quote=True))
     return "".join(out)
 
 
-def failing_rows(records: list[dict], cases: list[Case], capture_texts: dict[str, str], markers: tuple[str, ...],
-                 max_rows: int = MAX_FAILING_ROWS) -> tuple[list[dict], int]:
+def failing_rows(
+    records: list[dict],
+    cases: list[Case],
+    capture_texts: dict[str, str],
+    markers: tuple[str, ...],
+    max_rows: int = MAX_FAILING_ROWS,
+) -> tuple[list[dict], int]:
     """The rows of the failing-cases table, values as escaped HTML: ``([{case, parser, slice, error type, modes,
     detail, raw text, expected, got}], number of rows before the cut)``.
 
@@ -217,24 +289,37 @@ def failing_rows(records: list[dict], cases: list[Case], capture_texts: dict[str
         if r["verdict"] in ("fail", "error"):
             key = (r["case_id"], r["parser"], r["slice"], r["error_type"] or r["verdict"])
             groups.setdefault(key, []).append(r)
-    ordered = sorted(groups.values(), key=lambda rs: (all(r["mode"] != "oneshot" for r in rs),
-                                                      _slice_order(rs[0]["slice"]), rs[0]["parser"], rs[0]["case_id"]))
+    ordered = sorted(
+        groups.values(),
+        key=lambda rs: (
+            all(r["mode"] != "oneshot" for r in rs),
+            _slice_order(rs[0]["slice"]),
+            rs[0]["parser"],
+            rs[0]["case_id"],
+        ),
+    )
     rows = []
     for group in ordered[:max_rows]:
         r = min(group, key=lambda r: r["mode"] != "oneshot")
         capture = r["slice"].startswith(CAPTURE_PREFIX)
         case = None if capture else by_id.get(r["case_id"])
         text = (capture_texts.get(r["case_id"]) if capture else (case.text if case else "")) or ""
-        expected = "judged by the suite's checks" if capture else \
-            (_json(case.expected.to_json()) if case else "")
-        rows.append({"case": html.escape(r["case_id"]), "parser": html.escape(r["parser"]),
-                     "slice": html.escape(r["slice"]), "error type": html.escape(r["error_type"] or r["verdict"]),
-                     "modes": html.escape(", ".join(g["mode"] for g in group)),
-                     "detail": f'<div class="detail">{html.escape(report.flat(r["detail"]))}</div>',
-                     "raw text": f'<pre class="raw">{highlight_markers(clip(text, MAX_TEXT_CHARS), markers)}</pre>',
-                     "expected": f'<pre class="json">{html.escape(clip(expected, MAX_JSON_CHARS))}</pre>',
-                     "got": f'<pre class="json">{html.escape(clip(_json(r["got"]), MAX_JSON_CHARS))}</pre>'
-                     if r["got"] is not None else "raised"})
+        expected = "judged by the suite's checks" if capture else (_json(case.expected.to_json()) if case else "")
+        rows.append(
+            {
+                "case": html.escape(r["case_id"]),
+                "parser": html.escape(r["parser"]),
+                "slice": html.escape(r["slice"]),
+                "error type": html.escape(r["error_type"] or r["verdict"]),
+                "modes": html.escape(", ".join(g["mode"] for g in group)),
+                "detail": f'<div class="detail">{html.escape(report.flat(r["detail"]))}</div>',
+                "raw text": f'<pre class="raw">{highlight_markers(clip(text, MAX_TEXT_CHARS), markers)}</pre>',
+                "expected": f'<pre class="json">{html.escape(clip(expected, MAX_JSON_CHARS))}</pre>',
+                "got": f'<pre class="json">{html.escape(clip(_json(r["got"]), MAX_JSON_CHARS))}</pre>'
+                if r["got"] is not None
+                else "raised",
+            }
+        )
     return rows, len(ordered)
 
 
@@ -242,11 +327,19 @@ def failing_table_html(rows: list[dict]) -> str:
     """A searchable, sortable, paged DataTables table (itables, offline mode) of ``rows`` (escaped HTML)."""
     from itables import to_html_datatable
 
-    return to_html_datatable(pd.DataFrame(rows), table_id="failing-cases", connected=False, allow_html=True,
-                             maxBytes=0, showIndex=False, classes="display compact", pageLength=25,
-                             lengthMenu=[10, 25, 100, 500], style="width:100%;margin:0;table-layout:auto",
-                             layout={"topStart": "pageLength", "topEnd": "search", "bottomStart": "info",
-                                     "bottomEnd": "paging"})
+    return to_html_datatable(
+        pd.DataFrame(rows),
+        table_id="failing-cases",
+        connected=False,
+        allow_html=True,
+        maxBytes=0,
+        showIndex=False,
+        classes="display compact",
+        pageLength=25,
+        lengthMenu=[10, 25, 100, 500],
+        style="width:100%;margin:0;table-layout:auto",
+        layout={"topStart": "pageLength", "topEnd": "search", "bottomStart": "info", "bottomEnd": "paging"},
+    )
 
 
 def _markers(format_name: str) -> tuple[str, ...]:
@@ -266,12 +359,15 @@ def _json(value) -> str:
 
 # --- other blocks -----------------------------------------------------------------------------------------
 
+
 def _comparisons(records: list[dict], parsers: list[str]) -> list[dict]:
     """Version pairs as rows ``{old, new, modes: [(mode, "8/20", "20/20", fixed, broken)]}``."""
     out = []
     for old, new, result in report.flip_tables(records, parsers):
-        modes = [(mode, f"{s['old']}/{s['total']}", f"{s['new']}/{s['total']}", s["fixed"], s["broken"])
-                 for mode, s in result["modes"].items()]
+        modes = [
+            (mode, f"{s['old']}/{s['total']}", f"{s['new']}/{s['total']}", s["fixed"], s["broken"])
+            for mode, s in result["modes"].items()
+        ]
         out.append({"old": old, "new": new, "modes": modes})
     return out
 

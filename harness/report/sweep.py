@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from rich.console import Console
 
@@ -78,18 +78,25 @@ def print_sweep(console: Console, result: SweepResult, config: SweepConfig) -> N
     """Print speed, per parser and check the ``wrong/total`` rate, and the minimal repros."""
     t = result.totals
     speed = t.cases / result.elapsed_s if result.elapsed_s > 0 else 0.0
-    console.print(f"{t.cases} cases in {result.elapsed_s:.1f} s ({speed:.0f} cases/s); {t.skipped} skipped "
-                  f"(the template cannot write them); {t.chars} characters streamed one at a time; {t.cuts} "
-                  f"truncations ({config.cuts} seeded random cuts per case, every position on {t.full_cases} cases)",
-                  markup=False, highlight=False)
+    console.print(
+        f"{t.cases} cases in {result.elapsed_s:.1f} s ({speed:.0f} cases/s); {t.skipped} skipped "
+        f"(the template cannot write them); {t.chars} characters streamed one at a time; {t.cuts} "
+        f"truncations ({config.cuts} seeded random cuts per case, every position on {t.full_cases} cases)",
+        markup=False,
+        highlight=False,
+    )
     for name, check, text in _rate_lines(result):
         console.print(f"  {name:32s} {check:10s} {text}", markup=False, highlight=False)
     from harness.report.tables import flat
 
     for repro in result.repros:
-        console.print(f"minimal repro: {repro['parser']} {repro['check']} {repro['error_type']} (case "
-                      f"{repro['index']}, {repro['method']}, {repro['original_len']} → {len(repro['text'])} chars, "
-                      f"{repro['calls']} checks): {clip(flat(repro['detail']), 200)}", markup=False, highlight=False)
+        console.print(
+            f"minimal repro: {repro['parser']} {repro['check']} {repro['error_type']} (case "
+            f"{repro['index']}, {repro['method']}, {repro['original_len']} → {len(repro['text'])} chars, "
+            f"{repro['calls']} checks): {clip(flat(repro['detail']), 200)}",
+            markup=False,
+            highlight=False,
+        )
         expected, got = _shown(repro)
         console.print(f"    text:     {repro['text']!r}"[:500], markup=False, highlight=False)
         console.print(f"    expected: {expected}"[:500], markup=False, highlight=False)
@@ -99,8 +106,11 @@ def print_sweep(console: Console, result: SweepResult, config: SweepConfig) -> N
 
 def _shown(repro: dict) -> tuple[str, str]:
     """``(expected, got)`` of a repro as one-line text (a truncation has no expected message; None got: raised)."""
-    expected = json.dumps(repro["expected"], ensure_ascii=False) if repro["expected"] is not None else \
-        "no exception, hang or marker leak (truncated text)"
+    expected = (
+        json.dumps(repro["expected"], ensure_ascii=False)
+        if repro["expected"] is not None
+        else "no exception, hang or marker leak (truncated text)"
+    )
     got = json.dumps(repro["got"], ensure_ascii=False) if repro["got"] is not None else "raised or timed out"
     return expected, got
 
@@ -110,30 +120,38 @@ def sweep_markdown(result: SweepResult, info: dict) -> str:
     from harness.report.tables import flat
 
     t = result.totals
-    lines = [f"# Random sweep: {info['model']} ({info['format']})", "",
-             f"{t.cases} cases (seed {info['seed']}, {t.skipped} skipped), {result.elapsed_s:.1f} s with "
-             f"{info['jobs']} jobs; template `{info['template'].get('file')}` sha256 "
-             f"`{info['template'].get('sha256')}`.", "",
-             f"Checks: `oneshot` (parse vs expected), `stream` (one character per chunk, every delta leak-checked, "
-             f"final message vs expected and one-shot), `truncation` ({info['cuts_per_case']} seeded random cuts "
-             f"per case, every position on every {info['every_position_every']}th case: {t.cuts} cuts; no "
-             f"exception, hang or marker leak).", "",
-             "| parser | check | wrong/total |", "|---|---|---|"]
+    lines = [
+        f"# Random sweep: {info['model']} ({info['format']})",
+        "",
+        f"{t.cases} cases (seed {info['seed']}, {t.skipped} skipped), {result.elapsed_s:.1f} s with "
+        f"{info['jobs']} jobs; template `{info['template'].get('file')}` sha256 "
+        f"`{info['template'].get('sha256')}`.",
+        "",
+        f"Checks: `oneshot` (parse vs expected), `stream` (one character per chunk, every delta leak-checked, "
+        f"final message vs expected and one-shot), `truncation` ({info['cuts_per_case']} seeded random cuts "
+        f"per case, every position on every {info['every_position_every']}th case: {t.cuts} cuts; no "
+        f"exception, hang or marker leak).",
+        "",
+        "| parser | check | wrong/total |",
+        "|---|---|---|",
+    ]
     lines += [f"| `{name}` | {check} | {text} |" for name, check, text in _rate_lines(result)]
     lines += ["", "## Minimal repros", ""]
     for repro in result.repros:
-        lines += [f"- **{repro['parser']}** {repro['check']} **{repro['error_type']}** (case {repro['index']}, "
-                  f"{repro['method']}, {repro['original_len']} → {len(repro['text'])} chars): {flat(repro['detail'])}",
-                  "",
-                  "  ```text", "  " + repro["text"].replace("\n", "\n  "), "  ```",
-                  f"  - expected: `{_shown(repro)[0]}`", f"  - got: `{_shown(repro)[1]}`", ""]
+        lines += [
+            f"- **{repro['parser']}** {repro['check']} **{repro['error_type']}** (case {repro['index']}, "
+            f"{repro['method']}, {repro['original_len']} → {len(repro['text'])} chars): {flat(repro['detail'])}",
+            "",
+            "  ```text",
+            "  " + repro["text"].replace("\n", "\n  "),
+            "  ```",
+            f"  - expected: `{_shown(repro)[0]}`",
+            f"  - got: `{_shown(repro)[1]}`",
+            "",
+        ]
     if not result.repros:
         lines.append("No failures.")
     return "\n".join(lines) + "\n"
-
-
-
-
 
 
 @dataclass
@@ -151,7 +169,7 @@ class BatchResult:
     any_wrong: Counter = field(default_factory=Counter)
     failures: list[Failure] = field(default_factory=list)
 
-    def add(self, other: "BatchResult") -> None:
+    def add(self, other: BatchResult) -> None:
         for name in ("cases", "skipped", "cuts", "full_cases", "chars"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.wrong.update(other.wrong)

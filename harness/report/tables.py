@@ -53,8 +53,9 @@ def _cell_for(summary: pd.DataFrame, parser: str, slice_name: str, mode: str) ->
     return cell(hit.iloc[0]) if len(hit) else "-"
 
 
-def pass_tables(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str],
-                title: str = "") -> list[Table]:
+def pass_tables(
+    summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str], title: str = ""
+) -> list[Table]:
     """Rich tables, one per corpus slice (so they fit a terminal): rows = parsers, columns = modes, cells
     ``passed/total`` ("-" where a mode does not apply to a parser)."""
     tables = []
@@ -89,8 +90,10 @@ def failing_cases(records: list[dict], slices: tuple[str, ...] = ("curated", "ob
         rows = out.setdefault(r["parser"], {})
         row = rows.get(r["case_id"])
         if row is None or (r["mode"] == "oneshot" and row["mode"] != "oneshot"):
-            rows[r["case_id"]] = row = {**{k: r[k] for k in ("case_id", "tags", "verdict", "error_type", "detail", "mode")},
-                                        "modes": (row or {}).get("modes", [])}
+            rows[r["case_id"]] = row = {
+                **{k: r[k] for k in ("case_id", "tags", "verdict", "error_type", "detail", "mode")},
+                "modes": (row or {}).get("modes", []),
+            }
         row["modes"].append(r["mode"])
     return {parser: list(rows.values()) for parser, rows in out.items()}
 
@@ -113,18 +116,27 @@ def top_failures(records: list[dict], texts: dict[str, str], limit: int = 5) -> 
         for error_type, count in cases.most_common(limit):
             hits = [r for r in mine if r["error_type"] == error_type]
             example = min(hits, key=lambda r: (r["text_len"], r["mode"] != "oneshot", r["case_id"], r["mode"]))
-            rows.append({"error_type": error_type, "cases": count, "records": len(hits),
-                         "modes": sorted({r["mode"] for r in hits}), "example": example,
-                         "text": texts.get(example["case_id"], "")})
+            rows.append(
+                {
+                    "error_type": error_type,
+                    "cases": count,
+                    "records": len(hits),
+                    "modes": sorted({r["mode"] for r in hits}),
+                    "example": example,
+                    "text": texts.get(example["case_id"], ""),
+                }
+            )
         out[parser] = rows
     return out
 
 
-LEGEND = ("cells: passed/total cases; +N surfaced: observed field outputs where the parser made no call and kept the "
-          "raw text in content (counted apart from passes and failures; in the drift slice an allowed surfaced "
-          "outcome is a pass); "
-          "-: mode not applicable (prefix: own parser only). oneshot = parse(); whole/char/random/tokens/prefix "
-          "= streaming chunkings.")
+LEGEND = (
+    "cells: passed/total cases; +N surfaced: observed field outputs where the parser made no call and kept the "
+    "raw text in content (counted apart from passes and failures; in the drift slice an allowed surfaced "
+    "outcome is a pass); "
+    "-: mode not applicable (prefix: own parser only). oneshot = parse(); whole/char/random/tokens/prefix "
+    "= streaming chunkings."
+)
 
 
 def flat(text: str) -> str:
@@ -141,34 +153,60 @@ def print_failures(console: Console, failures: dict[str, list[dict]], shrunk: di
         console.print(f"{parser}: top failure types", markup=False, highlight=False)
         for row in rows:
             ex = row["example"]
-            console.print(f"  {row['error_type']}: {_plural(row['cases'], 'case')} ({row['records']} case×mode results, modes "
-                          f"{','.join(row['modes'])}); shortest {ex['case_id']} [{ex['mode']}]: {flat(ex['detail'])}"[:600],
-                          markup=False, highlight=False)
+            console.print(
+                f"  {row['error_type']}: {_plural(row['cases'], 'case')} ({row['records']} case×mode results, modes "
+                f"{','.join(row['modes'])}); shortest {ex['case_id']} [{ex['mode']}]: {flat(ex['detail'])}"[:600],
+                markup=False,
+                highlight=False,
+            )
             console.print(f"      text: {row['text']!r}"[:400], markup=False, highlight=False)
         for (p, error_type), example in shrunk.items():
             if p == parser:
-                console.print(f"  minimal generated example for {error_type} (hypothesis-shrunk): {example['text']!r}"[:400],
-                              markup=False, highlight=False)
+                console.print(
+                    f"  minimal generated example for {error_type} (hypothesis-shrunk): {example['text']!r}"[:400],
+                    markup=False,
+                    highlight=False,
+                )
 
 
 def write_summary_csv(summary: pd.DataFrame, path: Path) -> None:
     summary.to_csv(path, index=False)
 
 
-def write_report_md(path: Path, info: dict, summary: pd.DataFrame, failures: dict, shrunk: dict,
-                    parsers: list[str], slices: list[str], modes: list[str], cases: dict[str, list[dict]],
-                    comparisons: list | None = None) -> None:
+def write_report_md(
+    path: Path,
+    info: dict,
+    summary: pd.DataFrame,
+    failures: dict,
+    shrunk: dict,
+    parsers: list[str],
+    slices: list[str],
+    modes: list[str],
+    cases: dict[str, list[dict]],
+    comparisons: list | None = None,
+) -> None:
     """Write ``report.md``: the tables, top failure types with shortest examples and hypothesis-shrunk minimal
     generated examples, every failing curated/observed case (``cases``, from :func:`failing_cases`), and the
     provenance (template source/file/sha256 and fallback note, tokenizer, harness commit, library versions,
     seeds, corpus)."""
-    lines = [f"# Tool-call parser evaluation: {info['model']} ({info['format']})", "",
-             f"Run `{info['run_id']}`, started {info['started']}, {info['duration_s']:.1f} s.", "",
-             LEGEND, "", markdown_tables(summary, parsers, slices, modes), ""]
+    lines = [
+        f"# Tool-call parser evaluation: {info['model']} ({info['format']})",
+        "",
+        f"Run `{info['run_id']}`, started {info['started']}, {info['duration_s']:.1f} s.",
+        "",
+        LEGEND,
+        "",
+        markdown_tables(summary, parsers, slices, modes),
+        "",
+    ]
     if comparisons:
-        lines += ["## Version comparison", "",
-                  "Cases whose verdict changed between two versions of one library: fixed (old failed, new passes) "
-                  "and broken (old passed, new fails).", ""] + flips_markdown(comparisons, modes)
+        lines += [
+            "## Version comparison",
+            "",
+            "Cases whose verdict changed between two versions of one library: fixed (old failed, new passes) "
+            "and broken (old passed, new fails).",
+            "",
+        ] + flips_markdown(comparisons, modes)
     lines += ["## Top failure types", ""]
     for parser, rows in failures.items():
         lines += [f"### `{parser}`", ""]
@@ -176,29 +214,56 @@ def write_report_md(path: Path, info: dict, summary: pd.DataFrame, failures: dic
             lines += ["No failures.", ""]
         for row in rows:
             ex = row["example"]
-            lines += [f"- **{row['error_type']}**: {_plural(row['cases'], 'case')} ({row['records']} case×mode results; "
-                      f"modes {', '.join(row['modes'])}) — shortest: `{ex['case_id']}` ({ex['mode']}): {flat(ex['detail'])}",
-                      "", "  ```text", "  " + row["text"].replace("\n", "\n  "), "  ```", f"  got: {_got(ex)}", ""]
+            lines += [
+                f"- **{row['error_type']}**: {_plural(row['cases'], 'case')} ({row['records']} case×mode results; "
+                f"modes {', '.join(row['modes'])}) — shortest: `{ex['case_id']}` ({ex['mode']}): {flat(ex['detail'])}",
+                "",
+                "  ```text",
+                "  " + row["text"].replace("\n", "\n  "),
+                "  ```",
+                f"  got: {_got(ex)}",
+                "",
+            ]
         for (p, error_type), example in shrunk.items():
             if p == parser:
-                lines += [f"- minimal generated example for **{error_type}** (hypothesis-shrunk, seed {example['seed']}):",
-                          "", "  ```text", "  " + example["text"].replace("\n", "\n  "), "  ```",
-                          f"  expected: `{_one_line(example['expected'])}`",
-                          f"  got: {'`' + _one_line(example['got']) + '`' if example['got'] else 'raised'}", ""]
-    lines += ["## Curated and observed cases that did not pass", "",
-              "One line per case: the one-shot result where it failed, else the first failing mode.", ""]
+                lines += [
+                    f"- minimal generated example for **{error_type}** (hypothesis-shrunk, seed {example['seed']}):",
+                    "",
+                    "  ```text",
+                    "  " + example["text"].replace("\n", "\n  "),
+                    "  ```",
+                    f"  expected: `{_one_line(example['expected'])}`",
+                    f"  got: {'`' + _one_line(example['got']) + '`' if example['got'] else 'raised'}",
+                    "",
+                ]
+    lines += [
+        "## Curated and observed cases that did not pass",
+        "",
+        "One line per case: the one-shot result where it failed, else the first failing mode.",
+        "",
+    ]
     for parser in parsers:
         rows = cases.get(parser, [])
         lines += [f"### `{parser}` ({_plural(len(rows), 'case')})", ""]
         for row in rows:
             what = row["error_type"] or row["verdict"]
-            lines.append(f"- `{row['case_id']}` ({', '.join(row['tags'][:3]) or 'observed'}) — **{what}** in "
-                         f"{', '.join(row['modes'])}: {flat(row['detail'])}")
+            lines.append(
+                f"- `{row['case_id']}` ({', '.join(row['tags'][:3]) or 'observed'}) — **{what}** in "
+                f"{', '.join(row['modes'])}: {flat(row['detail'])}"
+            )
         lines.append("")
     if info.get("limitations"):
-        lines += [f"## Known limitations of the project's {info['format']} parser", "",
-                  f"As stated in `parsers/{info['format']}.py`; cases that hit them fail above, they are not "
-                  f"filtered out.", ""] + [f"- {item}" for item in info["limitations"]] + [""]
+        lines += (
+            [
+                f"## Known limitations of the project's {info['format']} parser",
+                "",
+                f"As stated in `parsers/{info['format']}.py`; cases that hit them fail above, they are not "
+                f"filtered out.",
+                "",
+            ]
+            + [f"- {item}" for item in info["limitations"]]
+            + [""]
+        )
     lines += ["## Provenance", ""] + provenance_lines(info, parsers)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -206,25 +271,33 @@ def write_report_md(path: Path, info: dict, summary: pd.DataFrame, failures: dic
 def provenance_lines(info: dict, parsers: list[str]) -> list[str]:
     """Markdown bullet lines: template, tokenizer, harness commit, libraries, parsers, seeds, corpus."""
     t = info["template"]
-    lines = [f"- template: source **{t['source']}**, file `{t['file']}`, location `{t['location']}`, "
-             f"sha256 `{t['sha256']}`"]
+    lines = [
+        f"- template: source **{t['source']}**, file `{t['file']}`, location `{t['location']}`, sha256 `{t['sha256']}`"
+    ]
     if t.get("fallback"):
         lines.append(f"- **fallback template used**: {t.get('fallback_note', '')}")
     tok = info.get("tokenizer")
     if tok:
-        lines.append(f"- tokenizer: `{tok.get('file')}` ({tok.get('source')}), sha256 `{tok.get('sha256')}`, "
-                     f"{tok.get('vocab_size')} tokens, {tok.get('library')}")
+        lines.append(
+            f"- tokenizer: `{tok.get('file')}` ({tok.get('source')}), sha256 `{tok.get('sha256')}`, "
+            f"{tok.get('vocab_size')} tokens, {tok.get('library')}"
+        )
     lines.append(f"- harness: {info.get('commit', 'unknown commit')}")
     lines.append("- libraries: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()))
     lines.append("- parsers: " + ", ".join(f"`{p}`" for p in parsers))
     for name, reason in info.get("unavailable", {}).items():
         lines.append(f"  - `{name}` could not run: {flat(reason)}")
     for name, worker in info.get("workers", {}).items():
-        lines.append(f"  - `{name}` ran out of process: `{worker['command']}`"
-                     + (f"; engine environment `{worker['engine_env']}` (recipe {worker['recipe_key']}; "
-                        f"installed packages in its `pip-freeze.txt` where it is a virtualenv)"
-                        if worker.get("engine_env") else "")
-                     + f"; restarted {worker['restarts']} time(s); hello `{json.dumps(worker.get('hello', {}))}`")
+        lines.append(
+            f"  - `{name}` ran out of process: `{worker['command']}`"
+            + (
+                f"; engine environment `{worker['engine_env']}` (recipe {worker['recipe_key']}; "
+                f"installed packages in its `pip-freeze.txt` where it is a virtualenv)"
+                if worker.get("engine_env")
+                else ""
+            )
+            + f"; restarted {worker['restarts']} time(s); hello `{json.dumps(worker.get('hello', {}))}`"
+        )
     lines.append("- seeds: " + ", ".join(f"{k} {v}" for k, v in info["seeds"].items()))
     lines.append("- corpus: " + ", ".join(f"{k} {v}" for k, v in info["corpus"].items()) + " cases")
     for case_id, reason in info.get("skipped", []):
@@ -268,7 +341,7 @@ def version_pairs(parsers: list[str]) -> list[tuple[str, str]]:
             members.sort()
         except TypeError:  # mixed valid and invalid version strings: keep the order given
             pass
-        pairs += [(a[1], b[1]) for a, b in zip(members, members[1:])]
+        pairs += [(a[1], b[1]) for a, b in zip(members, members[1:], strict=False)]
     return pairs
 
 
@@ -295,8 +368,9 @@ def flips(records: list[dict], old: str, new: str) -> dict:
             continue
         kind = "fixed" if b["verdict"] == "pass" else "broken"
         stats[kind] += 1
-        out[kind].append({"case_id": case_id, "slice": a["slice"], "mode": mode,
-                          "old": _outcome(a), "new": _outcome(b)})
+        out[kind].append(
+            {"case_id": case_id, "slice": a["slice"], "mode": mode, "old": _outcome(a), "new": _outcome(b)}
+        )
     return out
 
 
@@ -330,18 +404,21 @@ def print_flips(console: Console, comparisons: list[tuple[str, str, dict]], mode
         for mode in modes:
             s = result["modes"].get(mode)
             if s:
-                table.add_row(mode, f"{s['old']}/{s['total']}", f"{s['new']}/{s['total']}", str(s["fixed"]),
-                              str(s["broken"]))
+                table.add_row(
+                    mode, f"{s['old']}/{s['total']}", f"{s['new']}/{s['total']}", str(s["fixed"]), str(s["broken"])
+                )
         console.print(table)
         for kind in ("fixed", "broken"):
             cases = group_flips(result[kind])
             if cases:
-                console.print(f"{kind}: {_plural(len(cases), 'case')} ({len(result[kind])} case×mode results)",
-                              highlight=False)
+                console.print(
+                    f"{kind}: {_plural(len(cases), 'case')} ({len(result[kind])} case×mode results)", highlight=False
+                )
             for row in cases[:limit]:
                 other = row["old"] if kind == "fixed" else row["new"]
-                console.print(f"  {row['case_id']} [{','.join(row['modes'])}]: {clip(other, 160)}",
-                              markup=False, highlight=False)
+                console.print(
+                    f"  {row['case_id']} [{','.join(row['modes'])}]: {clip(other, 160)}", markup=False, highlight=False
+                )
             if len(cases) > limit:
                 console.print(f"  … {len(cases) - limit} more cases in report.md", highlight=False)
 
@@ -350,41 +427,58 @@ def flips_markdown(comparisons: list[tuple[str, str, dict]], modes: list[str]) -
     """Markdown lines for the version comparisons: the per-mode table and every flipped case."""
     lines: list[str] = []
     for old, new, result in comparisons:
-        lines += [f"### `{old}` → `{new}`", "", "| mode | old passed | new passed | fixed | broken |",
-                  "|---|---:|---:|---:|---:|"]
+        lines += [
+            f"### `{old}` → `{new}`",
+            "",
+            "| mode | old passed | new passed | fixed | broken |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for mode in modes:
             s = result["modes"].get(mode)
             if s:
-                lines.append(f"| {mode} | {s['old']}/{s['total']} | {s['new']}/{s['total']} | {s['fixed']} | {s['broken']} |")
+                lines.append(
+                    f"| {mode} | {s['old']}/{s['total']} | {s['new']}/{s['total']} | {s['fixed']} | {s['broken']} |"
+                )
         lines.append("")
         for kind in ("fixed", "broken"):
             cases = group_flips(result[kind])
             lines += [f"**{kind}**: {_plural(len(cases), 'case')} ({len(result[kind])} case×mode results)", ""]
             for row in cases:
-                lines.append(f"- `{row['case_id']}` ({row['slice']}; {', '.join(row['modes'])}): old "
-                             f"{clip(row['old'], 300)} → new {clip(row['new'], 300)}")
+                lines.append(
+                    f"- `{row['case_id']}` ({row['slice']}; {', '.join(row['modes'])}): old "
+                    f"{clip(row['old'], 300)} → new {clip(row['new'], 300)}"
+                )
             lines.append("")
     return lines
-
 
 
 # --- drift slice: outcome classes --------------------------------------------------------------------------
 
 OUTCOME_LETTERS = {"recovered": "R", "surfaced": "S", "dropped": "D", "leaked": "L", "wrong": "W", "error": "E"}
-OUTCOME_LEGEND = ("drift slice (curated cases mutated as models and servers deviate, harness/corpus/drift.py), one-shot: "
-                  "R recovered (the intended calls), S surfaced (no call, the damaged text kept in content), "
-                  "D dropped (text lost), L leaked (markers left in content), W wrong (another call), E error; "
-                  "ok = cases whose class the mutator allows (mutators allow R and/or S).")
+OUTCOME_LEGEND = (
+    "drift slice (curated cases mutated as models and servers deviate, harness/corpus/drift.py), one-shot: "
+    "R recovered (the intended calls), S surfaced (no call, the damaged text kept in content), "
+    "D dropped (text lost), L leaked (markers left in content), W wrong (another call), E error; "
+    "ok = cases whose class the mutator allows (mutators allow R and/or S)."
+)
 
 
 def drift_outcomes(records: list[dict]) -> pd.DataFrame:
     """One row per drift record that has an outcome: columns ``parser, case_id, mode, mutator, outcome,
     verdict, detail`` (mutator from the ``mutator:NAME`` tag)."""
-    rows = [{"parser": r["parser"], "case_id": r["case_id"], "mode": r["mode"], "outcome": r["outcome"],
-             "verdict": r["verdict"], "detail": r["detail"],
-             "mutator": next((t.removeprefix("mutator:") for t in r.get("tags") or [] if t.startswith("mutator:")),
-                             "?")}
-            for r in records if r.get("slice") == "drift" and r.get("outcome")]
+    rows = [
+        {
+            "parser": r["parser"],
+            "case_id": r["case_id"],
+            "mode": r["mode"],
+            "outcome": r["outcome"],
+            "verdict": r["verdict"],
+            "detail": r["detail"],
+            "mutator": next((t.removeprefix("mutator:") for t in r.get("tags") or [] if t.startswith("mutator:")), "?"),
+        }
+        for r in records
+        if r.get("slice") == "drift" and r.get("outcome")
+    ]
     return pd.DataFrame(rows, columns=["parser", "case_id", "mode", "mutator", "outcome", "verdict", "detail"])
 
 
@@ -416,19 +510,29 @@ def outcome_grids(records: list[dict], parsers: list[str]):
     if frame.empty:
         return None
     oneshot = frame[frame["mode"] == "oneshot"]
-    first = dict(zip(zip(oneshot.parser, oneshot.case_id), oneshot.outcome))
+    first = dict(zip(zip(oneshot.parser, oneshot.case_id, strict=False), oneshot.outcome, strict=False))
     columns = [*OUTCOME_LETTERS, "ok", "stream≠oneshot"]
     per_parser = []
     for parser in parsers:
         mine = oneshot[oneshot.parser == parser]
         counts = mine.outcome.value_counts()
         streamed = frame[(frame.parser == parser) & (frame["mode"] != "oneshot")]
-        differ = {c for p, c, o in zip(streamed.parser, streamed.case_id, streamed.outcome) if first.get((p, c)) != o}
-        per_parser.append((parser, [str(int(counts.get(o, 0))) for o in OUTCOME_LETTERS]
-                           + [f"{int((mine.verdict == 'pass').sum())}/{len(mine)}", str(len(differ))]))
-    per_mutator = [(m, _allowed(m), [_outcome_cell(oneshot[(oneshot.mutator == m) & (oneshot.parser == p)])
-                                     for p in parsers])
-                   for m in dict.fromkeys(oneshot.mutator)]
+        differ = {
+            c
+            for p, c, o in zip(streamed.parser, streamed.case_id, streamed.outcome, strict=False)
+            if first.get((p, c)) != o
+        }
+        per_parser.append(
+            (
+                parser,
+                [str(int(counts.get(o, 0))) for o in OUTCOME_LETTERS]
+                + [f"{int((mine.verdict == 'pass').sum())}/{len(mine)}", str(len(differ))],
+            )
+        )
+    per_mutator = [
+        (m, _allowed(m), [_outcome_cell(oneshot[(oneshot.mutator == m) & (oneshot.parser == p)]) for p in parsers])
+        for m in dict.fromkeys(oneshot.mutator)
+    ]
     return (columns, per_parser), (parsers, per_mutator)
 
 
@@ -462,19 +566,30 @@ def outcome_markdown(records: list[dict], parsers: list[str], limit: int = 30) -
     if grids is None:
         return []
     (columns, per_parser), (_, per_mutator) = grids
-    lines = ["## Drift slice: outcome classes", "", OUTCOME_LEGEND, "",
-             "| parser | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
+    lines = [
+        "## Drift slice: outcome classes",
+        "",
+        OUTCOME_LEGEND,
+        "",
+        "| parser | " + " | ".join(columns) + " |",
+        "|---|" + "---:|" * len(columns),
+    ]
     lines += [f"| `{parser}` | " + " | ".join(cells) + " |" for parser, cells in per_parser]
-    lines += ["", "| mutator | allowed | " + " | ".join(f"`{p}`" for p in parsers) + " |",
-              "|---|---|" + "---:|" * len(parsers)]
+    lines += [
+        "",
+        "| mutator | allowed | " + " | ".join(f"`{p}`" for p in parsers) + " |",
+        "|---|---|" + "---:|" * len(parsers),
+    ]
     lines += [f"| {m} | {allowed} | " + " | ".join(cells) + " |" for m, allowed, cells in per_mutator]
     frame = drift_outcomes(records)
     failing = frame[(frame["mode"] == "oneshot") & (frame.verdict != "pass")]
     for parser in parsers:
         mine = failing[failing.parser == parser]
         lines += ["", f"### `{parser}`: {_plural(len(mine), 'drift case')} with a class the mutator does not allow", ""]
-        lines += [f"- `{row.case_id}`: " + ("**error** — " if row.outcome == "error" else "") + clip(flat(row.detail), 300)
-                  for row in mine.head(limit).itertuples()]
+        lines += [
+            f"- `{row.case_id}`: " + ("**error** — " if row.outcome == "error" else "") + clip(flat(row.detail), 300)
+            for row in mine.head(limit).itertuples()
+        ]
         if len(mine) > limit:
             lines.append(f"- … {len(mine) - limit} more in results.jsonl")
     return lines + [""]
@@ -489,6 +604,7 @@ def append_outcomes_md(path: Path, records: list[dict], parsers: list[str]) -> N
 
 
 # --- captured output ---------------------------------------------------------------------------------------
+
 
 def capture_grid(records: list[dict]) -> tuple[list[str], list[tuple[str, list[str]]]]:
     """The captured-output table: ``(columns, [(parser, cells)])``. Columns: one per suite (one-shot
@@ -513,8 +629,12 @@ def capture_grid(records: list[dict]) -> tuple[list[str], list[tuple[str, list[s
         cells = []
         for suite in suites:
             mode = "server" if server else "oneshot"
-            cells.append(count(mine[(mine.slice == suite) & (mine["mode"] == mode)],
-                               errors[(errors.slice == suite) & (errors.parser == parser)]))
+            cells.append(
+                count(
+                    mine[(mine.slice == suite) & (mine["mode"] == mode)],
+                    errors[(errors.slice == suite) & (errors.parser == parser)],
+                )
+            )
         for mode in ("oneshot", "pieces", "server"):
             cells.append(count(mine[mine["mode"] == mode], errors[errors.parser == parser]))
         grid.append((parser, cells))
@@ -527,20 +647,37 @@ def _stats_rows(info: dict) -> list[list[str]]:
     for row in info.get("stats", []):
         finish = ", ".join(f"{k} {v}" for k, v in sorted(row["finish"].items()))
         known = row["tokens"] > 0  # servers that send no usage leave the count unknown
-        rows.append([row["suite"], str(row["prompts"]), str(row["errors"]),
-                     f"{row['wrote_call']}/{row['prompts'] - row['errors']}", finish,
-                     str(row["tokens"]) if known else "-", f"{row['tokens_per_s']}" if known else "-"])
+        rows.append(
+            [
+                row["suite"],
+                str(row["prompts"]),
+                str(row["errors"]),
+                f"{row['wrote_call']}/{row['prompts'] - row['errors']}",
+                finish,
+                str(row["tokens"]) if known else "-",
+                f"{row['tokens_per_s']}" if known else "-",
+            ]
+        )
     return rows
 
 
-STATS_HEADER = ["suite", "prompts", "capture errors", "wrote a call marker", "finish", "tokens",
-                "tokens/s (prompt included)"]
+STATS_HEADER = [
+    "suite",
+    "prompts",
+    "capture errors",
+    "wrote a call marker",
+    "finish",
+    "tokens",
+    "tokens/s (prompt included)",
+]
 
 
 def _capture_title(info: dict) -> str:
     model = info.get("model", {})
     where = model.get("file", "") if model else ", ".join(info.get("files", []))
-    return f"captured output — {info['backend']} {where}" + (" (forced reference answers)" if info.get("forced") else "")
+    return f"captured output — {info['backend']} {where}" + (
+        " (forced reference answers)" if info.get("forced") else ""
+    )
 
 
 def capture_failures(records: list[dict]) -> dict[str, list[tuple[str, int, dict]]]:
@@ -548,11 +685,16 @@ def capture_failures(records: list[dict]) -> dict[str, list[tuple[str, int, dict
     ``{parser: [(error type, count, first record)]}``."""
     out: dict[str, list] = {}
     for parser in dict.fromkeys(r["parser"] for r in records):
-        failed = [r for r in records if r["parser"] == parser and r["mode"] in ("oneshot", "server")
-                  and r["verdict"] != "pass"]
+        failed = [
+            r
+            for r in records
+            if r["parser"] == parser and r["mode"] in ("oneshot", "server") and r["verdict"] != "pass"
+        ]
         counts = Counter(r["error_type"] or r["verdict"] for r in failed)
-        out[parser] = [(kind, n, next(r for r in failed if (r["error_type"] or r["verdict"]) == kind))
-                       for kind, n in counts.most_common()]
+        out[parser] = [
+            (kind, n, next(r for r in failed if (r["error_type"] or r["verdict"]) == kind))
+            for kind, n in counts.most_common()
+        ]
     return out
 
 
@@ -561,8 +703,9 @@ def _reading(record: dict) -> str:
     if got is None:
         return f"{record['verdict']}: {record['error_type']}"
     calls = [(c.get("name"), c.get("arguments")) for c in got.get("tool_calls") or []]
-    return json.dumps({"calls": calls, "content": (got.get("content") or "").strip()}, ensure_ascii=False,
-                      sort_keys=True)
+    return json.dumps(
+        {"calls": calls, "content": (got.get("content") or "").strip()}, ensure_ascii=False, sort_keys=True
+    )
 
 
 def capture_disagreements(records: list[dict]) -> list[tuple[str, dict[str, list[str]]]]:
@@ -589,8 +732,9 @@ def print_capture(console: Console, info: dict, records: list[dict], texts: dict
     if not columns:
         console.print("no capture succeeded: there is nothing to score")
         return
-    table = Table(title="parsers on captured output: passed/total (capture errors count as failures)",
-                  title_justify="left")
+    table = Table(
+        title="parsers on captured output: passed/total (capture errors count as failures)", title_justify="left"
+    )
     table.add_column("parser", no_wrap=True)
     for column in columns:
         table.add_column(column, justify="right", no_wrap=True)
@@ -599,12 +743,19 @@ def print_capture(console: Console, info: dict, records: list[dict], texts: dict
     console.print(table)
     for parser, kinds in capture_failures(records).items():
         if kinds:
-            console.print(f"{parser} on captured output: " + ", ".join(f"{k} {n}" for k, n, _ in kinds)
-                          + f" — e.g. {kinds[0][2]['case_id']}: {flat(kinds[0][2]['detail'])}",
-                          markup=False, highlight=False)
+            console.print(
+                f"{parser} on captured output: "
+                + ", ".join(f"{k} {n}" for k, n, _ in kinds)
+                + f" — e.g. {kinds[0][2]['case_id']}: {flat(kinds[0][2]['detail'])}",
+                markup=False,
+                highlight=False,
+            )
     differ = capture_disagreements(records)
-    console.print(f"parsers read {len(differ)} of {len({r['case_id'] for r in records})} captured answers "
-                  f"differently (one-shot)", markup=False, highlight=False)
+    console.print(
+        f"parsers read {len(differ)} of {len({r['case_id'] for r in records})} captured answers differently (one-shot)",
+        markup=False,
+        highlight=False,
+    )
     for pid, readings in differ[:3]:
         console.print(f"  {pid}: {flat((texts or {}).get(pid) or '')[:160]!r}", markup=False, highlight=False)
         for reading, parsers in readings.items():
@@ -615,8 +766,13 @@ def append_capture_md(path: Path, info: dict, records: list[dict], texts: dict |
     """Append the captured-output section (statistics, pass table, failure types, answers the parsers read
     differently, provenance of the capture) to ``report.md``."""
     columns, grid = capture_grid(records)
-    lines = ["", f"## {_capture_title(info)}", "",
-             "| " + " | ".join(STATS_HEADER) + " |", "|" + "---|" * len(STATS_HEADER)]
+    lines = [
+        "",
+        f"## {_capture_title(info)}",
+        "",
+        "| " + " | ".join(STATS_HEADER) + " |",
+        "|" + "---|" * len(STATS_HEADER),
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in _stats_rows(info)]
     if columns:
         lines += ["", "| parser | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
@@ -625,23 +781,30 @@ def append_capture_md(path: Path, info: dict, records: list[dict], texts: dict |
         lines += ["", "No capture succeeded: there is nothing to score."]
     lines += ["", "### Failure types on captured output (one-shot)", ""]
     for parser, kinds in capture_failures(records).items():
-        lines.append(f"- `{parser}`: " + (", ".join(f"{k} {n} (e.g. `{r['case_id']}`: {flat(r['detail'])})"
-                                                     for k, n, r in kinds) or "no failures"))
+        lines.append(
+            f"- `{parser}`: "
+            + (", ".join(f"{k} {n} (e.g. `{r['case_id']}`: {flat(r['detail'])})" for k, n, r in kinds) or "no failures")
+        )
     differ = capture_disagreements(records)
     lines += ["", f"### Answers the parsers read differently ({len(differ)})", ""]
     for pid, readings in differ:
         lines += [f"- `{pid}`: `{flat((texts or {}).get(pid) or '')[:300]}`"]
-        lines += [f"  - {', '.join(f'`{p}`' for p in parsers)}: `{reading[:300]}`" for reading, parsers in readings.items()]
+        lines += [
+            f"  - {', '.join(f'`{p}`' for p in parsers)}: `{reading[:300]}`" for reading, parsers in readings.items()
+        ]
     model = info.get("model") or {}
-    lines += ["", f"- backend: {info['backend']} {json.dumps(info.get('versions', {}))}; options "
-                  f"{json.dumps(info.get('options', {}))}",
-              f"- model: {model.get('file', '-')} ({model.get('source', '-')}), sha256 {model.get('sha256', '-')}",
-              f"- sampling: {json.dumps(info.get('sampling', {}))}; suites: {', '.join(info.get('suites', []))}",
-              f"- capture file: {info.get('file') or ', '.join(info.get('files', []))} "
-              f"({info.get('generated', 0)} generated now, {info.get('reused', 0)} reused)", ""]
+    lines += [
+        "",
+        f"- backend: {info['backend']} {json.dumps(info.get('versions', {}))}; options "
+        f"{json.dumps(info.get('options', {}))}",
+        f"- model: {model.get('file', '-')} ({model.get('source', '-')}), sha256 {model.get('sha256', '-')}",
+        f"- sampling: {json.dumps(info.get('sampling', {}))}; suites: {', '.join(info.get('suites', []))}",
+        f"- capture file: {info.get('file') or ', '.join(info.get('files', []))} "
+        f"({info.get('generated', 0)} generated now, {info.get('reused', 0)} reused)",
+        "",
+    ]
     with open(path, "a", encoding="utf-8") as fh:
         fh.write("\n".join(lines))
-
 
 
 # --- fault classes (clusters) with minimal repros ----------------------------------------------------------
@@ -673,9 +836,18 @@ def cluster_failures(records: list[dict]) -> list[dict]:
         cases = {r["case_id"]: r for r in hits}
         tags = Counter(t for r in cases.values() for t in r.get("tags") or [] if t != group)
         example = min(hits, key=lambda r: (r["text_len"], _mode_rank(r["mode"]), r["case_id"]))
-        out.append({"parser": parser, "error_type": error_type, "group": group, "cases": len(cases),
-                    "records": len(hits), "modes": sorted({r["mode"] for r in hits}, key=_mode_rank),
-                    "tags": tags.most_common(3), "example": example})
+        out.append(
+            {
+                "parser": parser,
+                "error_type": error_type,
+                "group": group,
+                "cases": len(cases),
+                "records": len(hits),
+                "modes": sorted({r["mode"] for r in hits}, key=_mode_rank),
+                "tags": tags.most_common(3),
+                "example": example,
+            }
+        )
     return sorted(out, key=lambda c: (-c["cases"], order[c["parser"]], c["error_type"], c["group"]))
 
 
@@ -707,14 +879,29 @@ def print_clusters(console: Console, clusters: list[dict], limit: int = 20) -> N
     if not clusters:
         console.print("fault classes: none (every parser passed every case)", markup=False, highlight=False)
         return
-    table = Table(title=Text(f"fault classes: {len(clusters)} (parser, error type, mutator or slice)"),
-                  title_justify="left")
-    for name, justify in (("#", "right"), ("parser", "left"), ("error type", "left"), ("group", "left"),
-                          ("cases", "right"), ("modes", "left"), ("common tags", "left")):
+    table = Table(
+        title=Text(f"fault classes: {len(clusters)} (parser, error type, mutator or slice)"), title_justify="left"
+    )
+    for name, justify in (
+        ("#", "right"),
+        ("parser", "left"),
+        ("error type", "left"),
+        ("group", "left"),
+        ("cases", "right"),
+        ("modes", "left"),
+        ("common tags", "left"),
+    ):
         table.add_column(name, justify=justify)
     for i, c in enumerate(clusters[:limit], 1):
-        table.add_row(str(i), Text(c["parser"]), c["error_type"], Text(c["group"]), str(c["cases"]),
-                      ",".join(c["modes"]), Text(", ".join(f"{t} {n}" for t, n in c["tags"])))
+        table.add_row(
+            str(i),
+            Text(c["parser"]),
+            c["error_type"],
+            Text(c["group"]),
+            str(c["cases"]),
+            ",".join(c["modes"]),
+            Text(", ".join(f"{t} {n}" for t, n in c["tags"])),
+        )
     console.print(table)
     for i, c in enumerate(clusters[:limit], 1):
         repro = c.get("repro")
@@ -730,29 +917,50 @@ def print_clusters(console: Console, clusters: list[dict], limit: int = 20) -> N
 
 def clusters_markdown(clusters: list[dict]) -> list[str]:
     """Markdown lines: the fault-class table, then each class' shortest failing input with expected and got."""
-    lines = ["## Fault classes", "",
-             "Failing results grouped by (parser, error type, mutator tag or slice), with the shortest failing input "
-             "found: minimized by delta debugging (`structure`: re-rendered through the template; `text`: ddmin over "
-             "the raw text; `differential`: against a parser that passed the case) or hypothesis' shrinking "
-             "(generated cases).", ""]
+    lines = [
+        "## Fault classes",
+        "",
+        "Failing results grouped by (parser, error type, mutator tag or slice), with the shortest failing input "
+        "found: minimized by delta debugging (`structure`: re-rendered through the template; `text`: ddmin over "
+        "the raw text; `differential`: against a parser that passed the case) or hypothesis' shrinking "
+        "(generated cases).",
+        "",
+    ]
     if not clusters:
         return lines + ["No failures.", ""]
-    lines += ["| # | parser | error type | group | cases | results | modes | common tags |",
-              "|---:|---|---|---|---:|---:|---|---|"]
+    lines += [
+        "| # | parser | error type | group | cases | results | modes | common tags |",
+        "|---:|---|---|---|---:|---:|---|---|",
+    ]
     for i, c in enumerate(clusters, 1):
-        lines.append(f"| {i} | `{c['parser']}` | {c['error_type']} | `{c['group']}` | {c['cases']} | {c['records']} | "
-                     f"{', '.join(c['modes'])} | {', '.join(f'{t} {n}' for t, n in c['tags'])} |")
+        lines.append(
+            f"| {i} | `{c['parser']}` | {c['error_type']} | `{c['group']}` | {c['cases']} | {c['records']} | "
+            f"{', '.join(c['modes'])} | {', '.join(f'{t} {n}' for t, n in c['tags'])} |"
+        )
     lines.append("")
     for i, c in enumerate(clusters, 1):
         ex = c["example"]
-        lines += [f"### {i}. `{c['parser']}` — {c['error_type']} — `{c['group']}`", "",
-                  f"Shortest failing case `{ex['case_id']}` ({ex['mode']}): {flat(ex['detail'])}", ""]
+        lines += [
+            f"### {i}. `{c['parser']}` — {c['error_type']} — `{c['group']}`",
+            "",
+            f"Shortest failing case `{ex['case_id']}` ({ex['mode']}): {flat(ex['detail'])}",
+            "",
+        ]
         repro = c.get("repro")
         if repro:
             text, expected, got = _repro_lines(repro)
-            lines += [f"Shortest input ({_repro_note(repro)}){': ' + flat(repro['detail']) if repro.get('detail') else ''}", "",
-                      "```text", repro["text"], "```", "", "| expected | got |", "|---|---|",
-                      f"| `{_md_cell(expected)}` | `{_md_cell(got)}` |", ""]
+            lines += [
+                f"Shortest input ({_repro_note(repro)}){': ' + flat(repro['detail']) if repro.get('detail') else ''}",
+                "",
+                "```text",
+                repro["text"],
+                "```",
+                "",
+                "| expected | got |",
+                "|---|---|",
+                f"| `{_md_cell(expected)}` | `{_md_cell(got)}` |",
+                "",
+            ]
     return lines
 
 

@@ -4,7 +4,8 @@ pieces), judged against its prompt's expectations (which tool, how many calls, p
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from jsonschema import Draft202012Validator
 
@@ -21,8 +22,9 @@ from harness.score.compare import json_difference
 from harness.score.verdicts import delta_leak
 
 
-def score_capture(capture: Capture, prompt: Prompt, parser: Parser, fmt: FormatSpec,
-                  timeout_s: float | None = 10.0) -> Iterator[tuple[str, Score, Message | None]]:
+def score_capture(
+    capture: Capture, prompt: Prompt, parser: Parser, fmt: FormatSpec, timeout_s: float | None = 10.0
+) -> Iterator[tuple[str, Score, Message | None]]:
     """``(mode, score, message)`` for ``parser`` on ``capture``: ``oneshot`` on the text, and ``pieces`` (the
     recorded generation pieces streamed with their token ids) when pieces were recorded. A failed capture
     yields one ``capture`` mode with verdict ``error``/``capture_error``."""
@@ -35,8 +37,7 @@ def score_capture(capture: Capture, prompt: Prompt, parser: Parser, fmt: FormatS
     if capture.pieces:
         chunks = [text for text, _ in capture.pieces]
         ids = [list(token_ids) for _, token_ids in capture.pieces]
-        got, error = guarded(lambda: run_stream(parser, chunks, prompt.tools, capture.prefix, token_ids=ids),
-                             timeout_s)
+        got, error = guarded(lambda: run_stream(parser, chunks, prompt.tools, capture.prefix, token_ids=ids), timeout_s)
         yield "pieces", error or judge(prompt, got, fmt, capture.text), got
 
 
@@ -51,7 +52,7 @@ def judge(prompt: Prompt, got: Message, fmt: FormatSpec, raw: str | None = None)
         return Score("fail", "content_lost", f"the parser returned nothing for a {len(raw)}-character answer")
     if len(got.tool_calls) != len(prompt.calls):
         return Score("fail", "wrong_call_count", f"expected {len(prompt.calls)} call(s), got {len(got.tool_calls)}")
-    for i, (want, have) in enumerate(zip(prompt.calls, got.tool_calls)):
+    for i, (want, have) in enumerate(zip(prompt.calls, got.tool_calls, strict=False)):
         if have.name != want.name:
             return Score("fail", "wrong_name", f"call {i}: expected {want.name!r}, got {have.name!r}")
         problem = _argument_problem(prompt, want, have.arguments, f"call {i}")
@@ -98,7 +99,7 @@ def _not_contained(pinned: Any, value: Any, path: str) -> str | None:
     if isinstance(pinned, list):
         if not isinstance(value, list) or len(value) != len(pinned):
             return f"{path} should be a list of {len(pinned)}"
-        for i, (sub, item) in enumerate(zip(pinned, value)):
+        for i, (sub, item) in enumerate(zip(pinned, value, strict=False)):
             reason = _not_contained(sub, item, f"{path}[{i}]")
             if reason:
                 return reason
@@ -107,9 +108,15 @@ def _not_contained(pinned: Any, value: Any, path: str) -> str | None:
     return f"{path}: expected {pinned!r}, got {value!r}" if difference else None
 
 
-def score_captures(captures: list[Capture], prompts: dict[str, Prompt], parsers: list, fmt: FormatSpec,
-                   writer: ResultsWriter | None = None, timeout_s: float | None = 10.0,
-                   server_name: str | None = None) -> list[dict]:
+def score_captures(
+    captures: list[Capture],
+    prompts: dict[str, Prompt],
+    parsers: list,
+    fmt: FormatSpec,
+    writer: ResultsWriter | None = None,
+    timeout_s: float | None = 10.0,
+    server_name: str | None = None,
+) -> list[dict]:
     """Score every parser on every capture; returns the records (``results.jsonl`` lines, ``slice`` =
     ``capture:SUITE``, ``kind`` = the backend) and writes each to ``writer`` as produced.
 
@@ -123,23 +130,42 @@ def score_captures(captures: list[Capture], prompts: dict[str, Prompt], parsers:
         check_interrupted()
         prompt = prompts.get(capture.prompt_id)
         if prompt is None:
-            raise HarnessError(f"capture of prompt {capture.prompt_id!r} ({capture.suite}): no such prompt in the "
-                               f"suites given")
+            raise HarnessError(
+                f"capture of prompt {capture.prompt_id!r} ({capture.suite}): no such prompt in the suites given"
+            )
         for parser in parsers:
             for mode, result, got in score_capture(capture, prompt, parser, fmt, timeout_s):
                 records.append(_write(writer, capture, parser.name, mode, result, got))
         if capture.server_message is not None:
             got = message_from_server(capture.server_message)
-            records.append(_write(writer, capture, f"server:{server_name or capture.backend}", "server",
-                                  judge(prompt, got, fmt, capture.text), got))
+            records.append(
+                _write(
+                    writer,
+                    capture,
+                    f"server:{server_name or capture.backend}",
+                    "server",
+                    judge(prompt, got, fmt, capture.text),
+                    got,
+                )
+            )
     return records
 
 
 def _write(writer, capture: Capture, parser: str, mode: str, result, got: Message | None) -> dict:
-    record = Record(case_id=capture.prompt_id, slice=f"capture:{capture.suite}", kind=capture.backend,
-                    parser=parser, mode=mode, verdict=result.verdict, error_type=result.error_type,
-                    detail=clip(result.detail), got=got.to_json() if got else None, elapsed_ms=0.0,
-                    text_len=len(capture.text or ""), tags=[capture.suite])
+    record = Record(
+        case_id=capture.prompt_id,
+        slice=f"capture:{capture.suite}",
+        kind=capture.backend,
+        parser=parser,
+        mode=mode,
+        verdict=result.verdict,
+        error_type=result.error_type,
+        detail=clip(result.detail),
+        got=got.to_json() if got else None,
+        elapsed_ms=0.0,
+        text_len=len(capture.text or ""),
+        tags=[capture.suite],
+    )
     if writer is not None:
         writer.write(record)
     return record.to_json()

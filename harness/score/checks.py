@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from harness.core.cases import Case
 from harness.core.messages import Message
@@ -48,14 +48,20 @@ def truncation_leak(text: str, got: Message, fmt: FormatSpec) -> str | None:
             start = value.find(marker)
             while start >= 0:
                 opener = value.rfind(fmt.call_open, 0, start + len(fmt.call_open)) if fmt.call_open else -1
-                if opener < 0 or value[opener:start + len(marker)] not in text:
+                if opener < 0 or value[opener : start + len(marker)] not in text:
                     return f"{name} contains {marker!r}"
                 start = value.find(marker, start + 1)
     return None
 
 
-def check_stream(case: Case, parser: Parser, fmt: FormatSpec, oneshot: Message | None,
-                 timeout_s: float | None, chunks: list[str] | None = None) -> tuple[Message | None, Score]:
+def check_stream(
+    case: Case,
+    parser: Parser,
+    fmt: FormatSpec,
+    oneshot: Message | None,
+    timeout_s: float | None,
+    chunks: list[str] | None = None,
+) -> tuple[Message | None, Score]:
     """Stream ``chunks`` (default: one character each), leak-check every delta, score against the case and
     the one-shot result. Returns ``(streamed message or None, score)``."""
     leaks: list[str] = []
@@ -72,8 +78,9 @@ def check_stream(case: Case, parser: Parser, fmt: FormatSpec, oneshot: Message |
     return got, score(case, got, fmt, oneshot=oneshot, leaked_delta=leaks[0] if leaks else None)
 
 
-def check_truncation(case: Case, parser: Parser, fmt: FormatSpec, k: int,
-                     timeout_s: float | None) -> tuple[Message | None, Score]:
+def check_truncation(
+    case: Case, parser: Parser, fmt: FormatSpec, k: int, timeout_s: float | None
+) -> tuple[Message | None, Score]:
     """Parse ``case.text[:k]`` one-shot: error on exception/timeout, ``marker_leak`` per :func:`truncation_leak`."""
     cut = case.text[:k]
     got, error = guarded(lambda: parser.parse(cut, case.tools, case.prefix), timeout_s)
@@ -83,16 +90,28 @@ def check_truncation(case: Case, parser: Parser, fmt: FormatSpec, k: int,
     return got, Score("fail", "marker_leak", leak) if leak else Score("pass")
 
 
-def check_case(case: Case, index: int, parser: Parser, fmt: FormatSpec, cuts: list[int],
-               timeout_s: float | None) -> Iterator[Failure]:
+def check_case(
+    case: Case, index: int, parser: Parser, fmt: FormatSpec, cuts: list[int], timeout_s: float | None
+) -> Iterator[Failure]:
     """Run every check of :data:`CHECKS` on one case; yield a :class:`Failure` for each wrong one (truncation:
     the first failing cut)."""
     limit = alarm_limit(parser, timeout_s)
     expected = case.expected.to_json()
 
     def failure(check: str, result: Score, got: Message | None, cut: int | None = None, text: str = case.text):
-        return Failure(index, parser.name, check, result.error_type or result.verdict, clip(result.detail), text,
-                       case.prefix, expected, got.to_json() if got is not None else None, cut, case.tags)
+        return Failure(
+            index,
+            parser.name,
+            check,
+            result.error_type or result.verdict,
+            clip(result.detail),
+            text,
+            case.prefix,
+            expected,
+            got.to_json() if got is not None else None,
+            cut,
+            case.tags,
+        )
 
     oneshot, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), limit)
     result = error or score(case, oneshot, fmt)

@@ -19,8 +19,11 @@ def json_difference(want: Any, have: Any, path: str = "") -> tuple[str, str, str
     Objects compare with free key order; arrays element-wise; numbers by exact value (module policy).
     """
     if _json_kind(want) != _json_kind(have):
-        return ("wrong_argument_type", path,
-                f"expected {_json_kind(want)} {short(want)}, got {_json_kind(have)} {short(have)}")
+        return (
+            "wrong_argument_type",
+            path,
+            f"expected {_json_kind(want)} {short(want)}, got {_json_kind(have)} {short(have)}",
+        )
     if isinstance(want, dict):
         for key in want:
             if key not in have:
@@ -36,7 +39,7 @@ def json_difference(want: Any, have: Any, path: str = "") -> tuple[str, str, str
     if isinstance(want, list):
         if len(want) != len(have):
             return ("wrong_argument_value", path, f"expected {len(want)} items, got {len(have)}")
-        for i, (a, b) in enumerate(zip(want, have)):
+        for i, (a, b) in enumerate(zip(want, have, strict=False)):
             diff = json_difference(a, b, f"{path}[{i}]")
             if diff:
                 return diff
@@ -68,8 +71,10 @@ def messages_equal(a: Message, b: Message) -> bool:
         return False
     if len(a.tool_calls) != len(b.tool_calls):
         return False
-    return all(x.name == y.name and json_difference(x.arguments, y.arguments) is None
-               for x, y in zip(a.tool_calls, b.tool_calls))
+    return all(
+        x.name == y.name and json_difference(x.arguments, y.arguments) is None
+        for x, y in zip(a.tool_calls, b.tool_calls, strict=False)
+    )
 
 
 def marker_leak(got: Message, expected: Message, fmt: FormatSpec, tolerated: tuple[str, ...] = ()) -> str | None:

@@ -49,10 +49,15 @@ def classify(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | None
     want, have = case.expected.tool_calls, got.tool_calls
     kept = _contains(got.content, raw)
     if not have:
-        return ("surfaced", "no call; damaged text kept in content") if kept else \
-            ("dropped", "no call and the damaged text is not in content")
+        return (
+            ("surfaced", "no call; damaged text kept in content")
+            if kept
+            else ("dropped", "no call and the damaged text is not in content")
+        )
     if _same_calls(want, have):
-        leak = marker_leak(got, case.expected, fmt, tolerated) or _delta_leak(leaked_delta, case.expected, fmt, tolerated)
+        leak = marker_leak(got, case.expected, fmt, tolerated) or _delta_leak(
+            leaked_delta, case.expected, fmt, tolerated
+        )
         if leak:
             return "leaked", leak
         if not _contains(without(got.content, tolerated), case.expected.content or ""):
@@ -76,25 +81,25 @@ def drift_score(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | N
     return Score("fail", error_type, f"{outcome} (allowed: {', '.join(allowed)}): {detail}", outcome=outcome)
 
 
-
 def _contains(text: str | None, part: str) -> bool:
     return squash(part) in squash(text)
 
 
-
 def _same_call(want: ToolCall, have: ToolCall) -> bool:
-    return want.name == have.name and isinstance(have.arguments, dict) \
+    return (
+        want.name == have.name
+        and isinstance(have.arguments, dict)
         and json_difference(want.arguments, have.arguments) is None
+    )
 
 
 def _same_calls(want: list[ToolCall], have: list[ToolCall]) -> bool:
-    return len(want) == len(have) and all(_same_call(w, h) for w, h in zip(want, have))
+    return len(want) == len(have) and all(_same_call(w, h) for w, h in zip(want, have, strict=False))
 
 
 def _is_subsequence(have: list[ToolCall], want: list[ToolCall]) -> bool:
     rest = iter(want)
     return len(have) < len(want) and all(any(_same_call(w, h) for w in rest) for h in have)
-
 
 
 def _delta_leak(delta: str | None, expected: Message, fmt: FormatSpec, tolerated: tuple[str, ...]) -> str | None:
@@ -109,7 +114,7 @@ def _delta_leak(delta: str | None, expected: Message, fmt: FormatSpec, tolerated
 def _call_difference(want: list[ToolCall], have: list[ToolCall]) -> str:
     if len(want) != len(have):
         return f"expected {len(want)} call(s), got {len(have)}: " + ", ".join(short(c.name) for c in have)
-    for i, (w, h) in enumerate(zip(want, have)):
+    for i, (w, h) in enumerate(zip(want, have, strict=False)):
         if w.name != h.name:
             return f"call {i}: expected name {w.name!r}, got {h.name!r}"
         if not isinstance(h.arguments, dict):
@@ -123,7 +128,7 @@ def _call_difference(want: list[ToolCall], have: list[ToolCall]) -> str:
 def _call_difference_type(want: list[ToolCall], have: list[ToolCall]) -> str:
     if len(want) != len(have):
         return "wrong_call_count"
-    for w, h in zip(want, have):
+    for w, h in zip(want, have, strict=False):
         if w.name != h.name:
             return "wrong_name"
         if not isinstance(h.arguments, dict):

@@ -10,7 +10,7 @@ the template would put elsewhere, and observed cases have no render to compare w
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from harness.core.cases import Case
 from harness.core.errors import HarnessError
@@ -36,16 +36,28 @@ def roundtrip_check(template: ChatTemplate, fmt: FormatSpec) -> Check:
     """``check(case, parsed) -> Score``: ``pass`` when ``parsed`` re-renders to ``case.text``."""
 
     def check(case: Case, parsed: Message) -> Score:
-        scenario = Scenario(id=case.id, tools=case.tools, calls=list(parsed.tool_calls),
-                            content_after=parsed.content or "", reasoning=parsed.reasoning or None)
+        scenario = Scenario(
+            id=case.id,
+            tools=case.tools,
+            calls=list(parsed.tool_calls),
+            content_after=parsed.content or "",
+            reasoning=parsed.reasoning or None,
+        )
         try:
             again = render_scenario(template, scenario, fmt, slice=case.slice).text
         except HarnessError as exc:  # the parsed message cannot be rendered (e.g. arguments not an object)
             return Score("fail", ERROR_TYPE, f"the parsed message does not render: {exc}")
         if again == case.text:
             return Score("pass")
-        at = next((i for i, (a, b) in enumerate(zip(case.text, again)) if a != b), min(len(case.text), len(again)))
-        return Score("fail", ERROR_TYPE, f"re-rendered text differs at {at}: rendered {case.text[max(0, at - 20):at + 30]!r}"
-                                         f", re-rendered {again[max(0, at - 20):at + 30]!r}")
+        at = next(
+            (i for i, (a, b) in enumerate(zip(case.text, again, strict=False)) if a != b),
+            min(len(case.text), len(again)),
+        )
+        return Score(
+            "fail",
+            ERROR_TYPE,
+            f"re-rendered text differs at {at}: rendered {case.text[max(0, at - 20) : at + 30]!r}"
+            f", re-rendered {again[max(0, at - 20) : at + 30]!r}",
+        )
 
     return check

@@ -15,7 +15,7 @@ dies or breaks the protocol as ``error``/``crash`` or ``error``/``protocol`` (:m
 from __future__ import annotations
 
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 from harness.core.cases import Case
 from harness.core.messages import Message
@@ -29,8 +29,15 @@ from harness.score.outcomes import drift_info
 from harness.score.verdicts import delta_leak, score
 
 
-def evaluate_case(case: Case, parser: Parser, fmt: FormatSpec, modes: list[str], seed: int,
-                  timeout_s: float | None = DEFAULT_TIMEOUT_S, roundtrip=None) -> Iterator[Record]:
+def evaluate_case(
+    case: Case,
+    parser: Parser,
+    fmt: FormatSpec,
+    modes: list[str],
+    seed: int,
+    timeout_s: float | None = DEFAULT_TIMEOUT_S,
+    roundtrip=None,
+) -> Iterator[Record]:
     """Yield one :class:`Record` per mode for ``case`` under ``parser`` (one-shot first). ``roundtrip`` is a
     :func:`harness.score.roundtrip.roundtrip_check`; without it, or for a case it does not apply to, the
     ``roundtrip`` mode yields nothing."""
@@ -57,8 +64,9 @@ def evaluate_case(case: Case, parser: Parser, fmt: FormatSpec, modes: list[str],
         yield _record(case, parser, mode, result, got, started)
 
 
-def _stream(case: Case, parser: Parser, fmt: FormatSpec, chunks: list, oneshot: Message | None,
-            timeout_s: float | None) -> tuple[Message | None, Score]:
+def _stream(
+    case: Case, parser: Parser, fmt: FormatSpec, chunks: list, oneshot: Message | None, timeout_s: float | None
+) -> tuple[Message | None, Score]:
     leaks: list[str] = []
 
     def watch(delta: Delta) -> None:
@@ -66,15 +74,25 @@ def _stream(case: Case, parser: Parser, fmt: FormatSpec, chunks: list, oneshot: 
             if text and not leaks and delta_leak(text, fmt):
                 leaks.append(text)
 
-    got, error = guarded(lambda: run_stream(parser, [c for c, _ in chunks], case.tools, case.prefix,
-                                            token_ids=[ids for _, ids in chunks], on_delta=watch), timeout_s)
+    got, error = guarded(
+        lambda: run_stream(
+            parser,
+            [c for c, _ in chunks],
+            case.tools,
+            case.prefix,
+            token_ids=[ids for _, ids in chunks],
+            on_delta=watch,
+        ),
+        timeout_s,
+    )
     if error:
         return None, error
     return got, score(case, got, fmt, oneshot=oneshot, leaked_delta=leaks[0] if leaks else None)
 
 
-def _every_prefix(case: Case, parser: Parser, fmt: FormatSpec, oneshot: Message | None,
-                  timeout_s: float | None) -> tuple[Message | None, Score]:
+def _every_prefix(
+    case: Case, parser: Parser, fmt: FormatSpec, oneshot: Message | None, timeout_s: float | None
+) -> tuple[Message | None, Score]:
     """Split at every position; the first split whose result fails decides the verdict."""
     got, result = None, Score("pass")
     for k, split in enumerate(chunking.every_prefix_splits(case.text)):
@@ -87,11 +105,17 @@ def _every_prefix(case: Case, parser: Parser, fmt: FormatSpec, oneshot: Message 
 
 def _record(case: Case, parser: Parser, mode: str, result: Score, got: Message | None, started: float) -> Record:
     return Record(
-        case_id=case.id, slice=case.slice, kind=case.kind, parser=parser.name, mode=mode,
-        verdict=result.verdict, error_type=result.error_type, detail=result.detail,
+        case_id=case.id,
+        slice=case.slice,
+        kind=case.kind,
+        parser=parser.name,
+        mode=mode,
+        verdict=result.verdict,
+        error_type=result.error_type,
+        detail=result.detail,
         got=got.to_json() if got is not None else None,
-        elapsed_ms=round((time.perf_counter() - started) * 1000, 3), text_len=len(case.text), tags=case.tags,
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+        text_len=len(case.text),
+        tags=case.tags,
         outcome=result.outcome or ("error" if result.verdict == "error" and drift_info(case) else None),
     )
-
-

@@ -20,14 +20,7 @@ from harness.core.cases import Case
 from harness.core.messages import Message
 from harness.core.results import Score
 from harness.formats import FormatSpec
-from harness.score.compare import (
-    json_difference,
-    marker_leak,
-    messages_equal,
-    norm,
-    short,
-    squash,
-)
+from harness.score.compare import json_difference, marker_leak, messages_equal, norm, short, squash
 
 VERDICTS = ("pass", "fail", "surfaced", "error")
 
@@ -51,8 +44,9 @@ ERROR_TYPES = {
 }
 
 
-def score(case: Case, got: Message, fmt: FormatSpec, oneshot: Message | None = None,
-          leaked_delta: str | None = None) -> Score:
+def score(
+    case: Case, got: Message, fmt: FormatSpec, oneshot: Message | None = None, leaked_delta: str | None = None
+) -> Score:
     """Score ``got`` for ``case``.
 
     ``oneshot`` is the same parser's one-shot result when ``got`` comes from streaming: a failing stream
@@ -76,8 +70,10 @@ def _score_message(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str 
     if case.kind == "drift" and not got.tool_calls and _surfaces(case, got, fmt):
         return Score("surfaced", None, "no call; raw text kept in content")
     if len(got.tool_calls) != len(expected.tool_calls):
-        return Score("fail", "wrong_call_count", f"expected {len(expected.tool_calls)} call(s), got {len(got.tool_calls)}")
-    for i, (want, have) in enumerate(zip(expected.tool_calls, got.tool_calls)):
+        return Score(
+            "fail", "wrong_call_count", f"expected {len(expected.tool_calls)} call(s), got {len(got.tool_calls)}"
+        )
+    for i, (want, have) in enumerate(zip(expected.tool_calls, got.tool_calls, strict=False)):
         if want.name != have.name:
             return Score("fail", "wrong_name", f"call {i}: expected name {want.name!r}, got {have.name!r}")
         problem = _argument_problem(want.arguments, have.arguments, f"call {i}")
@@ -92,8 +88,11 @@ def _score_message(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str 
             return Score("fail", "content_lost", f"expected content {short(want_content)}, got none")
         return Score("fail", "wrong_content", f"expected content {short(want_content)}, got {short(have_content)}")
     if norm(expected.reasoning) != norm(got.reasoning):
-        return Score("fail", "wrong_reasoning",
-                     f"expected reasoning {short(norm(expected.reasoning))}, got {short(norm(got.reasoning))}")
+        return Score(
+            "fail",
+            "wrong_reasoning",
+            f"expected reasoning {short(norm(expected.reasoning))}, got {short(norm(got.reasoning))}",
+        )
     return Score("pass")
 
 
@@ -108,9 +107,6 @@ def _argument_problem(want: Any, have: Any, where: str) -> Score | None:
     return Score("fail", kind, f"{where}: {path or 'arguments'}: {detail}")
 
 
-
-
-
 def delta_leak(text: str, fmt: FormatSpec) -> bool:
     """True when one streamed content/reasoning delta contains a whole protocol marker."""
     return any(marker in text for marker in fmt.markers)
@@ -123,6 +119,3 @@ def _surfaces(case: Case, got: Message, fmt: FormatSpec) -> bool:
     for stop in fmt.stop_markers:
         call_text = call_text.strip().removesuffix(stop)
     return bool(got.content) and squash(call_text) in squash(got.content)
-
-
-

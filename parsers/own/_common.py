@@ -36,7 +36,7 @@ class TextField:
         if not body:
             self.held += text if self.started else ""
             return ""
-        out, self.held, self.started = self.held + body, text[len(body):], True
+        out, self.held, self.started = self.held + body, text[len(body) :], True
         return out
 
 
@@ -122,7 +122,7 @@ class StopTail:
         self.stops = stops
         self.prefixes = frozenset(m[:k] for m in stops for k in range(1, len(m)))
         self.maxlen = max(map(len, stops))
-        self.held = ""     # complete stop markers and whitespace
+        self.held = ""  # complete stop markers and whitespace
         self.partial = ""  # a trailing proper prefix of a stop marker
 
     def push(self, chunk: str) -> str:

@@ -39,8 +39,15 @@ import jsonschema
 
 _INT = re.compile(r"-?(0|[1-9][0-9]*)\Z")
 _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
-_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object",
-               type(None): "null"}
+_JSON_TYPES = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+    type(None): "null",
+}
 ANY = frozenset({"null", "boolean", "integer", "number", "object", "array", "string"})
 
 

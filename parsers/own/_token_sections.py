@@ -60,6 +60,7 @@ _JSON_WS = re.compile(r"[ \t\n\r]*")
 
 # ---- JSON helpers ----------------------------------------------------------------------------------------
 
+
 def decode_json(text: str):
     """Strict JSON: no NaN/Infinity, no number that overflows a double. Raises ``ValueError``."""
     try:
@@ -81,6 +82,7 @@ def arguments_object(value):
 
 # ---- text fields -------------------------------------------------------------------------------------------
 
+
 class Field:
     """Strips surrounding whitespace from a streamed text field (content or reasoning): the concatenation of
     what ``push`` returns equals ``"".join(all pushed).strip()``."""
@@ -95,11 +97,12 @@ class Field:
         if not body:
             self.held += text if self.started else ""
             return ""
-        out, self.held, self.started = self.held + body, text[len(body):], True
+        out, self.held, self.started = self.held + body, text[len(body) :], True
         return out
 
 
 # ---- the reader ------------------------------------------------------------------------------------------
+
 
 class SectionReader:
     """Incremental reader: ``push(text)`` / ``finish()`` return events ``("content"|"reasoning", text)`` and
@@ -115,10 +118,10 @@ class SectionReader:
     SECTION_OPEN = ""
     SECTION_CLOSE = ""
     CALL_OPEN = ""
-    MARKERS: tuple[str, ...] = ()        # every marker of the format (held back at chunk ends)
+    MARKERS: tuple[str, ...] = ()  # every marker of the format (held back at chunk ends)
     STOPS: tuple[str, ...] = ()
-    THINK = True                         # read <think>...</think>
-    REASONING_WITHOUT_PREFIX = False     # start in reasoning when the prefix has no think marker
+    THINK = True  # read <think>...</think>
+    REASONING_WITHOUT_PREFIX = False  # start in reasoning when the prefix has no think marker
 
     _prefixes: frozenset[str] = frozenset()
     _maxlen = 0
@@ -137,16 +140,16 @@ class SectionReader:
         self.events: list[tuple] = []
         self.diagnostics: list[str] = []
         self.n_calls = 0
-        self.think_allowed = self.THINK     # a think block may still open the text
-        self.section_open_pending = False   # the section opener waits for its first call's verdict
-        self.section_silent = True          # the section's closer is protocol (its opener was consumed, or a
-                                            # section without opener gave a call)
-        self.section_implicit = False       # the section began at a bare call opener
+        self.think_allowed = self.THINK  # a think block may still open the text
+        self.section_open_pending = False  # the section opener waits for its first call's verdict
+        self.section_silent = True  # the section's closer is protocol (its opener was consumed, or a
+        # section without opener gave a call)
+        self.section_implicit = False  # the section began at a bare call opener
         self.section_calls = 0
-        self.in_block = False               # the buffer is kept from block_at (a fault surfaces it)
+        self.in_block = False  # the buffer is kept from block_at (a fault surfaces it)
         self.block_at = 0
-        self.call_open_at = -1              # the current call's opener (a later one cuts a fault's text)
-        self.complete = None                # (name, arguments) of a call that only lacks its closer
+        self.call_open_at = -1  # the current call's opener (a later one cuts a fault's text)
+        self.complete = None  # (name, arguments) of a call that only lacks its closer
         self.step = self._text
         if self.THINK:
             opened, closed = prefix.rfind(THINK_OPEN), prefix.rfind(THINK_CLOSE)
@@ -157,7 +160,7 @@ class SectionReader:
 
     def push(self, text: str) -> list[tuple]:
         if not self.in_block and self.pos:
-            self.buf, self.pos = self.buf[self.pos:], 0
+            self.buf, self.pos = self.buf[self.pos :], 0
         self.buf += text
         self._advance()
         return self._take()
@@ -178,12 +181,14 @@ class SectionReader:
             if not self.final:
                 return
             if self.in_block:
-                if self.complete is not None and not self.buf[self.pos:].strip():
+                if self.complete is not None and not self.buf[self.pos :].strip():
                     self.pos = len(self.buf)
                     self._accept(*self.complete)  # drift: the closer is missing at the end of the text
                 else:
-                    self._surface(len(self.buf), "unterminated call" if self.call_open_at >= 0
-                                  else "tool-call section without a call")
+                    self._surface(
+                        len(self.buf),
+                        "unterminated call" if self.call_open_at >= 0 else "tool-call section without a call",
+                    )
                 continue
             return
 
@@ -330,7 +335,7 @@ class SectionReader:
             later = self.buf.find(self.CALL_OPEN, self.call_open_at + len(self.CALL_OPEN), at)
             if later >= 0:
                 at = later
-        raw = self.buf[self.block_at:at]
+        raw = self.buf[self.block_at : at]
         self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
         if self.section_open_pending:
             self.section_open_pending, self.section_silent = False, False
@@ -386,7 +391,7 @@ class JsonCallReader(SectionReader):
         i = buf.find("<", self.pos)
         while i != -1:
             if buf.startswith(self.SEP, i):
-                self.head = buf[self.pos:i]
+                self.head = buf[self.pos : i]
                 self.pos = i + len(self.SEP)
                 self.step = self._args_start
                 return True
@@ -415,7 +420,7 @@ class JsonCallReader(SectionReader):
         if end is None:
             return False
         try:
-            value = decode_json(self.buf[self.extent.start:end])
+            value = decode_json(self.buf[self.extent.start : end])
         except ValueError as exc:
             raise Malformed(end, f"invalid JSON arguments: {exc}") from None
         args = arguments_object(value)
@@ -454,6 +459,7 @@ class JsonCallReader(SectionReader):
 
 
 # ---- messages and deltas -------------------------------------------------------------------------------
+
 
 def message(events: list[tuple], diagnostics: list[str]) -> Message:
     """Fold events into a :class:`Message`."""
@@ -498,7 +504,7 @@ class SectionParser:
         events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
         return message(events, reader.diagnostics)
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "SectionStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> SectionStream:
         return SectionStream(self.READER(tools, prefix))
 
 

@@ -30,13 +30,7 @@ Known limitations:
 
 from __future__ import annotations
 
-from harness.formats.deepseek_v31 import (
-    CALL_BEGIN,
-    CALL_END,
-    CALLS_BEGIN,
-    CALLS_END,
-    SPEC,
-)
+from harness.formats.deepseek_v31 import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, SPEC
 from harness.formats.deepseek_v31 import SEP as TOOL_SEP
 from parsers.own._token_sections import JsonCallReader, Malformed, SectionParser
 

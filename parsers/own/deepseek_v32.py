@@ -71,14 +71,8 @@ from harness.formats.deepseek_v32 import (
     PARAM_OPEN,
     SPEC,
 )
-from parsers.own._token_sections import (
-    JsonExtent,
-    Malformed,
-    SectionParser,
-    SectionReader,
-    decode_json,
-)
 from parsers.own._schema_types import allowed_types, property_schema, typed_value
+from parsers.own._token_sections import JsonExtent, Malformed, SectionParser, SectionReader, decode_json
 
 _INVOKE_HEAD = re.compile(r'\s+name="(?P<name>[^"]*)"\s*(?P<close>/?)>')
 _PARAM_HEAD = re.compile(r'\s+name="(?P<key>.*?)"(?:\s+string="(?P<kind>[^"]*)")?\s*>', re.DOTALL)
@@ -157,7 +151,7 @@ class DeepSeekV32Reader(SectionReader):
         if end is None:
             return False
         try:
-            value = decode_json(self.buf[self.extent.start:end])
+            value = decode_json(self.buf[self.extent.start : end])
         except ValueError as exc:
             raise Malformed(end, f"invalid JSON body: {exc}") from None
         if not isinstance(value, dict):
@@ -218,7 +212,7 @@ class DeepSeekV32Reader(SectionReader):
         boundary = _CALL_BOUNDARY.search(buf, start, close if close >= 0 else len(buf))
         if boundary:  # drift: the parameter closer is missing before the next call
             end = boundary.start()
-            self._set(self._typed(buf[start:end - (buf[end - 1:end] == "\n" and end > start)]), end)
+            self._set(self._typed(buf[start : end - (buf[end - 1 : end] == "\n" and end > start)]), end)
             return True
         if close == -1:
             self.find_from = max(start, len(buf) - len(PARAM_CLOSE) + 1)

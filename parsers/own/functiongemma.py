@@ -96,7 +96,7 @@ class FunctionGemmaParser:
         events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
         return _message(events, reader.diagnostics)
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "FunctionGemmaStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> FunctionGemmaStream:
         return FunctionGemmaStream(tools)
 
 
@@ -133,7 +133,7 @@ class _Field:
         if not body:
             self.held += text if self.started else ""
             return ""
-        out, self.held, self.started = self.held + body, text[len(body):], True
+        out, self.held, self.started = self.held + body, text[len(body) :], True
         return out
 
 
@@ -146,9 +146,9 @@ class _Reader:
         self.tools = tools
         self.buf, self.pos = "", 0
         self.final = False
-        self.state = "text"   # text | call | resync
+        self.state = "text"  # text | call | resync
         self.call_at = 0
-        self.dirty = False    # a held call may have become decidable
+        self.dirty = False  # a held call may have become decidable
         self.content = _Field()
         self.events: list[tuple] = []
         self.diagnostics: list[str] = []
@@ -232,7 +232,7 @@ class _Reader:
         later = self.buf.find(CALL_OPEN, self.call_at + len(CALL_OPEN))
         if 0 <= later < at:
             at = later
-        raw = self.buf[self.call_at:at]
+        raw = self.buf[self.call_at : at]
         self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
         self._emit(raw)
         self.pos, self.state = at, "resync"
@@ -343,7 +343,7 @@ class _CallReader:
             j = buf.find(ESCAPE, i + len(ESCAPE))
             if j < 0:
                 self._short(len(buf), "unterminated key")
-            key, i = buf[i + len(ESCAPE):j], self._ws(j + len(ESCAPE))
+            key, i = buf[i + len(ESCAPE) : j], self._ws(j + len(ESCAPE))
             if buf[i] != ":":
                 raise _Bad(i, "expected ':' after a key")
             return key, i + 1
@@ -354,7 +354,7 @@ class _CallReader:
                 self._short(len(buf), "unterminated key")
             c = m.group()
             if c == ":":
-                raw = buf[i:m.start()]
+                raw = buf[i : m.start()]
                 key = raw if raw in props or raw.strip() == raw else raw.strip()
                 return key, m.end()
             if c == "<":
@@ -373,7 +373,7 @@ class _CallReader:
             j = buf.find(ESCAPE, i + len(ESCAPE))
             if j < 0:
                 self._short(len(buf), "unterminated string")
-            return buf[i + len(ESCAPE):j], j + len(ESCAPE)
+            return buf[i + len(ESCAPE) : j], j + len(ESCAPE)
         c = buf[i]
         if c == "{":
             return self._object(i + 1, schema)
@@ -418,7 +418,7 @@ class _CallReader:
             if self._partial(at, *_MARKERS):
                 raise _More()
             scan = at + 1
-        token = buf[i:m.start()].strip()
+        token = buf[i : m.start()].strip()
         if not token:
             raise _Bad(i, "empty value")
         if schema is None and token in _PYTHON_LITERALS:

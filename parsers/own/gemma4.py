@@ -78,14 +78,7 @@ from importlib.metadata import version as _dist_version
 
 from harness.core.messages import Message, ToolCall
 from harness.core.protocol import Delta, ToolCallDelta
-from harness.formats.gemma4 import (
-    CALL_CLOSE,
-    CALL_OPEN,
-    CHANNEL_CLOSE,
-    CHANNEL_OPEN,
-    SPEC,
-    STRING_DELIM,
-)
+from harness.formats.gemma4 import CALL_CLOSE, CALL_OPEN, CHANNEL_CLOSE, CHANNEL_OPEN, SPEC, STRING_DELIM
 from parsers.own._common import StopTail
 from parsers.own._common import TextField as _Field
 from parsers.own._common import suffix_in as _suffix_in
@@ -131,7 +124,7 @@ class Gemma4Parser:
         events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
         return _message(events, reader.diagnostics)
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "Gemma4Stream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> Gemma4Stream:
         return Gemma4Stream(tools, prefix, self.eager)
 
 
@@ -186,7 +179,7 @@ class _Reader:
         self.declared = _declared_keys(tools)
         self.buf, self.pos = "", 0
         self.mark: int | None = None  # start of the token being read (name, key, scalar)
-        self.scan = 0                 # where the token scan resumes
+        self.scan = 0  # where the token scan resumes
         self.final = False
         self.step = self._text
         self.content, self.reasoning = _Field(), _Field()
@@ -244,7 +237,7 @@ class _Reader:
         i = prefix.rfind(CHANNEL_OPEN)
         if i < 0 or CHANNEL_CLOSE in prefix[i:]:
             return
-        self.buf, self.step = prefix[i + len(CHANNEL_OPEN):], self._label
+        self.buf, self.step = prefix[i + len(CHANNEL_OPEN) :], self._label
         self._advance()
         self.events.clear()
         self.reasoning = _Field()
@@ -286,9 +279,9 @@ class _Reader:
         part of that call's opener (drift: dropped if the call is read, surfaced with it if not); else content."""
         at = self.pos - len(CALL_CLOSE)
         j = _WS.match(self.buf, self.pos).end()
-        rest = self.buf[j:j + len(CALL_OPEN)]
+        rest = self.buf[j : j + len(CALL_OPEN)]
         if self.buf.startswith(CALL_OPEN, j):
-            opener, self.pos = self.buf[at:j + len(CALL_OPEN)], j + len(CALL_OPEN)
+            opener, self.pos = self.buf[at : j + len(CALL_OPEN)], j + len(CALL_OPEN)
             self.diagnostics.append("a stray <tool_call|> before <|tool_call> read as part of the call opener")
             self._begin_call()
             self.raw = [opener]
@@ -301,7 +294,7 @@ class _Reader:
 
     def _label(self) -> bool:
         """Skip the channel name ``thought`` the template writes after ``<|channel>``."""
-        rest = self.buf[self.pos:self.pos + len(_LABEL) + 1]
+        rest = self.buf[self.pos : self.pos + len(_LABEL) + 1]
         if not self.final and len(rest) <= len(_LABEL) and _LABEL.startswith(rest):
             return False
         if rest.startswith(_LABEL) and (len(rest) == len(_LABEL) or rest[-1].isspace() or rest[-1] == "<"):
@@ -343,17 +336,17 @@ class _Reader:
 
     def _reset_call(self) -> None:
         self.in_call = False
-        self.raw: list[str] = []     # consumed text of the current call
-        self.frags: list[str] = []   # its arguments as JSON fragments (held mode)
+        self.raw: list[str] = []  # consumed text of the current call
+        self.frags: list[str] = []  # its arguments as JSON fragments (held mode)
         self.stack: list[_Frame] = []
         self.name, self.key, self.index, self.quote = "", "", -1, ""
-        self.streaming = False       # eager and this call's name sent: arguments stream as read
+        self.streaming = False  # eager and this call's name sent: arguments stream as read
         self.mark = None
 
     def _begin_call(self) -> None:
         self._reset_call()
         self.in_call, self.raw = True, [CALL_OPEN]
-        self.buf, self.pos = self.buf[self.pos:], 0
+        self.buf, self.pos = self.buf[self.pos :], 0
         self.step = self._head
 
     def _accept(self) -> None:
@@ -372,8 +365,13 @@ class _Reader:
             return name, arguments
         value = json.loads(arguments)
         inner, real = value.get("args"), value.get("id")
-        if set(value) != {"args", "id"} or not isinstance(inner, dict) or not isinstance(real, str) \
-                or not real.strip() or _NAME_END.search(real):
+        if (
+            set(value) != {"args", "id"}
+            or not isinstance(inner, dict)
+            or not isinstance(real, str)
+            or not real.strip()
+            or _NAME_END.search(real)
+        ):
             return name, arguments
         self.diagnostics.append(f"call unwrapped from a {_ENVELOPE}{{args,id}} envelope")
         return real.strip(), json.dumps(inner, ensure_ascii=False)
@@ -411,7 +409,7 @@ class _Reader:
             return True
         if len(self.buf) - pos < len(CALL_OPEN) and CALL_OPEN.startswith(self.buf[pos:]) and not self.final:
             return False
-        rest = self.buf[pos:pos + 5]
+        rest = self.buf[pos : pos + 5]
         if rest == "call:":
             self.pos = self.mark = self.scan = pos + 5
             self.step = self._name
@@ -426,7 +424,7 @@ class _Reader:
         if m is None:
             self.scan = len(self.buf)
             return False
-        name = self.buf[self.mark:m.start()].strip()
+        name = self.buf[self.mark : m.start()].strip()
         if m.group() == "<" or not name:
             raise _Malformed(m.start(), "bad tool name")
         self.name, self.mark, self.pos = name, None, m.end()
@@ -473,7 +471,7 @@ class _Reader:
                 if j == len(buf) and not self.final:
                     self.scan = i
                     return False
-                key = buf[self.mark:i].strip()
+                key = buf[self.mark : i].strip()
                 if j < len(buf) and buf[j] in "'\"" and _BARE_KEY.fullmatch(key):
                     end = self._equals_end(j)
                     if end is None:  # the closing quote may still arrive
@@ -488,7 +486,7 @@ class _Reader:
                     return True
                 m = _KEY_END.search(buf, i + 1)
                 continue
-            if buf.startswith(STRING_DELIM, i) and not buf[self.mark:i].strip():
+            if buf.startswith(STRING_DELIM, i) and not buf[self.mark : i].strip():
                 self.mark = self.scan = i + len(STRING_DELIM)
                 self.step = self._quoted_key
                 return True
@@ -501,7 +499,7 @@ class _Reader:
         if m is None:
             self.scan = len(buf)
             return False
-        key = self._clean_key(buf[self.mark:m.start()])
+        key = self._clean_key(buf[self.mark : m.start()])
         self.mark, self.pos = None, m.end()
         self._key_done(key)
         return True
@@ -533,7 +531,7 @@ class _Reader:
                 self.scan = k
                 return False
             if j < len(buf) and buf[j] in (",", closer):
-                self._arg(json.dumps(buf[self.mark:k], ensure_ascii=False))
+                self._arg(json.dumps(buf[self.mark : k], ensure_ascii=False))
                 self.mark, self.pos, self.step = None, k + 1, self._after
                 return True
             k = buf.find(self.quote, k + 1)
@@ -545,7 +543,7 @@ class _Reader:
         if i == -1:
             self.scan = max(self.mark, len(self.buf) - len(STRING_DELIM) + 1)
             return False
-        self.key, self.mark, self.pos = self.buf[self.mark:i], None, i + len(STRING_DELIM)
+        self.key, self.mark, self.pos = self.buf[self.mark : i], None, i + len(STRING_DELIM)
         self.step = self._colon
         return True
 
@@ -566,7 +564,7 @@ class _Reader:
         declared = self.declared.get(self.name) if len(self.stack) == 1 else None
         if declared and raw not in declared and stripped in declared:
             return stripped
-        edges = raw[:len(raw) - len(raw.lstrip())] + raw[len(raw.rstrip()):]
+        edges = raw[: len(raw) - len(raw.lstrip())] + raw[len(raw.rstrip()) :]
         return stripped if ("\n" in edges or "\r" in edges) else raw
 
     def _key_done(self, key: str) -> None:
@@ -608,10 +606,10 @@ class _Reader:
         i = buf.find(STRING_DELIM, self.pos)
         if i == -1:
             end = len(buf) - _suffix_in(buf, _DELIM_PREFIXES, len(STRING_DELIM))
-            self._arg(_escape(buf[self.pos:end]))
+            self._arg(_escape(buf[self.pos : end]))
             self.pos = end
             return False
-        self._arg(_escape(buf[self.pos:i]) + '"')
+        self._arg(_escape(buf[self.pos : i]) + '"')
         self.pos = i + len(STRING_DELIM)
         self.step = self._after
         return True
@@ -621,7 +619,7 @@ class _Reader:
         if m is None:
             self.scan = len(self.buf)
             return False
-        token = self.buf[self.mark:m.start()]
+        token = self.buf[self.mark : m.start()]
         try:
             value = _scalar_value(token)
         except ValueError:
@@ -652,7 +650,7 @@ class _Reader:
             self.pos += len(CALL_CLOSE) if buf.startswith(CALL_CLOSE, pos) else 0
             self._accept()
             return True
-        rest = buf[pos:pos + _MAXLEN]
+        rest = buf[pos : pos + _MAXLEN]
         if CALL_CLOSE.startswith(rest) or CALL_OPEN.startswith(rest):
             return False
         raise _Malformed(pos, "expected <tool_call|>")

@@ -141,7 +141,7 @@ class GlmParser:
         events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
         return _message(events, reader.diagnostics)
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "GlmStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> GlmStream:
         return GlmStream(tools, prefix, self.implicit_think)
 
 
@@ -193,7 +193,7 @@ class _Field:
         if not body:
             self.held += text if self.started else ""
             return ""
-        out, self.held, self.started = self.held + body, text[len(body):], True
+        out, self.held, self.started = self.held + body, text[len(body) :], True
         return out
 
 
@@ -248,7 +248,7 @@ class _Reader:
                 return
             if self.step == self._sep and self.after_value and self.pos == len(self.buf):
                 self._accept()  # drift: </tool_call> is missing at the end of the text
-            elif self.step == self._json and self._json_accept(self.buf[self.value_at:]):
+            elif self.step == self._json and self._json_accept(self.buf[self.value_at :]):
                 self.pos = len(self.buf)  # drift: the same after a JSON body
             else:
                 self._surface(len(self.buf), "unterminated call")
@@ -298,13 +298,13 @@ class _Reader:
         i = buf.find("<", max(self.scan, self.pos))
         while i != -1:
             if buf.startswith(THINK_CLOSE, i):
-                self._emit_reasoning(buf[self.pos:i])
+                self._emit_reasoning(buf[self.pos : i])
                 self.pos, self.step, self.think_allowed = i + len(THINK_CLOSE), self._text, False
                 return True
             if buf.startswith(CALL_OPEN, i):
                 self.step, self.think_allowed = self._text, False
                 return True
-            if buf.startswith(THINK_OPEN, i) and not buf[self.pos:i].strip():  # an explicit block after all
+            if buf.startswith(THINK_OPEN, i) and not buf[self.pos : i].strip():  # an explicit block after all
                 self.pos, self.step, self.think_allowed = i + len(THINK_OPEN), self._think, False
                 return True
             if self._held(i):
@@ -363,14 +363,14 @@ class _Reader:
 
     def _reset_call(self) -> None:
         self.in_call = False
-        self.call_at = 0                          # buffer offset of the block's <tool_call>
-        self.value_at = 0                         # start of the value (or key) being read
+        self.call_at = 0  # buffer offset of the block's <tool_call>
+        self.value_at = 0  # start of the value (or key) being read
         self.name = ""
-        self.escaped = False                      # a double-serialized call (literal \n between parts)
-        self.after_value = False                  # the last part read was a complete value
-        self.json_kind = ""                       # drift: "call" (JSON call body) or "args" (JSON after the name)
+        self.escaped = False  # a double-serialized call (literal \n between parts)
+        self.after_value = False  # the last part read was a complete value
+        self.json_kind = ""  # drift: "call" (JSON call body) or "args" (JSON after the name)
         self.key = ""
-        self.pairs: list[tuple[str, str]] = []    # raw (key, value) texts, typed when the block is accepted
+        self.pairs: list[tuple[str, str]] = []  # raw (key, value) texts, typed when the block is accepted
 
     def _begin_call(self) -> None:
         self._reset_call()
@@ -394,8 +394,11 @@ class _Reader:
 
     def _declared_key(self, key: str) -> str:
         stripped = key.strip()
-        if stripped != key and property_schema(self.tools, self.name, key) is None \
-                and property_schema(self.tools, self.name, stripped) is not None:
+        if (
+            stripped != key
+            and property_schema(self.tools, self.name, key) is None
+            and property_schema(self.tools, self.name, stripped) is not None
+        ):
             return stripped
         return key
 
@@ -405,7 +408,7 @@ class _Reader:
         later = self.buf.find(CALL_OPEN, self.call_at + len(CALL_OPEN))
         if 0 <= later < at:
             at = later
-        raw = self.buf[self.call_at:at]
+        raw = self.buf[self.call_at : at]
         self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
         self._reset_call()
         self.pos = at
@@ -422,7 +425,7 @@ class _Reader:
             elif escapes and buf[pos] == "\\":
                 if pos + 1 == n:
                     return pos if self.final else None
-                if buf[pos:pos + 2] not in _ESCAPES:
+                if buf[pos : pos + 2] not in _ESCAPES:
                     return pos
                 pos += 2
             else:
@@ -442,7 +445,7 @@ class _Reader:
         m = _NAME_END.search(self.buf, start)
         if m is None:
             return False
-        name = self.buf[start:m.start()]
+        name = self.buf[start : m.start()]
         while name.endswith(_ESCAPES):  # drift: a double-serialized call writes the layout's "\n" as two characters
             name, self.escaped = name[:-2], True
         if not name or _BAD_NAME.search(name):
@@ -459,7 +462,7 @@ class _Reader:
             if i == -1:
                 self.scan = max(self.value_at, len(buf) - len(CALL_CLOSE) + 1)
                 return False
-            if self._json_accept(buf[self.value_at:i]):
+            if self._json_accept(buf[self.value_at : i]):
                 self.pos = i + len(CALL_CLOSE)
                 return True
             self.scan = i + 1
@@ -512,7 +515,7 @@ class _Reader:
         i = buf.find("<", self.scan)
         while i != -1:
             if buf.startswith(KEY_CLOSE, i):
-                self.key = buf[self.value_at:i]
+                self.key = buf[self.value_at : i]
                 self.pos, self.step = i + len(KEY_CLOSE), self._before_value
                 return True
             if any(buf.startswith(m, i) for m in _INNER):
@@ -552,9 +555,9 @@ class _Reader:
             if j is None:
                 self.scan = i
                 return False
-            rest = buf[j:j + _MAXLEN]
+            rest = buf[j : j + _MAXLEN]
             if buf.startswith(KEY_OPEN, j) or buf.startswith(CALL_CLOSE, j) or (j == len(buf) and self.final):
-                self.pairs.append((self.key, buf[self.value_at:i]))
+                self.pairs.append((self.key, buf[self.value_at : i]))
                 self.pos, self.step, self.after_value = i + len(VALUE_CLOSE), self._sep, True
                 return True
             if j == len(buf) or (self._held(j) and (KEY_OPEN.startswith(rest) or CALL_CLOSE.startswith(rest))):
@@ -614,11 +617,14 @@ def _unescaped_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]] | No
     changes nothing; None (ambiguous: surface) when the texts show neither and unescaping would change them."""
     texts = [text for pair in pairs for text in pair]
     unescaped = [_unescape(text) for text in texts]
-    escaped = any(_decode(text) is None and isinstance(_decode(u), (dict, list))
-                  for text, u in zip(texts, unescaped) if u is not None)
+    escaped = any(
+        _decode(text) is None and isinstance(_decode(u), (dict, list))
+        for text, u in zip(texts, unescaped, strict=False)
+        if u is not None
+    )
     raw = any(u is None for u in unescaped)
     if escaped and not raw:
-        return list(zip(unescaped[::2], unescaped[1::2]))
+        return list(zip(unescaped[::2], unescaped[1::2], strict=False))
     if (raw and not escaped) or unescaped == texts:
         return pairs
     return None

@@ -86,8 +86,8 @@ _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
 _PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
 _MAXLEN = max(map(len, _MARKERS))
 
-_ENDS = (END, CALL, RETURN, ENDOFTEXT)             # close a message (consumed)
-_HEADS = (START, CHANNEL, MESSAGE, CONSTRAIN)      # start a header (a body missing its closer ends there)
+_ENDS = (END, CALL, RETURN, ENDOFTEXT)  # close a message (consumed)
+_HEADS = (START, CHANNEL, MESSAGE, CONSTRAIN)  # start a header (a body missing its closer ends there)
 _ROLE = "assistant"
 _BUILTINS = frozenset({"python", "browser", "container"})  # gpt-oss built-in tools, not client functions
 
@@ -122,7 +122,7 @@ class HarmonyParser:
         events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
         return _message(events, reader.diagnostics)
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "HarmonyStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> HarmonyStream:
         return HarmonyStream(prefix)
 
 
@@ -167,7 +167,7 @@ class _Field:
         if not body:
             self.held += text if self.started else ""
             return ""
-        out, self.held, self.started = self.held + body, text[len(body):], True
+        out, self.held, self.started = self.held + body, text[len(body) :], True
         return out
 
     def sep(self) -> None:
@@ -220,7 +220,7 @@ class _Reader:
             if not self.final or not self.holding:
                 return
             if self.step == self._header:
-                if not self.buf[self.msg_at:].strip():
+                if not self.buf[self.msg_at :].strip():
                     return
                 self._surface(len(self.buf), "header without <|message|>", quiet=not self._has_marker())
             elif self.step in (self._call_body, self._after_json) and self._json_done_or_empty():
@@ -258,10 +258,10 @@ class _Reader:
     # ---- messages ----------------------------------------------------------------------------------
 
     def _reset_message(self) -> None:
-        self.holding = True        # a header or call is being read (raw text kept from msg_at)
+        self.holding = True  # a header or call is being read (raw text kept from msg_at)
         self.msg_at = self.pos
-        self.scan = self.pos       # where the header / JSON scan resumes
-        self.value_at = self.pos   # start of the call's JSON value
+        self.scan = self.pos  # where the header / JSON scan resumes
+        self.value_at = self.pos  # start of the call's JSON value
         self.stack: list[str] = []
         self.in_string = False
         self.json_done = False
@@ -274,7 +274,7 @@ class _Reader:
         self.step = self._header
 
     def _has_marker(self) -> bool:
-        raw = self.buf[self.msg_at:]
+        raw = self.buf[self.msg_at :]
         return any(m in raw for m in _MARKERS)
 
     def _header(self) -> bool:
@@ -283,14 +283,14 @@ class _Reader:
         i = buf.find("<|", self.scan)
         while i != -1:
             if buf.startswith(MESSAGE, i):
-                self._read_header(buf[self.msg_at:i], i)
+                self._read_header(buf[self.msg_at : i], i)
                 return True
             marker = next((m for m in _MARKERS if buf.startswith(m, i)), None)
             if marker is None:
                 if not self.final and len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
                     self.scan = i
                     return False
-            elif marker == START and buf[self.msg_at:i].strip():
+            elif marker == START and buf[self.msg_at : i].strip():
                 raise _Malformed(i, "<|start|> inside a header")
             elif marker in _ENDS:
                 raise _Malformed(i + len(marker), f"{marker} inside a header")
@@ -302,11 +302,11 @@ class _Reader:
         """Parse the header text (before ``<|message|>`` at buffer offset ``at``) and enter the body."""
         h = header.lstrip()
         if h.startswith(START):
-            h = h[len(START):]
+            h = h[len(START) :]
             role = _WORD.match(h).group()
             if role != _ROLE:
                 raise _Malformed(at, f"message from {role or 'no role'!r}")
-            h = h[len(role):]
+            h = h[len(role) :]
         channel = recipient = ctype = None
         words: list[str] = []
         i, n = 0, len(h)
@@ -345,8 +345,11 @@ class _Reader:
             self._begin_text("reasoning" if channel == "analysis" else "content")
             return
         name = recipient.removeprefix(FUNCTIONS)
-        if not name or recipient == _ROLE or (not recipient.startswith(FUNCTIONS)
-                                               and recipient.split(".", 1)[0] in _BUILTINS):
+        if (
+            not name
+            or recipient == _ROLE
+            or (not recipient.startswith(FUNCTIONS) and recipient.split(".", 1)[0] in _BUILTINS)
+        ):
             raise _Malformed(self.pos, f"not a function call (recipient {recipient!r})")
         self.name, self.kind = name, "call"
         self.value_at = self.scan = self.pos
@@ -412,7 +415,7 @@ class _Reader:
 
     def _surface(self, at: int, reason: str, quiet: bool = False) -> None:
         """Give the current message's raw text up to ``at`` to content; ``_resync`` reads on."""
-        raw = self.buf[self.msg_at:at]
+        raw = self.buf[self.msg_at : at]
         if not quiet:
             self.diagnostics.append(f"malformed message surfaced as content ({reason}): {raw[:80]!r}")
         self.content.sep()
@@ -481,7 +484,7 @@ class _Reader:
             elif c in "}]" and self.stack and self.stack[-1] == _CLOSERS[c]:
                 self.stack.pop()
                 if not self.stack:
-                    self.args = _arguments(buf[self.value_at:i + 1], i + 1)
+                    self.args = _arguments(buf[self.value_at : i + 1], i + 1)
                     self.json_done, self.pos = True, i + 1
                     self.step = self._after_json
                     return True

@@ -77,7 +77,7 @@ _PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # prop
 _MAXLEN = max(map(len, _MARKERS))
 
 _JSON_WS = re.compile(r"[ \t\n\r]*")
-_STRING_STOP = re.compile(r'["\\\x00-\x1f]')        # inside a JSON string: its end, an escape, a control char
+_STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # inside a JSON string: its end, an escape, a control char
 _OUTSIDE_STOP = re.compile(r"[^ \t\n\r,:0-9+\-.eEtrufalsn]")  # outside strings: anything but plain lexemes
 _CLOSERS = {"}": "{", "]": "["}
 
@@ -105,7 +105,7 @@ class HermesParser:
         events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
         return _message(events, reader.diagnostics)
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "HermesStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> HermesStream:
         return HermesStream(prefix)
 
 
@@ -267,10 +267,10 @@ class _Reader:
 
     def _reset_call(self) -> None:
         self.in_call = False
-        self.call_at = 0                         # buffer offset of the block's <tool_call>
-        self.value_at = 0                        # start of the JSON value being read
-        self.scan = 0                            # where the JSON scan resumes
-        self.stack: list[str] = []               # open "{" / "[" of the value
+        self.call_at = 0  # buffer offset of the block's <tool_call>
+        self.value_at = 0  # start of the JSON value being read
+        self.scan = 0  # where the JSON scan resumes
+        self.stack: list[str] = []  # open "{" / "[" of the value
         self.in_string = False
         self.pending: list[tuple[str, dict]] = []  # calls read in this block, emitted when it is accepted
 
@@ -293,7 +293,7 @@ class _Reader:
         later = self.buf.find(CALL_OPEN, self.call_at + len(CALL_OPEN))
         if 0 <= later < at:
             at = later
-        raw = self.buf[self.call_at:at]
+        raw = self.buf[self.call_at : at]
         self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
         self._reset_call()
         self.pos = at
@@ -344,7 +344,7 @@ class _Reader:
             elif c in "}]" and self.stack and self.stack[-1] == _CLOSERS[c]:
                 self.stack.pop()
                 if not self.stack:
-                    self.pending += _calls(buf[self.value_at:i + 1], i + 1)
+                    self.pending += _calls(buf[self.value_at : i + 1], i + 1)
                     self.pos = i + 1
                     self.step = self._after_value
                     return True
@@ -367,7 +367,7 @@ class _Reader:
         if buf[pos] in "{[":
             self.step = self._value_start
             return True
-        rest = buf[pos:pos + _MAXLEN]
+        rest = buf[pos : pos + _MAXLEN]
         if not self.final and (CALL_CLOSE.startswith(rest) or CALL_OPEN.startswith(rest)):
             return False
         raise _Malformed(pos, "expected </tool_call> after the call's JSON")

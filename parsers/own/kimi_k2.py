@@ -42,15 +42,7 @@ from __future__ import annotations
 
 import re
 
-from harness.formats.kimi_k2 import (
-    ARGUMENT_BEGIN,
-    CALL_BEGIN,
-    CALL_END,
-    ID_PREFIX,
-    SECTION_BEGIN,
-    SECTION_END,
-    SPEC,
-)
+from harness.formats.kimi_k2 import ARGUMENT_BEGIN, CALL_BEGIN, CALL_END, ID_PREFIX, SECTION_BEGIN, SECTION_END, SPEC
 from parsers.own._token_sections import JsonCallReader, SectionParser
 
 _CANONICAL = re.compile(r"(?:functions\.)?(.+):([0-9]+)", re.DOTALL)
@@ -75,20 +67,20 @@ def tool_name(call_id: str, tools: list | None, arguments: dict) -> str | None:
     canonical = _CANONICAL.fullmatch(raw)
     if canonical:
         name = canonical.group(1)
-        glued = name[len(_GLUED_PREFIX):] if name.startswith(_GLUED_PREFIX) else ""
+        glued = name[len(_GLUED_PREFIX) :] if name.startswith(_GLUED_PREFIX) else ""
         if names and name not in names and glued in names:
             return glued
         return name
     bodies = []
     if raw.startswith(ID_PREFIX):
-        bodies.append(raw[len(ID_PREFIX):])
-    elif raw.startswith(_GLUED_PREFIX) and raw[len(_GLUED_PREFIX):][:1].isalpha():
-        bodies.append(raw[len(_GLUED_PREFIX):])
+        bodies.append(raw[len(ID_PREFIX) :])
+    elif raw.startswith(_GLUED_PREFIX) and raw[len(_GLUED_PREFIX) :][:1].isalpha():
+        bodies.append(raw[len(_GLUED_PREFIX) :])
     body = bodies[0] if bodies else raw
     bodies.append(raw)
     for candidate in bodies:
         for name in names:
-            rest = candidate[len(name):] if candidate.startswith(name) else None
+            rest = candidate[len(name) :] if candidate.startswith(name) else None
             if rest is not None and (rest == "" or rest[0] == ":" or rest.isdigit()):
                 return name
     if not body or body.isdigit():
@@ -104,8 +96,7 @@ def _infer(functions: list[dict], arguments: dict) -> str | None:
     every argument key."""
     if len(functions) == 1:
         return functions[0]["name"]
-    fits = [f["name"] for f in functions
-            if set(arguments) <= set(((f.get("parameters") or {}).get("properties") or {}))]
+    fits = [f["name"] for f in functions if set(arguments) <= set((f.get("parameters") or {}).get("properties") or {})]
     return fits[0] if len(fits) == 1 else None
 
 

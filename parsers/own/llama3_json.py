@@ -104,7 +104,7 @@ class Llama3JsonParser:
         events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
         return fold_message(events, reader.diagnostics)
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "Llama3JsonStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> Llama3JsonStream:
         return Llama3JsonStream(tools)
 
 
@@ -129,6 +129,7 @@ class Llama3JsonStream:
 
 # ---- pieces shared in shape with parsers/own/mistral.py -------------------------------------------------------
 
+
 class TextField:
     """Strips surrounding whitespace from a streamed text field (content).
 
@@ -146,7 +147,7 @@ class TextField:
         if not body:
             self.held += text if self.started else ""
             return ""
-        out, self.held, self.started = self.held + body, text[len(body):], True
+        out, self.held, self.started = self.held + body, text[len(body) :], True
         return out
 
 
@@ -191,12 +192,12 @@ def to_deltas(events: list[tuple]) -> list[Delta]:
             else:
                 out.append(Delta(content=event[1]))
         else:
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3],
-                                                       id=event[4])]))
+            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3], id=event[4])]))
     return out
 
 
 # ---- the Llama 3 reader ---------------------------------------------------------------------------------
+
 
 class _Reader:
     """Incremental reader. ``push(text)`` / ``finish()`` return events (see :func:`fold_message`).
@@ -215,16 +216,16 @@ class _Reader:
         self.events: list[tuple] = []
         self.diagnostics: list[str] = []
         self.n_calls = 0
-        self.after_call = False     # a ';' right after a call may separate the next one
-        self.sep_at: int | None = None   # start of a held ';' separator
-        self.tag_at: int | None = None   # start of the <|python_tag|> before the candidate
+        self.after_call = False  # a ';' right after a call may separate the next one
+        self.sep_at: int | None = None  # start of a held ';' separator
+        self.tag_at: int | None = None  # start of the <|python_tag|> before the candidate
         self.json: JsonExtent | None = None
 
     # ---- driving ---------------------------------------------------------------------------------
 
     def push(self, text: str) -> list[tuple]:
         if self.step == self._text and self.pos >= _COMPACT_AT:
-            self.buf, self.pos = self.buf[self.pos:], 0
+            self.buf, self.pos = self.buf[self.pos :], 0
         self.buf += text
         self._advance()
         return self._take()
@@ -258,21 +259,21 @@ class _Reader:
         while True:
             m = _TEXT_STOP.search(buf, i)
             if m is None:
-                self._emit(buf[self.pos:])
+                self._emit(buf[self.pos :])
                 self.pos = len(buf)
                 return False
             j = m.start()
             if buf[j] == "{":
-                self._emit(buf[self.pos:j])
+                self._emit(buf[self.pos : j])
                 self._candidate_at(j)
                 return True
             if buf.startswith(PYTHON_TAG, j):
-                self._emit(buf[self.pos:j])
+                self._emit(buf[self.pos : j])
                 self.tag_at, self.pos = j, j + len(PYTHON_TAG)
                 self.step = self._after_tag
                 return True
             if not self.final and len(buf) - j < _MAXLEN and buf[j:] in _PREFIXES:
-                self._emit(buf[self.pos:j])
+                self._emit(buf[self.pos : j])
                 self.pos = j
                 return False
             i = j + 1
@@ -288,7 +289,7 @@ class _Reader:
             self.after_call = False
             return None
         k = _WS.match(buf, j + 1).end()
-        rest = buf[k:k + len(PYTHON_TAG)]
+        rest = buf[k : k + len(PYTHON_TAG)]
         if not self.final and (k == len(buf) or (rest != PYTHON_TAG and PYTHON_TAG.startswith(rest))):
             return False  # the next call (or its <|python_tag|>) may still be arriving
         self.after_call = False
@@ -321,11 +322,11 @@ class _Reader:
     def _builtin(self) -> bool:
         if not self.final:
             return False
-        parsed = _builtin_call(self.buf[self.pos:].rstrip(), self.tools)
+        parsed = _builtin_call(self.buf[self.pos :].rstrip(), self.tools)
         if parsed is None:
             self.pos = self.tag_at  # surfaced below from the tag on
             self._not_a_call(None, "text after <|python_tag|> is neither a call object nor NAME.call(...)")
-            self._emit(self.buf[self.pos:])
+            self._emit(self.buf[self.pos :])
             self.pos = len(self.buf)
             return True
         self._accept(*parsed, end=len(self.buf))
@@ -375,11 +376,13 @@ class _Reader:
         diagnostic), then the whole JSON value when it was valid (``end``), else only its ``{``."""
         start = self.json.start if self.json is not None else self.pos
         if self.sep_at is not None:
-            self._emit(self.buf[self.sep_at:self.tag_at if self.tag_at is not None else start])
+            self._emit(self.buf[self.sep_at : self.tag_at if self.tag_at is not None else start])
         if self.tag_at is not None:
-            raw = self.buf[self.tag_at:start]
-            self.diagnostics.append(f"<|python_tag|> not followed by a call, surfaced as content ({reason}): "
-                                    f"{self.buf[self.tag_at:self.tag_at + 80]!r}")
+            raw = self.buf[self.tag_at : start]
+            self.diagnostics.append(
+                f"<|python_tag|> not followed by a call, surfaced as content ({reason}): "
+                f"{self.buf[self.tag_at : self.tag_at + 80]!r}"
+            )
             self._emit(raw)
         if self.json is not None:
             stop = end if end is not None else start + 1
@@ -438,8 +441,13 @@ def _python_call(text: str) -> tuple[str, dict] | None:
         node = ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "call"
-            and isinstance(node.func.value, ast.Name) and not node.args):
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "call"
+        and isinstance(node.func.value, ast.Name)
+        and not node.args
+    ):
         return None
     arguments = {}
     for keyword in node.keywords:

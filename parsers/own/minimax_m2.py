@@ -61,8 +61,16 @@ from __future__ import annotations
 from harness.formats import minimax_m2 as _fmt
 from parsers.own.qwen3_coder import Dialect, XmlCallParser
 
-MINIMAX_M2 = Dialect(_fmt.SPEC, _fmt.INVOKE_OPEN, '">', _fmt.INVOKE_CLOSE, _fmt.PARAMETER_OPEN,
-                     _fmt.PARAMETER_CLOSE, padded=False, tojson=True)
+MINIMAX_M2 = Dialect(
+    _fmt.SPEC,
+    _fmt.INVOKE_OPEN,
+    '">',
+    _fmt.INVOKE_CLOSE,
+    _fmt.PARAMETER_OPEN,
+    _fmt.PARAMETER_CLOSE,
+    padded=False,
+    tojson=True,
+)
 
 
 class MiniMaxM2Parser(XmlCallParser):

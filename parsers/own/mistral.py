@@ -55,14 +55,7 @@ from harness.core.messages import Message
 from harness.core.protocol import Delta
 from harness.formats.mistral import ARGS, CALL_ID, SPEC, TOOL_CALLS
 from parsers.own._common import JsonExtent, Malformed, StopTail
-from parsers.own.llama3_json import (
-    _VERSION,
-    TextField,
-    decode_json,
-    fold_message,
-    object_arguments,
-    to_deltas,
-)
+from parsers.own.llama3_json import _VERSION, TextField, decode_json, fold_message, object_arguments, to_deltas
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
@@ -94,7 +87,7 @@ class MistralParser:
         events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
         return fold_message(events, reader.diagnostics)
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "MistralStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> MistralStream:
         return MistralStream()
 
 
@@ -146,7 +139,7 @@ class _Reader:
 
     def _reset_call(self) -> None:
         self.in_call = False
-        self.call_at = 0         # buffer offset of the call's [TOOL_CALLS]
+        self.call_at = 0  # buffer offset of the call's [TOOL_CALLS]
         self.name_at = 0
         self.name = ""
         self.call_id: str | None = None
@@ -157,7 +150,7 @@ class _Reader:
 
     def push(self, text: str) -> list[tuple]:
         if not self.in_call and self.pos >= _COMPACT_AT:
-            self.buf, self.pos = self.buf[self.pos:], 0
+            self.buf, self.pos = self.buf[self.pos :], 0
         self.buf += text
         self._advance()
         return self._take()
@@ -197,18 +190,18 @@ class _Reader:
         while True:
             m = _TEXT_STOP.search(buf, i)
             if m is None:
-                self._emit(buf[self.pos:])
+                self._emit(buf[self.pos :])
                 self.pos = len(buf)
                 return False
             j = m.start()
             if buf.startswith(TOOL_CALLS, j):
-                self._emit(buf[self.pos:j])
+                self._emit(buf[self.pos : j])
                 self._reset_call()
                 self.in_call, self.call_at, self.pos = True, j, j + len(TOOL_CALLS)
                 self.step = self._head
                 return True
             if not self.final and len(buf) - j < _MAXLEN and buf[j:] in _PREFIXES:
-                self._emit(buf[self.pos:j])
+                self._emit(buf[self.pos : j])
                 self.pos = j
                 return False
             i = j + 1
@@ -232,7 +225,7 @@ class _Reader:
         later = self.buf.find(TOOL_CALLS, self.call_at + len(TOOL_CALLS))
         if 0 <= later < at:
             at = later
-        raw = self.buf[self.call_at:at]
+        raw = self.buf[self.call_at : at]
         self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
         self._reset_call()
         self.pos = at
@@ -265,14 +258,14 @@ class _Reader:
             return False
         if end == self.name_at:
             raise _Malformed(end, "no tool name after [TOOL_CALLS]")
-        self.name = self.buf[self.name_at:end]
+        self.name = self.buf[self.name_at : end]
         return self._after_word(end, allow_id=True)
 
     def _id(self) -> bool:
         end = self._word(self.pos)
         if end is None:
             return False
-        self.call_id = self.buf[self.pos:end]
+        self.call_id = self.buf[self.pos : end]
         return self._after_word(end, allow_id=False)
 
     def _after_word(self, end: int, allow_id: bool) -> bool:
@@ -312,7 +305,7 @@ class _Reader:
         if end is None:
             return None  # at the end of the text, _advance surfaces the unterminated call
         try:
-            return end, decode_json(self.buf[self.json.start:end])
+            return end, decode_json(self.buf[self.json.start : end])
         except ValueError as exc:
             raise _Malformed(end, f"invalid JSON: {exc}") from None
 

@@ -116,12 +116,12 @@ class Dialect:
     """The markers of one XML parameter format (Qwen3-Coder's or MiniMax-M2's)."""
 
     spec: FormatSpec
-    function_open: str    # "<function="           '<invoke name="'
-    name_end: str         # ">"                    '">'   (ends a name and a key)
-    function_close: str   # "</function>"          "</invoke>"
-    parameter_open: str   # "<parameter="          '<parameter name="'
+    function_open: str  # "<function="           '<invoke name="'
+    name_end: str  # ">"                    '">'   (ends a name and a key)
+    function_close: str  # "</function>"          "</invoke>"
+    parameter_open: str  # "<parameter="          '<parameter name="'
     parameter_close: str  # "</parameter>"         "</parameter>"
-    padded: bool          # one newline of padding on each side of a value
+    padded: bool  # one newline of padding on each side of a value
     tojson: bool = False  # non-strings written with tojson (MiniMax), not Python str() (Qwen3-Coder)
 
     @property
@@ -137,12 +137,14 @@ class Dialect:
         """A call boundary inside a value: ``</function>``, optionally ``</tool_call>`` + ``<tool_call>``, then
         ``<function=`` (whitespace between)."""
         ws, e = "[ \t\n\r]*", re.escape
-        return re.compile(f"{e(self.function_close)}{ws}(?:{e(self.call_close)}{ws}{e(self.call_open)}{ws})?"
-                          f"{e(self.function_open)}")
+        return re.compile(
+            f"{e(self.function_close)}{ws}(?:{e(self.call_close)}{ws}{e(self.call_open)}{ws})?{e(self.function_open)}"
+        )
 
 
-QWEN3_CODER = Dialect(_fmt.SPEC, _fmt.FUNCTION_OPEN, ">", _fmt.FUNCTION_CLOSE, _fmt.PARAMETER_OPEN,
-                      _fmt.PARAMETER_CLOSE, padded=True)
+QWEN3_CODER = Dialect(
+    _fmt.SPEC, _fmt.FUNCTION_OPEN, ">", _fmt.FUNCTION_CLOSE, _fmt.PARAMETER_OPEN, _fmt.PARAMETER_CLOSE, padded=True
+)
 from parsers.own._common import TextField as _Field
 from parsers.own._common import deltas_from_events as _deltas
 from parsers.own._common import message_from_events as _message
@@ -167,7 +169,7 @@ class XmlCallParser:
         events = session.push_events(text) + session.finish_events()
         return _message(events, session.diagnostics)
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "XmlCallStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> XmlCallStream:
         return XmlCallStream(self.dialect, tools, prefix)
 
 
@@ -204,6 +206,7 @@ class XmlCallStream:
 
 # ---- text helpers ------------------------------------------------------------------------------------
 
+
 def _proper_prefixes(markers) -> frozenset[str]:
     return frozenset(m[:k] for m in markers for k in range(1, len(m)))
 
@@ -230,7 +233,7 @@ class _StopTail:
         n = len(s)
         starts = {n}
         if partial:
-            starts |= {n - k for k in range(1, min(self.maxlen, n + 1)) if s[n - k:] in self.prefixes}
+            starts |= {n - k for k in range(1, min(self.maxlen, n + 1)) if s[n - k :] in self.prefixes}
         todo, best = list(starts), n
         while todo:
             p = todo.pop()
@@ -394,8 +397,11 @@ class _BlockSearch:
                     return PENDING
                 continue
             for c in stage:
-                closer, then = ((d.parameter_close, "params") if buf.startswith(d.parameter_close, c)
-                                else (d.function_close, "after_function"))
+                closer, then = (
+                    (d.parameter_close, "params")
+                    if buf.startswith(d.parameter_close, c)
+                    else (d.function_close, "after_function")
+                )
                 result = yield (then, c + len(closer))
                 if result is PENDING:
                     return PENDING
@@ -444,6 +450,7 @@ class _BlockSearch:
 
 
 # ---- the reader ---------------------------------------------------------------------------------------
+
 
 class _Reader:
     """Incremental reader. ``push(text)`` / ``finish()`` return events: ``("content"|"reasoning", text)`` and
@@ -585,7 +592,7 @@ class _Reader:
         at, self.call_at = self.call_at, -1
         if result is None:
             opener_end = at + len(self.d.call_open)
-            self.diagnostics.append(f"malformed call surfaced as content: {self.buf[at:at + 80]!r}")
+            self.diagnostics.append(f"malformed call surfaced as content: {self.buf[at : at + 80]!r}")
             self._emit_content(self.buf[at:opener_end])
             self.pos = opener_end
         else:

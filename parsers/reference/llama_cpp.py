@@ -256,8 +256,9 @@ FORMATS: dict[str, FormatSetup] = {
     "glm47": FormatSetup("models/templates/GLM-4.7-Flash.jinja", reasoning="off"),
     "qwen3_coder": FormatSetup("models/templates/Qwen3-Coder.jinja"),
     "minimax_m2": FormatSetup("models/templates/MiniMax-M2.jinja"),
-    "llama3_json": FormatSetup("models/templates/meta-llama-Llama-3.1-8B-Instruct.jinja",
-                               kwargs={"date_string": LLAMA3_DATE_STRING}),
+    "llama3_json": FormatSetup(
+        "models/templates/meta-llama-Llama-3.1-8B-Instruct.jinja", kwargs={"date_string": LLAMA3_DATE_STRING}
+    ),
     "mistral": FormatSetup("models/templates/Mistral-Small-3.2-24B-Instruct-2506.jinja"),
     "kimi_k2": FormatSetup("models/templates/moonshotai-Kimi-K2.jinja"),
     "deepseek_v31": FormatSetup("models/templates/deepseek-ai-DeepSeek-V3.1.jinja", reasoning="off"),
@@ -269,7 +270,7 @@ FORMAT_TEMPLATES = {fmt: setup.template for fmt, setup in FORMATS.items()}
 # Formats of the harness this engine does not serve, and why (see "Not served" above).
 UNSUPPORTED = {
     "functiongemma": "llama.cpp has no FunctionGemma handler and the pinned sdist no FunctionGemma template to derive "
-                     "a parser from (google/functiongemma-270m-it is gated; offline there is no template at all)",
+    "a parser from (google/functiongemma-270m-it is gated; offline there is no template at all)"
 }
 SHIM_DIR = Path(__file__).resolve().parent / "llama_cpp_shim"
 SHIM_FILES = ("shim.cpp", "CMakeLists.txt")
@@ -315,12 +316,7 @@ def recipe(version: str) -> dict:
 
 def _extract_llama_cpp(dest: Path, log: Log) -> str:
     """Extract the needed parts of the sdist's ``vendor/llama.cpp`` into ``dest``; return the llama.cpp commit."""
-    from harness.assets.sdist import (
-        LLAMA_CPP_DIR,
-        SDIST_NAME,
-        SDIST_VERSION,
-        sdist_archive,
-    )
+    from harness.assets.sdist import LLAMA_CPP_DIR, SDIST_NAME, SDIST_VERSION, sdist_archive
 
     root = f"{SDIST_NAME.replace('-', '_')}-{SDIST_VERSION}"
     vendor = f"{root}/{LLAMA_CPP_DIR}/"
@@ -336,7 +332,7 @@ def _extract_llama_cpp(dest: Path, log: Log) -> str:
                 continue
             if not member.name.startswith(vendor):
                 continue
-            rel = member.name[len(vendor):]
+            rel = member.name[len(vendor) :]
             if rel.split("/", 1)[0] not in SOURCE_ENTRIES or not (member.isfile() or member.isdir()):
                 continue
             member.name = rel
@@ -361,9 +357,22 @@ def install(env_dir: Path, version: str, log: Log) -> None:
         shutil.copyfile(SHIM_DIR / name, shim / name)
 
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    run_step(["cmake", "-S", str(shim), "-B", str(build), *generator, *CMAKE_FLAGS,
-              f"-DLLAMA_CPP_DIR={src / 'llama.cpp'}", f"-DLLAMA_BUILD_COMMIT={commit[:9]}",
-              "-DLLAMA_BUILD_NUMBER=0", f"-DWORKER_VERSION={version}"], log)
+    run_step(
+        [
+            "cmake",
+            "-S",
+            str(shim),
+            "-B",
+            str(build),
+            *generator,
+            *CMAKE_FLAGS,
+            f"-DLLAMA_CPP_DIR={src / 'llama.cpp'}",
+            f"-DLLAMA_BUILD_COMMIT={commit[:9]}",
+            "-DLLAMA_BUILD_NUMBER=0",
+            f"-DWORKER_VERSION={version}",
+        ],
+        log,
+    )
     run_step(["cmake", "--build", str(build), "--target", BINARY, "--parallel", str(JOBS)], log)
 
     built = build / BINARY
@@ -371,8 +380,10 @@ def install(env_dir: Path, version: str, log: Log) -> None:
         raise EngineBuildError(f"the build finished but {built} is missing")
     (env_dir / "bin").mkdir(exist_ok=True)
     shutil.copy2(built, env_dir / "bin" / BINARY)
-    log(f"built {env_dir / 'bin' / BINARY} ({(env_dir / 'bin' / BINARY).stat().st_size / 1e6:.1f} MB); "
-        "removing the build tree and sources")
+    log(
+        f"built {env_dir / 'bin' / BINARY} ({(env_dir / 'bin' / BINARY).stat().st_size / 1e6:.1f} MB); "
+        "removing the build tree and sources"
+    )
     shutil.rmtree(build, ignore_errors=True)
     shutil.rmtree(src, ignore_errors=True)
 
@@ -397,7 +408,7 @@ ENGINE = Engine(
     default_version=VERSION,
     formats=tuple(FORMATS),
     cold_install="~3.5 min on 2 cores (cmake/ninja build of llama.cpp's common library and the shim from the "
-                 "cached llama-cpp-python 0.3.36 sdist; needs cmake and a C++17 compiler); 9.4 MB installed",
+    "cached llama-cpp-python 0.3.36 sdist; needs cmake and a C++17 compiler); 9.4 MB installed",
     recipe=recipe,
     install=install,
     worker_command=worker_command,

@@ -199,9 +199,10 @@ import logging
 import os
 import threading
 import types
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from harness.core.messages import Message, ToolCall, parse_arguments
 from harness.core.protocol import Delta, ToolCallDelta
@@ -211,24 +212,98 @@ from harness.formats import hermes as _hermes_format
 
 # Special tokens of each model family's vocabulary: all the wrapper reads of it (``_infer_thinking`` looks for
 # ``<think>``/``</think>``; the text state machine matches marker text). Sources in the module docstring.
-_GLM_VOCAB = ("<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>",
-              "<|assistant|>", "<|observation|>", "<think>", "</think>", "<tool_call>", "</tool_call>",
-              "<tool_response>", "</tool_response>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
-              "/nothink")
-_QWEN3_VOCAB = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<|fim_prefix|>",
-                "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
-                "<tool_response>", "</tool_response>", "<think>", "</think>")
+_GLM_VOCAB = (
+    "<|endoftext|>",
+    "[MASK]",
+    "[gMASK]",
+    "[sMASK]",
+    "<sop>",
+    "<eop>",
+    "<|system|>",
+    "<|user|>",
+    "<|assistant|>",
+    "<|observation|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+    "/nothink",
+)
+_QWEN3_VOCAB = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<tool_call>",
+    "</tool_call>",
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+    "<|fim_pad|>",
+    "<|repo_name|>",
+    "<|file_sep|>",
+    "<tool_response>",
+    "</tool_response>",
+    "<think>",
+    "</think>",
+)
 _MINIMAX_VOCAB = ("]~!b[", "]~b]", "[e~[", "<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>")
-_MISTRAL_VOCAB = ("<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
-                  "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
-                  "[TOOL_CONTENT]", "[ARGS]", "[CALL_ID]")
-_KIMI_K2_VOCAB = ("[BOS]", "[EOS]", "<|im_end|>", "<|im_user|>", "<|im_assistant|>", "<|start_header_id|>",
-                  "<|end_header_id|>", "[EOT]", "<|im_system|>", "<|tool_calls_section_begin|>",
-                  "<|tool_calls_section_end|>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>",
-                  "<|tool_call_end|>", "<|im_middle|>", "[UNK]", "[PAD]")
-_FUNCTIONGEMMA_VOCAB = ("<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>",
-                        "<start_function_declaration>", "<end_function_declaration>", "<start_function_call>",
-                        "<end_function_call>", "<start_function_response>", "<end_function_response>", "<escape>")
+_MISTRAL_VOCAB = (
+    "<unk>",
+    "<s>",
+    "</s>",
+    "[INST]",
+    "[/INST]",
+    "[AVAILABLE_TOOLS]",
+    "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]",
+    "[/TOOL_RESULTS]",
+    "[TOOL_CALLS]",
+    "[SYSTEM_PROMPT]",
+    "[/SYSTEM_PROMPT]",
+    "[TOOL_CONTENT]",
+    "[ARGS]",
+    "[CALL_ID]",
+)
+_KIMI_K2_VOCAB = (
+    "[BOS]",
+    "[EOS]",
+    "<|im_end|>",
+    "<|im_user|>",
+    "<|im_assistant|>",
+    "<|start_header_id|>",
+    "<|end_header_id|>",
+    "[EOT]",
+    "<|im_system|>",
+    "<|tool_calls_section_begin|>",
+    "<|tool_calls_section_end|>",
+    "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
+    "<|tool_call_end|>",
+    "<|im_middle|>",
+    "[UNK]",
+    "[PAD]",
+)
+_FUNCTIONGEMMA_VOCAB = (
+    "<pad>",
+    "<eos>",
+    "<bos>",
+    "<unk>",
+    "<start_of_turn>",
+    "<end_of_turn>",
+    "<start_function_declaration>",
+    "<end_function_declaration>",
+    "<start_function_call>",
+    "<end_function_call>",
+    "<start_function_response>",
+    "<end_function_response>",
+    "<escape>",
+)
 
 
 @dataclass(frozen=True)
@@ -237,22 +312,27 @@ class FormatConfig:
     special tokens of its vocabulary (all the wrapper inspects), the end of its generation prompt and its stop
     tokens."""
 
-    tool_module: str                       # mlx_lm.tool_parsers.<tool_module>
-    special_tokens: tuple[str, ...]        # the stand-in vocabulary (thinking is inferred from it)
-    generation_prompt_tail: str            # the prompt's end before the case prefix (see prompt_end)
-    stop_markers: tuple[str, ...]          # the text of the tokens generation stops on
+    tool_module: str  # mlx_lm.tool_parsers.<tool_module>
+    special_tokens: tuple[str, ...]  # the stand-in vocabulary (thinking is inferred from it)
+    generation_prompt_tail: str  # the prompt's end before the case prefix (see prompt_end)
+    stop_markers: tuple[str, ...]  # the text of the tokens generation stops on
 
 
 FORMATS: dict[str, FormatConfig] = {
     # tool parser inferred from a template holding "<|tool_call>" and "<tool_call|>"; thinking from the
     # <|channel>/<channel|> tokens. Stop tokens: llama.cpp's stop set for this vocabulary.
-    "gemma4": FormatConfig("gemma4", _gemma4_format.SPEC.markers + ("<eos>", "<bos>"), "<|turn>model\n",
-                           _gemma4_format.SPEC.stop_markers),
+    "gemma4": FormatConfig(
+        "gemma4", _gemma4_format.SPEC.markers + ("<eos>", "<bos>"), "<|turn>model\n", _gemma4_format.SPEC.stop_markers
+    ),
     # json_tools: what _infer_tool_parser picks for a template holding "<tool_call>" and "tool_call.name" (Qwen
     # 2.5's and Hermes 3's). The vocabulary has no <think>/</think> (Qwen 2.5, Hermes 3), so mlx-lm infers no
     # thinking; generation stops at <|im_end|> (or <|endoftext|>).
-    "hermes": FormatConfig("json_tools", _hermes_format.SPEC.markers + ("<|endoftext|>",),
-                           "<|im_start|>assistant\n", _hermes_format.SPEC.stop_markers),
+    "hermes": FormatConfig(
+        "json_tools",
+        _hermes_format.SPEC.markers + ("<|endoftext|>",),
+        "<|im_start|>assistant\n",
+        _hermes_format.SPEC.stop_markers,
+    ),
     # The formats below: see "Newer formats" in the module docstring for where each fact comes from. Tool parser:
     # what ``_infer_tool_parser`` picks for the catalog presets' templates; vocabulary: the special tokens of the
     # model's tokenizer; prompt tail: the generation prompt before the thinking switch's pre-fill, which the case
@@ -260,21 +340,26 @@ FORMATS: dict[str, FormatConfig] = {
     # (``harness.formats.<format>.SPEC.stop_markers``).
     "glm45": FormatConfig("glm47", _GLM_VOCAB, "<|assistant|>\n", ("<|user|>", "<|observation|>", "<|endoftext|>")),
     "glm47": FormatConfig("glm47", _GLM_VOCAB, "<|assistant|>", ("<|user|>", "<|observation|>", "<|endoftext|>")),
-    "qwen3_coder": FormatConfig("qwen3_coder", _QWEN3_VOCAB, "<|im_start|>assistant\n",
-                                ("<|im_end|>", "<|endoftext|>")),
+    "qwen3_coder": FormatConfig(
+        "qwen3_coder", _QWEN3_VOCAB, "<|im_start|>assistant\n", ("<|im_end|>", "<|endoftext|>")
+    ),
     "minimax_m2": FormatConfig("minimax_m2", _MINIMAX_VOCAB, "]~b]ai\n<think>\n", ("[e~[",)),
     "mistral": FormatConfig("mistral", _MISTRAL_VOCAB, "[/INST]", ("</s>",)),
     "kimi_k2": FormatConfig("kimi_k2", _KIMI_K2_VOCAB, "<|im_assistant|>assistant<|im_middle|>", ("<|im_end|>",)),
-    "functiongemma": FormatConfig("function_gemma", _FUNCTIONGEMMA_VOCAB, "<start_of_turn>model\n",
-                                  ("<start_function_response>", "<end_of_turn>", "<eos>")),
+    "functiongemma": FormatConfig(
+        "function_gemma",
+        _FUNCTIONGEMMA_VOCAB,
+        "<start_of_turn>model\n",
+        ("<start_function_response>", "<end_of_turn>", "<eos>"),
+    ),
 }
 # Formats mlx-lm has no tool parser for (see "Not supported" in the module docstring).
 UNSUPPORTED: dict[str, str] = {
     "llama3_json": "no tool parser: _infer_tool_parser finds none of its markers in the Llama 3.1 / 3.2 templates "
-                   "and the vocabulary has no <|tool_call_start|>",
+    "and the vocabulary has no <|tool_call_start|>",
     "deepseek_v31": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V3.1 template",
     "deepseek_v32": "no tool parser: mlx-lm ships a DeepSeek-V3.2 chat template (mlx_lm/chat_templates/deepseek_v32.py)"
-                    " but no tool_parsers module for its DSML calls",
+    " but no tool_parsers module for its DSML calls",
     "harmony": "no tool parser: _infer_tool_parser finds none of its markers in the gpt-oss template",
 }
 _SERVER_PATH = os.path.join("mlx_lm", "server.py")
@@ -350,8 +435,9 @@ class _Runtime:
         # ``SequenceStateMachine`` cannot build). The ids are the stand-in vocabulary's, never produced by the
         # character encoding, so they never match.
         self.per_token = not hasattr(generate, "TextStateMachine")
-        char_tokenizer = _CharTokenizer(config.special_tokens + tuple(
-            m for m in config.stop_markers if m not in config.special_tokens))
+        char_tokenizer = _CharTokenizer(
+            config.special_tokens + tuple(m for m in config.stop_markers if m not in config.special_tokens)
+        )
         eos_ids = [char_tokenizer.get_vocab()[m] for m in config.stop_markers]
         self.tokenizer = tokenizer_utils.TokenizerWrapper(
             char_tokenizer,
@@ -373,8 +459,9 @@ class _Runtime:
         character sequences they spell."""
         server = self.server
         holder = types.SimpleNamespace(_state_machine_cache={})
-        sm, sequences = server.ResponseGenerator._make_state_machine(holder, None, self.tokenizer, [],
-                                                                      initial_state=initial)
+        sm, sequences = server.ResponseGenerator._make_state_machine(
+            holder, None, self.tokenizer, [], initial_state=initial
+        )
 
         def generated():
             state = sm.make_state()
@@ -453,7 +540,7 @@ class _StopCut:
             self.ignored += len(text) - pos - len(marker)
             return text[:pos]
         keep = max((n for m in self.stop_markers for n in range(1, len(m)) if text.endswith(m[:n])), default=0)
-        self._held = text[len(text) - keep:] if keep else ""
+        self._held = text[len(text) - keep :] if keep else ""
         return text[: len(text) - keep]
 
     def flush(self) -> str:
@@ -501,8 +588,10 @@ class _ServerLoop:
             self.tool_calls.append(self.tool_text)
             self.made_tool_call = True
         if self.cut.stopped is not None and self.cut.ignored:
-            self.diagnostics.append(f"generation stops at the stop token {self.cut.stopped!r}: "
-                                    f"{self.cut.ignored} characters after it never reach mlx-lm")
+            self.diagnostics.append(
+                f"generation stops at the stop token {self.cut.stopped!r}: "
+                f"{self.cut.ignored} characters after it never reach mlx-lm"
+            )
         return [self._emit()]
 
     def _step(self, text: str, finish_reason: str | None = None) -> list[dict]:
@@ -586,7 +675,7 @@ class MlxLmParser:
             diagnostics=loop.diagnostics,
         )
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "MlxLmStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> MlxLmStream:
         return MlxLmStream(self._loop(tools, prefix, stream=True))
 
     def _loop(self, tools: list | None, prefix: str, stream: bool) -> _ServerLoop:
@@ -688,18 +777,30 @@ class MlxLmStream:
 def _deltas(chunks: list[dict]) -> list[Delta]:
     deltas = []
     for chunk in chunks:
-        calls = [ToolCallDelta(tc["index"], tc["function"]["name"], tc["function"]["arguments"])
-                 for tc in chunk["tool_calls"]]
+        calls = [
+            ToolCallDelta(tc["index"], tc["function"]["name"], tc["function"]["arguments"])
+            for tc in chunk["tool_calls"]
+        ]
         if chunk["text"] or chunk["reasoning_text"] or calls:
-            deltas.append(Delta(content=chunk["text"] or None, reasoning=chunk["reasoning_text"] or None,
-                                tool_calls=calls))
+            deltas.append(
+                Delta(content=chunk["text"] or None, reasoning=chunk["reasoning_text"] or None, tool_calls=calls)
+            )
     return deltas
 
 
 #: transformers and mlx-lm are installed in the harness' own environment: the registry also runs these in-process.
 IN_PROCESS = True
-PARSERS = [MlxLmGemma4Parser, MlxLmHermesParser, MlxLmGlm45Parser, MlxLmGlm47Parser, MlxLmQwen3CoderParser,
-           MlxLmMinimaxM2Parser, MlxLmMistralParser, MlxLmKimiK2Parser, MlxLmFunctionGemmaParser]
+PARSERS = [
+    MlxLmGemma4Parser,
+    MlxLmHermesParser,
+    MlxLmGlm45Parser,
+    MlxLmGlm47Parser,
+    MlxLmQwen3CoderParser,
+    MlxLmMinimaxM2Parser,
+    MlxLmMistralParser,
+    MlxLmKimiK2Parser,
+    MlxLmFunctionGemmaParser,
+]
 
 
 def _check_engine_version(version: str) -> None:
@@ -711,14 +812,17 @@ def _check_engine_version(version: str) -> None:
     except (IndexError, ValueError):
         raise ValueError(f"not a release number: {version!r}") from None
     if major_minor < (0, 31):
-        raise ValueError(f"the mlx-lm adapter drives the server loops of mlx-lm 0.31 and later; "
-                         f"{version} predates them")
+        raise ValueError(
+            f"the mlx-lm adapter drives the server loops of mlx-lm 0.31 and later; {version} predates them"
+        )
 
 
 # mlx-lm at another version than the main environment's, in its own virtualenv, serving this same adapter
 # over the worker protocol. mlx[cpu] because mlx-lm's own mlx dependency is macOS-only.
 ENGINE = PipEngine(
-    name="mlx-lm", default_version="0.32.0", formats=tuple(FORMATS),
+    name="mlx-lm",
+    default_version="0.32.0",
+    formats=tuple(FORMATS),
     cold_install="about 35 s, 340 MB",
     steps=lambda version: [["install", f"mlx-lm=={version}", "mlx[cpu]"]],
     worker_module="parsers.reference.mlx_lm",

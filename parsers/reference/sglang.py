@@ -332,9 +332,9 @@ class ReasoningToggle:
     (``detect_reasoning_pattern``, run by the server on the model's chat template at start-up and kept as
     ``template_manager.reasoning_config``) finds about the template's thinking switch."""
 
-    toggle_param: str | None = None        # the chat_template_kwargs key that switches thinking
-    default_enabled: bool | None = None    # thinking when the request does not set it
-    special_case: str | None = None        # "always": the template always thinks
+    toggle_param: str | None = None  # the chat_template_kwargs key that switches thinking
+    default_enabled: bool | None = None  # thinking when the request does not set it
+    special_case: str | None = None  # "always": the template always thinks
 
 
 @dataclass(frozen=True)
@@ -342,8 +342,8 @@ class FormatConfig:
     """How an SGLang server is launched for a model of one format (its ``--tool-call-parser`` and
     ``--reasoning-parser``), what its template detection finds, and what the request of a case carries."""
 
-    tool_call_parser: str                  # --tool-call-parser
-    reasoning_parser: str | None           # --reasoning-parser (None: not given, no reasoning is separated)
+    tool_call_parser: str  # --tool-call-parser
+    reasoning_parser: str | None  # --reasoning-parser (None: not given, no reasoning is separated)
     model_name: str
     # The chat template the two values below were detected from (a file of models/templates/ in the pinned
     # llama-cpp-python sdist; tests/test_engine_sglang.py re-runs SGLang's detection on it).
@@ -373,56 +373,111 @@ _ENABLE_THINKING_ON_DEFAULT = ReasoningToggle(toggle_param="enable_thinking", de
 
 FORMATS: dict[str, FormatConfig] = {
     # Gemma 4's documented flags (also what ``auto`` detects from a template containing ``<|channel>``).
-    "gemma4": FormatConfig(tool_call_parser="gemma4", reasoning_parser="gemma4", model_name="google/gemma-4-31B-it",
-                           template="google-gemma-4-31B-it.jinja", template_toggle=_ENABLE_THINKING_OFF_DEFAULT,
-                           thinking_off_prefix="<|channel>thought\n<channel|>",
-                           thinking_kwargs={"enable_thinking": True}),
+    "gemma4": FormatConfig(
+        tool_call_parser="gemma4",
+        reasoning_parser="gemma4",
+        model_name="google/gemma-4-31B-it",
+        template="google-gemma-4-31B-it.jinja",
+        template_toggle=_ENABLE_THINKING_OFF_DEFAULT,
+        thinking_off_prefix="<|channel>thought\n<channel|>",
+        thinking_kwargs={"enable_thinking": True},
+    ),
     # Qwen 2.5: ``--tool-call-parser qwen`` (``qwen25`` is its deprecated alias, the same Qwen25Detector), no
     # reasoning parser; see "Hermes" in the module docstring (and why not ``hermes`` / ``--reasoning-parser qwen3``).
-    "hermes": FormatConfig(tool_call_parser="qwen", reasoning_parser=None, model_name="Qwen/Qwen2.5-7B-Instruct",
-                           template="Qwen-Qwen2.5-7B-Instruct.jinja"),
+    "hermes": FormatConfig(
+        tool_call_parser="qwen",
+        reasoning_parser=None,
+        model_name="Qwen/Qwen2.5-7B-Instruct",
+        template="Qwen-Qwen2.5-7B-Instruct.jinja",
+    ),
     # GLM-4.5 / GLM-4.6 (SGLang's GLM guide): the thinking-off prompt pre-fills <think></think> (the request sent
     # {"enable_thinking": false}); any other prefix is the default request, thinking on (see "GLM").
-    "glm45": FormatConfig(tool_call_parser="glm45", reasoning_parser="glm45", model_name="zai-org/GLM-4.6",
-                          template="GLM-4.6.jinja", template_toggle=_ENABLE_THINKING_ON_DEFAULT,
-                          chat_template_kwargs={"enable_thinking": False}, thinking_off_prefix="<think></think>"),
+    "glm45": FormatConfig(
+        tool_call_parser="glm45",
+        reasoning_parser="glm45",
+        model_name="zai-org/GLM-4.6",
+        template="GLM-4.6.jinja",
+        template_toggle=_ENABLE_THINKING_ON_DEFAULT,
+        chat_template_kwargs={"enable_thinking": False},
+        thinking_off_prefix="<think></think>",
+    ),
     # GLM-4.7: its own tool-call parser, GLM-4.5's reasoning parser; the thinking-off prompt pre-fills </think>,
     # the thinking-on one <think> (the default request).
-    "glm47": FormatConfig(tool_call_parser="glm47", reasoning_parser="glm45", model_name="zai-org/GLM-4.7-Flash",
-                          template="GLM-4.7-Flash.jinja", template_toggle=_ENABLE_THINKING_ON_DEFAULT,
-                          chat_template_kwargs={"enable_thinking": False}, thinking_off_prefix="</think>"),
+    "glm47": FormatConfig(
+        tool_call_parser="glm47",
+        reasoning_parser="glm45",
+        model_name="zai-org/GLM-4.7-Flash",
+        template="GLM-4.7-Flash.jinja",
+        template_toggle=_ENABLE_THINKING_ON_DEFAULT,
+        chat_template_kwargs={"enable_thinking": False},
+        thinking_off_prefix="</think>",
+    ),
     # Qwen3-Coder: ``--tool-call-parser qwen3_coder`` and no reasoning parser (the model does not think).
-    "qwen3_coder": FormatConfig(tool_call_parser="qwen3_coder", reasoning_parser=None,
-                                model_name="Qwen/Qwen3-Coder-30B-A3B-Instruct", template="Qwen3-Coder.jinja"),
+    "qwen3_coder": FormatConfig(
+        tool_call_parser="qwen3_coder",
+        reasoning_parser=None,
+        model_name="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        template="Qwen3-Coder.jinja",
+    ),
     # MiniMax-M2: the flags of MiniMax's SGLang deployment guide and SGLang's cookbook.
-    "minimax_m2": FormatConfig(tool_call_parser="minimax-m2", reasoning_parser="minimax-append-think",
-                               model_name="MiniMaxAI/MiniMax-M2", template="MiniMax-M2.jinja"),
+    "minimax_m2": FormatConfig(
+        tool_call_parser="minimax-m2",
+        reasoning_parser="minimax-append-think",
+        model_name="MiniMaxAI/MiniMax-M2",
+        template="MiniMax-M2.jinja",
+    ),
     # Llama 3.1 / 3.2 JSON tool calling.
-    "llama3_json": FormatConfig(tool_call_parser="llama3", reasoning_parser=None,
-                                model_name="meta-llama/Llama-3.1-8B-Instruct",
-                                template="meta-llama-Llama-3.1-8B-Instruct.jinja"),
+    "llama3_json": FormatConfig(
+        tool_call_parser="llama3",
+        reasoning_parser=None,
+        model_name="meta-llama/Llama-3.1-8B-Instruct",
+        template="meta-llama-Llama-3.1-8B-Instruct.jinja",
+    ),
     # Mistral Small 3.2 / Devstral Small (neither thinks: no reasoning parser).
-    "mistral": FormatConfig(tool_call_parser="mistral", reasoning_parser=None,
-                            model_name="mistralai/Mistral-Small-3.2-24B-Instruct-2506",
-                            template="Mistral-Small-3.2-24B-Instruct-2506.jinja"),
+    "mistral": FormatConfig(
+        tool_call_parser="mistral",
+        reasoning_parser=None,
+        model_name="mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+        template="Mistral-Small-3.2-24B-Instruct-2506.jinja",
+    ),
     # Kimi-K2-Instruct (no reasoning; ``--reasoning-parser kimi_k2`` is for Kimi-K2-Thinking).
-    "kimi_k2": FormatConfig(tool_call_parser="kimi_k2", reasoning_parser=None, model_name="moonshotai/Kimi-K2-Instruct",
-                            template="moonshotai-Kimi-K2.jinja"),
+    "kimi_k2": FormatConfig(
+        tool_call_parser="kimi_k2",
+        reasoning_parser=None,
+        model_name="moonshotai/Kimi-K2-Instruct",
+        template="moonshotai-Kimi-K2.jinja",
+    ),
     # DeepSeek V3.1 / V3.2 (SGLang's DeepSeek guide): thinking is ``chat_template_kwargs={"thinking": true}``.
-    "deepseek_v31": FormatConfig(tool_call_parser="deepseekv31", reasoning_parser="deepseek-v3",
-                                 model_name="deepseek-ai/DeepSeek-V3.1", template="deepseek-ai-DeepSeek-V3.1.jinja"),
-    "deepseek_v32": FormatConfig(tool_call_parser="deepseekv32", reasoning_parser="deepseek-v3",
-                                 model_name="deepseek-ai/DeepSeek-V3.2", template="deepseek-ai-DeepSeek-V3.2.jinja",
-                                 thinking_off_prefix="<think></think>", thinking_kwargs={"thinking": True}),
+    "deepseek_v31": FormatConfig(
+        tool_call_parser="deepseekv31",
+        reasoning_parser="deepseek-v3",
+        model_name="deepseek-ai/DeepSeek-V3.1",
+        template="deepseek-ai-DeepSeek-V3.1.jinja",
+    ),
+    "deepseek_v32": FormatConfig(
+        tool_call_parser="deepseekv32",
+        reasoning_parser="deepseek-v3",
+        model_name="deepseek-ai/DeepSeek-V3.2",
+        template="deepseek-ai-DeepSeek-V3.2.jinja",
+        thinking_off_prefix="<think></think>",
+        thinking_kwargs={"thinking": True},
+    ),
     # gpt-oss: ``--tool-call-parser gpt-oss --reasoning-parser gpt-oss``; the template always reasons.
-    "harmony": FormatConfig(tool_call_parser="gpt-oss", reasoning_parser="gpt-oss", model_name="openai/gpt-oss-20b",
-                            template="openai-gpt-oss-120b.jinja",
-                            template_toggle=ReasoningToggle(special_case="always"), template_force_reasoning=True,
-                            kept_stop="<|call|>"),
+    "harmony": FormatConfig(
+        tool_call_parser="gpt-oss",
+        reasoning_parser="gpt-oss",
+        model_name="openai/gpt-oss-20b",
+        template="openai-gpt-oss-120b.jinja",
+        template_toggle=ReasoningToggle(special_case="always"),
+        template_force_reasoning=True,
+        kept_stop="<|call|>",
+    ),
 }
 # Formats of the harness SGLang has no parser for (see "Not supported" in the module docstring).
-UNSUPPORTED = {"functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "
-                                "markup, and no SGLang parser knows <start_function_call>"}
+UNSUPPORTED = {
+    "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "
+    "markup, and no SGLang parser knows <start_function_call>"
+}
 
 # Seconds one library call may take before the adapter stops it (see "Hangs" in the module docstring); the
 # slowest call measured on the corpus takes 5 ms. Below the harness' default per-call limit (10 s).
@@ -432,9 +487,24 @@ CALL_LIMIT_S = 5.0
 # torch==2.13.0 is named explicitly: on the harness machines it resolves to the local CPU wheel
 # (torch-2.13.0+cpu); left to sglang's own requirements pip would pull a CUDA torch and its >5 GB of libraries.
 DEPENDENCIES = (
-    "torch==2.13.0", "transformers==5.19.0", "pydantic", "orjson", "partial_json_parser", "msgspec", "regex",
-    "xgrammar==0.2.7", "openai==2.8.0", "openai-harmony==0.0.4", "psutil", "pybase64", "requests", "pillow",
-    "starlette", "pyzmq", "IPython", "aiohttp",
+    "torch==2.13.0",
+    "transformers==5.19.0",
+    "pydantic",
+    "orjson",
+    "partial_json_parser",
+    "msgspec",
+    "regex",
+    "xgrammar==0.2.7",
+    "openai==2.8.0",
+    "openai-harmony==0.0.4",
+    "psutil",
+    "pybase64",
+    "requests",
+    "pillow",
+    "starlette",
+    "pyzmq",
+    "IPython",
+    "aiohttp",
 )
 
 
@@ -447,7 +517,7 @@ ENGINE = PipEngine(
     default_version=VERSION,
     formats=tuple(FORMATS),
     cold_install="about 1 min on 2 cores from this machine's package mirrors (55-75 s measured; about 2.5 min "
-                 "downloading from PyPI), 2.5 GB (CPU torch, no CUDA packages); the worker imports in about 3.5 s",
+    "downloading from PyPI), 2.5 GB (CPU torch, no CUDA packages); the worker imports in about 3.5 s",
     steps=_steps,
     worker_module="parsers.reference.sglang",
     note="sglang installed with --no-deps over a CPU torch; only its parser modules are imported",
@@ -475,7 +545,7 @@ def restore_kept_stop(text: str, config: FormatConfig) -> str:
     if body < 0:
         return text
     head = text.rfind("<|start|>", 0, body)
-    return text + stop if "to=" in text[max(head, 0):body] else text
+    return text + stop if "to=" in text[max(head, 0) : body] else text
 
 
 class _Runtime:
@@ -483,10 +553,7 @@ class _Runtime:
     and what the server computes once at start-up for its flags."""
 
     def __init__(self, fmt: str) -> None:
-        from sglang.srt.entrypoints.openai.protocol import (
-            ChatCompletionRequest,
-            ToolChoice,
-        )
+        from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest, ToolChoice
         from sglang.srt.function_call.function_call_parser import FunctionCallParser
         from sglang.srt.parser.reasoning_parser import ReasoningParser
 
@@ -497,8 +564,9 @@ class _Runtime:
         self.ReasoningParser = ReasoningParser
         # the server refuses to start with an unknown parser name; so does the adapter
         if config.tool_call_parser not in FunctionCallParser.ToolCallParserEnum:
-            raise ValueError(f"sglang {importlib.metadata.version('sglang')} has no tool-call parser "
-                             f"{config.tool_call_parser!r}")
+            raise ValueError(
+                f"sglang {importlib.metadata.version('sglang')} has no tool-call parser {config.tool_call_parser!r}"
+            )
         self.detector_class = FunctionCallParser.ToolCallParserEnum[config.tool_call_parser]
         # OpenAIServingChat.__init__: a streaming ReasoningParser built once, whose detector's
         # ``reasoning_default`` decides thinking when the template has no toggle config.
@@ -549,12 +617,13 @@ class _Call:
         self.rt = rt
         self.config = config = rt.config
         self.request = rt.request(tools, prefix)
-        self.tools = list(self.request.tools or [])          # _effective_tools (no system-message tools)
+        self.tools = list(self.request.tools or [])  # _effective_tools (no system-message tools)
         self.force_reasoning = config.template_force_reasoning or rt.reasoning_from_request(self.request)
         # _tool_call_parsing_active: with tools, tool_choice != "none"; without, whether the detector parses
         # markup for undeclared tools (``parses_without_tools()``; False for every parser used here)
-        self.tool_parsing_active = (self.request.tool_choice != "none" if self.tools
-                                    else rt.detector_class.parses_without_tools())
+        self.tool_parsing_active = (
+            self.request.tool_choice != "none" if self.tools else rt.detector_class.parses_without_tools()
+        )
         # ``self.reasoning_parser and request.separate_reasoning`` in the server
         self.separate_reasoning = config.reasoning_parser is not None and self.request.separate_reasoning
         self.diagnostics: list[str] = []
@@ -593,8 +662,10 @@ def _time_limit(what: str):
 
     def hang(frame) -> LibraryHang:
         where = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}" if frame else "?"
-        return LibraryHang(f"sglang did not return within {CALL_LIMIT_S:g} s ({what}; stopped in {where}): "
-                           f"it loops, as the server would")
+        return LibraryHang(
+            f"sglang did not return within {CALL_LIMIT_S:g} s ({what}; stopped in {where}): "
+            f"it loops, as the server would"
+        )
 
     return time_limit(CALL_LIMIT_S, hang)
 
@@ -628,8 +699,9 @@ class SglangParser:
                 reasoning_text, text = call.reasoning_parser(stream_reasoning=False).parse_non_stream(text)
             if call.tool_parsing_active:
                 calls, text = self._process_tool_calls(call, text)
-        return Message(content=text or None, reasoning=reasoning_text or None, tool_calls=calls,
-                       diagnostics=call.diagnostics)
+        return Message(
+            content=text or None, reasoning=reasoning_text or None, tool_calls=calls, diagnostics=call.diagnostics
+        )
 
     @staticmethod
     def _process_tool_calls(call: _Call, text: str) -> tuple[list[ToolCall], str]:
@@ -646,16 +718,18 @@ class SglangParser:
         except LibraryHang:  # the server would still be looping, not catching
             raise
         except Exception as exc:  # the server logs "Tool call parsing error" and keeps the text as it was
-            call.diagnostics.append(f"sglang server: tool call parsing error ({type(exc).__name__}: {exc}); "
-                                    f"the text stays content")
+            call.diagnostics.append(
+                f"sglang server: tool call parsing error ({type(exc).__name__}: {exc}); the text stays content"
+            )
             return [], text
         if not items:
-            call.diagnostics.append("sglang server: tool call marker present but no complete call parsed; "
-                                    "dropping the incomplete call")
+            call.diagnostics.append(
+                "sglang server: tool call marker present but no complete call parsed; dropping the incomplete call"
+            )
             return [], normal_text
         return [ToolCall(item.name, parse_arguments(item.parameters)) for item in items], normal_text
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "SglangStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> SglangStream:
         return SglangStream(_Call(self._rt, tools, prefix))
 
 
@@ -744,8 +818,11 @@ class SglangStream:
         self._call = call
         self.diagnostics = call.diagnostics
         with _captured_sglang_logs(call.diagnostics):
-            self._reasoning = (call.reasoning_parser(stream_reasoning=call.request.stream_reasoning)
-                               if call.separate_reasoning else None)
+            self._reasoning = (
+                call.reasoning_parser(stream_reasoning=call.request.stream_reasoning)
+                if call.separate_reasoning
+                else None
+            )
             self._tools = call.function_call_parser() if call.tool_parsing_active else None
         self._finished = False
         self._text = ""  # what was fed, for restore_kept_stop
@@ -756,7 +833,7 @@ class SglangStream:
 
     def finish(self) -> list[Delta]:
         """The last step; a stop token the detokenizer keeps arrives in it (see :func:`restore_kept_stop`)."""
-        return self._step(restore_kept_stop(self._text, self._call.config)[len(self._text):], finish=True)
+        return self._step(restore_kept_stop(self._text, self._call.config)[len(self._text) :], finish=True)
 
     def _step(self, delta: str, finish: bool) -> list[Delta]:
         if self._finished:
@@ -788,8 +865,13 @@ class SglangStream:
             if normal_text:
                 out.append(Delta(content=normal_text))
             for item in items:
-                out.append(Delta(tool_calls=[ToolCallDelta(index=item.tool_index, name=item.name or None,
-                                                           arguments=item.parameters)]))
+                out.append(
+                    Delta(
+                        tool_calls=[
+                            ToolCallDelta(index=item.tool_index, name=item.name or None, arguments=item.parameters)
+                        ]
+                    )
+                )
             if finish:
                 rest = _unstreamed_tool_args(self._tools)
                 if rest is not None:
@@ -811,10 +893,21 @@ def _unstreamed_tool_args(parser: Any) -> tuple[int, str] | None:
     expected = prev[index].get("arguments", {})
     expected_text = expected if isinstance(expected, str) else json.dumps(expected, ensure_ascii=False)
     actual = streamed[index]
-    remaining = expected_text[len(actual):] if expected_text.startswith(actual) else ""
+    remaining = expected_text[len(actual) :] if expected_text.startswith(actual) else ""
     return (index, remaining) if remaining else None
 
 
-PARSERS = [SglangGemma4Parser, SglangHermesParser, SglangGlm45Parser, SglangGlm47Parser, SglangQwen3CoderParser,
-           SglangMinimaxM2Parser, SglangLlama3JsonParser, SglangMistralParser, SglangKimiK2Parser,
-           SglangDeepseekV31Parser, SglangDeepseekV32Parser, SglangHarmonyParser]
+PARSERS = [
+    SglangGemma4Parser,
+    SglangHermesParser,
+    SglangGlm45Parser,
+    SglangGlm47Parser,
+    SglangQwen3CoderParser,
+    SglangMinimaxM2Parser,
+    SglangLlama3JsonParser,
+    SglangMistralParser,
+    SglangKimiK2Parser,
+    SglangDeepseekV31Parser,
+    SglangDeepseekV32Parser,
+    SglangHarmonyParser,
+]

@@ -139,9 +139,19 @@ FORMATS: dict[str, tuple[str, str]] = {
 # Formats transformers has no built-in response template for (see "Formats without a built-in template").
 UNSUPPORTED: dict[str, str] = {
     fmt: "no built-in response template (transformers.cli.serving.utils._RESPONSE_TEMPLATE_FALLBACKS has none for "
-         "its models' types)"
-    for fmt in ("glm45", "glm47", "minimax_m2", "llama3_json", "mistral", "kimi_k2", "deepseek_v31", "deepseek_v32",
-                "harmony", "functiongemma")
+    "its models' types)"
+    for fmt in (
+        "glm45",
+        "glm47",
+        "minimax_m2",
+        "llama3_json",
+        "mistral",
+        "kimi_k2",
+        "deepseek_v31",
+        "deepseek_v32",
+        "harmony",
+        "functiongemma",
+    )
 }
 # The end of the Gemma 4 generation prompt, i.e. the start_anchor of the built-in response template.
 GENERATION_PROMPT_TAIL = FORMATS["gemma4"][1]
@@ -155,8 +165,9 @@ def builtin_template(model_type: str) -> dict:
     for model_types, template in _RESPONSE_TEMPLATE_FALLBACKS.items():
         if model_type in model_types:
             return template
-    raise LookupError(f"transformers has no built-in response template for {model_type!r}; "
-                      f"keys: {list(_RESPONSE_TEMPLATE_FALLBACKS)}")
+    raise LookupError(
+        f"transformers has no built-in response template for {model_type!r}; keys: {list(_RESPONSE_TEMPLATE_FALLBACKS)}"
+    )
 
 
 def builtin_gemma4_template() -> dict:
@@ -185,9 +196,7 @@ class TransformersParser:
 
     def __init__(self) -> None:
         import transformers
-        from transformers.utils.chat_parsing.response_templates import (
-            load_response_template,
-        )
+        from transformers.utils.chat_parsing.response_templates import load_response_template
 
         self.formats = (self.format,)
         self.version = transformers.__version__
@@ -208,7 +217,7 @@ class TransformersParser:
         parsed = parse_response(text, self._template, prefix=self._prompt_tail + prefix, tools=self._tools(tools))
         return message_from_parsed(parsed)
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> "TransformersStream":
+    def stream(self, tools: list | None = None, prefix: str = "") -> TransformersStream:
         return TransformersStream(self._template, self._tools(tools), self._prompt_tail + prefix)
 
     def _tools(self, tools: list | None) -> list | None:
@@ -282,16 +291,14 @@ class TransformersStream:
         except (ValueError, RuntimeError) as exc:  # as DirectStreamer.end / CBStreamer.end do
             self.diagnostics.append(
                 f"transformers serve drops the final events: ResponseParser.finalize() failed: "
-                f"{type(exc).__name__}: {exc}")
+                f"{type(exc).__name__}: {exc}"
+            )
             events = []
         out.extend(self._deltas(events))
         return out
 
     def _deltas(self, events: list[dict]) -> list[Delta]:
-        from transformers.cli.serving.utils import (
-            ReasoningText,
-            response_events_to_chunks,
-        )
+        from transformers.cli.serving.utils import ReasoningText, response_events_to_chunks
         from transformers.cli.serving.utils import ToolCall as ServerToolCall
 
         deltas = []
@@ -314,7 +321,9 @@ PARSERS = [TransformersGemma4Parser, TransformersHermesParser, TransformersQwen3
 # adapter over the worker protocol. 5.16.0 is the oldest release whose server has the Gemma 4 response
 # template; its Gemma 4 key quoting also rewrites key-like text inside string values (fixed later).
 ENGINE = PipEngine(
-    name="transformers", default_version="5.16.0", formats=tuple(FORMATS),
+    name="transformers",
+    default_version="5.16.0",
+    formats=tuple(FORMATS),
     cold_install="about 20 s, 270 MB",
     steps=lambda version: [["install", f"transformers=={version}", "jinja2"]],
     worker_module="parsers.reference.transformers",

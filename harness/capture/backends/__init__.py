@@ -22,9 +22,10 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import pkgutil
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from harness.core.errors import HarnessError
 
@@ -47,8 +48,7 @@ class Weights:
     name: str = ""  # catalog model name
 
     def to_json(self) -> dict:
-        return {"name": self.name, "file": self.path, "kind": self.kind, "source": self.source,
-                "sha256": self.sha256}
+        return {"name": self.name, "file": self.path, "kind": self.kind, "source": self.source, "sha256": self.sha256}
 
 
 @dataclass(frozen=True)
@@ -108,8 +108,8 @@ class Generation:
     finish_reason: str | None = None
     server_message: dict | None = None
     error: str | None = None
-    elapsed_s: float = 0.0   # wall time of the request, seconds
-    tokens: int = 0          # completion tokens generated (0 where unknown)
+    elapsed_s: float = 0.0  # wall time of the request, seconds
+    tokens: int = 0  # completion tokens generated (0 where unknown)
 
     @property
     def text(self) -> str:
@@ -149,8 +149,8 @@ class PieceCollector:
     def __init__(self, decode: Callable[[list], str], stop: tuple[str, ...] = (), on_piece: OnPiece | None = None):
         self.decode, self.stop, self.on_piece = decode, tuple(s for s in stop if s), on_piece
         self.pieces: list = []
-        self.pending: list = []   # ids of an unfinished UTF-8 character
-        self.held: list = []      # pieces that may be the start of a stop string
+        self.pending: list = []  # ids of an unfinished UTF-8 character
+        self.held: list = []  # pieces that may be the start of a stop string
         self.text = ""
         self.tokens = 0
 
@@ -183,7 +183,7 @@ class PieceCollector:
         """Emit the held pieces, cut at character ``upto`` of their joined text."""
         at = 0
         for text, ids in self.held:
-            keep = text[:max(0, upto - at)]
+            keep = text[: max(0, upto - at)]
             at += len(text)
             if keep:
                 self.pieces.append((keep, ids))
@@ -199,8 +199,11 @@ BACKEND_ENTRY_POINTS = "toolcall_harness.backends"
 def backend_modules() -> dict[str, str]:
     """``{backend name: module}``: this package's modules (``llama_cpp`` is ``llama-cpp``), then the entry points of
     group :data:`BACKEND_ENTRY_POINTS` (out-of-tree backends). Modules are not imported here."""
-    found = {info.name.replace("_", "-"): f"{__name__}.{info.name}"
-             for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")}
+    found = {
+        info.name.replace("_", "-"): f"{__name__}.{info.name}"
+        for info in pkgutil.iter_modules(__path__)
+        if not info.name.startswith("_")
+    }
     for point in importlib.metadata.entry_points(group=BACKEND_ENTRY_POINTS):
         found.setdefault(point.name, point.value)
     return found

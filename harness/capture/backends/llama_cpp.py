@@ -18,21 +18,23 @@ from __future__ import annotations
 
 import time
 
-from harness.capture.backends import (
-    BackendError,
-    Generation,
-    PieceCollector,
-    Request,
-    Weights,
-)
+from harness.capture.backends import BackendError, Generation, PieceCollector, Request, Weights
 
 N_CTX = 4096
-_BAD_GRAMMAR = ("llama.cpp's grammar parser rejected the GBNF grammar (its `parse: error ...` line is on stderr): "
-                "a syntax error, an undefined rule, or a special token the model's vocabulary does not have")
+_BAD_GRAMMAR = (
+    "llama.cpp's grammar parser rejected the GBNF grammar (its `parse: error ...` line is on stderr): "
+    "a syntax error, an undefined rule, or a special token the model's vocabulary does not have"
+)
 
 
-def create(weights: Weights, *, grammar: str | None = None, n_ctx: int = N_CTX, n_threads: int | None = None,
-           n_gpu_layers: int | None = None) -> "LlamaCppBackend":
+def create(
+    weights: Weights,
+    *,
+    grammar: str | None = None,
+    n_ctx: int = N_CTX,
+    n_threads: int | None = None,
+    n_gpu_layers: int | None = None,
+) -> LlamaCppBackend:
     """Load ``weights`` (a GGUF). ``n_gpu_layers`` None offloads every layer when the wheel was built with GPU
     support (``llama_supports_gpu_offload``), else none. Raises :class:`BackendError` when llama-cpp-python is
     missing or the file does not load."""
@@ -45,20 +47,24 @@ class LlamaCppBackend:
     name = "llama-cpp"
     max_concurrency = 1
 
-    def __init__(self, weights: Weights, *, grammar: str | None, n_ctx: int, n_threads: int | None,
-                 n_gpu_layers: int | None) -> None:
+    def __init__(
+        self, weights: Weights, *, grammar: str | None, n_ctx: int, n_threads: int | None, n_gpu_layers: int | None
+    ) -> None:
         try:
             import llama_cpp
         except ImportError:
-            raise BackendError("llama-cpp-python is not installed: `python -m harness.engines.wheels --install` builds "
-                               "(10-13 min on 2 cores, once) and installs it") from None
+            raise BackendError(
+                "llama-cpp-python is not installed: `python -m harness.engines.wheels --install` builds "
+                "(10-13 min on 2 cores, once) and installs it"
+            ) from None
         self.weights, self.grammar, self._llama_cpp = weights, grammar, llama_cpp
         if n_gpu_layers is None:
             n_gpu_layers = -1 if llama_cpp.llama_supports_gpu_offload() else 0
         self.n_gpu_layers = n_gpu_layers
         try:
-            self.llm = llama_cpp.Llama(model_path=weights.path, n_ctx=n_ctx, n_threads=n_threads,
-                                       n_gpu_layers=n_gpu_layers, verbose=False)
+            self.llm = llama_cpp.Llama(
+                model_path=weights.path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers, verbose=False
+            )
         except (ValueError, RuntimeError) as exc:
             raise BackendError(f"llama-cpp-python cannot load {weights.path}: {exc}") from None
         if grammar is not None and not self.grammar_ok(grammar):
@@ -84,10 +90,14 @@ class LlamaCppBackend:
         try:
             finish = self._run(request, collector)
         except Exception as exc:  # a failed generation is recorded, not raised
-            return Generation(collector.flush(), None, error=f"{type(exc).__name__}: {exc}",
-                              elapsed_s=time.perf_counter() - started, tokens=collector.tokens)
-        return Generation(collector.flush(), finish, elapsed_s=time.perf_counter() - started,
-                          tokens=collector.tokens)
+            return Generation(
+                collector.flush(),
+                None,
+                error=f"{type(exc).__name__}: {exc}",
+                elapsed_s=time.perf_counter() - started,
+                tokens=collector.tokens,
+            )
+        return Generation(collector.flush(), finish, elapsed_s=time.perf_counter() - started, tokens=collector.tokens)
 
     def _run(self, request: Request, collector: PieceCollector) -> str:
         llm, s = self.llm, request.sampling
@@ -102,10 +112,16 @@ class LlamaCppBackend:
         grammar = request.grammar or self.grammar
         if request.grammar and not self.grammar_ok(request.grammar):
             raise ValueError(_BAD_GRAMMAR)
-        tokens = llm.generate(prompt, temp=s.temperature, top_p=s.top_p, top_k=0 if s.temperature else 40,
-                              min_p=0.0, repeat_penalty=1.0, logits_processor=processors,
-                              grammar=self._llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
-                              if grammar else None)
+        tokens = llm.generate(
+            prompt,
+            temp=s.temperature,
+            top_p=s.top_p,
+            top_k=0 if s.temperature else 40,
+            min_p=0.0,
+            repeat_penalty=1.0,
+            logits_processor=processors,
+            grammar=self._llama_cpp.LlamaGrammar.from_string(grammar, verbose=False) if grammar else None,
+        )
         for n, token in enumerate(tokens, start=1):
             if self._llama_cpp.llama_vocab_is_eog(llm._model.vocab, token):
                 return "stop"

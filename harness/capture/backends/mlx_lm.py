@@ -16,16 +16,10 @@ from __future__ import annotations
 
 import time
 
-from harness.capture.backends import (
-    BackendError,
-    Generation,
-    PieceCollector,
-    Request,
-    Weights,
-)
+from harness.capture.backends import BackendError, Generation, PieceCollector, Request, Weights
 
 
-def create(weights: Weights) -> "MlxLmBackend":
+def create(weights: Weights) -> MlxLmBackend:
     """Load the folder ``weights.path`` (an MLX conversion or a Hugging Face folder of an architecture mlx-lm
     supports). Raises :class:`BackendError` when mlx-lm is missing or cannot load it."""
     return MlxLmBackend(weights)
@@ -63,10 +57,14 @@ class MlxLmBackend:
         try:
             finish = self._run(request, collector)
         except Exception as exc:  # a failed generation is recorded, not raised
-            return Generation(collector.flush(), None, error=f"{type(exc).__name__}: {exc}",
-                              elapsed_s=time.perf_counter() - started, tokens=collector.tokens)
-        return Generation(collector.flush(), finish, elapsed_s=time.perf_counter() - started,
-                          tokens=collector.tokens)
+            return Generation(
+                collector.flush(),
+                None,
+                error=f"{type(exc).__name__}: {exc}",
+                elapsed_s=time.perf_counter() - started,
+                tokens=collector.tokens,
+            )
+        return Generation(collector.flush(), finish, elapsed_s=time.perf_counter() - started, tokens=collector.tokens)
 
     def _run(self, request: Request, collector: PieceCollector) -> str:
         mx, s = self.mx, request.sampling
@@ -77,9 +75,13 @@ class MlxLmBackend:
             forced = self.tokenizer.encode(request.force_text, add_special_tokens=False)
             processors.append(_Forcer(forced, min(eos), len(prompt), mx))
         mx.random.seed(s.seed)
-        steps = self.generate_step(mx.array(prompt), self.model, max_tokens=s.max_tokens,
-                                   sampler=self.make_sampler(temp=s.temperature, top_p=s.top_p if s.temperature else 0.0),
-                                   logits_processors=processors)
+        steps = self.generate_step(
+            mx.array(prompt),
+            self.model,
+            max_tokens=s.max_tokens,
+            sampler=self.make_sampler(temp=s.temperature, top_p=s.top_p if s.temperature else 0.0),
+            logits_processors=processors,
+        )
         for n, (token, _) in enumerate(steps, start=1):
             token = int(token)
             if token in eos or collector.add(token):

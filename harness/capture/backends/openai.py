@@ -89,10 +89,21 @@ RETRY_STATUSES = frozenset({429}) | frozenset(range(500, 600))
 BODY_SNIPPET = 300
 
 
-def create(weights: Weights | None = None, base_url: str | None = None, mode: str = "completions",
-           model: str | None = None, timeout_s: float = 120.0, retries: int = 3, backoff_s: float = 0.5,
-           concurrency: int = 4, api_key: str | None = None, server_name: str | None = None,
-           extra_body: dict | None = None, strip_bos: str | None = None, transport=None) -> OpenAIBackend:
+def create(
+    weights: Weights | None = None,
+    base_url: str | None = None,
+    mode: str = "completions",
+    model: str | None = None,
+    timeout_s: float = 120.0,
+    retries: int = 3,
+    backoff_s: float = 0.5,
+    concurrency: int = 4,
+    api_key: str | None = None,
+    server_name: str | None = None,
+    extra_body: dict | None = None,
+    strip_bos: str | None = None,
+    transport=None,
+) -> OpenAIBackend:
     """An :class:`OpenAIBackend` for the server at ``base_url``.
 
     - ``weights``: what the catalog knows of the model (its ``name`` is kept); the backend's own ``weights`` has
@@ -128,8 +139,21 @@ def create(weights: Weights | None = None, base_url: str | None = None, mode: st
         raise BackendError(f"openai backend: base_url must be http(s)://host:port, got {url!r}")
     if concurrency < 1 or retries < 0 or timeout_s <= 0 or backoff_s < 0:
         raise BackendError("openai backend: concurrency >= 1, retries >= 0, timeout_s > 0, backoff_s >= 0")
-    return OpenAIBackend(weights, url, mode, model, timeout_s, retries, backoff_s, concurrency, api_key,
-                         server_name, extra_body or {}, strip_bos, transport)
+    return OpenAIBackend(
+        weights,
+        url,
+        mode,
+        model,
+        timeout_s,
+        retries,
+        backoff_s,
+        concurrency,
+        api_key,
+        server_name,
+        extra_body or {},
+        strip_bos,
+        transport,
+    )
 
 
 @dataclass
@@ -166,8 +190,13 @@ class _Stream:
                 "reasoning": "".join(self.reasoning) or None,
                 "tool_calls": [_assembled_call(self.calls[i]) for i in sorted(self.calls)],
             }
-        return Generation(pieces=list(self.pieces), finish_reason=self.finish_reason, server_message=message,
-                          error=error, tokens=self.tokens)
+        return Generation(
+            pieces=list(self.pieces),
+            finish_reason=self.finish_reason,
+            server_message=message,
+            error=error,
+            tokens=self.tokens,
+        )
 
 
 def _assembled_call(call: dict) -> dict:
@@ -182,9 +211,22 @@ class OpenAIBackend:
 
     name = "openai"
 
-    def __init__(self, weights: Weights | None, base_url: str, mode: str, model: str | None, timeout_s: float,
-                 retries: int, backoff_s: float, concurrency: int, api_key: str | None, server_name: str | None,
-                 extra_body: dict, strip_bos: str | None = None, transport=None):
+    def __init__(
+        self,
+        weights: Weights | None,
+        base_url: str,
+        mode: str,
+        model: str | None,
+        timeout_s: float,
+        retries: int,
+        backoff_s: float,
+        concurrency: int,
+        api_key: str | None,
+        server_name: str | None,
+        extra_body: dict,
+        strip_bos: str | None = None,
+        transport=None,
+    ):
         import httpx  # a dependency of the project; imported here so listing backends stays cheap
 
         self._httpx = httpx
@@ -200,8 +242,11 @@ class OpenAIBackend:
         self.strip_bos = strip_bos
         self.server_name = server_name or f"openai@{urlsplit(base_url).netloc}"
         source = f"OpenAI-compatible server at {base_url} ({mode} mode)"
-        self.weights = (replace(weights, path=base_url, kind="server", source=source, sha256="")
-                        if weights is not None else Weights(base_url, "server", source, "", model or ""))
+        self.weights = (
+            replace(weights, path=base_url, kind="server", source=source, sha256="")
+            if weights is not None
+            else Weights(base_url, "server", source, "", model or "")
+        )
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(
             headers=headers,
@@ -212,8 +257,14 @@ class OpenAIBackend:
         self._lock = threading.Lock()
         self._model_resolved = model is not None
         self._versions: dict[str, str] | None = None
-        self._stats = {"requests": 0, "attempts": 0, "in_flight": 0, "peak_in_flight": 0, "open_streams": 0,
-                       "peak_open_streams": 0}
+        self._stats = {
+            "requests": 0,
+            "attempts": 0,
+            "in_flight": 0,
+            "peak_in_flight": 0,
+            "open_streams": 0,
+            "peak_open_streams": 0,
+        }
 
     # -- Backend protocol -------------------------------------------------------------------------------------
 
@@ -249,12 +300,7 @@ class OpenAIBackend:
         Returns a :class:`Generation` (pieces ``[(text, [token ids])]``, ``finish_reason``, ``server_message`` in
         chat mode, ``error`` on failure: see the module docstring). Never raises: an exception anywhere,
         ``on_piece`` included, becomes ``error``."""
-        from tenacity import (
-            Retrying,
-            retry_if_result,
-            stop_after_attempt,
-            wait_exponential,
-        )
+        from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponential
 
         self._count("requests")
         attempts = 0
@@ -275,14 +321,15 @@ class OpenAIBackend:
             )
             generation = retrying(attempt).generation
         except Exception as exc:  # noqa: BLE001 - a backend returns failures
-            return Generation(error=f"exception: {type(exc).__name__}: {exc}",
-                              elapsed_s=time.monotonic() - started)
+            return Generation(error=f"exception: {type(exc).__name__}: {exc}", elapsed_s=time.monotonic() - started)
         generation.elapsed_s = time.monotonic() - started
         if generation.error and attempts > 1:
             generation.error += f" (after {attempts} attempts)"
         if generation.error is None and request.force_text is not None and generation.text != request.force_text:
-            generation.error = (f"the server did not honour force_text (sent as a literal GBNF grammar): expected "
-                                f"{request.force_text[:80]!r}, got {generation.text[:80]!r}")
+            generation.error = (
+                f"the server did not honour force_text (sent as a literal GBNF grammar): expected "
+                f"{request.force_text[:80]!r}, got {generation.text[:80]!r}"
+            )
         return generation
 
     def close(self) -> None:
@@ -328,8 +375,13 @@ class OpenAIBackend:
 
     def _body(self, request: Request) -> tuple[str, dict]:
         sampling = request.sampling
-        body: dict[str, Any] = {"max_tokens": sampling.max_tokens, "temperature": sampling.temperature,
-                                "top_p": sampling.top_p, "seed": sampling.seed, "stream": True}
+        body: dict[str, Any] = {
+            "max_tokens": sampling.max_tokens,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "seed": sampling.seed,
+            "stream": True,
+        }
         model = self._resolve_model()
         if model is not None:
             body["model"] = model
@@ -344,7 +396,7 @@ class OpenAIBackend:
             path = "/v1/completions"
             prompt = request.prompt_text
             if self.strip_bos and prompt.startswith(self.strip_bos):
-                prompt = prompt[len(self.strip_bos):]
+                prompt = prompt[len(self.strip_bos) :]
             body["prompt"] = prompt
         else:
             path = "/v1/chat/completions"
@@ -365,10 +417,14 @@ class OpenAIBackend:
             with self._client.stream("POST", f"{self.root}{path}", json=body) as response:
                 if response.status_code >= 400:
                     text = response.read().decode("utf-8", "replace")
-                    return _Outcome(Generation(error=f"HTTP {response.status_code} from POST "
-                                                     f"{urlsplit(self.root).path}{path}: "
-                                                     f"{_snippet(text)}"),
-                                    retryable=response.status_code in RETRY_STATUSES)
+                    return _Outcome(
+                        Generation(
+                            error=f"HTTP {response.status_code} from POST "
+                            f"{urlsplit(self.root).path}{path}: "
+                            f"{_snippet(text)}"
+                        ),
+                        retryable=response.status_code in RETRY_STATUSES,
+                    )
                 self._count("open_streams")
                 opened = True
                 if "text/event-stream" not in response.headers.get("content-type", ""):
@@ -377,16 +433,17 @@ class OpenAIBackend:
         except httpx.TimeoutException as exc:
             if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) and not stream.started:
                 return _Outcome(Generation(error=f"connection error ({type(exc).__name__}: {exc})"), True)
-            return _Outcome(stream.generation(
-                f"read timeout: no data for {self.timeout_s:g} s after {len(stream.pieces)} pieces"))
+            return _Outcome(
+                stream.generation(f"read timeout: no data for {self.timeout_s:g} s after {len(stream.pieces)} pieces")
+            )
         except httpx.TransportError as exc:  # ConnectError, ReadError, RemoteProtocolError, WriteError, ...
             why = f"{type(exc).__name__}: {exc}"
             if stream.started:
-                return _Outcome(stream.generation(
-                    f"truncated stream after {len(stream.pieces)} pieces: connection lost ({why})"))
+                return _Outcome(
+                    stream.generation(f"truncated stream after {len(stream.pieces)} pieces: connection lost ({why})")
+                )
             if opened:  # the server answered, then vanished before any output: safe to retry
-                return _Outcome(stream.generation(
-                    f"truncated stream after 0 pieces: connection lost ({why})"), True)
+                return _Outcome(stream.generation(f"truncated stream after 0 pieces: connection lost ({why})"), True)
             return _Outcome(Generation(error=f"connection error ({why})"), retryable=True)
         finally:
             self._count("in_flight", -1)
@@ -409,11 +466,12 @@ class OpenAIBackend:
             except ValueError:
                 return stream.generation(f"invalid JSON in stream event {stream.events}: {_snippet(data)!r}")
             if not isinstance(chunk, dict):
-                return stream.generation(f"invalid stream event {stream.events}: not a JSON object: "
-                                         f"{_snippet(data)!r}")
+                return stream.generation(f"invalid stream event {stream.events}: not a JSON object: {_snippet(data)!r}")
             if chunk.get("error") is not None or event.event == "error":
-                return stream.generation(f"server error event after {len(stream.pieces)} pieces: "
-                                         f"{_snippet(json.dumps(chunk.get('error', chunk), ensure_ascii=False))}")
+                return stream.generation(
+                    f"server error event after {len(stream.pieces)} pieces: "
+                    f"{_snippet(json.dumps(chunk.get('error', chunk), ensure_ascii=False))}"
+                )
             self._consume(chunk, stream, on_piece)
         n = len(stream.pieces)
         if stream.finish_reason is not None:
@@ -422,17 +480,20 @@ class OpenAIBackend:
             return stream.generation(
                 f"stream ended with [DONE] but no finish_reason after {n} pieces (the server stopped the "
                 f"generation: llama-cpp-python interrupts a stream when another request arrives unless started "
-                f"with --interrupt_requests False)")
-        return stream.generation(f"truncated stream after {n} pieces: the stream ended without [DONE] or a "
-                                 f"finish_reason")
+                f"with --interrupt_requests False)"
+            )
+        return stream.generation(
+            f"truncated stream after {n} pieces: the stream ended without [DONE] or a finish_reason"
+        )
 
     def _whole_response(self, response, stream: _Stream, on_piece: OnPiece | None) -> Generation:
         """A server that ignored ``stream: true`` and answered one JSON body: one piece (or message)."""
         try:
             data = json.loads(response.read())
         except ValueError:
-            return stream.generation(f"invalid JSON response ({response.headers.get('content-type', '')}): "
-                                     f"{_snippet(response.text)!r}")
+            return stream.generation(
+                f"invalid JSON response ({response.headers.get('content-type', '')}): {_snippet(response.text)!r}"
+            )
         choices = data.get("choices") if isinstance(data, dict) else None
         if not choices:
             return stream.generation(f"response without choices: {_snippet(json.dumps(data))}")
@@ -554,8 +615,10 @@ def message_from_server(server_message: dict) -> Message:
     return Message(
         content=server_message.get("content"),
         reasoning=server_message.get("reasoning"),
-        tool_calls=[ToolCall(call.get("name") or "", parse_arguments(call.get("arguments", {})))
-                    for call in server_message.get("tool_calls") or []],
+        tool_calls=[
+            ToolCall(call.get("name") or "", parse_arguments(call.get("arguments", {})))
+            for call in server_message.get("tool_calls") or []
+        ],
     )
 
 
@@ -609,4 +672,3 @@ def server_parser(server_name: str, server_message: dict | None) -> ServerParser
     (``backend.server_parser(capture.server_message)`` uses the backend's ``server_name``.) ``parser.name`` is
     ``server:<server_name>``; see :class:`ServerParser`."""
     return ServerParser(server_name, server_message)
-

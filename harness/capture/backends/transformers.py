@@ -16,16 +16,10 @@ from __future__ import annotations
 
 import time
 
-from harness.capture.backends import (
-    BackendError,
-    Generation,
-    PieceCollector,
-    Request,
-    Weights,
-)
+from harness.capture.backends import BackendError, Generation, PieceCollector, Request, Weights
 
 
-def create(weights: Weights, *, device: str = "auto", dtype: str = "float32") -> "TransformersBackend":
+def create(weights: Weights, *, device: str = "auto", dtype: str = "float32") -> TransformersBackend:
     """Load the model folder ``weights.path`` on ``device`` (``auto``: CUDA when torch sees a GPU, else CPU).
     Raises :class:`BackendError` when torch is missing or the folder does not load."""
     return TransformersBackend(weights, device=device, dtype=dtype)
@@ -42,24 +36,28 @@ class TransformersBackend:
             import torch
             import transformers
         except ImportError as exc:
-            raise BackendError(f"the transformers backend needs torch and transformers ({exc}): "
-                               f"pip install torch==2.13.0 (CPU build) or `make` (installs the capture extra)") from None
+            raise BackendError(
+                f"the transformers backend needs torch and transformers ({exc}): "
+                f"pip install torch==2.13.0 (CPU build) or `make` (installs the capture extra)"
+            ) from None
         self.torch, self.transformers, self.weights = torch, transformers, weights
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(weights.path)
-            self.model = transformers.AutoModelForCausalLM.from_pretrained(
-                weights.path, dtype=getattr(torch, dtype)).to(device).eval()
+            self.model = (
+                transformers.AutoModelForCausalLM.from_pretrained(weights.path, dtype=getattr(torch, dtype))
+                .to(device)
+                .eval()
+            )
         except (OSError, ValueError, KeyError) as exc:
             raise BackendError(f"transformers cannot load {weights.path}: {exc}") from None
         eos = self.model.generation_config.eos_token_id
         self.eos_ids = [eos] if isinstance(eos, int) else list(eos or [self.tokenizer.eos_token_id])
 
     def versions(self) -> dict[str, str]:
-        return {"transformers": self.transformers.__version__, "torch": self.torch.__version__,
-                "device": self.device}
+        return {"transformers": self.transformers.__version__, "torch": self.torch.__version__, "device": self.device}
 
     def generate(self, request: Request, on_piece=None) -> Generation:
         started = time.perf_counter()
@@ -67,10 +65,14 @@ class TransformersBackend:
         try:
             finish = self._run(request, collector)
         except Exception as exc:  # a failed generation is recorded, not raised
-            return Generation(collector.flush(), None, error=f"{type(exc).__name__}: {exc}",
-                              elapsed_s=time.perf_counter() - started, tokens=collector.tokens)
-        return Generation(collector.flush(), finish, elapsed_s=time.perf_counter() - started,
-                          tokens=collector.tokens)
+            return Generation(
+                collector.flush(),
+                None,
+                error=f"{type(exc).__name__}: {exc}",
+                elapsed_s=time.perf_counter() - started,
+                tokens=collector.tokens,
+            )
+        return Generation(collector.flush(), finish, elapsed_s=time.perf_counter() - started, tokens=collector.tokens)
 
     def _run(self, request: Request, collector: PieceCollector) -> str:
         torch, tf, s = self.torch, self.transformers, request.sampling
@@ -81,13 +83,22 @@ class TransformersBackend:
             forced = self.tokenizer(request.force_text, add_special_tokens=False)["input_ids"]
             processors.append(_Forcer(forced, self.eos_ids[0], prompt["input_ids"].shape[1]))
         torch.manual_seed(s.seed)
-        sampling = {"do_sample": True, "temperature": s.temperature, "top_p": s.top_p} if s.temperature else \
-            {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+        sampling = (
+            {"do_sample": True, "temperature": s.temperature, "top_p": s.top_p}
+            if s.temperature
+            else {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+        )
         with torch.no_grad():
-            self.model.generate(**prompt, max_new_tokens=s.max_tokens, streamer=streamer,
-                                logits_processor=processors, eos_token_id=self.eos_ids,
-                                stopping_criteria=tf.StoppingCriteriaList([_StopWhen(streamer)]),
-                                pad_token_id=self.tokenizer.pad_token_id or self.eos_ids[0], **sampling)
+            self.model.generate(
+                **prompt,
+                max_new_tokens=s.max_tokens,
+                streamer=streamer,
+                logits_processor=processors,
+                eos_token_id=self.eos_ids,
+                stopping_criteria=tf.StoppingCriteriaList([_StopWhen(streamer)]),
+                pad_token_id=self.tokenizer.pad_token_id or self.eos_ids[0],
+                **sampling,
+            )
         if streamer.stopped:
             return "stop"
         return "length" if collector.tokens >= s.max_tokens else "stop"
