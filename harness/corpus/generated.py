@@ -5,7 +5,7 @@ hypothesis' own engine under ``@seed(seed)``; the result is a pure function of `
 hypothesis version)``: two calls in one process or in two processes (any ``PYTHONHASHSEED``) give equal
 lists. Ids are ``gen-{seed}-{i:04d}``, ``Scenario.seed`` is ``seed`` and tags are the shapes present
 (:func:`harness.core.scenarios.shape_tags`: ``nested-object``, ``array-of-objects``, ``unicode``,
-``parallel``, ...). Speed: see ``tests/test_corpus_sources.py`` and the module's ``__main__``
+``parallel``, ...). Speed: see ``tests/unit/corpus/test_corpus_sources.py`` and the module's ``__main__``
 (``python -m harness.corpus.generated 300``): about 200 scenarios per second on one core (300 in ~1.5 s,
 1000 in ~5 s).
 

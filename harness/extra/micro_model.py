@@ -18,7 +18,7 @@ Sources (all from the pinned llama-cpp-python sdist, :mod:`harness.assets.sdist`
   ``<channel|>``, ``<|tool_response>``, ``<tool_response|>``) stay non-special in transformers (as in the
   vocab GGUF's transformers conversion) and the converter writes them as USER_DEFINED, as llama.cpp's vocab
   GGUF has them. The converted GGUF's token list, scores, types, merges and special ids then equal
-  ``ggml-vocab-gemma-4.gguf``'s (``tests/test_micro_model.py`` checks it).
+  ``ggml-vocab-gemma-4.gguf``'s (``tests/e2e/test_micro_model.py`` checks it).
 - chat template: ``models/templates/google-gemma-4-31B-it.jinja``, saved as ``chat_template.jinja`` and
   embedded by the converter as the GGUF's ``tokenizer.chat_template``.
 - GGUF: ``vendor/llama.cpp/convert_hf_to_gguf.py`` (with its ``conversion/`` package and ``gguf-py/``),

@@ -195,7 +195,7 @@ harmony (gpt-oss)       ``--tool-call-parser gpt-oss``              none (the te
 - Streaming by single characters splits the special-token markers that a real model emits as one token; the tests
   also stream token-like pieces (markers whole), which is what tells a split-marker fault from others.
 
-Measured on the texts the catalog models' own templates render (tests/test_engine_sglang.py: one call, two calls,
+Measured on the texts the catalog models' own templates render (tests/engines/test_engine_sglang.py: one call, two calls,
 prose around a call, the format's closing marker inside a string value, reasoning then a call; one-shot and
 streamed whole, by characters and by pieces; content and reasoning compared stripped):
 
@@ -346,7 +346,7 @@ class FormatConfig:
     reasoning_parser: str | None  # --reasoning-parser (None: not given, no reasoning is separated)
     model_name: str
     # The chat template the two values below were detected from (a file of models/templates/ in the pinned
-    # llama-cpp-python sdist; tests/test_engine_sglang.py re-runs SGLang's detection on it).
+    # llama-cpp-python sdist; tests/engines/test_engine_sglang.py re-runs SGLang's detection on it).
     template: str = ""
     # ``template_manager.reasoning_config`` / ``template_manager.force_reasoning`` for that template.
     template_toggle: ReasoningToggle | None = None

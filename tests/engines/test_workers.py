@@ -24,11 +24,11 @@ from harness.score.runner import evaluate_case
 from harness.template.sources import load_template
 from parsers.own.gemma4 import Gemma4Parser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FMT = get_format("gemma4")
 ENV = {"PYTHONPATH": str(ROOT)}
 OWN_WORKER = WorkerSpec([sys.executable, "-m", "harness.engines.server", "parsers.own.gemma4"], ENV, "own-worker")
-FAULTY = [sys.executable, str(ROOT / "tests" / "workers" / "faulty_worker.py")]
+FAULTY = [sys.executable, str(ROOT / "tests" / "engines" / "workers" / "faulty_worker.py")]
 
 
 def faulty(*extra: str) -> WorkerSpec:

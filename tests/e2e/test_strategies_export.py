@@ -17,7 +17,7 @@ from harness.formats import get_format
 from harness.parse.registry import get_parser
 from harness.score.verdicts import score
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 @pytest.mark.parametrize("model, fmt", [("gemma-4-e2b", "gemma4"), ("qwen3-0.6b", "hermes")])

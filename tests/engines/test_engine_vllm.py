@@ -142,7 +142,7 @@ def test_hermes_tokenizer_is_qwens_own_vocabulary():
 
     installed = engines.find_installed("vllm")
     python = next(installed.path.glob("venv/bin/python"))
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
     out = subprocess.run(
         [str(python), "-c", "from harness.assets.vocabularies import qwen_tokenizer_dir as d; print(d())"],
@@ -347,7 +347,7 @@ def _engine_python(code: str) -> str:
     python = next(installed.path.glob("venv/bin/python"))
     env = {
         **os.environ,
-        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
         "TOOLCALL_HARNESS_ENGINE_ENV": str(installed.path),
     }
     out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env, timeout=600, check=False)
