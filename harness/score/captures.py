@@ -122,7 +122,7 @@ def score_captures(
 
     Modes: ``oneshot``, ``pieces`` (streamed as generated), and ``server`` for the server's own parse
     (parser ``server:NAME``). A capture whose prompt is not in ``prompts`` raises :class:`HarnessError`."""
-    from harness.capture.backends.openai import message_from_server
+    from harness.capture.server_parse import message_from_server
     from harness.score.captures import judge
 
     records = []

@@ -26,8 +26,9 @@ import httpx
 import pytest
 
 from harness.capture.backends import BackendError, Request, Sampling, Weights, create_backend
-from harness.capture.backends.openai import create, gbnf_literal, server_parser
+from harness.capture.backends.openai import create, gbnf_literal
 from harness.capture.records import Capture
+from harness.capture.server_parse import server_parser
 from harness.capture.suites import ExpectedCall, Prompt
 from harness.core.messages import Message, ToolCall
 from harness.core.protocol import Parser, run_stream

@@ -23,49 +23,7 @@ protocol). Two modes:
 ``extra_body={"stream_options": {"include_usage": True}}`` send a last chunk with ``usage`` and no choices;
 llama-cpp-python 0.3.36 never does: 0).
 
-Protocol facts used (OpenAI API reference, "Completions" and "Chat Completions", streaming sections; checked
-against llama-cpp-python 0.3.36 ``llama_cpp/server/app.py`` and ``llama_chat_format.py``):
-
-- a stream is Server-Sent Events, one JSON chunk per ``data:`` line, ended by ``data: [DONE]``; the last chunk
-  carrying content or an empty delta has ``choices[0].finish_reason`` (``stop``, ``length``, ``tool_calls``);
-  comment lines (``: ping``) are keep-alives; a chunk may have empty ``choices`` (usage);
-- a streamed tool call arrives as ``delta.tool_calls[i] = {index, id?, function: {name?, arguments?}}``: the
-  name normally once, the arguments as JSON text fragments to concatenate. llama-cpp-python 0.3.36 repeats the
-  full ``name`` in *every* chunk (``_convert_completion_to_chat_function``), so a fragment equal to the name
-  assembled so far is not appended again;
-- llama-cpp-python 0.3.36 serves one generation at a time (a global lock) and by default *interrupts* a running
-  stream when another request arrives (``interrupt_requests=True``): the interrupted stream ends with
-  ``[DONE]`` but no ``finish_reason``. That is recorded here as an error, never as a short answer; start that
-  server with ``--interrupt_requests False`` to capture with ``concurrency > 1``;
-- llama-cpp-python answers a request body it cannot validate with HTTP 500 (not 422) and a path it does not
-  serve with 404 ``{"detail": "Not Found"}``; it resolves any unknown ``model`` to its default model; a
-  ``grammar`` it cannot parse ends the whole server process (observed: "failed to parse grammar", then exit),
-  which the next requests see as connection errors;
-- llama-cpp-python reuses its KV cache across requests: the first request for a prompt evaluates it in one
-  batch, an identical repeat re-evaluates only the last token, and at temperature 0 the two can pick different
-  tokens (observed with SmolLM2-135M Q4_1). Captures are reproducible only for the same server history.
-
-Failures are returned in ``Generation.error``, never raised (``generate`` catches everything):
-
-- ``connection error (ConnectError: [Errno 111] Connection refused) (after 4 attempts)``;
-- ``HTTP 404 from POST /v1/completions: {"detail":"Not Found"}`` (the body's first 300 characters; `` (after N
-  attempts)`` is appended whenever more than one attempt was made);
-- ``read timeout: no data for 120 s after N pieces``;
-- ``truncated stream after N pieces: connection lost (RemoteProtocolError: ...)`` (a killed server),
-  ``truncated stream after N pieces: the stream ended without [DONE] or a finish_reason``,
-  ``stream ended with [DONE] but no finish_reason after N pieces (the server stopped the generation: ...)``;
-- ``invalid JSON in stream event N: '...'``; ``server error event after N pieces: {...}`` (a chunk with
-  ``error``);
-- ``the server did not honour force_text ...``; ``exception: ...`` (anything else, ``on_piece`` raising included).
-
-Retries (tenacity, exponential backoff ``backoff_s``, ``2*backoff_s``, ``4*backoff_s``, ... capped at 30 s) happen
-only while nothing of the generation has arrived (no piece, reasoning or tool-call delta): connection errors,
-HTTP 5xx and 429. Once output arrived a failure is final: the partial pieces (and partial ``server_message``)
-are kept with ``error`` set. A read timeout and a 4xx other than 429 are never retried.
-
-Thread safety: one shared ``httpx.Client`` (thread-safe, a pool of ``concurrency + 2`` connections); per-call
-state lives on the stack; counters are under a lock. The capture runner may call :meth:`OpenAIBackend.generate`
-from ``max_concurrency`` threads at once.
+Protocol facts, failure strings, retries and thread safety: ``docs/capture/openai.md``.
 """
 
 from __future__ import annotations
@@ -80,9 +38,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.capture.backends import BackendError, Generation, OnPiece, Request, Weights
-from harness.core.cases import FORMATS
-from harness.core.messages import Message, ToolCall, parse_arguments
-from harness.core.protocol import Delta, message_to_deltas
+from harness.capture.server_parse import ServerParser, server_parser
+from harness.core.messages import parse_arguments
 
 MODES = ("completions", "chat")
 RETRY_STATUSES = frozenset({429}) | frozenset(range(500, 600))
@@ -604,71 +561,3 @@ def gbnf_literal(text: str) -> str:
         else:
             out.append(ch)
     return '"' + "".join(out) + '"'
-
-
-# -- the server's own parse, scored as a parser ----------------------------------------------------------------
-
-
-def message_from_server(server_message: dict) -> Message:
-    """A recorded ``server_message`` (``{"content", "reasoning", "tool_calls": [{"name", "arguments"}]}``) as a
-    :class:`~harness.core.messages.Message`; string arguments that hold JSON are decoded, others kept as the string."""
-    return Message(
-        content=server_message.get("content"),
-        reasoning=server_message.get("reasoning"),
-        tool_calls=[
-            ToolCall(call.get("name") or "", parse_arguments(call.get("arguments", {})))
-            for call in server_message.get("tool_calls") or []
-        ],
-    )
-
-
-class ServerParser:
-    """The server's own tool-call parse of one chat-mode capture, shaped as a :class:`harness.core.protocol.Parser`.
-
-    It parses nothing: ``parse(text, tools, prefix)`` returns the recorded ``server_message`` (``text`` is
-    ignored) and ``stream(...)`` returns a session that ignores its chunks and emits that message at
-    ``finish()``, so ``score_capture`` judges the server's answer like any parser's. ``name`` is
-    ``server:<server_name>`` (``server:llama-cpp-python==0.3.36``), ``library`` the server name, ``version``
-    ``""``. Raises ``ValueError`` from ``parse``/``finish`` when the capture has no ``server_message``
-    (completions mode, or a failed capture), which the harness records as an exception."""
-
-    formats = FORMATS
-    incremental = False
-
-    def __init__(self, server_name: str, server_message: dict | None):
-        self.name = f"server:{server_name}"
-        self.library = server_name
-        self.version = ""
-        self._message = server_message
-
-    def parse(self, text: str = "", tools: list | None = None, prefix: str = "") -> Message:
-        if self._message is None:
-            raise ValueError(f"{self.name}: the capture has no server_message (not a chat-mode capture)")
-        return message_from_server(self._message)
-
-    def stream(self, tools: list | None = None, prefix: str = "") -> _ServerSession:
-        return _ServerSession(self)
-
-
-class _ServerSession:
-    def __init__(self, parser: ServerParser):
-        self._parser = parser
-
-    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        return []
-
-    def finish(self) -> list[Delta]:
-        return message_to_deltas(self._parser.parse())
-
-
-def server_parser(server_name: str, server_message: dict | None) -> ServerParser:
-    """The parser-like view of a server's own parse, for scoring a chat-mode capture.
-
-    Build one per capture and score it like any parser::
-
-        parser = server_parser("llama-cpp-python==0.3.36", capture.server_message)
-        for mode, score, got in score_capture(capture, prompt, parser, fmt): ...
-
-    (``backend.server_parser(capture.server_message)`` uses the backend's ``server_name``.) ``parser.name`` is
-    ``server:<server_name>``; see :class:`ServerParser`."""
-    return ServerParser(server_name, server_message)
