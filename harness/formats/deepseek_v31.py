@@ -22,12 +22,13 @@ the ``▁`` in the markers are U+FF5C (FULLWIDTH VERTICAL LINE) and U+2581 (LOWE
   cut leaves the prefix ``""`` and the completion starts with the content or ``<｜tool▁calls▁begin｜>``.
 - Generation ends with ``<｜end▁of▁sentence｜>``.
 
-DeepSeek V3 (before 3.1) wrote ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\nARGS\\n```<｜tool▁call▁end｜>``;
-llama.cpp's own analyzer (``common/chat-diff-analyzer.cpp``) still knows that shape, and the project's parser
-reads it as drift.
+DeepSeek V3 (before 3.1) wrote
+``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\nARGS\\n```<｜tool▁call▁end｜>``;
+llama.cpp's own analyzer (``common/chat-diff-analyzer.cpp``) still knows that shape,
+and the project's parser reads it as drift.
 """
 
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, Markers
 
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 CALLS_END = "<｜tool▁calls▁end｜>"
@@ -39,29 +40,6 @@ BOS = "<｜begin▁of▁sentence｜>"
 USER = "<｜User｜>"
 ASSISTANT = "<｜Assistant｜>"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-
-SPEC = FormatSpec(
-    name="deepseek_v31",
-    markers=(
-        CALLS_BEGIN,
-        CALLS_END,
-        CALL_BEGIN,
-        SEP,
-        CALL_END,
-        EOS,
-        BOS,
-        USER,
-        ASSISTANT,
-        "<｜tool▁output▁begin｜>",
-        "<｜tool▁output▁end｜>",
-    ),
-    stop_markers=(EOS,),
-    call_open=CALLS_BEGIN,
-    call_close=CALLS_END,
-    template_vars={"bos_token": BOS},
-    reasoning_markers=(THINK_OPEN, THINK_CLOSE),
-    source="deepseek-ai-DeepSeek-V3.1.jinja (llama-cpp-python 0.3.36 sdist), lines 1-71",
-)
 
 
 def edge_scenarios() -> list:
@@ -103,3 +81,30 @@ def edge_scenarios() -> list:
             content_after="Searching for the tags.",
         ),
     ]
+
+
+SPEC = FormatSpec(
+    name="deepseek_v31",
+    markers=(
+        CALLS_BEGIN,
+        CALLS_END,
+        CALL_BEGIN,
+        SEP,
+        CALL_END,
+        EOS,
+        BOS,
+        USER,
+        ASSISTANT,
+        "<｜tool▁output▁begin｜>",
+        "<｜tool▁output▁end｜>",
+    ),
+    stop_markers=(EOS,),
+    call=Markers(CALL_BEGIN, CALL_END),
+    section=Markers(CALLS_BEGIN, CALLS_END),
+    reasoning=Markers(THINK_OPEN, THINK_CLOSE),
+    arguments="json",
+    vocabulary="deepseek",
+    template_vars={"bos_token": BOS},
+    edge_scenarios=edge_scenarios,
+    source="deepseek-ai-DeepSeek-V3.1.jinja (llama-cpp-python 0.3.36 sdist), lines 1-71",
+)

@@ -30,7 +30,7 @@ templates``): llama.cpp's Jinja rendition of DeepSeek's Python encoder (the mode
 - Generation ends with ``<｜end▁of▁sentence｜>``.
 """
 
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, Markers
 
 DSML = "｜DSML｜"
 BLOCK_OPEN = f"<{DSML}function_calls>"
@@ -44,18 +44,6 @@ BOS = "<｜begin▁of▁sentence｜>"
 USER = "<｜User｜>"
 ASSISTANT = "<｜Assistant｜>"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-
-SPEC = FormatSpec(
-    name="deepseek_v32",
-    markers=(BLOCK_OPEN, BLOCK_CLOSE, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE, EOS, BOS, USER, ASSISTANT),
-    stop_markers=(EOS,),
-    call_open=BLOCK_OPEN,
-    call_close=BLOCK_CLOSE,
-    unrepresentable=(PARAM_CLOSE,),
-    template_vars={"bos_token": BOS},
-    reasoning_markers=(THINK_OPEN, THINK_CLOSE),
-    source="deepseek-ai-DeepSeek-V3.2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-141",
-)
 
 
 def edge_scenarios() -> list:
@@ -157,3 +145,21 @@ def edge_scenarios() -> list:
             note='Under anyOf [string, integer] only the attribute tells "7" from 7.',
         ),
     ]
+
+
+SPEC = FormatSpec(
+    name="deepseek_v32",
+    markers=(BLOCK_OPEN, BLOCK_CLOSE, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE, EOS, BOS, USER, ASSISTANT),
+    stop_markers=(EOS,),
+    call=Markers(INVOKE_OPEN, INVOKE_CLOSE),
+    section=Markers(BLOCK_OPEN, BLOCK_CLOSE),
+    reasoning=Markers(THINK_OPEN, THINK_CLOSE),
+    arguments="xml-values",
+    parameter=Markers(PARAM_OPEN, PARAM_CLOSE),
+    call_newlines=True,
+    vocabulary="deepseek",
+    unrepresentable=(PARAM_CLOSE,),
+    template_vars={"bos_token": BOS},
+    edge_scenarios=edge_scenarios,
+    source="deepseek-ai-DeepSeek-V3.2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-141",
+)

@@ -32,7 +32,7 @@ floats (``str()``: ``1e-07``, ``1e+16``).
 Unrepresentable: a string holding ``<escape>`` (the template has no escape for its own delimiter).
 """
 
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<start_function_call>"
 CALL_CLOSE = "<end_function_call>"
@@ -40,6 +40,7 @@ ESCAPE = "<escape>"
 RESPONSE_OPEN, RESPONSE_CLOSE = "<start_function_response>", "<end_function_response>"
 DECL_OPEN, DECL_CLOSE = "<start_function_declaration>", "<end_function_declaration>"
 TURN_OPEN, TURN_CLOSE = "<start_of_turn>", "<end_of_turn>"
+
 
 SPEC = FormatSpec(
     name="functiongemma",
@@ -55,8 +56,12 @@ SPEC = FormatSpec(
         TURN_CLOSE,
     ),
     stop_markers=(RESPONSE_OPEN, TURN_CLOSE, "<eos>"),
-    call_open=CALL_OPEN,
-    call_close=CALL_CLOSE,
+    call=Markers(CALL_OPEN, CALL_CLOSE),
+    arguments="escape-token",
+    string_delimiter=ESCAPE,
+    vocabulary=None,
+    no_vocabulary="FunctionGemma's tokenizer (the Gemma 3 vocabulary with its function-call tokens) is not "
+    "available offline",
     unrepresentable=(ESCAPE,),
     source="no template offline: Google's FunctionGemma formatting page, vLLM's and mlx-lm's functiongemma "
     "parsers, Ollama's FunctionGemma renderer, and the observed case (see the module docstring)",

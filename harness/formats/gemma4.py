@@ -11,13 +11,14 @@ writes ``<|tool_response>``, which ends generation. With thinking off the genera
 pre-filled empty thought channel ``<|channel>thought\\n<channel|>``.
 """
 
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, Markers
 
 STRING_DELIM = '<|"|>'
 CALL_OPEN = "<|tool_call>"
 CALL_CLOSE = "<tool_call|>"
 CHANNEL_OPEN = "<|channel>"
 CHANNEL_CLOSE = "<channel|>"
+
 
 SPEC = FormatSpec(
     name="gemma4",
@@ -36,8 +37,10 @@ SPEC = FormatSpec(
         "<|think|>",
     ),
     stop_markers=("<|tool_response>", "<turn|>", "<eos>"),
-    call_open=CALL_OPEN,
-    call_close=CALL_CLOSE,
+    call=Markers(CALL_OPEN, CALL_CLOSE),
+    arguments="quote-token",
+    string_delimiter=STRING_DELIM,
+    vocabulary="gemma4",
     unrepresentable=(STRING_DELIM,),
     source="google-gemma-4-31B-it.jinja (llama-cpp-python 0.3.36 sdist)",
 )

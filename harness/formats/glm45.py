@@ -39,7 +39,7 @@ string that spells exactly what ``tojson`` writes for another type the schema al
 ``anyOf [string, null]``) is indistinguishable from that value.
 """
 
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
@@ -47,6 +47,8 @@ KEY_OPEN, KEY_CLOSE = "<arg_key>", "</arg_key>"
 VALUE_OPEN, VALUE_CLOSE = "<arg_value>", "</arg_value>"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 STOP_MARKERS = ("<|user|>", "<|observation|>", "<|endoftext|>")
+#: why the ``tokens`` mode skips GLM (shared with glm47): see parsers/reference/vllm.py, "Absent formats".
+NO_VOCABULARY = "GLM's tokenizer is in no PyPI package and no sdist vocabulary"
 
 MARKERS = (
     CALL_OPEN,
@@ -64,16 +66,6 @@ MARKERS = (
     "<|endoftext|>",
     "[gMASK]",
     "<sop>",
-)
-
-SPEC = FormatSpec(
-    name="glm45",
-    markers=MARKERS,
-    stop_markers=STOP_MARKERS,
-    call_open=CALL_OPEN,
-    call_close=CALL_CLOSE,
-    reasoning_markers=(THINK_OPEN, THINK_CLOSE),
-    source="GLM-4.6.jinja (llama-cpp-python 0.3.36 sdist)",
 )
 
 
@@ -253,3 +245,20 @@ def glm_edge_scenarios(fmt: str) -> list:
         e("zero-args-parallel", ["zero-args", "parallel"], [call("get_time"), call("list_files")]),
     ]
     return s
+
+
+SPEC = FormatSpec(
+    name="glm45",
+    markers=MARKERS,
+    stop_markers=STOP_MARKERS,
+    call=Markers(CALL_OPEN, CALL_CLOSE),
+    reasoning=Markers(THINK_OPEN, THINK_CLOSE),
+    arguments="xml-values",
+    argument_key=Markers(KEY_OPEN, KEY_CLOSE),
+    argument_value=Markers(VALUE_OPEN, VALUE_CLOSE),
+    call_newlines=True,
+    vocabulary=None,
+    no_vocabulary=NO_VOCABULARY,
+    edge_scenarios=edge_scenarios,
+    source="GLM-4.6.jinja (llama-cpp-python 0.3.36 sdist)",
+)

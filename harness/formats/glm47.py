@@ -23,19 +23,36 @@ Same markers and value rules as :mod:`harness.formats.glm45`, but nothing is wri
   ``<|observation|>`` or ``<|endoftext|>``.
 """
 
-from harness.formats import FormatSpec
-from harness.formats.glm45 import CALL_CLOSE, CALL_OPEN, MARKERS, STOP_MARKERS, glm_edge_scenarios
-
-SPEC = FormatSpec(
-    name="glm47",
-    markers=MARKERS,
-    stop_markers=STOP_MARKERS,
-    call_open=CALL_OPEN,
-    call_close=CALL_CLOSE,
-    reasoning_markers=("<think>", "</think>"),
-    source="GLM-4.7-Flash.jinja (llama-cpp-python 0.3.36 sdist)",
+from harness.formats import FormatSpec, Markers
+from harness.formats.glm45 import (
+    CALL_CLOSE,
+    CALL_OPEN,
+    KEY_CLOSE,
+    KEY_OPEN,
+    MARKERS,
+    NO_VOCABULARY,
+    STOP_MARKERS,
+    VALUE_CLOSE,
+    VALUE_OPEN,
+    glm_edge_scenarios,
 )
 
 
 def edge_scenarios() -> list:
     return glm_edge_scenarios("glm47")
+
+
+SPEC = FormatSpec(
+    name="glm47",
+    markers=MARKERS,
+    stop_markers=STOP_MARKERS,
+    call=Markers(CALL_OPEN, CALL_CLOSE),
+    reasoning=Markers("<think>", "</think>"),
+    arguments="xml-values",
+    argument_key=Markers(KEY_OPEN, KEY_CLOSE),
+    argument_value=Markers(VALUE_OPEN, VALUE_CLOSE),
+    vocabulary=None,
+    no_vocabulary=NO_VOCABULARY,
+    edge_scenarios=edge_scenarios,
+    source="GLM-4.7-Flash.jinja (llama-cpp-python 0.3.36 sdist)",
+)

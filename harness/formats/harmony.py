@@ -38,22 +38,13 @@ Nothing in a string value is unrepresentable (JSON carries it); a tool name hold
 break the header and is not supported.
 """
 
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, Markers
 
 START, END, MESSAGE, CHANNEL = "<|start|>", "<|end|>", "<|message|>", "<|channel|>"
 CONSTRAIN, RETURN, CALL = "<|constrain|>", "<|return|>", "<|call|>"
 ENDOFTEXT = "<|endoftext|>"
 RECIPIENT = "to="
 FUNCTIONS = "functions."
-
-SPEC = FormatSpec(
-    name="harmony",
-    markers=(START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL, ENDOFTEXT),
-    stop_markers=(CALL, RETURN, ENDOFTEXT),
-    call_open=RECIPIENT + FUNCTIONS,
-    call_close=CALL,
-    source="openai-gpt-oss-120b.jinja (llama-cpp-python 0.3.36 sdist)",
-)
 
 
 def compose_content_before(completion: str, prose: str) -> str:
@@ -158,7 +149,8 @@ def edge_scenarios() -> list:
             ["content-before"],
             call("get_weather", {"city": "Lima"}),
             content_before="Let me check the weather for you.",
-            note="content_before becomes a commentary preamble message (harness.formats.harmony.compose_content_before).",
+            note="content_before becomes a commentary preamble message "
+            "(harness.formats.harmony.compose_content_before).",
         ),
         e(
             "dotted-name",
@@ -188,3 +180,19 @@ def edge_scenarios() -> list:
             ),
         ),
     ]
+
+
+SPEC = FormatSpec(
+    name="harmony",
+    markers=(START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL, ENDOFTEXT),
+    stop_markers=(CALL, RETURN, ENDOFTEXT),
+    call=Markers(RECIPIENT + FUNCTIONS, None),  # <|call|> ends a call, but it is a stop marker the render strips
+    call_end=CALL,
+    arguments="json",
+    vocabulary=None,
+    no_vocabulary="gpt-oss's o200k_harmony tokenizer needs tiktoken and openai-harmony, which only the vLLM "
+    "engine environment installs",
+    edge_scenarios=edge_scenarios,
+    compose_content_before=compose_content_before,
+    source="openai-gpt-oss-120b.jinja (llama-cpp-python 0.3.36 sdist)",
+)

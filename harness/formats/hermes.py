@@ -13,19 +13,22 @@ Hermes 3 writes ``bos_token`` first; ChatML models (Qwen, SmolLM2) have no BOS t
 ``<|begin_of_text|>`` is added by the engine's tokenizer, so prompts render with an empty ``bos_token``.
 """
 
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
+
 
 SPEC = FormatSpec(
     name="hermes",
     markers=(CALL_OPEN, CALL_CLOSE, "<|im_start|>", "<|im_end|>", "<tool_response>", "</tool_response>"),
     stop_markers=("<|im_end|>", "<|endoftext|>"),
-    call_open=CALL_OPEN,
-    call_close=CALL_CLOSE,
+    call=Markers(CALL_OPEN, CALL_CLOSE),
+    reasoning=Markers("<think>", "</think>"),
+    arguments="json",
+    call_newlines=True,
+    vocabulary="qwen",
     template_vars={"bos_token": ""},
-    reasoning_markers=("<think>", "</think>"),
     source="NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja, Qwen-Qwen2.5-7B-Instruct.jinja "
     "(llama-cpp-python 0.3.36 sdist)",
 )

@@ -25,7 +25,7 @@ llama.cpp's copy of moonshotai/Kimi-K2-Instruct's chat template. Line numbers be
 Nothing is unrepresentable in strings: JSON escapes what it must and the markers inside strings are data.
 """
 
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, Markers
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
 SECTION_END = "<|tool_calls_section_end|>"
@@ -34,26 +34,6 @@ ARGUMENT_BEGIN = "<|tool_call_argument_begin|>"
 CALL_END = "<|tool_call_end|>"
 IM_END = "<|im_end|>"
 ID_PREFIX = "functions."
-
-SPEC = FormatSpec(
-    name="kimi_k2",
-    markers=(
-        SECTION_BEGIN,
-        SECTION_END,
-        CALL_BEGIN,
-        ARGUMENT_BEGIN,
-        CALL_END,
-        IM_END,
-        "<|im_user|>",
-        "<|im_assistant|>",
-        "<|im_system|>",
-        "<|im_middle|>",
-    ),
-    stop_markers=(IM_END,),
-    call_open=SECTION_BEGIN,
-    call_close=SECTION_END,
-    source="moonshotai-Kimi-K2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-43",
-)
 
 
 def edge_scenarios() -> list:
@@ -109,3 +89,28 @@ def edge_scenarios() -> list:
             call("configure", {"cfg": {"end": CALL_END, "list": [SECTION_END, IM_END]}}),
         ),
     ]
+
+
+SPEC = FormatSpec(
+    name="kimi_k2",
+    markers=(
+        SECTION_BEGIN,
+        SECTION_END,
+        CALL_BEGIN,
+        ARGUMENT_BEGIN,
+        CALL_END,
+        IM_END,
+        "<|im_user|>",
+        "<|im_assistant|>",
+        "<|im_system|>",
+        "<|im_middle|>",
+    ),
+    stop_markers=(IM_END,),
+    call=Markers(CALL_BEGIN, CALL_END),
+    section=Markers(SECTION_BEGIN, SECTION_END),
+    arguments="json",
+    vocabulary=None,
+    no_vocabulary="Kimi's tiktoken vocabulary with its section tokens is not available offline",
+    edge_scenarios=edge_scenarios,
+    source="moonshotai-Kimi-K2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-43",
+)

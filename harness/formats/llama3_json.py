@@ -43,7 +43,7 @@ marker, so a parser cannot tell a call from prose that merely holds such JSON ex
 from __future__ import annotations
 
 from harness.core.scenarios import call, edge
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, Markers
 
 PYTHON_TAG = "<|python_tag|>"
 EOT = "<|eot_id|>"
@@ -51,17 +51,6 @@ EOM = "<|eom_id|>"
 END_OF_TEXT = "<|end_of_text|>"
 CALL_OPEN = '{"name"'
 DATE_STRING = "26 Jul 2024"
-
-SPEC = FormatSpec(
-    name="llama3_json",
-    markers=(PYTHON_TAG, EOT, EOM, END_OF_TEXT, "<|start_header_id|>", "<|end_header_id|>", "<|begin_of_text|>"),
-    stop_markers=(EOT, EOM, END_OF_TEXT),
-    call_open=CALL_OPEN,
-    call_close="}",
-    template_vars={"bos_token": "", "date_string": DATE_STRING},
-    source="meta-llama-Llama-3.1-8B-Instruct.jinja, meta-llama-Llama-3.2-3B-Instruct.jinja "
-    "(llama-cpp-python 0.3.36 sdist)",
-)
 
 
 def edge_scenarios() -> list:
@@ -141,3 +130,18 @@ def edge_scenarios() -> list:
             content_before="a < b and <| c <|python ",
         ),
     ]
+
+
+SPEC = FormatSpec(
+    name="llama3_json",
+    markers=(PYTHON_TAG, EOT, EOM, END_OF_TEXT, "<|start_header_id|>", "<|end_header_id|>", "<|begin_of_text|>"),
+    stop_markers=(EOT, EOM, END_OF_TEXT),
+    call=Markers(CALL_OPEN, None),  # bare JSON: only the object's shape ends it
+    call_end="}",
+    arguments="json",
+    vocabulary="llama",
+    template_vars={"bos_token": "", "date_string": DATE_STRING},
+    edge_scenarios=edge_scenarios,
+    source="meta-llama-Llama-3.1-8B-Instruct.jinja, meta-llama-Llama-3.2-3B-Instruct.jinja "
+    "(llama-cpp-python 0.3.36 sdist)",
+)

@@ -33,7 +33,7 @@ The calls of one assistant turn share one block (lines 103-120)::
   turn tokens; the template does not use ``bos_token``.
 """
 
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<minimax:tool_call>"
 CALL_CLOSE = "</minimax:tool_call>"
@@ -44,16 +44,6 @@ PARAMETER_CLOSE = "</parameter>"
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 END_OF_TURN = "[e~["
-
-SPEC = FormatSpec(
-    name="minimax_m2",
-    markers=(CALL_OPEN, CALL_CLOSE, THINK_OPEN, THINK_CLOSE, "]~!b[", "]~b]", END_OF_TURN),
-    stop_markers=(END_OF_TURN,),
-    call_open=CALL_OPEN,
-    call_close=CALL_CLOSE,
-    reasoning_markers=(THINK_OPEN, THINK_CLOSE),
-    source="MiniMax-M2.jinja (llama-cpp-python 0.3.36 sdist)",
-)
 
 
 def _params(properties: dict) -> dict:
@@ -181,3 +171,20 @@ def edge_scenarios() -> list:
             content_after="Setting it.",
         ),
     ]
+
+
+SPEC = FormatSpec(
+    name="minimax_m2",
+    markers=(CALL_OPEN, CALL_CLOSE, THINK_OPEN, THINK_CLOSE, "]~!b[", "]~b]", END_OF_TURN),
+    stop_markers=(END_OF_TURN,),
+    call=Markers(INVOKE_OPEN, INVOKE_CLOSE),
+    section=Markers(CALL_OPEN, CALL_CLOSE),
+    reasoning=Markers(THINK_OPEN, THINK_CLOSE),
+    arguments="xml-values",
+    parameter=Markers(PARAMETER_OPEN, PARAMETER_CLOSE),
+    call_newlines=True,
+    vocabulary=None,
+    no_vocabulary="MiniMax-M2's tokenizer is not available offline",
+    edge_scenarios=edge_scenarios,
+    source="MiniMax-M2.jinja (llama-cpp-python 0.3.36 sdist)",
+)

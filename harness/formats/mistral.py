@@ -43,39 +43,12 @@ Older Mistral models (7B v0.3, Nemo; not in this catalog) write one ``[TOOL_CALL
 from __future__ import annotations
 
 from harness.core.scenarios import call, edge
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, Markers
 
 TOOL_CALLS = "[TOOL_CALLS]"
 ARGS = "[ARGS]"
 CALL_ID = "[CALL_ID]"
 EOS = "</s>"
-
-
-SPEC = FormatSpec(
-    name="mistral",
-    markers=(
-        TOOL_CALLS,
-        ARGS,
-        CALL_ID,
-        EOS,
-        "<s>",
-        "[INST]",
-        "[/INST]",
-        "[AVAILABLE_TOOLS]",
-        "[/AVAILABLE_TOOLS]",
-        "[TOOL_RESULTS]",
-        "[/TOOL_RESULTS]",
-        "[TOOL_CONTENT]",
-        "[SYSTEM_PROMPT]",
-        "[/SYSTEM_PROMPT]",
-    ),
-    stop_markers=(EOS,),
-    call_open=TOOL_CALLS,
-    call_close="",
-    template_vars={"bos_token": "", "eos_token": EOS},
-    source="Mistral-Small-3.2-24B-Instruct-2506.jinja, unsloth-mistral-Devstral-Small-2507.jinja "
-    "(llama-cpp-python 0.3.36 sdist)",
-)
 
 
 def edge_scenarios() -> list:
@@ -140,3 +113,34 @@ def edge_scenarios() -> list:
             content_before='Plan: [{"name": "search", "arguments": {"query": "x"}}] ->',
         ),
     ]
+
+
+SPEC = FormatSpec(
+    name="mistral",
+    markers=(
+        TOOL_CALLS,
+        ARGS,
+        CALL_ID,
+        EOS,
+        "<s>",
+        "[INST]",
+        "[/INST]",
+        "[AVAILABLE_TOOLS]",
+        "[/AVAILABLE_TOOLS]",
+        "[TOOL_RESULTS]",
+        "[/TOOL_RESULTS]",
+        "[TOOL_CONTENT]",
+        "[SYSTEM_PROMPT]",
+        "[/SYSTEM_PROMPT]",
+    ),
+    stop_markers=(EOS,),
+    call=Markers(TOOL_CALLS, None),
+    arguments="json",
+    vocabulary=None,
+    no_vocabulary="Mistral Small 3.2's and Devstral's tekken.json is not on PyPI, and mistral-common's bundled "
+    "tokenizers lack [ARGS]",
+    template_vars={"bos_token": "", "eos_token": EOS},
+    edge_scenarios=edge_scenarios,
+    source="Mistral-Small-3.2-24B-Instruct-2506.jinja, unsloth-mistral-Devstral-Small-2507.jinja "
+    "(llama-cpp-python 0.3.36 sdist)",
+)

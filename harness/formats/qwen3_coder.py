@@ -34,7 +34,7 @@ One call (Qwen3-Coder.jinja lines 85-94, Nemotron lines 148-156)::
 - Neither template uses ``bos_token``; the ChatML markers are written as text.
 """
 
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
@@ -44,25 +44,6 @@ PARAMETER_OPEN = "<parameter="
 PARAMETER_CLOSE = "</parameter>"
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
-
-SPEC = FormatSpec(
-    name="qwen3_coder",
-    markers=(
-        CALL_OPEN,
-        CALL_CLOSE,
-        THINK_OPEN,
-        THINK_CLOSE,
-        "<|im_start|>",
-        "<|im_end|>",
-        "<tool_response>",
-        "</tool_response>",
-    ),
-    stop_markers=("<|im_end|>", "<|endoftext|>"),
-    call_open=CALL_OPEN,
-    call_close=CALL_CLOSE,
-    reasoning_markers=(THINK_OPEN, THINK_CLOSE),
-    source="Qwen3-Coder.jinja, NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja (llama-cpp-python 0.3.36 sdist)",
-)
 
 
 def _params(properties: dict) -> dict:
@@ -216,3 +197,28 @@ def edge_scenarios() -> list:
         ),
     ]
     return s
+
+
+SPEC = FormatSpec(
+    name="qwen3_coder",
+    markers=(
+        CALL_OPEN,
+        CALL_CLOSE,
+        THINK_OPEN,
+        THINK_CLOSE,
+        "<|im_start|>",
+        "<|im_end|>",
+        "<tool_response>",
+        "</tool_response>",
+    ),
+    stop_markers=("<|im_end|>", "<|endoftext|>"),
+    call=Markers(CALL_OPEN, CALL_CLOSE),
+    reasoning=Markers(THINK_OPEN, THINK_CLOSE),
+    arguments="xml-values",
+    parameter=Markers(PARAMETER_OPEN, PARAMETER_CLOSE),
+    parameter_padding="\n",
+    call_newlines=True,
+    vocabulary="qwen",
+    edge_scenarios=edge_scenarios,
+    source="Qwen3-Coder.jinja, NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja (llama-cpp-python 0.3.36 sdist)",
+)
