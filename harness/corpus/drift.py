@@ -21,9 +21,11 @@ Rules shared by every mutator:
 - Base cases are rendered curated cases whose calls can be located by their markers: no marker text or
   injection inside strings, at most :data:`MAX_BASE_LEN` characters, one located call per expected call.
 
-Call markers per format (:data:`CALL_MARKERS`) come from the format modules (``harness/formats``); a format
-whose calls have no closer (Mistral, Llama 3 JSON, Harmony, whose ``<|call|>`` is a stop marker the render
-strips) ends a call at the next opener or at the end of the text.
+Everything format-specific comes from the format's :class:`~harness.formats.FormatSpec`: calls are located by
+``SPEC.call`` (a call without closer -- Mistral, Llama 3 JSON, Harmony, whose ``<|call|>`` is a stop marker the
+render strips -- ends at the next opener or at the end of the text), and a mutator is for the formats whose spec
+has the property it needs (``selects``: the argument style, the key or parameter tags, a closer, ...), never for
+a list of format names.
 """
 
 from __future__ import annotations
@@ -36,56 +38,50 @@ from dataclasses import dataclass, replace
 
 from harness.core.cases import Case
 from harness.core.messages import Message
-from harness.formats import (
-    FormatSpec,
-    deepseek_v31,
-    deepseek_v32,
-    functiongemma,
-    gemma4,
-    glm45,
-    harmony,
-    hermes,
-    kimi_k2,
-    llama3_json,
-    minimax_m2,
-    mistral,
-    qwen3_coder,
-)
+from harness.formats import FormatSpec, get_format, known_formats
 
 RECOVERED, SURFACED = "recovered", "surfaced"
 EITHER = (RECOVERED, SURFACED)
 DEFAULT_PER_MUTATOR = 3
 MAX_BASE_LEN = 400
 EXCLUDED_BASE_TAGS = frozenset({"marker-in-string", "injection", "long-string", "nul-in-string"})
+#: the keyword between the call opener and the name in the token-delimited object syntax (``call:NAME{...}``).
+CALL_KEYWORD = "call:"
 
-#: per-call ``(opener, closer or None)``, from the format modules.
-CALL_MARKERS: dict[str, tuple[str, str | None]] = {
-    "gemma4": (gemma4.CALL_OPEN, gemma4.CALL_CLOSE),
-    "functiongemma": (functiongemma.CALL_OPEN, functiongemma.CALL_CLOSE),
-    "hermes": (hermes.CALL_OPEN, hermes.CALL_CLOSE),
-    "qwen3_coder": (qwen3_coder.CALL_OPEN, qwen3_coder.CALL_CLOSE),
-    "glm45": (glm45.CALL_OPEN, glm45.CALL_CLOSE),
-    "glm47": (glm45.CALL_OPEN, glm45.CALL_CLOSE),
-    "kimi_k2": (kimi_k2.CALL_BEGIN, kimi_k2.CALL_END),
-    "deepseek_v31": (deepseek_v31.CALL_BEGIN, deepseek_v31.CALL_END),
-    "deepseek_v32": (deepseek_v32.INVOKE_OPEN, deepseek_v32.INVOKE_CLOSE),
-    "minimax_m2": (minimax_m2.INVOKE_OPEN, minimax_m2.INVOKE_CLOSE),
-    "mistral": (mistral.TOOL_CALLS, None),
-    "llama3_json": (llama3_json.CALL_OPEN, None),
-    "harmony": (harmony.RECIPIENT + harmony.FUNCTIONS, None),
-}
-ALL_FORMATS = tuple(CALL_MARKERS)
-#: formats whose call opener is a marker (Llama 3 JSON's is JSON text, Harmony's part of a header).
-OPENER_FORMATS = tuple(f for f in ALL_FORMATS if f not in ("llama3_json", "harmony"))
-#: formats whose calls have a closer marker in the text (the rest end a call at the next opener or the end).
-CLOSER_FORMATS = tuple(f for f, (_, closer) in CALL_MARKERS.items() if closer)
-JSON_FORMATS = ("hermes", "mistral", "kimi_k2", "deepseek_v31", "llama3_json", "harmony")
-XML_VALUE_FORMATS = ("glm45", "glm47", "qwen3_coder", "minimax_m2", "deepseek_v32")
-PARAMETER_CLOSERS = {
-    "qwen3_coder": qwen3_coder.PARAMETER_CLOSE,
-    "minimax_m2": minimax_m2.PARAMETER_CLOSE,
-    "deepseek_v32": deepseek_v32.PARAM_CLOSE,
-}
+
+# --- which formats a mutator is for: properties of the FormatSpec -----------------------------------------
+
+
+def _every(fmt: FormatSpec) -> bool:
+    return True
+
+
+def _opener_is_marker(fmt: FormatSpec) -> bool:
+    return fmt.call_open_is_marker
+
+
+def _has_closer(fmt: FormatSpec) -> bool:
+    return fmt.call.close is not None
+
+
+def _style(*styles: str) -> Callable[[FormatSpec], bool]:
+    return lambda fmt: fmt.arguments in styles
+
+
+def _quote_token(fmt: FormatSpec) -> bool:
+    return fmt.arguments == "quote-token"
+
+
+def _key_tags(fmt: FormatSpec) -> bool:
+    return fmt.argument_key is not None
+
+
+def _parameter_tags(fmt: FormatSpec) -> bool:
+    return fmt.parameter is not None
+
+
+def _call_newlines(fmt: FormatSpec) -> bool:
+    return fmt.call_newlines
 
 
 @dataclass(frozen=True)
@@ -103,20 +99,26 @@ class Mutation:
 class Mutator:
     """One named deviation: ``apply(case, fmt) -> Mutation | None`` (``None``: it does not apply to the case).
 
-    ``formats``: the formats it is defined for; ``outcomes``: the allowed outcome classes (``recovered``,
-    ``surfaced`` or both); ``seen``: where the deviation was reported; ``deviation``: one line of what changes.
+    ``selects(fmt) -> bool``: whether it is defined for a format (a property of its spec; ``formats`` lists the
+    known formats it selects); ``outcomes``: the allowed outcome classes (``recovered``, ``surfaced`` or both);
+    ``seen``: where the deviation was reported; ``deviation``: one line of what changes.
     """
 
     name: str
-    formats: tuple[str, ...]
+    selects: Callable[[FormatSpec], bool]
     outcomes: tuple[str, ...]
     seen: str
     deviation: str
     apply: Callable[[Case, FormatSpec], Mutation | None]
 
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """The known formats this mutator is defined for (:func:`harness.formats.known_formats` order)."""
+        return tuple(name for name in known_formats() if self.selects(get_format(name)))
+
     def mutate(self, case: Case, fmt: FormatSpec, seed: int | None = None) -> Case | None:
         """The drift case made from rendered ``case``, or ``None`` when the mutator does not apply to it."""
-        if fmt.name not in self.formats or not is_base(case, fmt):
+        if not self.selects(fmt) or not is_base(case, fmt):
             return None
         mutation = self.apply(case, fmt)
         if mutation is None or mutation.text == case.text:
@@ -150,12 +152,12 @@ class Mutator:
 # --- locating calls --------------------------------------------------------------------------------------
 
 
-def call_spans(text: str, fmt_name: str) -> list[tuple[int, int]]:
+def call_spans(text: str, fmt: FormatSpec) -> list[tuple[int, int]]:
     """``[(start, end)]`` of each call's text (opener to closer inclusive) found by the format's call markers."""
-    opener, closer = CALL_MARKERS[fmt_name]
+    opener, closer = fmt.call
     spans, pos = [], 0
     while (start := text.find(opener, pos)) >= 0:
-        if closer:
+        if closer is not None:
             end = text.find(closer, start + len(opener))
             if end < 0:
                 break
@@ -171,18 +173,17 @@ def call_spans(text: str, fmt_name: str) -> list[tuple[int, int]]:
 def is_base(case: Case, fmt: FormatSpec) -> bool:
     """True for a case mutators can work on (see the module docstring)."""
     return (
-        fmt.name in CALL_MARKERS
-        and case.kind == "strict"
+        case.kind == "strict"
         and bool(case.expected.tool_calls)
         and len(case.text) <= MAX_BASE_LEN
         and not EXCLUDED_BASE_TAGS & set(case.tags)
-        and len(call_spans(case.text, fmt.name)) == len(case.expected.tool_calls)
+        and len(call_spans(case.text, fmt)) == len(case.expected.tool_calls)
     )
 
 
-def _replace_span(case: Case, index: int, make: Callable[[str], str | None]) -> Mutation | None:
+def _replace_span(case: Case, fmt: FormatSpec, index: int, make: Callable[[str], str | None]) -> Mutation | None:
     """Rewrite call ``index``'s text with ``make(span) -> new span | None``; the expected message is kept."""
-    start, end = call_spans(case.text, case.format)[index]
+    start, end = call_spans(case.text, fmt)[index]
     new = make(case.text[start:end])
     if new is None:
         return None
@@ -190,7 +191,7 @@ def _replace_span(case: Case, index: int, make: Callable[[str], str | None]) -> 
 
 
 def _first_call(make: Callable[[str], str | None]) -> Callable[[Case, FormatSpec], Mutation | None]:
-    return lambda case, fmt: _replace_span(case, 0, make)
+    return lambda case, fmt: _replace_span(case, fmt, 0, make)
 
 
 def _squash(text: str) -> str:
@@ -230,13 +231,13 @@ def find_json(text: str, value) -> tuple[int, int] | None:
 # --- truncation (format-generic) -------------------------------------------------------------------------
 
 
-def _truncated(case: Case, cut: int, complete_calls: int, tolerated: tuple[str, ...] = ()) -> Mutation | None:
+def _truncated(
+    case: Case, fmt: FormatSpec, cut: int, complete_calls: int, tolerated: tuple[str, ...] = ()
+) -> Mutation | None:
     """``case.text[:cut]``: the first ``complete_calls`` calls stay expected, the prose before the cut stays
     content and the fragment of the cut call (from its opener) must be kept after it. ``None`` when the cut
     splits the expected content or reasoning."""
-    start = (
-        call_spans(case.text, case.format)[complete_calls][0] if complete_calls < len(case.expected.tool_calls) else cut
-    )
+    start = call_spans(case.text, fmt)[complete_calls][0] if complete_calls < len(case.expected.tool_calls) else cut
     head, tail = case.text[:cut], case.text[cut:]
     content = case.expected.content or ""
     if content and _squash(content) not in _squash(head[:start]):
@@ -256,14 +257,13 @@ def _truncated(case: Case, cut: int, complete_calls: int, tolerated: tuple[str, 
 
 
 def _truncate_in_opener(case: Case, fmt: FormatSpec) -> Mutation | None:
-    opener, _ = CALL_MARKERS[fmt.name]
-    start, _ = call_spans(case.text, fmt.name)[-1]
-    return _truncated(case, start + len(opener) // 2, len(case.expected.tool_calls) - 1)
+    start, _ = call_spans(case.text, fmt)[-1]
+    return _truncated(case, fmt, start + len(fmt.call.open) // 2, len(case.expected.tool_calls) - 1)
 
 
 def _truncate_in_key(case: Case, fmt: FormatSpec) -> Mutation | None:
     call = case.expected.tool_calls[-1]
-    start, end = call_spans(case.text, fmt.name)[-1]
+    start, end = call_spans(case.text, fmt)[-1]
     after_name = case.text.find(call.name, start, end)
     if after_name < 0 or not isinstance(call.arguments, dict):
         return None
@@ -273,29 +273,29 @@ def _truncate_in_key(case: Case, fmt: FormatSpec) -> Mutation | None:
     if not hits:
         return None
     pos, key = hits[0]
-    return _truncated(case, pos + len(key) // 2, len(case.expected.tool_calls) - 1)
+    return _truncated(case, fmt, pos + len(key) // 2, len(case.expected.tool_calls) - 1)
 
 
 def _truncate_in_string(case: Case, fmt: FormatSpec) -> Mutation | None:
     call = case.expected.tool_calls[-1]
-    start, end = call_spans(case.text, fmt.name)[-1]
+    start, end = call_spans(case.text, fmt)[-1]
     after_name = case.text.find(call.name, start, end)
     if after_name < 0:
         return None
     for value in _strings(call.arguments):
         pos = case.text.find(value, after_name + len(call.name), end)
         if _SIMPLE.fullmatch(value) and pos >= 0:
-            return _truncated(case, pos + len(value) // 2, len(case.expected.tool_calls) - 1)
+            return _truncated(case, fmt, pos + len(value) // 2, len(case.expected.tool_calls) - 1)
     return None
 
 
 def _closer_cut(case: Case, fmt: FormatSpec, into_closer: bool) -> Mutation | None:
     """The text ends right before (or inside) the last call's closer: every call is complete."""
-    _, closer = CALL_MARKERS[fmt.name]
-    start, end = call_spans(case.text, fmt.name)[-1]
+    closer = fmt.call.close or ""
+    start, end = call_spans(case.text, fmt)[-1]
     cut = end - len(closer) + (len(closer) // 2 if into_closer else 0)
     tolerated = (case.text[end - len(closer) : cut],) if into_closer else ()
-    mutation = _truncated(case, cut, len(case.expected.tool_calls), tolerated)
+    mutation = _truncated(case, fmt, cut, len(case.expected.tool_calls), tolerated)
     return mutation and replace(mutation, raw=case.text[start:cut])
 
 
@@ -315,132 +315,144 @@ def _stray_closer(case: Case, fmt: FormatSpec) -> Mutation | None:
 def _doubled_opener(case: Case, fmt: FormatSpec) -> Mutation | None:
     opener = fmt.call_open
     pos = case.text.find(opener)
-    first_end = call_spans(case.text, fmt.name)[0][1]
+    first_end = call_spans(case.text, fmt)[0][1]
     text = case.text[:pos] + opener + case.text[pos:]
     return Mutation(text, case.expected, text[pos : first_end + len(opener)], (opener,))
 
 
-# --- Gemma 4 ---------------------------------------------------------------------------------------------
-
-DELIM = gemma4.STRING_DELIM
+# --- token-delimited objects (quote-token style: Gemma 4) ------------------------------------------------
 
 
-def _gemma_parts(span: str) -> tuple[str, list[str]] | None:
-    """``<|tool_call>call:NAME{BODY}<tool_call|>`` → ``(head "<|tool_call>call:NAME", top-level members of
-    BODY)``; ``None`` for another shape."""
-    brace = span.find("{")
-    if not span.startswith(gemma4.CALL_OPEN + "call:") or brace < 0 or not span.endswith("}" + gemma4.CALL_CLOSE):
+@dataclass(frozen=True)
+class _Syntax:
+    """A call in the token-delimited object syntax: ``OPEN call:NAME{key:DELIM text DELIM,...}CLOSE``."""
+
+    open: str
+    close: str
+    delim: str
+
+    @classmethod
+    def of(cls, fmt: FormatSpec) -> _Syntax:
+        return cls(fmt.call.open, fmt.call.close or "", fmt.string_delimiter or "")
+
+    def parts(self, span: str) -> tuple[str, list[str]] | None:
+        """``OPEN call:NAME{BODY}CLOSE`` → ``(head "OPEN call:NAME", top-level members of BODY)``; ``None`` for
+        another shape."""
+        brace = span.find("{")
+        if not span.startswith(self.open + CALL_KEYWORD) or brace < 0 or not span.endswith("}" + self.close):
+            return None
+        return span[:brace], self.split_members(span[brace + 1 : -len(self.close) - 1])
+
+    def split_members(self, body: str) -> list[str]:
+        """Split an object body at its top-level commas (strings between delimiters skipped)."""
+        members, depth, start, i = [], 0, 0, 0
+        while i < len(body):
+            if body.startswith(self.delim, i):
+                end = body.find(self.delim, i + len(self.delim))
+                i = len(body) if end < 0 else end + len(self.delim)
+                continue
+            if body[i] in "{[":
+                depth += 1
+            elif body[i] in "}]":
+                depth -= 1
+            elif body[i] == "," and depth == 0:
+                members.append(body[start:i])
+                start = i + 1
+            i += 1
+        return members + [body[start:]] if body else members
+
+    def rebuild(self, head: str, members: list[str], sep: str = ",", open_: str = "{", close: str = "}") -> str:
+        return head + open_ + sep.join(members) + close + self.close
+
+    def string_member(self, members: list[str], last: bool = False) -> int | None:
+        """Index of the first (or last) member ``key:DELIM simple text DELIM``."""
+        d = self.delim
+        order = range(len(members) - 1, -1, -1) if last else range(len(members))
+        for i in order:
+            value = members[i].partition(":")[2]
+            inner = value[len(d) : -len(d)] if value.startswith(d) and value.endswith(d) else None
+            if inner is not None and _SIMPLE.fullmatch(inner) and d not in inner:
+                return i
         return None
-    return span[:brace], _split_members(span[brace + 1 : -len(gemma4.CALL_CLOSE) - 1])
 
 
-def _split_members(body: str) -> list[str]:
-    """Split a Gemma 4 object body at its top-level commas (strings between ``<|"|>`` skipped)."""
-    members, depth, start, i = [], 0, 0, 0
-    while i < len(body):
-        if body.startswith(DELIM, i):
-            end = body.find(DELIM, i + len(DELIM))
-            i = len(body) if end < 0 else end + len(DELIM)
-            continue
-        if body[i] in "{[":
-            depth += 1
-        elif body[i] in "}]":
-            depth -= 1
-        elif body[i] == "," and depth == 0:
-            members.append(body[start:i])
-            start = i + 1
-        i += 1
-    return members + [body[start:]] if body else members
+ObjectEdit = Callable[[_Syntax, str, list[str]], str | None]
 
 
-def _gemma_rebuild(head: str, members: list[str], sep: str = ",", open_="{", close="}") -> str:
-    return head + open_ + sep.join(members) + close + gemma4.CALL_CLOSE
+def _object(make: ObjectEdit) -> Callable[[Case, FormatSpec], Mutation | None]:
+    """A first-call mutation from ``make(syntax, head, members) -> new span | None``."""
+
+    def apply(case: Case, fmt: FormatSpec) -> Mutation | None:
+        syntax = _Syntax.of(fmt)
+
+        def rewrite(span: str) -> str | None:
+            parts = syntax.parts(span)
+            return make(syntax, *parts) if parts and parts[1] else None
+
+        return _replace_span(case, fmt, 0, rewrite)
+
+    return apply
 
 
-def _gemma(make: Callable[[str, list[str]], str | None]) -> Callable[[Case, FormatSpec], Mutation | None]:
-    """A first-call mutation from ``make(head, members) -> new span | None``."""
-
-    def rewrite(span: str) -> str | None:
-        parts = _gemma_parts(span)
-        return make(*parts) if parts and parts[1] else None
-
-    return _first_call(rewrite)
-
-
-def _string_member(members: list[str], last: bool = False) -> int | None:
-    """Index of the first (or last) member ``key:<|"|>simple text<|"|>``."""
-    order = range(len(members) - 1, -1, -1) if last else range(len(members))
-    for i in order:
-        value = members[i].partition(":")[2]
-        inner = value[len(DELIM) : -len(DELIM)] if value.startswith(DELIM) and value.endswith(DELIM) else None
-        if inner is not None and _SIMPLE.fullmatch(inner) and DELIM not in inner:
-            return i
-    return None
-
-
-def _string_closer(closer: str):
-    def make(head: str, members: list[str]) -> str | None:
-        i = _string_member(members)
+def _string_closer(closer: str) -> ObjectEdit:
+    def make(s: _Syntax, head: str, members: list[str]) -> str | None:
+        i = s.string_member(members)
         if i is None:
             return None
         members = list(members)
-        members[i] = members[i].removesuffix(DELIM) + closer
-        return _gemma_rebuild(head, members)
+        members[i] = members[i].removesuffix(s.delim) + closer
+        return s.rebuild(head, members)
 
     return make
 
 
-def _missing_string_opener(head: str, members: list[str]) -> str | None:
-    i = _string_member(members)
+def _missing_string_opener(s: _Syntax, head: str, members: list[str]) -> str | None:
+    i = s.string_member(members)
     if i is None:
         return None
     key, _, value = members[i].partition(":")
-    return _gemma_rebuild(head, [*members[:i], f"{key}:{value.removeprefix(DELIM)}", *members[i + 1 :]])
+    return s.rebuild(head, [*members[:i], f"{key}:{value.removeprefix(s.delim)}", *members[i + 1 :]])
 
 
-def _marker_quoted_key(head: str, members: list[str]) -> str:
-    return _gemma_rebuild(
-        head, [f"{DELIM}{key}{DELIM}:{value}" for key, _, value in (m.partition(":") for m in members)]
+def _marker_quoted_key(s: _Syntax, head: str, members: list[str]) -> str:
+    return s.rebuild(
+        head, [f"{s.delim}{key}{s.delim}:{value}" for key, _, value in (m.partition(":") for m in members)]
     )
 
 
-def _space_around_separators(head: str, members: list[str]) -> str:
-    return _gemma_rebuild(
-        head, [f"{key} : {value}" for key, _, value in (m.partition(":") for m in members)], sep=" , "
-    )
+def _space_around_separators(s: _Syntax, head: str, members: list[str]) -> str:
+    return s.rebuild(head, [f"{key} : {value}" for key, _, value in (m.partition(":") for m in members)], sep=" , ")
 
 
-def _key_equals_value(head: str, members: list[str]) -> str | None:
-    i = _string_member(members, last=True)
+def _key_equals_value(s: _Syntax, head: str, members: list[str]) -> str | None:
+    i = s.string_member(members, last=True)
     if i is None or "'" in members[i]:
         return None
     key, _, value = members[i].partition(":")
-    return _gemma_rebuild(head, [*members[:i], f"{key}='{value[len(DELIM) : -len(DELIM)]}'", *members[i + 1 :]])
+    return s.rebuild(head, [*members[:i], f"{key}='{value[len(s.delim) : -len(s.delim)]}'", *members[i + 1 :]])
 
 
-def _missing_comma(head: str, members: list[str]) -> str | None:
+def _missing_comma(s: _Syntax, head: str, members: list[str]) -> str | None:
     for i in range(len(members) - 1):
-        if members[i].endswith(DELIM):
+        if members[i].endswith(s.delim):
             joined = members[:i] + [members[i] + members[i + 1]] + members[i + 2 :]
-            return _gemma_rebuild(head, joined)
+            return s.rebuild(head, joined)
     return None
 
 
-def _json_quotes_in_container(head: str, members: list[str]) -> str | None:
-    """Strings nested inside an object or array written ``"x"`` (JSON) instead of ``<|"|>x<|"|>``."""
-    body = ",".join(members)
+def _json_quotes_in_container(s: _Syntax, head: str, members: list[str]) -> str | None:
+    """Strings nested inside an object or array written ``"x"`` (JSON) instead of between delimiters."""
+    body, d = ",".join(members), s.delim
     out, depth, i, changed = [], 0, 0, False
     while i < len(body):
-        if body.startswith(DELIM, i):
-            end = body.find(DELIM, i + len(DELIM))
+        if body.startswith(d, i):
+            end = body.find(d, i + len(d))
             if end < 0:
                 return None
             nested = depth > 0
-            out.append(
-                json.dumps(body[i + len(DELIM) : end], ensure_ascii=False) if nested else body[i : end + len(DELIM)]
-            )
+            out.append(json.dumps(body[i + len(d) : end], ensure_ascii=False) if nested else body[i : end + len(d)])
             changed |= nested
-            i = end + len(DELIM)
+            i = end + len(d)
             continue
         if body[i] in "{[":
             depth += 1
@@ -448,50 +460,56 @@ def _json_quotes_in_container(head: str, members: list[str]) -> str | None:
             depth -= 1
         out.append(body[i])
         i += 1
-    return head + "{" + "".join(out) + "}" + gemma4.CALL_CLOSE if changed else None
+    return head + "{" + "".join(out) + "}" + s.close if changed else None
 
 
-def _wrapper_envelope(head: str, members: list[str]) -> str | None:
-    name = head.removeprefix(gemma4.CALL_OPEN + "call:")
+def _wrapper_envelope(s: _Syntax, head: str, members: list[str]) -> str | None:
+    name = head.removeprefix(s.open + CALL_KEYWORD)
     if name == "tool_call":
         return None
-    return (
-        f"{gemma4.CALL_OPEN}call:tool_call{{args:{{{','.join(members)}}},id:{DELIM}{name}{DELIM}}}{gemma4.CALL_CLOSE}"
-    )
+    return f"{s.open}{CALL_KEYWORD}tool_call{{args:{{{','.join(members)}}},id:{s.delim}{name}{s.delim}}}{s.close}"
 
 
 # --- GLM, Qwen3-Coder, MiniMax, DeepSeek V3.2 (raw values between tags) ----------------------------------
 
 
-def _drop_first(marker: str) -> Callable[[str], str | None]:
-    return lambda span: span.replace(marker, "", 1) if marker in span else None
+def _drop_first(marker: Callable[[FormatSpec], str]) -> Callable[[Case, FormatSpec], Mutation | None]:
+    """A first-call mutation that drops the first ``marker(fmt)`` of the call."""
+
+    def apply(case: Case, fmt: FormatSpec) -> Mutation | None:
+        text = marker(fmt)
+        return _replace_span(case, fmt, 0, lambda span: span.replace(text, "", 1) if text in span else None)
+
+    return apply
 
 
 def _drop_last_parameter_closer(case: Case, fmt: FormatSpec) -> Mutation | None:
-    closer = PARAMETER_CLOSERS[fmt.name]
+    """Drop the call's last parameter closer; where the template pads values (``parameter_padding``), the padding
+    then separates the value from the next tag, so the separator after the closer goes too."""
+    closer, pad = fmt.parameter.close or "", fmt.parameter_padding  # type: ignore[union-attr]
 
     def make(span: str) -> str | None:
         at = span.rfind(closer)
         if at < 0:
             return None
-        after = at + len(closer) + (span.startswith("\n", at + len(closer)) and fmt.name == "qwen3_coder")
+        after = at + len(closer) + (len(pad) if pad and span.startswith(pad, at + len(closer)) else 0)
         return span[:at] + span[after:]
 
-    return _replace_span(case, 0, make)
+    return _replace_span(case, fmt, 0, make)
 
 
 def _literal_newlines(case: Case, fmt: FormatSpec) -> Mutation | None:
     call = case.expected.tool_calls[0]
     if any("\n" in s for s in _strings(call.arguments)) or any("\n" in k for k in call.arguments):
         return None
-    return _replace_span(case, 0, lambda span: span.replace("\n", "\\n") if "\n" in span else None)
+    return _replace_span(case, fmt, 0, lambda span: span.replace("\n", "\\n") if "\n" in span else None)
 
 
 def _escaped_json_value(case: Case, fmt: FormatSpec) -> Mutation | None:
     call = case.expected.tool_calls[0]
     if not isinstance(call.arguments, dict) or not call.arguments:
         return None
-    if fmt.name in JSON_FORMATS:
+    if fmt.arguments == "json":
 
         def make(span: str) -> str | None:
             found = find_json(span, call.arguments)
@@ -500,7 +518,7 @@ def _escaped_json_value(case: Case, fmt: FormatSpec) -> Mutation | None:
             start, end = found
             return span[:start] + json.dumps(span[start:end], ensure_ascii=False) + span[end:]
 
-        return _replace_span(case, 0, make)
+        return _replace_span(case, fmt, 0, make)
     nested = [v for v in call.arguments.values() if isinstance(v, (dict, list)) and any(True for _ in _strings(v))]
     if not nested:
         return None
@@ -512,7 +530,7 @@ def _escaped_json_value(case: Case, fmt: FormatSpec) -> Mutation | None:
         start, end = found
         return span[:start] + span[start:end].replace('"', '\\"') + span[end:]
 
-    return _replace_span(case, 0, make_xml)
+    return _replace_span(case, fmt, 0, make_xml)
 
 
 def _json_newlines(case: Case, fmt: FormatSpec) -> Mutation | None:
@@ -529,12 +547,12 @@ def _json_newlines(case: Case, fmt: FormatSpec) -> Mutation | None:
         pretty = json.dumps(json.loads(text), indent=2, ensure_ascii="\\u" in text)
         return span[:start] + pretty + span[end:]
 
-    return _replace_span(case, 0, make)
+    return _replace_span(case, fmt, 0, make)
 
 
 def _newline_between_args(case: Case, fmt: FormatSpec) -> Mutation | None:
-    if fmt.name == "gemma4":
-        return _gemma(lambda head, members: _gemma_rebuild(head, members, sep=",\n") if len(members) > 1 else None)(
+    if _quote_token(fmt):
+        return _object(lambda s, head, members: s.rebuild(head, members, sep=",\n") if len(members) > 1 else None)(
             case, fmt
         )
     return _json_newlines(case, fmt)
@@ -542,71 +560,68 @@ def _newline_between_args(case: Case, fmt: FormatSpec) -> Mutation | None:
 
 # --- the registry ----------------------------------------------------------------------------------------
 
-_G4 = ("gemma4",)
-_GLM = ("glm45", "glm47")
-
 MUTATORS: tuple[Mutator, ...] = (
-    # delimiter drift (Gemma 4)
+    # delimiter drift (quote-token style: Gemma 4)
     Mutator(
         "plain-quote-closer",
-        _G4,
+        _quote_token,
         EITHER,
         'gemma4_plain_quote_in_string_xinference (plain " confused with <|"|>; ollama #15241)',
         'a string opened with <|"|> is closed by a plain "',
-        _gemma(_string_closer('"')),
+        _object(_string_closer('"')),
     ),
     Mutator(
         "single-quote-closer",
-        _G4,
+        _quote_token,
         EITHER,
         "https://github.com/jundot/omlx/pull/1854 (single-quoted values)",
         "a string opened with <|\"|> is closed by '",
-        _gemma(_string_closer("'")),
+        _object(_string_closer("'")),
     ),
     Mutator(
         "backtick-closer",
-        _G4,
+        _quote_token,
         EITHER,
         "not found in public reports; asked for by issue 6 (delimiter drift)",
         'a string opened with <|"|> is closed by a backtick',
-        _gemma(_string_closer("`")),
+        _object(_string_closer("`")),
     ),
     Mutator(
         "missing-string-opener",
-        _G4,
+        _quote_token,
         EITHER,
         "https://github.com/sgl-project/sglang/pull/39240",
         'a string value lacks its opening <|"|> (key:value<|"|>)',
-        _gemma(_missing_string_opener),
+        _object(_missing_string_opener),
     ),
     Mutator(
         "marker-quoted-key",
-        _G4,
+        _quote_token,
         EITHER,
         'https://github.com/ollama/ollama/issues/18390 (<|"|>key<|"|>: form)',
         'top-level keys wrapped in <|"|> markers',
-        _gemma(_marker_quoted_key),
+        _object(_marker_quoted_key),
     ),
     # whitespace drift
     Mutator(
         "space-before-key",
-        _G4,
+        _quote_token,
         EITHER,
         "https://github.com/ollama/ollama/issues/18390 (`, connections:`)",
         "a space before every top-level key",
-        _gemma(lambda head, members: _gemma_rebuild(head, [" " + m for m in members])),
+        _object(lambda s, head, members: s.rebuild(head, [" " + m for m in members])),
     ),
     Mutator(
         "space-around-separators",
-        _G4,
+        _quote_token,
         EITHER,
         "https://github.com/ollama/ollama/issues/18390",
         "spaces around every top-level : and ,",
-        _gemma(_space_around_separators),
+        _object(_space_around_separators),
     ),
     Mutator(
         "newline-between-args",
-        _G4 + JSON_FORMATS,
+        _style("quote-token", "json"),
         EITHER,
         "gemma4_plain_quote_in_string_xinference (`,\\n` between arguments); "
         "https://github.com/leehack/llamadart/pull/88 (newlines around JSON)",
@@ -616,63 +631,63 @@ MUTATORS: tuple[Mutator, ...] = (
     # structure drift
     Mutator(
         "paren-call",
-        _G4,
+        _quote_token,
         EITHER,
         "gemma4_paren_form_absorbed_into_name_vllm",
         "call:NAME(...) instead of call:NAME{...}",
-        _gemma(lambda head, members: _gemma_rebuild(head, members, open_="(", close=")")),
+        _object(lambda s, head, members: s.rebuild(head, members, open_="(", close=")")),
     ),
     Mutator(
         "key-equals-value",
-        _G4,
+        _quote_token,
         EITHER,
         "gemma4_key_equals_value_ollama",
         "the last string argument written key='value'",
-        _gemma(_key_equals_value),
+        _object(_key_equals_value),
     ),
     Mutator(
         "missing-comma",
-        _G4,
+        _quote_token,
         EITHER,
         "https://github.com/hybridgroup/yzma/pull/243",
         'no comma after a string argument (<|"|>v<|"|>next:...)',
-        _gemma(_missing_comma),
+        _object(_missing_comma),
     ),
     Mutator(
         "json-quotes-in-container",
-        _G4,
+        _quote_token,
         EITHER,
         "https://github.com/vllm-project/vllm/issues/51284; gemma4_wrapper_call_with_id_field_fastflowlm",
         'strings inside nested objects/arrays in JSON quotes ("x") instead of <|"|>',
-        _gemma(_json_quotes_in_container),
+        _object(_json_quotes_in_container),
     ),
     Mutator(
         "wrapper-envelope",
-        _G4,
+        _quote_token,
         EITHER,
         "gemma4_wrapper_call_with_id_field_fastflowlm",
         "the call wrapped as call:tool_call{args:{...},id:NAME}",
-        _gemma(_wrapper_envelope),
+        _object(_wrapper_envelope),
     ),
     Mutator(
         "missing-arg-key",
-        _GLM,
+        _key_tags,
         EITHER,
         "https://github.com/vllm-project/vllm/pull/47190",
         "the first <arg_key> opener missing (NAMEkey</arg_key>)",
-        _first_call(_drop_first(glm45.KEY_OPEN)),
+        _drop_first(lambda fmt: fmt.argument_key.open),  # type: ignore[union-attr]
     ),
     Mutator(
         "missing-arg-value-opener",
-        _GLM,
+        _key_tags,
         EITHER,
         "https://github.com/vllm-project/vllm/issues/49248",
         "the first <arg_value> opener missing",
-        _first_call(_drop_first(glm45.VALUE_OPEN)),
+        _drop_first(lambda fmt: fmt.argument_value.open),  # type: ignore[union-attr]
     ),
     Mutator(
         "missing-parameter-closer",
-        tuple(PARAMETER_CLOSERS),
+        _parameter_tags,
         EITHER,
         "qwen3coder_last_param_unclosed_vllm",
         "the last parameter closer of the first call missing",
@@ -681,7 +696,7 @@ MUTATORS: tuple[Mutator, ...] = (
     # escaping drift
     Mutator(
         "literal-backslash-escapes",
-        ("glm45", "hermes", "qwen3_coder", "minimax_m2", "deepseek_v32"),
+        _call_newlines,
         EITHER,
         "glm_literal_backslash_escapes_double_serialized_sglang",
         "the call's structural newlines written as the two characters \\n",
@@ -689,7 +704,7 @@ MUTATORS: tuple[Mutator, ...] = (
     ),
     Mutator(
         "escaped-json-value",
-        XML_VALUE_FORMATS + JSON_FORMATS,
+        _style("xml-values", "json"),
         EITHER,
         "glm_literal_backslash_escapes_double_serialized_sglang; https://github.com/huggingface/smolagents/pull/1003",
         'JSON inside a value double-encoded (\\" quotes; JSON formats: arguments as a JSON string)',
@@ -698,7 +713,7 @@ MUTATORS: tuple[Mutator, ...] = (
     # truncation and stray markers (format-generic)
     Mutator(
         "truncate-in-opener",
-        OPENER_FORMATS,
+        _opener_is_marker,
         EITHER,
         "deepseek_v31_tool_call_inside_thinking_sglang (the stream ends inside a marker)",
         "the text ends inside the last call's opener",
@@ -706,7 +721,7 @@ MUTATORS: tuple[Mutator, ...] = (
     ),
     Mutator(
         "truncate-in-key",
-        ALL_FORMATS,
+        _every,
         EITHER,
         "qwen3coder_parallel_calls_llamacpp_autoparser (cut-off output)",
         "the text ends inside the last call's first key",
@@ -714,7 +729,7 @@ MUTATORS: tuple[Mutator, ...] = (
     ),
     Mutator(
         "truncate-in-string",
-        ALL_FORMATS,
+        _every,
         EITHER,
         "qwen3coder_parallel_calls_llamacpp_autoparser (cut-off output)",
         "the text ends inside a string value of the last call",
@@ -722,7 +737,7 @@ MUTATORS: tuple[Mutator, ...] = (
     ),
     Mutator(
         "truncate-before-closer",
-        CLOSER_FORMATS,
+        _has_closer,
         EITHER,
         "https://github.com/ollama/ollama/pull/14656 (unclosed tags)",
         "the text ends right before the last call's closer",
@@ -730,7 +745,7 @@ MUTATORS: tuple[Mutator, ...] = (
     ),
     Mutator(
         "truncate-in-closer",
-        CLOSER_FORMATS,
+        _has_closer,
         EITHER,
         "qwen3coder_parallel_calls_llamacpp_autoparser (ends `</tool_call`)",
         "the text ends inside the last call's closer",
@@ -738,7 +753,7 @@ MUTATORS: tuple[Mutator, ...] = (
     ),
     Mutator(
         "partial-opener-after-call",
-        OPENER_FORMATS,
+        _opener_is_marker,
         (RECOVERED,),
         "deepseek_v31_tool_call_inside_thinking_sglang (ends `<｜tool▁calls▁e` after a complete call)",
         "half of a call opener after the complete calls, at the end of the text",
@@ -746,7 +761,7 @@ MUTATORS: tuple[Mutator, ...] = (
     ),
     Mutator(
         "stray-closer",
-        CLOSER_FORMATS,
+        _has_closer,
         (RECOVERED,),
         "https://github.com/antirez/ds4/issues/11; https://github.com/ai-dynamo/frontend-crates/pull/63",
         "a call closer with no opener before the first call",
@@ -754,7 +769,7 @@ MUTATORS: tuple[Mutator, ...] = (
     ),
     Mutator(
         "doubled-opener",
-        OPENER_FORMATS,
+        _opener_is_marker,
         EITHER,
         "https://github.com/getsigit/sigit/pull/95 (a second <tool_call>)",
         "the first call opener written twice",
@@ -771,9 +786,10 @@ def get_mutator(name: str) -> Mutator:
     raise KeyError(f"unknown mutator {name!r}; known: {', '.join(m.name for m in MUTATORS)}")
 
 
-def mutators_for(fmt_name: str) -> list[Mutator]:
-    """The mutators defined for format ``fmt_name`` (registry order)."""
-    return [m for m in MUTATORS if fmt_name in m.formats]
+def mutators_for(fmt: FormatSpec | str) -> list[Mutator]:
+    """The mutators defined for format ``fmt`` (a spec or a format name; registry order)."""
+    spec = get_format(fmt) if isinstance(fmt, str) else fmt
+    return [m for m in MUTATORS if m.selects(spec)]
 
 
 def drift_cases(cases: list[Case], fmt: FormatSpec, seed: int, per_mutator: int = DEFAULT_PER_MUTATOR) -> list[Case]:
@@ -783,7 +799,7 @@ def drift_cases(cases: list[Case], fmt: FormatSpec, seed: int, per_mutator: int 
     corpus order; each drift case records ``seed``.
     """
     out = []
-    for mutator in mutators_for(fmt.name):
+    for mutator in mutators_for(fmt):
         made = [m for m in (mutator.mutate(c, fmt, seed) for c in cases) if m is not None]
         picked = random.Random(f"drift:{seed}:{mutator.name}").sample(range(len(made)), min(per_mutator, len(made)))
         out += [made[i] for i in sorted(picked)]
