@@ -361,13 +361,12 @@ def _worker_provenance(parsers: list[Parser]) -> dict:
 
 
 def _tokenizer_provenance(fmt_name: str) -> dict | None:
-    from harness.parse.modes import TOKENIZED_FORMATS
-
-    if fmt_name not in TOKENIZED_FORMATS:
+    vocabulary = get_format(fmt_name).vocabulary
+    if vocabulary is None:
         return None
     from harness.assets.tokenizers import tokenizer_provenance
 
-    return tokenizer_provenance(TOKENIZED_FORMATS[fmt_name])
+    return tokenizer_provenance(vocabulary)
 
 
 def _write_reports(

