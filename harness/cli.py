@@ -19,6 +19,7 @@ from rich.console import Console
 from harness.core.cases import SLICES
 from harness.core.errors import HarnessError
 from harness.core.guards import request_interrupt
+from harness.formats import DEFAULT_FORMAT, case_formats
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S
 
 
@@ -382,7 +383,8 @@ def _template_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--gguf",
         default=None,
-        help="a GGUF file: its tokenizer.chat_template is the template of the run, and the llama-cpp capture backend loads it",
+        help="a GGUF file: its tokenizer.chat_template is the template of the run, and the llama-cpp capture "
+        "backend loads it",
     )
 
 
@@ -549,12 +551,11 @@ def _cmd_capture(args, console: Console) -> int:
 
 
 def _cmd_check(args, console: Console) -> int:
-    from harness.core.cases import FORMATS
     from harness.jobs.check import check_file
 
     _check_choices("mode", args.mode, DEFAULT_MODES)
     if args.format is not None:
-        _check_choices("format", [args.format], FORMATS)
+        _check_choices("format", [args.format], case_formats())
     summary = check_file(
         args.file,
         args.parser,
@@ -573,7 +574,7 @@ def _cmd_parsers(args, console: Console) -> int:
     from harness.parse.registry import describe_parsers, get_any_parser
 
     if args.worker:
-        parser = get_any_parser(args.worker, args.format or "gemma4", install_missing=False)
+        parser = get_any_parser(args.worker, args.format or DEFAULT_FORMAT, install_missing=False)
         if not getattr(parser, "out_of_process", False):
             print(
                 f"{parser.name} runs in-process (library {parser.library} {parser.version}); "

@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from harness.core.cases import FORMATS
 from harness.core.messages import Message, ToolCall, parse_arguments
 from harness.core.protocol import Delta, message_to_deltas
+from harness.formats import case_formats
 
 
 def message_from_server(server_message: dict) -> Message:
@@ -32,7 +32,7 @@ class ServerParser:
     ``""``. Raises ``ValueError`` from ``parse``/``finish`` when the capture has no ``server_message``
     (completions mode, or a failed capture), which the harness records as an exception."""
 
-    formats = FORMATS
+    formats = case_formats()
     incremental = False
 
     def __init__(self, server_name: str, server_message: dict | None):

@@ -1,14 +1,16 @@
 """Reading and writing case files in the external case format (JSON Lines, one case per line).
 
 The format is specified in ``corpora/observed/FORMAT.md`` (a copy of ``shared/cases/README.md``). Every
-malformed line is an error naming the file and line: cases are never silently dropped.
+malformed line is an error naming the file and line: cases are never silently dropped. The core knows no format
+names: a caller that checks the ``format`` field passes the names it knows (``harness.formats.case_formats()``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,10 +43,13 @@ class CaseFileError(HarnessError):
     """A case file is missing, unreadable or has a malformed line (message names file and line)."""
 
 
-def case_from_json(data: dict, where: str, default_slice: str = "observed") -> Case:
+def case_from_json(
+    data: dict, where: str, default_slice: str = "observed", formats: Collection[str] | None = None
+) -> Case:
     """Validate one decoded JSON object and build a :class:`Case`.
 
-    ``where`` (``file:line``) prefixes every error. Raises :class:`CaseFileError`.
+    ``where`` (``file:line``) prefixes every error; ``formats``: the values the ``format`` field may take (any
+    string when ``None``). Raises :class:`CaseFileError`.
     """
     if not isinstance(data, dict):
         raise CaseFileError(f"{where}: expected a JSON object, got {type(data).__name__}")
@@ -54,8 +59,11 @@ def case_from_json(data: dict, where: str, default_slice: str = "observed") -> C
     _check_type(data, "id", str, where)
     _check_type(data, "text", str, where)
     _check_type(data, "expected", dict, where)
-    if data["format"] not in FORMATS:
-        raise CaseFileError(f"{where}: field 'format' is {data['format']!r}; known: {', '.join(FORMATS)}")
+    _check_type(data, "format", str, where)
+    if formats is not None and data["format"] not in formats:
+        close = difflib.get_close_matches(data["format"], list(formats), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise CaseFileError(f"{where}: field 'format' is {data['format']!r}{hint}; known: {', '.join(formats)}")
     kind = data.get("kind", "strict")
     if kind not in KINDS:
         raise CaseFileError(f"{where}: field 'kind' is {kind!r}; expected one of {', '.join(KINDS)}")
@@ -110,11 +118,14 @@ def _expected(data: dict, where: str) -> Message:
     return Message.from_json(data)
 
 
-def load_cases(path: str | Path, fmt: str | None = None, default_slice: str = "observed") -> list[Case]:
+def load_cases(
+    path: str | Path, fmt: str | None = None, default_slice: str = "observed", formats: Collection[str] | None = None
+) -> list[Case]:
     """Read a JSON Lines case file; keep only cases of format ``fmt`` when given.
 
-    Blank lines are skipped. Raises :class:`CaseFileError` naming ``file:line`` for invalid JSON, missing or
-    mistyped fields and duplicate ids.
+    Blank lines are skipped. ``formats``: the values the ``format`` field may take (unchecked when ``None``).
+    Raises :class:`CaseFileError` naming ``file:line`` for invalid JSON, missing or mistyped fields, a format not
+    in ``formats`` and duplicate ids.
     """
     path = Path(path)
     try:
@@ -131,7 +142,7 @@ def load_cases(path: str | Path, fmt: str | None = None, default_slice: str = "o
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise CaseFileError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
-        case = case_from_json(data, where, default_slice)
+        case = case_from_json(data, where, default_slice, formats)
         if case.id in seen:
             raise CaseFileError(f"{where}: duplicate id {case.id!r} (first on line {seen[case.id]})")
         seen[case.id] = number
@@ -148,24 +159,6 @@ def write_cases(path: str | Path, cases: Iterable[Case]) -> int:
             out.write(case.to_line() + "\n")
             count += 1
     return count
-
-
-FORMATS = (
-    "gemma4",
-    "functiongemma",
-    "glm45",
-    "glm47",
-    "qwen3_coder",
-    "hermes",
-    "llama3_json",
-    "mistral",
-    "kimi_k2",
-    "deepseek_v31",
-    "deepseek_v32",
-    "harmony",
-    "minimax_m2",
-    "other",
-)
 
 
 KINDS = ("strict", "drift")

@@ -13,7 +13,7 @@ from harness.core.paths import OBSERVED_FILE
 from harness.corpus.curated import curated_scenarios
 from harness.corpus.drift import drift_cases
 from harness.corpus.generated import generate_scenarios
-from harness.formats import FormatSpec, format_edge_scenarios
+from harness.formats import FormatSpec, case_formats, format_edge_scenarios
 from harness.template.render import render_scenario
 from harness.template.sources import ChatTemplate
 
@@ -62,7 +62,7 @@ def build_corpus(
         scenarios = generate_scenarios(n_generated, seed, forbid=fmt.unrepresentable)
         _render_all(corpus, template, fmt, scenarios, "generated")
     if "observed" in slices:
-        corpus.cases.extend(load_cases(observed_file, fmt=fmt.name, default_slice="observed"))
+        corpus.cases.extend(load_cases(observed_file, fmt=fmt.name, default_slice="observed", formats=case_formats()))
     return corpus
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from harness.core.cases import load_cases
 from harness.core.errors import HarnessError
 from harness.core.results import ResultsWriter
-from harness.formats import get_format
+from harness.formats import DEFAULT_FORMAT, case_formats, get_format
 from harness.parse.modes import DEFAULT_TIMEOUT_S, modes_for
 from harness.score.runner import evaluate_case
 
@@ -63,9 +63,9 @@ def check_file(
     """
     from harness.parse.registry import get_any_parser
 
-    cases = load_cases(path, fmt=fmt)
+    cases = load_cases(path, fmt=fmt, formats=case_formats())
     parser = get_any_parser(
-        parser_name, fmt or (cases[0].format if cases else "gemma4"), install_missing=install_missing
+        parser_name, fmt or (cases[0].format if cases else DEFAULT_FORMAT), install_missing=install_missing
     )
     mine = [c for c in cases if c.format in parser.formats]
     if not mine:

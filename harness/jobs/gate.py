@@ -36,6 +36,7 @@ from harness.core.errors import HarnessError, TemplateNotFoundError
 from harness.core.jsonl import read_objects
 from harness.core.paths import BASELINES_DIR
 from harness.corpus.generated import GENERATOR_VERSION
+from harness.formats import case_formats
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S
 from harness.report.gate import SHOWN_CASES, Flip, GateResult, _by_case, _some, gate_markdown, print_result
 
@@ -230,7 +231,7 @@ def _run(
 def _check_ran(corpus_file: Path, cases: list[Case]) -> None:
     from harness.core.cases import load_cases
 
-    ran = {c.id: case_digest(c) for c in load_cases(corpus_file)}
+    ran = {c.id: case_digest(c) for c in load_cases(corpus_file, formats=case_formats())}
     hashed = {c.id: case_digest(c) for c in cases}
     if ran != hashed:
         differ = sorted(k for k in ran.keys() | hashed.keys() if ran.get(k) != hashed.get(k))

@@ -6,6 +6,7 @@ import pytest
 
 from harness.core.cases import CaseFileError, load_cases, write_cases
 from harness.corpus.build import OBSERVED_FILE
+from harness.formats import case_formats
 
 
 def test_observed_corpus_ships_with_the_project_and_loads():
@@ -52,8 +53,16 @@ def test_malformed_line_names_file_and_line(tmp_path, line, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(GOOD) + "\n\n" + line + "\n")
     with pytest.raises(CaseFileError) as err:
-        load_cases(path)
+        load_cases(path, formats=case_formats())  # the names the core does not know: the caller's
     assert f"{path}:3:" in str(err.value) and message in str(err.value)
+
+
+def test_unknown_format_suggests_a_known_one_and_is_checked_only_against_the_names_given(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({**GOOD, "format": "gemma5"}) + "\n")
+    with pytest.raises(CaseFileError, match=rf"{path}:1: field 'format' is 'gemma5' \(did you mean 'gemma4'\?\)"):
+        load_cases(path, formats=case_formats())
+    assert [c.format for c in load_cases(path)] == ["gemma5"]  # no names given: the format is not checked
 
 
 def test_missing_file_is_a_clear_error(tmp_path):
