@@ -388,13 +388,16 @@ def _template_args(cmd: argparse.ArgumentParser) -> None:
 
 def _cmd_eval(args, console: Console) -> int:
     from harness.jobs.evaluate import EvalConfig, run_eval
+    from harness.report.progress import ConsoleProgress
+    from harness.report.terminal import show_run
 
     _check_choices("mode", args.modes, DEFAULT_MODES)
     _check_choices("slice", args.slices, SLICES)
     if args.all_models:
         from harness.jobs.all_models import run_all_models
+        from harness.report.families import show_families
 
-        run_all_models(
+        result = run_all_models(
             EvalConfig(
                 parsers=args.parsers,
                 modes=tuple(args.modes),
@@ -403,14 +406,15 @@ def _cmd_eval(args, console: Console) -> int:
                 n_generated=args.cases,
                 timeout_s=args.timeout,
                 shrink=not args.no_shrink,
-                console=console,
                 install_missing=not args.no_install,
             ),
             out_root=args.out,
+            progress=ConsoleProgress(console),
         )
+        show_families(console, result.families, result.root)
         return 0
     capture = _capture_settings(args, files=tuple(Path(f) for f in args.captures or ()), required=False)
-    run_eval(
+    log = run_eval(
         EvalConfig(
             model=args.model,
             parsers=args.parsers,
@@ -423,12 +427,13 @@ def _cmd_eval(args, console: Console) -> int:
             out_dir=args.out,
             timeout_s=args.timeout,
             shrink=not args.no_shrink,
-            console=console,
             install_missing=not args.no_install,
             capture=capture,
             no_capture=args.no_capture,
-        )
+        ),
+        progress=ConsoleProgress(console),
     )
+    show_run(console, log)
     return 0
 
 
@@ -511,7 +516,7 @@ def _cmd_capture(args, console: Console) -> int:
     from harness.capture.run import capture_key, capture_stats, load_examples, load_prompts, open_backend, run_capture
     from harness.formats import get_format
     from harness.jobs.evaluate import REPORTS_DIR
-    from harness.report.tables import STATS_HEADER, _stats_rows
+    from harness.report.captures import STATS_HEADER, stats_rows
     from harness.template.catalog import get_model
     from harness.template.sources import load_template
 
@@ -543,7 +548,7 @@ def _cmd_capture(args, console: Console) -> int:
     if run.stopped:
         print(run.stopped)
     print("  ".join(STATS_HEADER))
-    for row in _stats_rows({"stats": capture_stats(run.captures, fmt)}):
+    for row in stats_rows({"stats": capture_stats(run.captures, fmt)}):
         print("  ".join(row))
     return 1 if run.captures and run.errors == len(run.captures) else 0  # every capture failed
 
