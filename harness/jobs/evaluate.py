@@ -157,6 +157,7 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
     run_dir = config.out_dir or REPORTS_DIR / config.model / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     write_cases(run_dir / CORPUS_FILE, corpus.cases)
+    (run_dir / RESULTS_FILE).unlink(missing_ok=True)  # a run folder holds one run: its log starts empty
     skipped = (
         f" ({len(corpus.skipped)} scenarios the template cannot write skipped: see report.md)" if corpus.skipped else ""
     )
