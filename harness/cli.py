@@ -1,6 +1,6 @@
-"""``toolcall-harness`` command line: ``eval``, ``check``, ``parsers``, ``engines``, ``suites``, ``models``,
-``template``, ``corpus``, ``baseline save`` and ``gate`` (exit 1 when a case that passed now fails), ``sweep``
-(the seeded random sweep).
+"""``toolcall-harness`` command line: ``eval``, ``report`` (re-render a run folder's report files), ``check``,
+``parsers``, ``engines``, ``suites``, ``models``, ``template``, ``corpus``, ``baseline save`` and ``gate`` (exit 1
+when a case that passed now fails), ``sweep`` (the seeded random sweep).
 
 Bad input (unknown model or parser, malformed case file, a template that fails to render) prints one
 ``error:`` line and exits with status 2; no traceback reaches the user.
@@ -134,6 +134,11 @@ def _parser() -> argparse.ArgumentParser:
         help="run every catalog model (captures off) and print one table per format family",
     )
     ev.set_defaults(func=_cmd_eval)
+
+    rp = sub.add_parser("report", help="write report.md, report.html and summary.csv again from a run folder")
+    rp.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run folder of eval (holding run.json)")
+    rp.add_argument("--show", action="store_true", help="also print the tables eval printed")
+    rp.set_defaults(func=_cmd_report)
 
     ca = sub.add_parser("capture", help="run a model on the prompt suites and record its raw output (JSON Lines)")
     _template_args(ca)
@@ -434,6 +439,19 @@ def _cmd_eval(args, console: Console) -> int:
         progress=ConsoleProgress(console),
     )
     show_run(console, log)
+    return 0
+
+
+def _cmd_report(args, console: Console) -> int:
+    from harness.report.files import write_reports
+    from harness.report.runlog import RunLog
+    from harness.report.terminal import show_run
+
+    log = RunLog.load(args.run_dir)
+    if args.show:
+        show_run(console, log)
+    written = write_reports(log)
+    console.print(f"wrote {', '.join(str(path) for path in written)}", markup=False, highlight=False)
     return 0
 
 
