@@ -72,17 +72,17 @@ def failing_cases(records: list[dict], slices: tuple[str, ...] = ("curated", "ob
 def top_failures(records: list[dict], texts: dict[str, str], limit: int = 5) -> dict[str, list[dict]]:
     """Per parser: the ``limit`` error types failing the most cases, each with the shortest example.
 
-    ``cases`` counts distinct failing cases, ``records`` the (case, mode) rows; the example is the shortest
-    failing text, one-shot preferred. Returns ``{parser: [{"error_type", "cases", "records", "modes",
+    ``cases`` counts distinct failing cases, ``records`` the (case, mode) rows (error types failing as many
+    cases in the order the records first show them); the example is the shortest failing text, one-shot
+    preferred. Returns ``{parser: [{"error_type", "cases", "records", "modes",
     "example": record, "text": case text}]}``.
     """
     out: dict[str, list[dict]] = {}
     failing = [r for r in records if r["verdict"] in ("fail", "error")]
     for parser in dict.fromkeys(r["parser"] for r in records):
         mine = [r for r in failing if r["parser"] == parser]
-        cases = Counter()
-        for error_type, _case in {(r["error_type"], r["case_id"]) for r in mine}:
-            cases[error_type] += 1
+        # distinct (error type, case) pairs in record order: error types failing as many cases keep that order
+        cases = Counter(error_type for error_type, _ in dict.fromkeys((r["error_type"], r["case_id"]) for r in mine))
         rows = []
         for error_type, count in cases.most_common(limit):
             hits = [r for r in mine if r["error_type"] == error_type]
