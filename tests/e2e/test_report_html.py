@@ -332,3 +332,19 @@ def test_heatmap_cells_count_surfaced_results_apart():
     ]
     heatmap = pass_rate_figure(records, ["p"]).data[0]
     assert [list(row) for row in heatmap.text] == [["1/3 +1s"]] and list(heatmap.z[0]) == [33.3]
+
+
+def test_the_reports_render_again_from_the_run_folder_alone(run, tmp_path):
+    """With captured output (capture slices, capture summary and texts in the log): the same bytes."""
+    import shutil
+
+    from harness.report.files import REPORT_FILES, write_reports
+
+    run_dir = run[0]
+    copy = tmp_path / "copy"
+    shutil.copytree(run_dir, copy)
+    for name in REPORT_FILES:
+        (copy / name).unlink()
+    write_reports(RunLog.load(copy))
+    for name in REPORT_FILES:
+        assert (copy / name).read_bytes() == (run_dir / name).read_bytes(), name
