@@ -171,6 +171,11 @@ class RunLog:
         if not run_dir.is_dir():
             raise RunLogError(f"{run_dir}: no such run folder")
         path = run_dir / RUN_FILE
+        if not path.is_file() and (run_dir / RESULTS_FILE).is_file():
+            raise RunLogError(
+                f"{run_dir}: no {RUN_FILE}: the run did not finish (interrupted?); its records so far are in "
+                f"{RESULTS_FILE}"
+            )
         if not path.is_file():
             raise RunLogError(f"{run_dir}: not a run folder (no {RUN_FILE})")
         data = _read_run_json(path)

@@ -66,7 +66,7 @@ def test_the_log_returned_is_the_log_saved(run):
     "damage, message",
     [
         (None, "error: {dir}/nope: no such run folder"),
-        (lambda d: (d / "run.json").unlink(), "error: {dir}: not a run folder (no run.json)"),
+        (lambda d: (d / "run.json").unlink(), "error: {dir}: no run.json: the run did not finish"),
         (lambda d: (d / "run.json").write_text("{\n oops"), "error: {dir}/run.json:2: not JSON"),
         (
             lambda d: (d / "results.jsonl").write_text('{"case_id": "x"}\n{]\n'),

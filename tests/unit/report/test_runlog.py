@@ -112,7 +112,8 @@ def _drop_field(name):
 @pytest.mark.parametrize(
     "damage, message",
     [
-        (lambda d: (d / "run.json").unlink(), "{dir}: not a run folder (no run.json)"),
+        (lambda d: (d / "run.json").unlink(), "{dir}: no run.json: the run did not finish (interrupted?)"),
+        (lambda d: [(d / n).unlink() for n in ("run.json", "results.jsonl")], "{dir}: not a run folder (no run.json)"),
         (lambda d: _rewrite(d / "run.json", lambda t: "{\n  oops\n}"), "{dir}/run.json:2: not JSON"),
         (lambda d: _rewrite(d / "run.json", _drop_field("modes")), "{dir}/run.json: field 'modes' missing"),
         (lambda d: _rewrite(d / "run.json", _drop_field("template")), "{dir}/run.json: field 'template' missing"),
