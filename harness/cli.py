@@ -1,6 +1,6 @@
-"""``toolcall-harness`` command line: ``eval``, ``check``, ``parsers``, ``engines``, ``suites``, ``models``,
-``template``, ``corpus``, ``baseline save`` and ``gate`` (exit 1 when a case that passed now fails), ``sweep``
-(the seeded random sweep).
+"""``toolcall-harness`` command line: ``eval``, ``report`` (re-render a run folder's report files), ``check``,
+``parsers``, ``engines``, ``suites``, ``models``, ``template``, ``corpus``, ``baseline save`` and ``gate`` (exit 1
+when a case that passed now fails), ``sweep`` (the seeded random sweep).
 
 Bad input (unknown model or parser, malformed case file, a template that fails to render) prints one
 ``error:`` line and exits with status 2; no traceback reaches the user.
@@ -135,6 +135,11 @@ def _parser() -> argparse.ArgumentParser:
         help="run every catalog model (captures off) and print one table per format family",
     )
     ev.set_defaults(func=_cmd_eval)
+
+    rp = sub.add_parser("report", help="write report.md, report.html and summary.csv again from a run folder")
+    rp.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run folder of eval (holding run.json)")
+    rp.add_argument("--show", action="store_true", help="also print the tables eval printed")
+    rp.set_defaults(func=_cmd_report)
 
     ca = sub.add_parser("capture", help="run a model on the prompt suites and record its raw output (JSON Lines)")
     _template_args(ca)
@@ -390,13 +395,16 @@ def _template_args(cmd: argparse.ArgumentParser) -> None:
 
 def _cmd_eval(args, console: Console) -> int:
     from harness.jobs.evaluate import EvalConfig, run_eval
+    from harness.report.progress import ConsoleProgress
+    from harness.report.terminal import show_run
 
     _check_choices("mode", args.modes, DEFAULT_MODES)
     _check_choices("slice", args.slices, SLICES)
     if args.all_models:
         from harness.jobs.all_models import run_all_models
+        from harness.report.families import show_families
 
-        run_all_models(
+        result = run_all_models(
             EvalConfig(
                 parsers=args.parsers,
                 modes=tuple(args.modes),
@@ -405,14 +413,15 @@ def _cmd_eval(args, console: Console) -> int:
                 n_generated=args.cases,
                 timeout_s=args.timeout,
                 shrink=not args.no_shrink,
-                console=console,
                 install_missing=not args.no_install,
             ),
             out_root=args.out,
+            progress=ConsoleProgress(console),
         )
+        show_families(console, result.families, result.root)
         return 0
     capture = _capture_settings(args, files=tuple(Path(f) for f in args.captures or ()), required=False)
-    run_eval(
+    log = run_eval(
         EvalConfig(
             model=args.model,
             parsers=args.parsers,
@@ -425,12 +434,26 @@ def _cmd_eval(args, console: Console) -> int:
             out_dir=args.out,
             timeout_s=args.timeout,
             shrink=not args.no_shrink,
-            console=console,
             install_missing=not args.no_install,
             capture=capture,
             no_capture=args.no_capture,
-        )
+        ),
+        progress=ConsoleProgress(console),
     )
+    show_run(console, log)
+    return 0
+
+
+def _cmd_report(args, console: Console) -> int:
+    from harness.report.files import write_reports
+    from harness.report.runlog import RunLog
+    from harness.report.terminal import show_run
+
+    log = RunLog.load(args.run_dir)
+    if args.show:
+        show_run(console, log)
+    written = write_reports(log)
+    console.print(f"wrote {', '.join(str(path) for path in written)}", markup=False, highlight=False)
     return 0
 
 
@@ -513,7 +536,7 @@ def _cmd_capture(args, console: Console) -> int:
     from harness.capture.run import capture_key, capture_stats, load_examples, load_prompts, open_backend, run_capture
     from harness.formats import get_format
     from harness.jobs.evaluate import REPORTS_DIR
-    from harness.report.tables import STATS_HEADER, _stats_rows
+    from harness.report.captures import STATS_HEADER, stats_rows
     from harness.template.catalog import get_model
     from harness.template.sources import load_template
 
@@ -545,7 +568,7 @@ def _cmd_capture(args, console: Console) -> int:
     if run.stopped:
         print(run.stopped)
     print("  ".join(STATS_HEADER))
-    for row in _stats_rows({"stats": capture_stats(run.captures, fmt)}):
+    for row in stats_rows({"stats": capture_stats(run.captures, fmt)}):
         print("  ".join(row))
     return 1 if run.captures and run.errors == len(run.captures) else 0  # every capture failed
 

@@ -23,7 +23,7 @@ drift and sweep cases; generated cases keep hypothesis' shrinking, :func:`harnes
      message (:data:`SELF_CONTAINED`). A predicate on the error type alone may slip to another fault of that
      type (a bad name and a cut-off call both raise ``exception``); the strategies above keep to the fault;
   4. ``none``: left as it is (also every :data:`NOT_MINIMIZED` fault and ``roundtrip`` failures).
-- :func:`cluster_repros`: a repro for each fault class of :func:`harness.report.tables.cluster_failures` (``eval``).
+- :func:`cluster_repros`: a repro for each fault class of :func:`harness.analysis.faults.cluster_failures` (``eval``).
 
 Budgets count checks (one parser run of the mode; :class:`Budget`); when spent, the smallest failing input
 found so far is returned.
@@ -542,7 +542,7 @@ def cluster_repros(
     seconds: float = CLUSTER_SECONDS,
 ) -> list[dict]:
     """Attach ``"repro"`` (the dict of :func:`minimize_case`) to each cluster of
-    :func:`harness.report.tables.cluster_failures` and return the clusters.
+    :func:`harness.analysis.faults.cluster_failures` and return the clusters.
 
     A generated example whose (parser, error type) hypothesis already shrank (``shrunk``, from
     ``evaluate._shrink_generated``) gets that example (method ``hypothesis``). Otherwise the example is

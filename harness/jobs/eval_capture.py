@@ -9,11 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-from harness.capture.backends import known_backends
+from harness.capture.backends import BackendError, known_backends
 from harness.capture.run import (
     CaptureSettings,
     capture_key,
@@ -24,9 +20,13 @@ from harness.capture.run import (
     open_backend,
     run_capture,
 )
+from harness.capture.weights import WeightsNotFound
 from harness.core.errors import CatalogError, HarnessError
+from harness.core.paths import REPORTS_DIR
 from harness.core.protocol import Parser
 from harness.core.results import ResultsWriter
+from harness.report.progress import BarAdvance, BarStart, BarStop, Note, ProgressCallback, silent
+from harness.report.runlog import RESULTS_FILE
 from harness.score.captures import score_captures
 from harness.template.catalog import catalog_path
 
@@ -86,18 +86,23 @@ def plan_capture(config, entry, fmt) -> CapturePlan | None:
     return plan
 
 
-def capture_slice(config, entry, fmt, template, parsers: list[Parser], run_dir: Path, plan: CapturePlan | None):
+def capture_slice(
+    config,
+    entry,
+    fmt,
+    template,
+    parsers: list[Parser],
+    run_dir: Path,
+    plan: CapturePlan | None,
+    progress: ProgressCallback = silent,
+):
     """Capture the suites with the configured backend (or take the captures read from files) and score every
-    parser on them; results go to ``results.jsonl`` as produced. Returns ``(records, info, {prompt id: raw
-    text})``; a backend that
-    cannot start (no weights, library missing, bad grammar) is explained in ``info["skipped"]`` and the run
-    goes on."""
-    from harness.capture.backends import BackendError
-    from harness.capture.weights import WeightsNotFound
-
+    parser on them; results go to ``results.jsonl`` as produced, notes and the capture's progress to
+    ``progress``. Returns ``(records, info, {prompt id: raw text})``; a backend that cannot start (no weights,
+    library missing, bad grammar) is explained in ``info["skipped"]`` and the run goes on."""
     if plan is None:
         return [], {}, {}
-    settings, prompts, console = plan.settings, plan.prompts, config.console
+    settings, prompts = plan.settings, plan.prompts
     info: dict = {
         "backend": settings.backend,
         "suites": sorted({p.suite for p in prompts}),
@@ -110,29 +115,28 @@ def capture_slice(config, entry, fmt, template, parsers: list[Parser], run_dir: 
         captures = plan.captures
         info["files"] = [str(f) for f in settings.files]
         if not captures:
-            console.print(f"[yellow]no captures in {escape(', '.join(info['files']))}[/yellow]")
+            progress(Note(f"no captures in {', '.join(info['files'])}", warning=True))
     elif template is None:
-        console.print("[yellow]capture skipped: there is no template to render the prompts with[/yellow]")
+        progress(Note("capture skipped: there is no template to render the prompts with", warning=True))
         return [], {**info, "skipped": "no template to render the prompts with"}, {}
     else:
         try:
             backend = open_backend(settings, entry, gguf=config.gguf, model_dir=config.model_dir)
         except (WeightsNotFound, BackendError) as exc:
-            console.print(f"[yellow]capture skipped: {escape(str(exc))}[/yellow]")
-            console.print("[yellow]the rendered and observed slices ran without it[/yellow]")
+            progress(Note(f"capture skipped: {exc}", warning=True))
+            progress(Note("the rendered and observed slices ran without it", warning=True))
             return [], {**info, "skipped": str(exc)}, {}
-        from harness.core.paths import REPORTS_DIR
-
         out = settings.out_dir or REPORTS_DIR / config.model / "captures"
         path = out / capture_key(backend.name, backend.weights.sha256)
-        console.print(
-            f"capture: {backend.name} {backend.weights.path} ({backend.weights.source}), "
-            f"{len(prompts)} prompts → {path}",
-            markup=False,
-            highlight=False,
+        progress(
+            Note(
+                f"capture: {backend.name} {backend.weights.path} ({backend.weights.source}), "
+                f"{len(prompts)} prompts → {path}"
+            )
         )
         versions = backend.versions()
-        with _progress(console, "capturing", len(prompts)) as advance:
+        progress(BarStart("capturing", len(prompts)))
+        try:
             run = run_capture(
                 prompts,
                 backend,
@@ -143,8 +147,10 @@ def capture_slice(config, entry, fmt, template, parsers: list[Parser], run_dir: 
                 force=settings.force,
                 options=settings.recorded_options(),
                 examples=plan.examples,
-                on_capture=lambda capture: advance(),
+                on_capture=lambda capture: progress(BarAdvance("capturing")),
             )
+        finally:
+            progress(BarStop("capturing"))
         backend.close()
         captures = run.captures
         info.update(
@@ -156,16 +162,15 @@ def capture_slice(config, entry, fmt, template, parsers: list[Parser], run_dir: 
             stopped=run.stopped,
         )
         if run.stopped:
-            console.print(f"[yellow]{escape(run.stopped)}[/yellow]")
+            progress(Note(run.stopped, warning=True))
     info["stats"] = capture_stats(captures, fmt)
     failed = [c for c in captures if c.error is not None]
     info["errors"] = len(failed)
     if failed:
-        console.print(
-            f"[yellow]{len(failed)} capture error(s); first ({escape(failed[0].prompt_id)}): "
-            f"{escape(failed[0].error)}[/yellow]"
+        progress(
+            Note(f"{len(failed)} capture error(s); first ({failed[0].prompt_id}): {failed[0].error}", warning=True)
         )
-    with ResultsWriter(run_dir / "results.jsonl") as writer:
+    with ResultsWriter(run_dir / RESULTS_FILE) as writer:
         records = score_captures(
             captures,
             {p.id: p for p in prompts},
@@ -176,20 +181,3 @@ def capture_slice(config, entry, fmt, template, parsers: list[Parser], run_dir: 
             server_name=settings.server_name,
         )
     return records, info, {c.prompt_id: c.text for c in captures}
-
-
-class _progress:
-    """A transient progress bar on terminals (silent in CI logs); the context value advances it by one."""
-
-    def __init__(self, console: Console, label: str, total: int) -> None:
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-        self.bar = Progress(*columns, console=console, transient=True, disable=not console.is_terminal)
-        self.label, self.total = label, total
-
-    def __enter__(self):
-        self.bar.__enter__()
-        task = self.bar.add_task(self.label, total=self.total)
-        return lambda: self.bar.advance(task)
-
-    def __exit__(self, *exc):
-        return self.bar.__exit__(*exc)

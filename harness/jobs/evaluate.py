@@ -1,47 +1,50 @@
 """The main job: real template → rendered corpus → every parser, one-shot and streaming → reports.
 
-``run_eval(EvalConfig(...))`` writes ``reports/<model>/<run-id>/`` with ``corpus.jsonl`` (the cases, to
-re-check with ``toolcall-harness check``), ``results.jsonl`` (one line per case × parser × mode, written as
-produced), ``summary.csv``, ``report.md``, ``report.html`` (plots, :mod:`harness.report.html`) and
-``run.json`` (the provenance: template, seeds, versions, parsers with library and version), and prints the
-pass-rate table.
+``run_eval(EvalConfig(...), progress)`` returns the run's :class:`~harness.report.runlog.RunLog`, saved in
+``reports/<model>/<run-id>/``: ``corpus.jsonl`` (the cases, to re-check with ``toolcall-harness check``),
+``results.jsonl`` (one line per case × parser × mode, written as produced) and ``run.json`` (provenance:
+template, seeds, versions, parsers with library and version; fault classes, capture summary, ...), with the
+report files rendered from the log (:func:`harness.report.files.write_reports`: ``report.md``, ``summary.csv``,
+``report.html``). It prints nothing; the CLI renders the log (:func:`harness.report.terminal.show_run`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import importlib.metadata
-import json
 import platform
+import shlex
+import subprocess
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
-from rich.text import Text
-
+from harness.analysis.faults import cluster_failures
 from harness.analysis.minimize import CLUSTER_BUDGET, cluster_repros
+from harness.assets.tokenizers import tokenizer_provenance
 from harness.capture.run import CaptureSettings
 from harness.core.cases import SLICES, Case, write_cases
-from harness.core.errors import HarnessError, TemplateNotFoundError
+from harness.core.errors import HarnessError, TemplateNotFoundError, UnrepresentableError
 from harness.core.guards import check_interrupted
 from harness.core.paths import REPORTS_DIR
 from harness.core.protocol import Parser
 from harness.core.results import ResultsWriter
 from harness.corpus.build import build_corpus
+from harness.corpus.generated import minimal_failing
 from harness.formats import get_format
 from harness.jobs.eval_capture import capture_slice, plan_capture
 from harness.parse.calls import alarm_limit, guarded
 from harness.parse.limitations import known_limitations
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S, ONESHOT, ROUNDTRIP, TOKENIZED_FORMATS, modes_for
-from harness.report import tables as report
-from harness.report.html import write_report_html
+from harness.parse.registry import create_parsers
+from harness.report.files import write_reports
+from harness.report.progress import BarAdvance, BarStart, BarStop, Note, ProgressCallback, silent
+from harness.report.runlog import CORPUS_FILE, RESULTS_FILE, FaultClass, Provenance, RunLog, Shrunk
 from harness.score.roundtrip import applies, roundtrip_check
 from harness.score.runner import evaluate_case
 from harness.score.verdicts import score
 from harness.template.catalog import get_model
+from harness.template.render import render_scenario
 from harness.template.sources import load_template
 
 LIBRARIES = (
@@ -72,7 +75,6 @@ class EvalConfig:
     out_dir: Path | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     shrink: bool = True
-    console: Console = field(default_factory=Console)
     install_missing: bool = True  # build engines named in ``parsers`` that are not built yet
     capture: CaptureSettings | None = None  # None: the catalog row's capture_backend, if any
     no_capture: bool = False  # skip capturing even when the catalog names a backend
@@ -91,8 +93,6 @@ def library_versions() -> dict[str, str]:
 
 def harness_commit() -> str:
     """``git describe`` of the harness checkout (``-dirty`` with uncommitted changes), or ``not a git checkout``."""
-    import subprocess
-
     try:
         out = subprocess.run(
             ["git", "describe", "--always", "--dirty"],
@@ -106,21 +106,19 @@ def harness_commit() -> str:
     return f"commit {out.stdout.strip()}" if out.returncode == 0 else "not a git checkout"
 
 
-def run_eval(config: EvalConfig) -> Path:
-    """Run the main job; returns the run directory. Raises ``HarnessError`` subclasses for bad input."""
-    from harness.parse.registry import create_parsers
+def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
+    """Run the main job and return its log, saved in the run folder with the report files written.
 
-    console = config.console
+    Prints nothing: notes and progress go to ``progress`` (:mod:`harness.report.progress` events). Raises
+    ``HarnessError`` subclasses for bad input; on ``KeyboardInterrupt`` the records produced so far stay in
+    ``results.jsonl``."""
     started, started_at = time.perf_counter(), dt.datetime.now().astimezone()
     entry = get_model(config.model)
     fmt = get_format(entry.format)
     plan = plan_capture(config, entry, fmt)  # bad suites, few-shot or capture files fail before any work
     # Unknown names fail before any work; engines not built yet are built now (or reported unavailable).
     parsers, unavailable = create_parsers(
-        config.parsers,
-        fmt.name,
-        install_missing=config.install_missing,
-        log=lambda line: console.print(line, markup=False, highlight=False),
+        config.parsers, fmt.name, install_missing=config.install_missing, log=lambda line: progress(Note(line))
     )
     if not parsers:
         raise HarnessError("no parser can run: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items()))
@@ -131,25 +129,22 @@ def run_eval(config: EvalConfig) -> Path:
         if entry.offline_template or config.model_dir or config.gguf or "observed" not in config.slices:
             raise
         template, config = None, replace(config, slices=("observed",))
-        console.print(f"[yellow]no template: {escape(str(exc))}[/yellow]")
-        console.print(
-            "[yellow]the curated, generated and drift slices are skipped (they are rendered through the "
-            "template); only the observed cases run[/yellow]"
-        )
-    if template is not None:
-        console.print(
-            f"template: {template.provenance['source']} {template.provenance['file']} "
-            f"sha256 {template.provenance['sha256'][:12]}…"
-            + (
-                f"  [yellow]fallback: {template.provenance.get('fallback_note', '')}[/yellow]"
-                if template.provenance.get("fallback")
-                else ""
+        progress(Note(f"no template: {exc}", warning=True))
+        progress(
+            Note(
+                "the curated, generated and drift slices are skipped (they are rendered through the template); "
+                "only the observed cases run",
+                warning=True,
             )
         )
+    if template is not None:
+        t = template.provenance
+        fallback = f"fallback: {t.get('fallback_note', '')}" if t.get("fallback") else ""
+        progress(Note(f"template: {t['source']} {t['file']} sha256 {t['sha256'][:12]}…", warning_tail=fallback))
     corpus = build_corpus(template, fmt, seed=config.seed, n_generated=config.n_generated, slices=config.slices)
     check_interrupted()
     for name, reason in unavailable.items():
-        console.print(f"[yellow]parser {escape(name)} unavailable: {escape(reason)}[/yellow]")
+        progress(Note(f"parser {name} unavailable: {reason}", warning=True))
 
     if corpus.cases and not any(modes_for(parser, config.modes, fmt) for parser in parsers):
         _close(parsers)
@@ -161,23 +156,24 @@ def run_eval(config: EvalConfig) -> Path:
     run_id = started_at.strftime("%Y%m%d-%H%M%S") + f"-s{config.seed}"
     run_dir = config.out_dir or REPORTS_DIR / config.model / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_cases(run_dir / "corpus.jsonl", corpus.cases)
+    write_cases(run_dir / CORPUS_FILE, corpus.cases)
+    (run_dir / RESULTS_FILE).unlink(missing_ok=True)  # a run folder holds one run: its log starts empty
     skipped = (
         f" ({len(corpus.skipped)} scenarios the template cannot write skipped: see report.md)" if corpus.skipped else ""
     )
-    console.print(
-        "corpus: "
-        + ", ".join(f"{s} {corpus.count(s)}" for s in config.slices)
-        + f" cases{skipped}; parsers: {', '.join(p.name for p in parsers)}; writing {run_dir}",
-        markup=False,
-        highlight=False,
+    progress(
+        Note(
+            "corpus: "
+            + ", ".join(f"{s} {corpus.count(s)}" for s in config.slices)
+            + f" cases{skipped}; parsers: {', '.join(p.name for p in parsers)}; writing {run_dir}"
+        )
     )
 
     try:
-        records = _run_all(corpus.cases, parsers, fmt, config, run_dir / "results.jsonl", template)
+        records = _run_all(corpus.cases, parsers, fmt, config, run_dir / RESULTS_FILE, template, progress)
         shrunk = _shrink_generated(records, parsers, template, fmt, config) if config.shrink else {}
         clusters = cluster_repros(
-            report.cluster_failures(records),
+            cluster_failures(records),
             corpus.cases,
             records,
             parsers,
@@ -189,57 +185,59 @@ def run_eval(config: EvalConfig) -> Path:
             CLUSTER_BUDGET if config.shrink else 0,
         )
         capture_records, capture_info, capture_texts = capture_slice(
-            config, entry, fmt, template, parsers, run_dir, plan
+            config, entry, fmt, template, parsers, run_dir, plan, progress
         )
     except KeyboardInterrupt:
-        console.print(f"interrupted: the records produced so far are in {run_dir / 'results.jsonl'}")
+        progress(Note(f"interrupted: the records produced so far are in {run_dir / RESULTS_FILE}"))
         _close(parsers)
         raise
 
-    info = {
-        "model": config.model,
-        "format": fmt.name,
-        "run_id": run_id,
-        "started": started_at.isoformat(timespec="seconds"),
-        "duration_s": time.perf_counter() - started,
-        "template": template.provenance if template is not None else _NO_TEMPLATE,
-        "tokenizer": _tokenizer_provenance(fmt.name) if "tokens" in config.modes else None,
-        "versions": library_versions(),
-        "commit": harness_commit(),
-        "seeds": {"run_seed": config.seed, "hypothesis_seed": config.seed, "random_split_seed": config.seed},
-        "corpus": {s: corpus.count(s) for s in config.slices},
-        "skipped": corpus.skipped,
-        "workers": _worker_provenance(parsers),
-        "unavailable": unavailable,
-        "capture": capture_info,
-        "limitations": known_limitations(fmt.name) if any(p.library == "toolcall-harness" for p in parsers) else [],
-        "parsers": {p.name: {"library": p.library, "version": str(p.version)} for p in parsers},
-    }
-    (run_dir / "run.json").write_text(
-        json.dumps(info, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8"
+    provenance = Provenance(
+        model=config.model,
+        format=fmt.name,
+        run_id=run_id,
+        started=started_at.isoformat(timespec="seconds"),
+        duration_s=time.perf_counter() - started,
+        template=template.provenance if template is not None else _NO_TEMPLATE,
+        tokenizer=_tokenizer_provenance(fmt.name) if "tokens" in config.modes else None,
+        versions=library_versions(),
+        commit=harness_commit(),
+        seeds={"run_seed": config.seed, "hypothesis_seed": config.seed, "random_split_seed": config.seed},
+        corpus={s: corpus.count(s) for s in config.slices},
+        skipped=corpus.skipped,
+        workers=_worker_provenance(parsers),
+        unavailable=unavailable,
+        parsers={p.name: {"library": p.library, "version": str(p.version)} for p in parsers},
     )
+    log = RunLog(
+        run_dir=run_dir,
+        provenance=provenance,
+        slices=tuple(config.slices),
+        modes=tuple(config.modes),
+        records=records + capture_records,
+        cases=corpus.cases,
+        limitations=own_limitations(parsers, fmt),
+        shrunk=tuple(Shrunk(parser, error_type, **example) for (parser, error_type), example in shrunk.items()),
+        fault_classes=tuple(FaultClass.from_json(c) for c in clusters),
+        capture=capture_info,
+        capture_texts=capture_texts,
+    )
+    log.save()
     _close(parsers)
-    _write_reports(run_dir, info, records, corpus.cases, shrunk, [p.name for p in parsers], config)
-    report.print_clusters(console, clusters)
-    report.append_clusters_md(run_dir / "report.md", clusters)
-    if capture_info.get("skipped"):
-        with open(run_dir / "report.md", "a", encoding="utf-8") as fh:
-            fh.write(
-                f"\n## captured output\n\nCapture with {capture_info['backend']} skipped: {capture_info['skipped']}\n"
-            )
-    if capture_records or capture_info.get("stats"):
-        report.print_capture(config.console, capture_info, capture_records, capture_texts)
-        report.append_capture_md(run_dir / "report.md", capture_info, capture_records, capture_texts)
-        report.write_summary_csv(report.summarize(records + capture_records), run_dir / "summary.csv")
-    write_report_html(
-        run_dir / "report.html", info, records + capture_records, corpus.cases, [p.name for p in parsers], capture_texts
-    )
-    console.print(
-        f"wrote {run_dir / 'report.html'}: plots and searchable failing cases (opens offline in a browser)",
-        markup=False,
-        highlight=False,
-    )
-    return run_dir
+    write_reports(log)
+    return log
+
+
+def own_limitations(parsers: list[Parser], fmt) -> tuple[str, ...]:
+    """Known limitations of the run's own parsers (library ``toolcall-harness``): a parser's ``limitations``
+    tuple, else the list in its module docstring (:func:`harness.parse.limitations.known_limitations`); empty
+    when no own parser ran."""
+    items: list[str] = []
+    for parser in parsers:
+        if parser.library == "toolcall-harness":
+            stated = getattr(parser, "limitations", None)
+            items += list(stated) if stated is not None else known_limitations(fmt.name)
+    return tuple(dict.fromkeys(items))
 
 
 _NO_TEMPLATE = {
@@ -259,33 +257,26 @@ def _close(parsers: list[Parser]) -> None:
             parser.close()
 
 
-class RateColumn(ProgressColumn):
-    """Results per second (case × parser × mode), blank until rich has measured a rate."""
-
-    def render(self, task) -> Text:
-        return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="progress.data.speed")
-
-
 def _run_all(
-    cases: list[Case], parsers: list[Parser], fmt, config: EvalConfig, results_path: Path, template
+    cases: list[Case], parsers: list[Parser], fmt, config: EvalConfig, results_path: Path, template, progress
 ) -> list[dict]:
+    """Every case × parser × mode; each record is written to ``results_path`` as produced."""
     records: list[dict] = []
     plan = [(parser, modes_for(parser, config.modes, fmt)) for parser in parsers]
     check = roundtrip_check(template, fmt) if ROUNDTRIP in config.modes and template is not None else None
     total = sum(len(m) - (ROUNDTRIP in m and (check is None or not applies(c))) for c in cases for _, m in plan)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(), TimeRemainingColumn())
-    with (
-        ResultsWriter(results_path) as writer,
-        Progress(*columns, console=config.console, transient=True, disable=not config.console.is_terminal) as progress,
-    ):
-        task = progress.add_task("parsing", total=total)
-        for case in cases:
-            check_interrupted()
-            for parser, modes in plan:
-                for record in evaluate_case(case, parser, fmt, modes, config.seed, config.timeout_s, check):
-                    writer.write(record)
-                    records.append(record.to_json())
-                    progress.advance(task)
+    progress(BarStart("parsing", total, rate=True))
+    try:
+        with ResultsWriter(results_path) as writer:
+            for case in cases:
+                check_interrupted()
+                for parser, modes in plan:
+                    for record in evaluate_case(case, parser, fmt, modes, config.seed, config.timeout_s, check):
+                        writer.write(record)
+                        records.append(record.to_json())
+                        progress(BarAdvance("parsing"))
+    finally:
+        progress(BarStop("parsing"))
     return records
 
 
@@ -294,8 +285,6 @@ def _shrink_generated(records, parsers, template, fmt, config) -> dict:
 
     Returns ``{(parser name, error type): {"text", "seed", "expected", "got"}}``.
     """
-    from harness.corpus.generated import minimal_failing
-
     targets = dict.fromkeys(
         (r["parser"], r["error_type"])
         for r in records
@@ -306,7 +295,9 @@ def _shrink_generated(records, parsers, template, fmt, config) -> dict:
     for parser_name, error_type in targets:
         parser = by_name[parser_name]
         found = minimal_failing(
-            lambda s: _oneshot_outcome(s, parser, template, fmt, config)[0] == error_type,
+            lambda s, parser=parser, error_type=error_type: (
+                _oneshot_outcome(s, parser, template, fmt, config)[0] == error_type
+            ),
             seed=config.seed,
             forbid=fmt.unrepresentable,
         )
@@ -327,9 +318,6 @@ def _oneshot_outcome(scenario, parser, template, fmt, config):
 
     A scenario the format cannot express gives ``(None, None, None)``.
     """
-    from harness.core.errors import UnrepresentableError
-    from harness.template.render import render_scenario
-
     try:
         case = render_scenario(template, scenario, fmt, slice="generated")
     except UnrepresentableError:
@@ -342,8 +330,6 @@ def _oneshot_outcome(scenario, parser, template, fmt, config):
 
 def _worker_provenance(parsers: list[Parser]) -> dict:
     """``{parser name: {command, engine_env, recipe_key, restarts, hello}}`` for the out-of-process parsers."""
-    import shlex
-
     out = {}
     for parser in parsers:
         if not getattr(parser, "out_of_process", False):
@@ -364,55 +350,5 @@ def _tokenizer_provenance(fmt_name: str) -> dict | None:
     vocabulary = get_format(fmt_name).vocabulary
     if vocabulary is None:
         return None
-    from harness.assets.tokenizers import tokenizer_provenance
-
     return tokenizer_provenance(vocabulary)
 
-
-def _write_reports(
-    run_dir: Path,
-    info: dict,
-    records: list[dict],
-    cases: list[Case],
-    shrunk: dict,
-    parser_names: list[str],
-    config: EvalConfig,
-) -> None:
-    console = config.console
-    summary = report.summarize(records)
-    slices = list(config.slices)
-    modes = list(config.modes)
-    for table in report.pass_tables(summary, parser_names, slices, modes, title=f"{info['model']}: passed/total"):
-        console.print(table)
-    console.print(report.LEGEND, markup=False, highlight=False)
-    drift_tables = report.outcome_tables(records, parser_names)
-    for table in drift_tables:
-        console.print(table)
-    if drift_tables:
-        console.print(report.OUTCOME_LEGEND, markup=False, highlight=False)
-    if info.get("limitations"):
-        console.print(
-            f"known limitations of the project's {info['format']} parser: {len(info['limitations'])} "
-            f"(listed in report.md, from parsers/{info['format']}.py)",
-            markup=False,
-            highlight=False,
-        )
-    comparisons = report.flip_tables(records, parser_names)
-    report.print_flips(console, comparisons, modes)
-    failures = report.top_failures(records, {c.id: c.text for c in cases})
-    report.print_failures(console, failures, shrunk)
-    report.write_summary_csv(summary, run_dir / "summary.csv")
-    report.write_report_md(
-        run_dir / "report.md",
-        info,
-        summary,
-        failures,
-        shrunk,
-        parser_names,
-        slices,
-        modes,
-        report.failing_cases(records),
-        comparisons,
-    )
-    report.append_outcomes_md(run_dir / "report.md", records, parser_names)
-    console.print(f"wrote {run_dir}/: report.md, summary.csv, results.jsonl, corpus.jsonl")

@@ -33,7 +33,6 @@ from rich.console import Console
 
 from harness.core.cases import SLICES, Case
 from harness.core.errors import HarnessError, TemplateNotFoundError
-from harness.core.jsonl import read_objects
 from harness.core.paths import BASELINES_DIR
 from harness.corpus.generated import GENERATOR_VERSION
 from harness.formats import case_formats
@@ -203,6 +202,8 @@ def _run(
     """One ``run_eval`` of parser ``spec`` (captures off); its records and the parser's identity. Raises
     ``HarnessError`` if the corpus it ran is not ``cases`` (the corpus that was hashed)."""
     from harness.jobs.evaluate import EvalConfig, run_eval
+    from harness.report.progress import ConsoleProgress
+    from harness.report.terminal import show_run
 
     config = EvalConfig(
         model=settings.model,
@@ -216,16 +217,14 @@ def _run(
         out_dir=run_dir,
         timeout_s=timeout_s,
         shrink=shrink,
-        console=console,
         install_missing=install_missing,
         no_capture=True,
     )
-    run_dir = run_eval(config)
-    _check_ran(run_dir / "corpus.jsonl", cases)
-    info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    ((name, identity),) = info["parsers"].items()
-    records = [record for _, record in read_objects(run_dir / "results.jsonl", HarnessError, "result")]
-    return _Run(run_dir, {"name": name, **identity}, [r for r in records if r["parser"] == name])
+    log = run_eval(config, progress=ConsoleProgress(console))
+    show_run(console, log)
+    _check_ran(log.run_dir / "corpus.jsonl", cases)
+    ((name, identity),) = log.provenance.parsers.items()
+    return _Run(log.run_dir, {"name": name, **identity}, [r for r in log.records if r["parser"] == name])
 
 
 def _check_ran(corpus_file: Path, cases: list[Case]) -> None:

@@ -11,7 +11,7 @@ in its offline mode) are inlined once: about 6 MB, plus about 2 KB per failing-c
 - the failing cases, one row per case × parser × error type with the modes that failed so (capped at
   :data:`MAX_FAILING_ROWS`, one-shot failures first): raw text with the format's protocol markers
   (:class:`harness.formats.FormatSpec` ``markers`` and ``stop_markers``) in ``<mark>``, expected and got;
-- the provenance block of ``report.md`` (:func:`harness.report.tables.provenance_lines`).
+- the provenance block of ``report.md`` (:func:`harness.report.markdown.provenance_lines`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,10 @@ from markupsafe import Markup
 
 from harness.core.cases import Case
 from harness.core.results import clip
-from harness.report import tables as report
+from harness.report.flips import flip_tables
+from harness.report.markdown import provenance_lines
+from harness.report.runlog import CAPTURE_PREFIX, RunLog
+from harness.report.summary import LEGEND, flat
 
 MAX_FAILING_ROWS = 2000  # rows of the failing-cases table; the page says how many were left out
 MAX_TEXT_CHARS = 1500  # raw text shown per row (the full text is in corpus.jsonl)
@@ -45,35 +48,23 @@ OUTCOME_COLOURS = {
     "wrong": "#ff7f0e",
     "error": "#7f7f7f",
 }
-CAPTURE_PREFIX = "capture:"
 
 
-def write_report_html(
-    path: Path,
-    info: dict,
-    records: list[dict],
-    cases: list[Case],
-    parser_names: list[str] | None = None,
-    capture_texts: dict[str, str] | None = None,
-    max_rows: int = MAX_FAILING_ROWS,
-) -> None:
-    """Write ``report.html`` to ``path``.
+def write_report_html(log: RunLog, path: Path, max_rows: int = MAX_FAILING_ROWS) -> None:
+    """Write the run's ``report.html`` to ``path``; ``max_rows``: cap of the failing-cases table.
 
-    ``info``: the run's info dict (keys ``model, format, run_id, started, duration_s, template, versions,
-    seeds, corpus`` …, as :func:`harness.jobs.evaluate.run_eval` builds it); ``records``: ``results.jsonl`` lines
-    (rendered slices and capture slices alike); ``cases``: the corpus (raw text and expected message per case
-    id); ``capture_texts``: ``{prompt id: captured raw text}``; ``max_rows``: cap of the failing-cases table.
-    Raises ``OSError`` when ``path`` cannot be written.
+    Every record is shown (corpus slices and capture slices alike); raw texts come from the corpus and the
+    captured texts of the log. Raises ``OSError`` when ``path`` cannot be written.
     """
     from itables import options as itables_options
     from itables.javascript import generate_init_offline_itables_html
     from plotly.offline import get_plotlyjs
 
-    parsers = list(dict.fromkeys([*(parser_names or []), *(r["parser"] for r in records)]))
-    rendered = [r for r in records if not r["slice"].startswith(CAPTURE_PREFIX)]
-    captured = [r for r in records if r["slice"].startswith(CAPTURE_PREFIX)]
+    records, info = log.records, log.provenance
+    parsers = list(dict.fromkeys([*log.parsers, *(r["parser"] for r in records)]))
+    rendered, captured = log.corpus_records, log.capture_records
     drift = drift_records(rendered)
-    failing, total_failing = failing_rows(records, cases, capture_texts or {}, _markers(info["format"]), max_rows)
+    failing, total_failing = failing_rows(records, log.cases, log.capture_texts, _markers(info.format), max_rows)
     page = _TEMPLATE.render(
         info=info,
         plotly_js=Markup(get_plotlyjs()),
@@ -89,13 +80,10 @@ def write_report_html(
         shown=len(failing),
         total_failing=total_failing,
         n_records=len(records),
-        provenance=[
-            (Markup(_inline_md(line)), line.startswith("  "))
-            for line in report.provenance_lines(info, parser_names or parsers)
-        ],
-        capture=info.get("capture") or {},
-        limitations=[Markup(_inline_md(item)) for item in info.get("limitations") or []],
-        legend=report.LEGEND,
+        provenance=[(Markup(_inline_md(line)), line.startswith("  ")) for line in provenance_lines(info)],
+        capture=log.capture,
+        limitations=[Markup(_inline_md(item)) for item in log.limitations],
+        legend=LEGEND,
         max_text=MAX_TEXT_CHARS,
     )
     Path(path).write_text(page, encoding="utf-8")
@@ -312,7 +300,7 @@ def failing_rows(
                 "slice": html.escape(r["slice"]),
                 "error type": html.escape(r["error_type"] or r["verdict"]),
                 "modes": html.escape(", ".join(g["mode"] for g in group)),
-                "detail": f'<div class="detail">{html.escape(report.flat(r["detail"]))}</div>',
+                "detail": f'<div class="detail">{html.escape(flat(r["detail"]))}</div>',
                 "raw text": f'<pre class="raw">{highlight_markers(clip(text, MAX_TEXT_CHARS), markers)}</pre>',
                 "expected": f'<pre class="json">{html.escape(clip(expected, MAX_JSON_CHARS))}</pre>',
                 "got": f'<pre class="json">{html.escape(clip(_json(r["got"]), MAX_JSON_CHARS))}</pre>'
@@ -363,7 +351,7 @@ def _json(value) -> str:
 def _comparisons(records: list[dict], parsers: list[str]) -> list[dict]:
     """Version pairs as rows ``{old, new, modes: [(mode, "8/20", "20/20", fixed, broken)]}``."""
     out = []
-    for old, new, result in report.flip_tables(records, parsers):
+    for old, new, result in flip_tables(records, parsers):
         modes = [
             (mode, f"{s['old']}/{s['total']}", f"{s['new']}/{s['total']}", s["fixed"], s["broken"])
             for mode, s in result["modes"].items()
@@ -373,8 +361,8 @@ def _comparisons(records: list[dict], parsers: list[str]) -> list[dict]:
 
 
 def _inline_md(line: str) -> str:
-    """One Markdown bullet (:func:`harness.report.tables.provenance_lines`, a parser's known limitation) as escaped HTML,
-    with ``code`` (one or two backticks) and **bold** kept."""
+    """One Markdown bullet (:func:`harness.report.markdown.provenance_lines`, a parser's known limitation) as
+    escaped HTML, with ``code`` (one or two backticks) and **bold** kept."""
     text = html.escape(line.strip().removeprefix("- "), quote=False)
     text = re.sub(r"``(.+?)``|`([^`]+)`", lambda m: f"<code>{m.group(1) or m.group(2)}</code>", text)
     return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)

@@ -15,6 +15,7 @@ from rich.console import Console
 from harness.core.results import clip
 from harness.corpus.random_calls import DEFAULT_CUTS, DEFAULT_FULL_EVERY
 from harness.parse.modes import DEFAULT_TIMEOUT_S
+from harness.report.summary import flat
 from harness.score.checks import CHECKS, Failure
 
 DEFAULT_BATCH = 250
@@ -87,8 +88,6 @@ def print_sweep(console: Console, result: SweepResult, config: SweepConfig) -> N
     )
     for name, check, text in _rate_lines(result):
         console.print(f"  {name:32s} {check:10s} {text}", markup=False, highlight=False)
-    from harness.report.tables import flat
-
     for repro in result.repros:
         console.print(
             f"minimal repro: {repro['parser']} {repro['check']} {repro['error_type']} (case "
@@ -117,8 +116,6 @@ def _shown(repro: dict) -> tuple[str, str]:
 
 def sweep_markdown(result: SweepResult, info: dict) -> str:
     """``report.md`` of a sweep: settings, the rate table and the minimal repros."""
-    from harness.report.tables import flat
-
     t = result.totals
     lines = [
         f"# Random sweep: {info['model']} ({info['format']})",

@@ -162,7 +162,7 @@ def test_parsers_command_lists_the_three_parsers():
 
 
 def test_family_grid_sums_templates_and_counts_observed_cases_once():
-    from harness.jobs.all_models import family_grid
+    from harness.report.families import family_grid
 
     def rec(parser, slice_name, mode, verdict, case_id):
         return {"parser": parser, "slice": slice_name, "mode": mode, "verdict": verdict, "case_id": case_id}

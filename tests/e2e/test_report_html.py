@@ -22,6 +22,9 @@ from harness.core.cases import load_cases
 from harness.formats import get_format
 from harness.jobs.evaluate import EvalConfig, library_versions, run_eval
 from harness.report.html import highlight_markers, write_report_html
+from harness.report.progress import ConsoleProgress
+from harness.report.runlog import Provenance, RunLog
+from harness.report.terminal import show_run
 from harness.template.sources import load_template
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -70,7 +73,7 @@ def run(tmp_path_factory):
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=160)
     settings = CaptureSettings(backend="files", suites=("code-with-quotes",), limit=4, files=(captures,))
-    run_dir = run_eval(
+    log = run_eval(
         EvalConfig(
             model="gemma-4-e2b",
             n_generated=6,
@@ -78,10 +81,12 @@ def run(tmp_path_factory):
             out_dir=root / "run",
             shrink=False,
             modes=("oneshot", "roundtrip", "whole", "random"),
-            console=console,
             capture=settings,
-        )
+        ),
+        progress=ConsoleProgress(console),
     )
+    show_run(console, log)
+    run_dir = log.run_dir
     records = [json.loads(line) for line in (run_dir / "results.jsonl").read_text(encoding="utf-8").split("\n") if line]
     corpus = {
         c["id"]: c
@@ -218,7 +223,8 @@ def test_progress_shows_count_rate_and_eta_on_a_terminal_only(run, tmp_path):
     assert "parsing" in output and f"{rendered}/{rendered}" in output
     assert re.search(r"\d/s", output) and re.search(r"\d:\d\d:\d\d", output)
     quiet = io.StringIO()
-    run_eval(
+    console = Console(file=quiet, width=160)
+    log = run_eval(
         EvalConfig(
             model="gemma-4-e2b",
             parsers=["own"],
@@ -226,10 +232,11 @@ def test_progress_shows_count_rate_and_eta_on_a_terminal_only(run, tmp_path):
             slices=("observed",),
             out_dir=tmp_path,
             shrink=False,
-            console=Console(file=quiet, width=160),
             no_capture=True,
-        )
+        ),
+        progress=ConsoleProgress(console),
     )
+    show_run(console, log)
     assert "parsing" not in quiet.getvalue() and "\x1b" not in quiet.getvalue()
     assert (tmp_path / "report.html").stat().st_size > 0
 
@@ -254,6 +261,11 @@ def test_markers_are_escaped_and_wrapped():
     )
 
 
+def _log(run_dir, info: dict, records: list[dict], cases: list) -> RunLog:
+    """A run log of ``records`` (no capture summary, no parser list: the page takes the parsers from the records)."""
+    return RunLog(run_dir, Provenance(**info), slices=(), modes=(), records=records, cases=cases)
+
+
 def test_sections_without_data_say_so(run, tmp_path):
     run_dir, records, _, _ = run
     info = {
@@ -268,7 +280,7 @@ def test_sections_without_data_say_so(run, tmp_path):
         "corpus": {},
     }
     plain = [r for r in records if r["slice"] != "drift" and not r["slice"].startswith("capture:")]
-    write_report_html(tmp_path / "report.html", info, plain, [])
+    write_report_html(_log(tmp_path, info, plain, []), tmp_path / "report.html")
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "No drift slice in this run" in page and "No captured output in this run" in page
     assert page.count("Plotly.newPlot") == 2
@@ -287,7 +299,8 @@ def test_failing_table_is_capped_and_says_so(run, tmp_path):
         "seeds": {"run_seed": 3},
         "corpus": {},
     }
-    write_report_html(tmp_path / "report.html", info, records, load_cases(run_dir / "corpus.jsonl"), max_rows=3)
+    log = _log(tmp_path, info, records, load_cases(run_dir / "corpus.jsonl"))
+    write_report_html(log, tmp_path / "report.html", max_rows=3)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert f"Showing 3 of {len(failing_groups(records))} rows (one-shot failures first)" in page
     assert len(re.findall(r'<pre class=\\+"raw', page)) == 3  # rows travel as (escaped) JSON to DataTables
@@ -319,3 +332,19 @@ def test_heatmap_cells_count_surfaced_results_apart():
     ]
     heatmap = pass_rate_figure(records, ["p"]).data[0]
     assert [list(row) for row in heatmap.text] == [["1/3 +1s"]] and list(heatmap.z[0]) == [33.3]
+
+
+def test_the_reports_render_again_from_the_run_folder_alone(run, tmp_path):
+    """With captured output (capture slices, capture summary and texts in the log): the same bytes."""
+    import shutil
+
+    from harness.report.files import REPORT_FILES, write_reports
+
+    run_dir = run[0]
+    copy = tmp_path / "copy"
+    shutil.copytree(run_dir, copy)
+    for name in REPORT_FILES:
+        (copy / name).unlink()
+    write_reports(RunLog.load(copy))
+    for name in REPORT_FILES:
+        assert (copy / name).read_bytes() == (run_dir / name).read_bytes(), name

@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 from rich.console import Console
 
+from harness.analysis.faults import cluster_failures
 from harness.analysis.minimize import (
     Budget,
     check_mode,
@@ -22,7 +23,8 @@ from harness.core.scenarios import Scenario, tools_for_calls
 from harness.corpus.drift import get_mutator
 from harness.formats import get_format
 from harness.parse.registry import get_parser
-from harness.report import tables as report
+from harness.report.faults import clusters_markdown, print_clusters
+from harness.report.runlog import FaultClass
 from harness.score.runner import evaluate_case
 from harness.template.render import render_scenario
 from harness.template.sources import load_template
@@ -140,7 +142,7 @@ def test_fault_classes_group_records_and_carry_minimized_repros(template, parser
     cases[2].tags.append("mutator:demo")
     chosen = [parsers["toolcall-harness"], parsers["transformers"]]
     records = [r.to_json() for c in cases for p in chosen for r in evaluate_case(c, p, FMT, ["oneshot", "char"], 0)]
-    clusters = report.cluster_failures(records)
+    clusters = cluster_failures(records)
     keys = [(c["parser"], c["error_type"], c["group"], c["cases"], c["records"]) for c in clusters]
     assert keys == [
         ("transformers==5.24.0:gemma4", "exception", "curated", 3, 6),
@@ -154,9 +156,9 @@ def test_fault_classes_group_records_and_carry_minimized_repros(template, parser
         "<|tool_call>call:manim-video{}<tool_call|>",
     )
     console = Console(record=True, width=200)
-    report.print_clusters(console, clusters)
+    print_clusters(console, [FaultClass.from_json(c) for c in clusters])
     shown = console.export_text()
     assert "fault classes: 2" in shown and clusters[0]["repro"]["text"] in shown and "expected" in shown
-    markdown = "\n".join(report.clusters_markdown(clusters))
+    markdown = "\n".join(clusters_markdown([FaultClass.from_json(c) for c in clusters]))
     assert "| 1 | `transformers==5.24.0:gemma4` | exception | `curated` | 3 | 6 |" in markdown
     assert "| expected | got |" in markdown

@@ -21,7 +21,7 @@ from harness.corpus.build import build_corpus
 from harness.corpus.drift import MUTATORS, drift_cases, get_mutator, is_base, mutators_for
 from harness.formats import get_format, known_formats
 from harness.parse.registry import get_parser
-from harness.report import tables as report
+from harness.report.drift import outcome_grids, outcome_markdown, outcome_tables
 from harness.score.outcomes import OUTCOMES, classify
 from harness.score.runner import evaluate_case
 from harness.score.verdicts import ERROR_TYPES, score
@@ -385,18 +385,18 @@ def test_outcome_tables_count_classes_per_parser_and_mutator(own):
     cases = [mutated("paren-call", "gemma4", "one"), mutated("plain-quote-closer", "gemma4", "one")]
     records = [r.to_json() for c in cases for r in evaluate_case(c, own["gemma4"], fmt, ["oneshot", "whole"], 0)]
     records.append({**records[0], "parser": "other", "outcome": "wrong", "verdict": "fail", "detail": "wrong: x"})
-    (columns, per_parser), (_, per_mutator) = report.outcome_grids(records, ["toolcall-harness:gemma4", "other"])
+    (columns, per_parser), (_, per_mutator) = outcome_grids(records, ["toolcall-harness:gemma4", "other"])
     assert columns == [*OUTCOMES, "ok", "stream≠oneshot"]
     assert per_parser == [
         ("toolcall-harness:gemma4", ["1", "1", "0", "0", "0", "0", "2/2", "0"]),
         ("other", ["0", "0", "0", "0", "1", "0", "0/1", "0"]),
     ]
     assert per_mutator == [("paren-call", "R/S", ["1/1 R1", "0/1 W1"]), ("plain-quote-closer", "R/S", ["1/1 S1", "-"])]
-    assert len(report.outcome_tables(records, ["toolcall-harness:gemma4", "other"])) == 2
-    lines = report.outcome_markdown(records, ["toolcall-harness:gemma4", "other"])
+    assert len(outcome_tables(records, ["toolcall-harness:gemma4", "other"])) == 2
+    lines = outcome_markdown(records, ["toolcall-harness:gemma4", "other"])
     assert "| paren-call | R/S | 1/1 R1 | 0/1 W1 |" in lines
     assert "- `one~paren-call`: wrong: x" in lines
-    assert report.outcome_tables([r for r in records if r["slice"] != "drift"], ["other"]) == []
+    assert outcome_tables([r for r in records if r["slice"] != "drift"], ["other"]) == []
 
 
 def test_a_kept_stray_closer_between_content_pieces_is_recovered():

@@ -1,0 +1,177 @@
+"""``report.md``, rendered from a :class:`~harness.report.runlog.RunLog`: the pass-rate tables, version
+comparisons, top failure types with shortest examples and hypothesis-shrunk generated examples, every failing
+curated and observed case, the own parser's known limitations, the provenance block, the drift outcome classes,
+the fault classes and the captured output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from harness.report.captures import capture_markdown
+from harness.report.drift import outcome_markdown
+from harness.report.faults import clusters_markdown
+from harness.report.flips import flip_tables, flips_markdown
+from harness.report.runlog import Provenance, RunLog
+from harness.report.summary import (
+    LEGEND,
+    failing_cases,
+    flat,
+    got_text,
+    one_line,
+    plural,
+    slice_grids,
+    summarize,
+    top_failures,
+)
+
+
+def write_report_md(log: RunLog, path: Path) -> None:
+    """Write :func:`report_markdown` to ``path``. Raises ``OSError`` when it cannot be written."""
+    path.write_text(report_markdown(log), encoding="utf-8")
+
+
+def report_markdown(log: RunLog) -> str:
+    """The whole ``report.md`` of a run."""
+    text = "\n".join(_body(log)) + "\n"
+    drift = outcome_markdown(log.corpus_records, log.parsers)
+    if drift:
+        text += "\n" + "\n".join(drift)
+    text += "\n" + "\n".join(clusters_markdown(log.fault_classes)) + "\n"
+    capture = log.capture
+    if capture.get("skipped"):
+        text += f"\n## captured output\n\nCapture with {capture['backend']} skipped: {capture['skipped']}\n"
+    if log.capture_records or capture.get("stats"):
+        text += capture_markdown(capture, log.capture_records, log.capture_texts)
+    return text
+
+
+def markdown_tables(summary: pd.DataFrame, parsers: list[str], slices: list[str], modes: list[str]) -> str:
+    """The pass-rate tables as GitHub Markdown, one per slice (narrow enough to paste)."""
+    blocks = []
+    for slice_name, present, rows in slice_grids(summary, parsers, slices, modes):
+        lines = [f"**{slice_name}**", "", "| parser | " + " | ".join(present) + " |", "|---|" + "---:|" * len(present)]
+        lines += [f"| `{parser}` | " + " | ".join(cells) + " |" for parser, cells in rows]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _body(log: RunLog) -> list[str]:
+    """Lines of ``report.md`` up to and including the provenance block."""
+    p, records, parsers, modes = log.provenance, log.corpus_records, log.parsers, list(log.modes)
+    lines = [
+        f"# Tool-call parser evaluation: {p.model} ({p.format})",
+        "",
+        f"Run `{p.run_id}`, started {p.started}, {p.duration_s:.1f} s.",
+        "",
+        LEGEND,
+        "",
+        markdown_tables(summarize(records), parsers, list(log.slices), modes),
+        "",
+    ]
+    comparisons = flip_tables(records, parsers)
+    if comparisons:
+        lines += [
+            "## Version comparison",
+            "",
+            "Cases whose verdict changed between two versions of one library: fixed (old failed, new passes) "
+            "and broken (old passed, new fails).",
+            "",
+        ] + flips_markdown(comparisons, modes)
+    lines += ["## Top failure types", ""]
+    for parser, rows in top_failures(records, log.texts).items():
+        lines += [f"### `{parser}`", ""]
+        if not rows:
+            lines += ["No failures.", ""]
+        for row in rows:
+            ex = row["example"]
+            lines += [
+                f"- **{row['error_type']}**: {plural(row['cases'], 'case')} ({row['records']} case×mode results; "
+                f"modes {', '.join(row['modes'])}) — shortest: `{ex['case_id']}` ({ex['mode']}): {flat(ex['detail'])}",
+                "",
+                "  ```text",
+                "  " + row["text"].replace("\n", "\n  "),
+                "  ```",
+                f"  got: {got_text(ex)}",
+                "",
+            ]
+        for example in log.shrunk:
+            if example.parser == parser:
+                lines += [
+                    f"- minimal generated example for **{example.error_type}** (hypothesis-shrunk, seed "
+                    f"{example.seed}):",
+                    "",
+                    "  ```text",
+                    "  " + example.text.replace("\n", "\n  "),
+                    "  ```",
+                    f"  expected: `{one_line(example.expected)}`",
+                    f"  got: {'`' + one_line(example.got) + '`' if example.got else 'raised'}",
+                    "",
+                ]
+    lines += [
+        "## Curated and observed cases that did not pass",
+        "",
+        "One line per case: the one-shot result where it failed, else the first failing mode.",
+        "",
+    ]
+    failing = failing_cases(records)
+    for parser in parsers:
+        rows = failing.get(parser, [])
+        lines += [f"### `{parser}` ({plural(len(rows), 'case')})", ""]
+        for row in rows:
+            what = row["error_type"] or row["verdict"]
+            lines.append(
+                f"- `{row['case_id']}` ({', '.join(row['tags'][:3]) or 'observed'}) — **{what}** in "
+                f"{', '.join(row['modes'])}: {flat(row['detail'])}"
+            )
+        lines.append("")
+    if log.limitations:
+        lines += [
+            f"## Known limitations of the project's {p.format} parser",
+            "",
+            f"As stated in `parsers/{p.format}.py`; cases that hit them fail above, they are not filtered out.",
+            "",
+            *(f"- {item}" for item in log.limitations),
+            "",
+        ]
+    return lines + ["## Provenance", ""] + provenance_lines(p)
+
+
+def provenance_lines(p: Provenance) -> list[str]:
+    """Markdown bullet lines: template, tokenizer, harness commit, libraries, parsers (with those that could not
+    run and how the out-of-process ones were started), seeds, corpus (with the scenarios skipped)."""
+    t = p.template
+    lines = [
+        f"- template: source **{t['source']}**, file `{t['file']}`, location `{t['location']}`, sha256 `{t['sha256']}`"
+    ]
+    if t.get("fallback"):
+        lines.append(f"- **fallback template used**: {t.get('fallback_note', '')}")
+    tok = p.tokenizer
+    if tok:
+        lines.append(
+            f"- tokenizer: `{tok.get('file')}` ({tok.get('source')}), sha256 `{tok.get('sha256')}`, "
+            f"{tok.get('vocab_size')} tokens, {tok.get('library')}"
+        )
+    lines.append(f"- harness: {p.commit}")
+    lines.append("- libraries: " + ", ".join(f"{k} {v}" for k, v in p.versions.items()))
+    lines.append("- parsers: " + ", ".join(f"`{name}`" for name in p.parsers))
+    for name, reason in p.unavailable.items():
+        lines.append(f"  - `{name}` could not run: {flat(reason)}")
+    for name, worker in p.workers.items():
+        lines.append(
+            f"  - `{name}` ran out of process: `{worker['command']}`"
+            + (
+                f"; engine environment `{worker['engine_env']}` (recipe {worker['recipe_key']}; "
+                f"installed packages in its `pip-freeze.txt` where it is a virtualenv)"
+                if worker.get("engine_env")
+                else ""
+            )
+            + f"; restarted {worker['restarts']} time(s); hello `{json.dumps(worker.get('hello', {}))}`"
+        )
+    lines.append("- seeds: " + ", ".join(f"{k} {v}" for k, v in p.seeds.items()))
+    lines.append("- corpus: " + ", ".join(f"{k} {v}" for k, v in p.corpus.items()) + " cases")
+    for case_id, reason in p.skipped:
+        lines.append(f"  - skipped `{case_id}`: {reason}")
+    return lines
