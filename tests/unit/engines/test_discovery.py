@@ -55,8 +55,15 @@ def plug_ins(tmp_path, monkeypatch, fresh_engines):
 
 
 def test_the_reference_modules_defining_engine_are_the_engines(fresh_engines):
+    import importlib
+
     found = environments.engines()
-    assert set(found) == {"sglang", "vllm", "llama.cpp", "transformers", "mlx-lm"}
+    defining = {
+        importlib.import_module(m).ENGINE.name
+        for m in plugins.package_modules("parsers.reference")
+        if hasattr(importlib.import_module(m), "ENGINE")
+    }
+    assert {"sglang", "vllm", "llama.cpp", "transformers", "mlx-lm"} <= defining == set(found)
     assert environments.broken_engines() == {}
     candidates = environments.engine_modules()
     assert "parsers.reference.sglang" in candidates
