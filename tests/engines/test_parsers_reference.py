@@ -64,16 +64,16 @@ TOOLS = [
 
 @pytest.fixture(scope="module")
 def tf():
-    from parsers.reference.transformers import TransformersGemma4Parser
+    from parsers.reference.transformers import TransformersParser
 
-    return TransformersGemma4Parser()
+    return TransformersParser("gemma4")
 
 
 @pytest.fixture(scope="module")
 def mlx():
-    from parsers.reference.mlx_lm import MlxLmGemma4Parser
+    from parsers.reference.mlx_lm import MlxLmParser
 
-    return MlxLmGemma4Parser()
+    return MlxLmParser("gemma4")
 
 
 @pytest.fixture(scope="module")
@@ -473,12 +473,12 @@ def test_registry_lists_reference_parsers(fresh_registry):
 @pytest.mark.parametrize(
     "name, cls",
     [
-        ("transformers", "TransformersGemma4Parser"),
-        ("transformers:gemma4", "TransformersGemma4Parser"),
-        ("transformers==5.24.0:gemma4", "TransformersGemma4Parser"),
-        ("mlx-lm", "MlxLmGemma4Parser"),
-        ("mlx_lm", "MlxLmGemma4Parser"),
-        ("mlx-lm==0.32.2:gemma4", "MlxLmGemma4Parser"),
+        ("transformers", "TransformersParser"),
+        ("transformers:gemma4", "TransformersParser"),
+        ("transformers==5.24.0:gemma4", "TransformersParser"),
+        ("mlx-lm", "MlxLmParser"),
+        ("mlx_lm", "MlxLmParser"),
+        ("mlx-lm==0.32.2:gemma4", "MlxLmParser"),
     ],
 )
 def test_get_parser_names_and_aliases(fresh_registry, name, cls):
@@ -523,16 +523,16 @@ def test_create_parsers(fresh_registry):
 
 @pytest.fixture(scope="module")
 def tf_hermes():
-    from parsers.reference.transformers import TransformersHermesParser
+    from parsers.reference.transformers import TransformersParser
 
-    return TransformersHermesParser()
+    return TransformersParser("hermes")
 
 
 @pytest.fixture(scope="module")
 def mlx_hermes():
-    from parsers.reference.mlx_lm import MlxLmHermesParser
+    from parsers.reference.mlx_lm import MlxLmParser
 
-    return MlxLmHermesParser()
+    return MlxLmParser("hermes")
 
 
 def test_tf_hermes_uses_the_builtin_qwen2_template(tf_hermes):
@@ -663,9 +663,9 @@ def every_mode(message: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def tf_qwen3_coder():
-    from parsers.reference.transformers import TransformersQwen3CoderParser
+    from parsers.reference.transformers import TransformersParser
 
-    return TransformersQwen3CoderParser()
+    return TransformersParser("qwen3_coder")
 
 
 def test_tf_qwen3_coder_uses_the_builtin_qwen3_5_template(tf_qwen3_coder):
@@ -775,9 +775,9 @@ THINKING_FORMATS = {"glm45", "glm47", "qwen3_coder", "minimax_m2"}
 
 
 def mlx_parser(fmt: str):
-    from parsers.reference.mlx_lm import PARSERS
+    from parsers.reference.mlx_lm import MlxLmParser
 
-    return next(cls for cls in PARSERS if cls.format == fmt)()
+    return MlxLmParser(fmt)
 
 
 @pytest.mark.parametrize("preset, fmt", sorted(NEW_MLX_PRESETS.items()))

@@ -312,7 +312,7 @@ def test_surfaced_when_only_recovery_is_allowed_is_not_recovered():
 
 
 def test_streaming_and_error_records_carry_the_outcome(own):
-    from parsers.reference.transformers import TransformersGemma4Parser
+    from parsers.reference.transformers import TransformersParser
 
     fmt = get_format("gemma4")
     case = mutated("paren-call", "gemma4", "one")
@@ -324,7 +324,7 @@ def test_streaming_and_error_records_carry_the_outcome(own):
         ("prefix", "pass", "recovered"),
     ]
     assert records[0].to_json()["outcome"] == "recovered"
-    failing = list(evaluate_case(case, TransformersGemma4Parser(), fmt, ["oneshot"], seed=0))
+    failing = list(evaluate_case(case, TransformersParser("gemma4"), fmt, ["oneshot"], seed=0))
     assert (failing[0].verdict, failing[0].error_type, failing[0].outcome) == ("error", "exception", "error")
     strict = rendered("gemma4", "one")
     plain = next(evaluate_case(strict, own["gemma4"], fmt, ["oneshot"], seed=0))
