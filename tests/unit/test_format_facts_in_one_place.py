@@ -38,7 +38,7 @@ CHECKED = (
 ALLOWED = {
     ("harness/assets/tokenizers.py", "gemma4"): "the Gemma 4 vocabulary's name (TOKENIZERS) and GGUF tokenizer_type",
     ("harness/assets/vocabularies.py", "harmony"): "the name of gpt-oss's tokenizer package (TOKENIZER_PACKAGES)",
-    ("parsers/reference/vllm.py", "harmony"): "vLLM's tokenizer kind for gpt-oss (FormatConfig.tokenizer)",
+    ("parsers/reference/_vllm_tokenizers.py", "harmony"): "vLLM's tokenizer kind for gpt-oss (Launch.tokenizer)",
     ("parsers/reference/vllm.py", "deepseek_v32"): "vLLM's --tokenizer-mode deepseek_v32",
 }
 
