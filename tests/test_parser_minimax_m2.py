@@ -336,7 +336,8 @@ AMBIGUOUS = re.compile(
     r"|</minimax:tool_call>\s*<minimax:tool_call>"
     r'|</invoke>\s*(</minimax:tool_call>\s*)?(<minimax:tool_call>|<invoke name=")'
 )
-# ^ documented limitations (the last: a call boundary, or a call end before a new block, inside a value)
+# ^ documented limitations (the last: a call boundary, or a call end before a new block, inside a value),
+#   checked on the written value: an object's keys are written raw by tojson too
 TYPED_VALUES = st.one_of(
     st.tuples(st.just(S), STRINGS),
     st.tuples(st.just(I), st.integers()),
@@ -357,7 +358,7 @@ PROSE = st.text(st.characters(blacklist_characters="<[]", blacklist_categories=(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=CALLS, content=PROSE, reasoning=PROSE, data=st.data())
 def test_property_written_calls_roundtrip(calls, content, reasoning, data):
-    assume(not any(isinstance(v, str) and AMBIGUOUS.search(v) for _, args in calls for _, v in args.values()))
+    assume(not any(AMBIGUOUS.search(written(v)) for _, args in calls for _, v in args.values()))
     tools = [tool(n, {k: schema for k, (schema, _) in args.items()}) for n, args in calls]
     plain = [(n, {k: v for k, (_, v) in args.items()}) for n, args in calls]
     think = f"{reasoning.strip()}\n</think>\n\n" if reasoning.strip() else ""
