@@ -6,19 +6,24 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from harness.report.summary import flat
 
+if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
+    import pandas as pd
+
 
 def capture_grid(records: list[dict]) -> tuple[list[str], list[tuple[str, list[str]]]]:
     """The captured-output table: ``(columns, [(parser, cells)])``. Columns: one per suite (one-shot
     ``passed/total``), then ``all one-shot``, ``all pieces`` (streamed as generated) and ``server`` (a server's
     own parse in chat mode) where present. Capture errors count in every total."""
+    import pandas as pd
+
     frame = pd.DataFrame(records, columns=["parser", "slice", "mode", "verdict"])
     suites = sorted(frame.slice.unique())
     parsers = list(dict.fromkeys(frame.parser))

@@ -3,13 +3,17 @@ error), per parser and per mutator × parser, as terminal tables and Markdown.""
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 from rich.text import Text
 
 from harness.core.results import clip
 from harness.corpus.drift import get_mutator
 from harness.report.summary import flat, plural
+
+if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
+    import pandas as pd
 
 OUTCOME_LETTERS = {"recovered": "R", "surfaced": "S", "dropped": "D", "leaked": "L", "wrong": "W", "error": "E"}
 OUTCOME_LEGEND = (
@@ -23,6 +27,8 @@ OUTCOME_LEGEND = (
 def drift_outcomes(records: list[dict]) -> pd.DataFrame:
     """One row per drift record that has an outcome: columns ``parser, case_id, mode, mutator, outcome,
     verdict, detail`` (mutator from the ``mutator:NAME`` tag)."""
+    import pandas as pd
+
     rows = [
         {
             "parser": r["parser"],

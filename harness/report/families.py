@@ -4,13 +4,16 @@ table and ``report.md``."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from harness.core.cases import SLICES
+
+if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
+    pass
 
 STREAMING = ("whole", "char", "random", "tokens")
 GROUPS = (("oneshot", ("oneshot",)), ("roundtrip", ("roundtrip",)), ("streaming", STREAMING), ("prefix", ("prefix",)))
@@ -19,6 +22,8 @@ GROUPS = (("oneshot", ("oneshot",)), ("roundtrip", ("roundtrip",)), ("streaming"
 def family_grid(records: list[dict]) -> tuple[list[str], list[tuple[str, list[str]]]]:
     """``(columns, [(parser, cells)])`` for one family: columns ``slice mode-group`` present in the records,
     cells ``passed/total`` summed over the family's runs (observed cases, the same for every template, once)."""
+    import pandas as pd
+
     frame = pd.DataFrame(records, columns=["parser", "slice", "mode", "verdict", "case_id"])
     # observed cases do not depend on the template: count each once per family
     observed = frame.slice == "observed"

@@ -21,18 +21,21 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-import plotly.graph_objects as go
 from jinja2 import Environment
 from markupsafe import Markup
 
 from harness.core.cases import Case
 from harness.core.results import clip
+from harness.formats import get_format
 from harness.report.flips import flip_tables
 from harness.report.markdown import provenance_lines
 from harness.report.runlog import CAPTURE_PREFIX, RunLog
 from harness.report.summary import LEGEND, flat
+
+if TYPE_CHECKING:  # pandas and plotly load when a page is written, not when the CLI starts
+    import plotly.graph_objects as go
 
 MAX_FAILING_ROWS = 2000  # rows of the failing-cases table; the page says how many were left out
 MAX_TEXT_CHARS = 1500  # raw text shown per row (the full text is in corpus.jsonl)
@@ -96,6 +99,9 @@ def pass_rate_figure(records: list[dict], parsers: list[str]) -> go.Figure:
     """Heatmap: rows = parsers, columns = ``slice · mode`` (slices in corpus order), colour = pass rate in %,
     cell text ``passed/total`` plus `` +Ns`` for N surfaced results (observed field outputs declined safely, counted
     as not passed)."""
+    import pandas as pd
+    import plotly.graph_objects as go
+
     frame = pd.DataFrame(records, columns=["parser", "slice", "mode", "verdict"])
     frame["passed"] = frame.verdict == "pass"
     frame["surfaced"] = frame.verdict == "surfaced"
@@ -144,6 +150,8 @@ def pass_rate_figure(records: list[dict], parsers: list[str]) -> go.Figure:
 
 def failure_types_figure(records: list[dict], parsers: list[str]) -> go.Figure:
     """Stacked bars: per parser, failing (``fail``/``error``) case × mode results by error type."""
+    import plotly.graph_objects as go
+
     counts = Counter(
         (r["parser"], r["error_type"] or r["verdict"]) for r in records if r["verdict"] in ("fail", "error")
     )
@@ -174,6 +182,8 @@ def outcome_class(record: dict) -> str:
 
 def drift_figure(records: list[dict], parsers: list[str]) -> go.Figure:
     """Stacked bars: per parser, drift case × mode results by outcome class (:func:`outcome_class`)."""
+    import plotly.graph_objects as go
+
     counts = Counter((r["parser"], outcome_class(r)) for r in records)
     kinds = sorted(
         {k for _, k in counts},
@@ -201,6 +211,9 @@ def drift_figure(records: list[dict], parsers: list[str]) -> go.Figure:
 def backend_figure(records: list[dict]) -> go.Figure:
     """Grouped bars: pass rate in % per parser on captured output, one bar per ``backend · mode`` (the backend is
     the records' ``kind``; capture errors, mode ``capture``, count as failures of their backend)."""
+    import pandas as pd
+    import plotly.graph_objects as go
+
     frame = pd.DataFrame(records, columns=["parser", "kind", "mode", "verdict"])
     errors = frame[frame["mode"] == "capture"].groupby(["kind", "parser"]).size()
     scored = frame[frame["mode"] != "capture"]
@@ -313,6 +326,7 @@ def failing_rows(
 
 def failing_table_html(rows: list[dict]) -> str:
     """A searchable, sortable, paged DataTables table (itables, offline mode) of ``rows`` (escaped HTML)."""
+    import pandas as pd
     from itables import to_html_datatable
 
     return to_html_datatable(
@@ -332,7 +346,6 @@ def failing_table_html(rows: list[dict]) -> str:
 
 def _markers(format_name: str) -> tuple[str, ...]:
     """Protocol markers of a format (markers and stop markers), none for a format without a module."""
-    from harness.formats import get_format
 
     try:
         spec = get_format(format_name)

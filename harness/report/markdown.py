@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from harness.report.captures import capture_markdown
 from harness.report.drift import outcome_markdown
@@ -26,6 +25,9 @@ from harness.report.summary import (
     summarize,
     top_failures,
 )
+
+if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
+    import pandas as pd
 
 
 def write_report_md(log: RunLog, path: Path) -> None:

@@ -7,16 +7,20 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from harness.report.runlog import RunLog
+
+if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
+    import pandas as pd
 
 COUNT_COLUMNS = ("passed", "failed", "surfaced", "errors", "total")
 
 
 def summarize(records: list[dict]) -> pd.DataFrame:
     """Counts per (parser, slice, mode): columns ``parser, slice, mode, passed, failed, surfaced, errors, total``."""
+    import pandas as pd
+
     frame = pd.DataFrame(records, columns=["parser", "slice", "mode", "verdict"])
     if frame.empty:
         return pd.DataFrame(columns=["parser", "slice", "mode", *COUNT_COLUMNS])

@@ -4,7 +4,8 @@ captured output."""
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -15,6 +16,9 @@ from harness.report.faults import print_clusters
 from harness.report.flips import flip_tables, print_flips
 from harness.report.runlog import RunLog, Shrunk
 from harness.report.summary import LEGEND, flat, plural, slice_grids, summarize, top_failures
+
+if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
+    import pandas as pd
 
 
 def show_run(console: Console, log: RunLog) -> None:
