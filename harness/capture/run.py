@@ -28,9 +28,10 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from harness.capture.backends import Backend, Generation, Request, Sampling
+from harness.capture.backends import Backend, BackendError, Generation, Request, Sampling, create_backend
 from harness.capture.records import Capture, CaptureWriter, read_captures
-from harness.capture.suites import Prompt
+from harness.capture.suites import Prompt, SuiteError, load_suite, suite_names
+from harness.capture.weights import locate_weights, server_weights
 from harness.core.errors import HarnessError, UnrepresentableError
 from harness.core.guards import check_interrupted
 from harness.core.messages import ToolCall
@@ -340,7 +341,6 @@ class CaptureSettings:
 def load_prompts(suites: Iterable[str], limit: int | None = None) -> list[Prompt]:
     """The prompts of ``suites`` (names or files; empty: every shipped suite), the first ``limit`` of each.
     Raises :class:`harness.capture.suites.SuiteError` (file:line) for a bad suite and for an id in two suites."""
-    from harness.capture.suites import SuiteError, load_suite, suite_names
 
     prompts, seen = [], {}
     for suite in list(suites) or suite_names():
@@ -355,8 +355,6 @@ def load_prompts(suites: Iterable[str], limit: int | None = None) -> list[Prompt
 def open_backend(settings: CaptureSettings, entry, *, gguf: str | None = None, model_dir: str | None = None) -> Backend:
     """Locate the weights (:func:`harness.capture.weights.locate_weights`; for ``openai`` the server URL) and start the
     backend. Raises :class:`harness.capture.weights.WeightsNotFound` or :class:`harness.capture.backends.BackendError`."""
-    from harness.capture.backends import BackendError, create_backend
-    from harness.capture.weights import locate_weights, server_weights
 
     if settings.backend == "openai":
         if not settings.base_url:

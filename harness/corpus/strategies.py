@@ -68,8 +68,13 @@ from typing import Any
 import jsonschema
 from hypothesis import strategies as st
 
+from harness.core.errors import UnrepresentableError
 from harness.core.messages import ToolCall
-from harness.core.scenarios import MARKER_TEXTS, Scenario, make_tool
+from harness.core.scenarios import MARKER_TEXTS, Scenario, make_tool, shape_tags
+from harness.formats import get_format
+from harness.template.catalog import get_model
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
 
 Forbid = tuple[str, ...]
 
@@ -534,9 +539,6 @@ def schema_errors(value: Any, schema: dict) -> list[str]:
 
 @functools.cache
 def _template_and_format(model: str):
-    from harness.formats import get_format
-    from harness.template.catalog import get_model
-    from harness.template.sources import load_template
 
     return load_template(model), get_format(get_model(model).format)
 
@@ -556,10 +558,6 @@ def rendered_tool_calls(model: str = "gemma-4-e2b", forbid: Forbid = ()) -> st.S
     :class:`~harness.core.errors.TemplateNotFoundError` (FunctionGemma has no offline template).
     """
     from hypothesis import reject
-
-    from harness.core.errors import UnrepresentableError
-    from harness.core.scenarios import shape_tags
-    from harness.template.render import render_scenario
 
     template, fmt = _template_and_format(model)
     source = scenarios(forbid=tuple(fmt.unrepresentable) + tuple(forbid))

@@ -31,6 +31,7 @@ from pathlib import Path
 from harness.core.errors import HarnessError, did_you_mean
 from harness.core.paths import cache_dir
 from harness.core.plugins import entry_point_modules, package_modules
+from harness.engines.client import WorkerSpec
 from harness.engines.spec import Engine, EngineBuildError, Log
 
 #: The package whose modules are the in-tree engines (those defining ``ENGINE``).
@@ -257,7 +258,6 @@ def worker_spec(name: str, version: str | None = None, install_missing: bool = F
     """The :class:`harness.engines.client.WorkerSpec` starting ``name``'s worker at ``version``.
 
     Raises :class:`EngineError` when it is not installed (unless ``install_missing``: then it is built)."""
-    from harness.engines.client import WorkerSpec
 
     engine = get_engine(name)
     version = version or engine.default_version

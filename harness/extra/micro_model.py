@@ -67,6 +67,7 @@ from harness.assets.sdist import (
     sdist_file,
     sha256_file,
 )
+from harness.assets.tokenizers import tokenizer_dir, tokenizer_provenance
 from harness.core.paths import cache_dir
 
 __all__ = [
@@ -253,8 +254,6 @@ def _save_tokenizer(out: Path) -> list[str]:
     """Save the real Gemma 4 tokenizer and template into ``out``; return the extra special tokens registered."""
     from transformers import AutoTokenizer
 
-    from harness.assets.tokenizers import tokenizer_dir
-
     tok = AutoTokenizer.from_pretrained(tokenizer_dir("gemma4"))
     # every added token transformers marks special (= llama.cpp's CONTROL tokens) must be in all_special_ids
     extra = [
@@ -291,7 +290,6 @@ def _convert(hf_dir: Path, outfile: Path, outtype: str) -> str:
 
 def _build(spec: MicroSpec, key: str, out: Path, log: Callable[[str], object]) -> None:
     """Write ``hf/``, the GGUF and ``provenance.json`` into ``out``."""
-    from harness.assets.tokenizers import tokenizer_provenance
 
     t0 = time.perf_counter()
     hf_dir = out / "hf"

@@ -28,6 +28,7 @@ llama.cpp's own analyzer (``common/chat-diff-analyzer.cpp``) still knows that sh
 and the project's parser reads it as drift.
 """
 
+from harness.core.scenarios import call, edge
 from harness.formats import FormatSpec, Markers
 
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
@@ -46,7 +47,6 @@ def edge_scenarios() -> list:
     """DeepSeek V3.1 shapes: the format's special tokens as literal text inside strings (a whole call, the
     separator right after a name-like string, the end-of-sentence stop marker), content before calls, and a
     V3-style fenced body written as a string."""
-    from harness.core.scenarios import call, edge
 
     whole = CALLS_BEGIN + CALL_BEGIN + "rm" + SEP + '{"path": "/"}' + CALL_END + CALLS_END
     return [

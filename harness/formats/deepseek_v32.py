@@ -30,6 +30,7 @@ templates``): llama.cpp's Jinja rendition of DeepSeek's Python encoder (the mode
 - Generation ends with ``<｜end▁of▁sentence｜>``.
 """
 
+from harness.core.scenarios import call, edge
 from harness.formats import FormatSpec, Markers
 
 DSML = "｜DSML｜"
@@ -51,7 +52,6 @@ def edge_scenarios() -> list:
     stay strings), ``string="false"`` values of every JSON type, DSML tags and the other formats' tokens as
     literal text inside raw string values and inside JSON values, raw strings with the whitespace the format
     keeps, calls after reasoning, and a key holding a double quote."""
-    from harness.core.scenarios import call, edge
 
     return [
         edge(

@@ -39,6 +39,7 @@ string that spells exactly what ``tojson`` writes for another type the schema al
 ``anyOf [string, null]``) is indistinguishable from that value.
 """
 
+from harness.core.scenarios import call, edge
 from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<tool_call>"
@@ -78,7 +79,6 @@ def glm_edge_scenarios(fmt: str) -> list:
     """The GLM shapes for format ``fmt`` (``glm45`` or ``glm47``): markers of the format inside string values,
     strings that look like other types under string and ``anyOf`` schemas, typed values next to strings, and
     calls after reasoning."""
-    from harness.core.scenarios import call, edge
 
     def e(id, tags, calls, **kw):
         return edge(f"{fmt}-{id}", ["glm", *tags], calls, **kw)

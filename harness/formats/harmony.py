@@ -38,6 +38,7 @@ Nothing in a string value is unrepresentable (JSON carries it); a tool name hold
 break the header and is not supported.
 """
 
+from harness.core.scenarios import call, edge
 from harness.formats import FormatSpec, Markers
 
 START, END, MESSAGE, CHANNEL = "<|start|>", "<|end|>", "<|message|>", "<|channel|>"
@@ -75,7 +76,6 @@ def edge_scenarios() -> list:
 
     Header variants (recipient after the channel, ``<|constrain|>json``, ``analysis`` calls, ``<|end|>`` endings)
     are not writable through the template; ``tests/test_parser_harmony.py`` covers them on hand-written text."""
-    from harness.core.scenarios import call, edge
 
     def e(id, tags, calls, **kw):
         return edge(f"harmony-{id}", ["harmony", *tags], calls, **kw)

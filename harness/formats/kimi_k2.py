@@ -25,6 +25,7 @@ llama.cpp's copy of moonshotai/Kimi-K2-Instruct's chat template. Line numbers be
 Nothing is unrepresentable in strings: JSON escapes what it must and the markers inside strings are data.
 """
 
+from harness.core.scenarios import call, edge
 from harness.formats import FormatSpec, Markers
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
@@ -40,7 +41,6 @@ def edge_scenarios() -> list:
     """Kimi-specific curated shapes: tool names that make the template's ``functions.NAME:IDX`` id ambiguous to a
     naive split, names that look like the id's own parts, special tokens as literal text inside strings, and
     several calls (ids ``:0``, ``:1``, ``:2``)."""
-    from harness.core.scenarios import call, edge
 
     tokens = "".join(
         (SECTION_BEGIN, CALL_BEGIN, "functions.rm:0", ARGUMENT_BEGIN, '{"path": "/"}', CALL_END, SECTION_END, IM_END)

@@ -33,6 +33,7 @@ The calls of one assistant turn share one block (lines 103-120)::
   turn tokens; the template does not use ``bos_token``.
 """
 
+from harness.core.scenarios import call, edge
 from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<minimax:tool_call>"
@@ -54,7 +55,6 @@ def edge_scenarios() -> list:
     """MiniMax-M2-specific curated shapes (ids ``edge-minimax_m2-...``): the format's closers and openers inside
     string values, JSON-spelled scalars under typed and ``anyOf`` schemas, strings that look like other types,
     unpadded values made of or ending in newlines, and calls after reasoning."""
-    from harness.core.scenarios import call, edge
 
     save = _params({"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}})
 

@@ -34,6 +34,7 @@ One call (Qwen3-Coder.jinja lines 85-94, Nemotron lines 148-156)::
 - Neither template uses ``bos_token``; the ChatML markers are written as text.
 """
 
+from harness.core.scenarios import call, edge
 from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<tool_call>"
@@ -55,7 +56,6 @@ def edge_scenarios() -> list:
     values, the template's Python ``str()`` scalars under typed and ``anyOf`` schemas, strings that look like
     other types, values made of or padded with newlines (the template adds one newline on each side), and
     calls after reasoning (Nemotron; Qwen3-Coder writes no reasoning, so those are skipped for it)."""
-    from harness.core.scenarios import call, edge
 
     save = _params({"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}})
 

@@ -11,6 +11,7 @@ from harness.core.errors import HarnessError
 from harness.core.results import ResultsWriter
 from harness.formats import DEFAULT_FORMAT, case_formats, get_format
 from harness.parse.modes import DEFAULT_TIMEOUT_S, modes_for
+from harness.parse.registry import get_any_parser
 from harness.score.runner import evaluate_case
 
 SHOWN_FAILURES = 20
@@ -61,7 +62,6 @@ def check_file(
     line), a file with no case the parser can parse, or a mode that does not apply to the parser. An engine
     that is not built yet is built first unless ``install_missing`` is false.
     """
-    from harness.parse.registry import get_any_parser
 
     cases = load_cases(path, fmt=fmt, formats=case_formats())
     parser = get_any_parser(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.analysis.faults import cluster_failures
-from harness.analysis.minimize import CLUSTER_BUDGET, cluster_repros
+from harness.analysis.repros import CLUSTER_BUDGET, cluster_repros
 from harness.assets.tokenizers import tokenizer_provenance
 from harness.capture.run import CaptureSettings
 from harness.core.cases import SLICES, Case, write_cases
@@ -351,4 +351,3 @@ def _tokenizer_provenance(fmt_name: str) -> dict | None:
     if vocabulary is None:
         return None
     return tokenizer_provenance(vocabulary)
-

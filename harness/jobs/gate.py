@@ -31,13 +31,23 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from harness.core.cases import SLICES, Case
+from harness.analysis.minimize import MODE_COST, minimize_case
+from harness.core.cases import SLICES, Case, load_cases
 from harness.core.errors import HarnessError, TemplateNotFoundError
 from harness.core.paths import BASELINES_DIR
+from harness.corpus.build import build_corpus
 from harness.corpus.generated import GENERATOR_VERSION
-from harness.formats import case_formats
-from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S
+from harness.formats import case_formats, get_format
+from harness.jobs.evaluate import REPORTS_DIR, EvalConfig, harness_commit, run_eval
+from harness.parse import registry
+from harness.parse.loader import load_parser_object
+from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S, ROUNDTRIP
+from harness.parse.registry import available_parsers, get_any_parser
 from harness.report.gate import SHOWN_CASES, Flip, GateResult, _by_case, _some, gate_markdown, print_result
+from harness.report.progress import ConsoleProgress
+from harness.report.terminal import show_run
+from harness.template.catalog import get_model
+from harness.template.sources import load_template
 
 if TYPE_CHECKING:
     from harness.template.sources import ChatTemplate
@@ -91,10 +101,6 @@ def build_cases(settings: RunSettings) -> tuple[list[Case], ChatTemplate | None,
     Follows run_eval's rule: a model with no template anywhere (FunctionGemma) runs only its observed
     cases. Raises the ``HarnessError`` subclasses of template loading and corpus building.
     """
-    from harness.corpus.build import build_corpus
-    from harness.formats import get_format
-    from harness.template.catalog import get_model
-    from harness.template.sources import load_template
 
     entry = get_model(settings.model)
     slices = settings.slices
@@ -201,9 +207,6 @@ def _run(
 ) -> _Run:
     """One ``run_eval`` of parser ``spec`` (captures off); its records and the parser's identity. Raises
     ``HarnessError`` if the corpus it ran is not ``cases`` (the corpus that was hashed)."""
-    from harness.jobs.evaluate import EvalConfig, run_eval
-    from harness.report.progress import ConsoleProgress
-    from harness.report.terminal import show_run
 
     config = EvalConfig(
         model=settings.model,
@@ -228,7 +231,6 @@ def _run(
 
 
 def _check_ran(corpus_file: Path, cases: list[Case]) -> None:
-    from harness.core.cases import load_cases
 
     ran = {c.id: case_digest(c) for c in load_cases(corpus_file, formats=case_formats())}
     hashed = {c.id: case_digest(c) for c in cases}
@@ -270,15 +272,10 @@ def save_baselines(
     ``settings`` and write one baseline per parser to ``baseline_dir/<model>/<slug of parser name>.json``
     (overwriting). Run directories go under ``runs_root`` (default ``reports/<model>``). Returns the paths.
     Raises ``HarnessError`` subclasses for bad input (unknown model or parser, a template that fails)."""
-    from harness.formats import get_format
-    from harness.jobs.evaluate import REPORTS_DIR, harness_commit
-    from harness.template.catalog import get_model
 
     console = console or Console()
     fmt = get_format(get_model(settings.model).format).name
     if specs is None:
-        from harness.parse.registry import available_parsers
-
         specs = list(available_parsers(fmt))
     cases, template, slices = build_cases(settings)
     settings = replace(settings, slices=slices)
@@ -431,13 +428,9 @@ def select_baselines(
 
 def _parser_name(spec: str, model: str) -> str:
     """The registered name ``spec`` designates (an alias or a ``py:`` candidate's ``name``), else ``spec``."""
-    from harness.parse import registry
-    from harness.template.catalog import get_model
 
     fmt = get_model(model).format
     if spec.startswith("py:"):
-        from harness.parse.loader import load_parser_object
-
         return str(getattr(load_parser_object(spec[3:]), "name", spec))
     try:
         return registry.resolve(spec, fmt)
@@ -489,7 +482,6 @@ def run_gate(
     :data:`SHOWN_CASES` regressed cases get a minimal failing input (:func:`_minimize`).
 
     Raises :class:`BaselineError` and :class:`CorpusMismatchError` (checked before any parser runs)."""
-    from harness.jobs.evaluate import REPORTS_DIR
 
     console = console or Console()
     results = []
@@ -544,17 +536,9 @@ def _minimize(
 ) -> dict[str, dict]:
     """``{case id: minimal failing input}`` for the first :data:`SHOWN_CASES` regressed cases, each in its
     cheapest regressed mode, by :func:`harness.analysis.minimize.minimize_case` (structure reduction through the
-    template, or ddmin for self-contained faults); only results shorter than the case are kept. Empty when
-    that module is absent; a minimizer failure is reported and skipped (the gate's verdict stands)."""
-    from harness.formats import get_format
-    from harness.parse.modes import ROUNDTRIP
-    from harness.parse.registry import get_any_parser
-    from harness.template.catalog import get_model
+    template, or ddmin for self-contained faults); only results shorter than the case are kept. A
+    minimizer failure is reported and skipped (the gate's verdict stands)."""
 
-    try:
-        from harness.analysis.minimize import MODE_COST, minimize_case
-    except ImportError:
-        return {}
     fmt = get_format(get_model(settings.model).format)
     try:
         parser = get_any_parser(spec, fmt.name, install_missing=False)

@@ -58,14 +58,19 @@ from typing import Any
 
 from rich.console import Console
 
+from harness.analysis.minimize import minimize_sweep_failure
 from harness.core.cases import Case
 from harness.core.errors import HarnessError, UnrepresentableError
 from harness.core.paths import REPORTS_DIR
 from harness.core.protocol import Parser
 from harness.corpus.random_calls import cut_positions, random_scenario
-from harness.formats import FormatSpec
+from harness.formats import FormatSpec, get_format
+from harness.parse.registry import create_parsers
 from harness.report.sweep import BatchResult, SweepConfig, SweepResult, print_sweep, sweep_markdown
 from harness.score.checks import CHECKS, Failure, check_case
+from harness.template.catalog import get_model
+from harness.template.render import render_scenario
+from harness.template.sources import load_template
 
 SWEEP_SLICE = "sweep"
 
@@ -109,7 +114,6 @@ def _init_child(job: _Job) -> None:
 
 def sweep_case(job: _Job, index: int) -> tuple[Case | None, BatchResult]:
     """Build, render and check case ``index``; the case is None when the template cannot write it."""
-    from harness.template.render import render_scenario
 
     out = BatchResult()
     try:
@@ -169,10 +173,6 @@ def _results(job: _Job, n: int, jobs: int, batch: int) -> Iterator[BatchResult]:
 def run_sweep(config: SweepConfig) -> SweepResult:
     """Run the sweep (module doc); returns a :class:`SweepResult`. Raises ``HarnessError`` for an unknown
     model or parser, a parser that cannot run here, or a template that does not load."""
-    from harness.formats import get_format
-    from harness.parse.registry import create_parsers
-    from harness.template.catalog import get_model
-    from harness.template.sources import load_template
 
     console = config.console
     entry = get_model(config.model)
@@ -252,7 +252,6 @@ def _minimize_first(first: dict, config: SweepConfig, job: _Job, console: Consol
     """Minimal repros of the first failure of up to ``config.repros`` (parser, check, error type) groups, in
     parser and check order. A stream group whose first failure is the one-shot group's (the stream only
     repeats the one-shot result) is not minimized twice."""
-    from harness.analysis.minimize import minimize_sweep_failure
 
     order = {name: i for i, name in enumerate(p.name for p in job.parsers)}
     groups = sorted(first.items(), key=lambda item: (order[item[0][0]], CHECKS.index(item[0][1]), item[1].index))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
+from harness.assets.tokenizers import token_pieces
 from harness.core.protocol import Parser
 from harness.formats import FormatSpec, all_formats
 
@@ -81,7 +82,6 @@ def tokens(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None)
             f"streaming mode 'tokens' needs a real vocabulary; format {fmt!r} has none "
             f"({why}formats with one: {', '.join(sorted(TOKENIZED_FORMATS))})"
         )
-    from harness.assets.tokenizers import token_pieces
 
     return [(piece, list(ids)) for piece, ids in token_pieces(text, name)]
 

@@ -33,7 +33,10 @@ from dataclasses import dataclass
 from harness.core.errors import HarnessError, did_you_mean
 from harness.core.plugins import entry_point_modules, package_modules
 from harness.core.protocol import Parser
+from harness.engines.client import WorkerError, WorkerParser, WorkerSpec
+from harness.engines.environments import EngineError, engines, split_spec, worker_spec
 from harness.formats import known_formats
+from harness.parse.loader import ParserLoadError, check_protocol, load_parser_object
 
 #: Packages whose modules are parser plug-ins (``own``: the project's parsers; ``reference``: the engines).
 PLUGIN_PACKAGES = ("parsers.own", "parsers.reference")
@@ -229,7 +232,6 @@ def resolve(name: str, format: str | None = None) -> str:
 
 
 def _engine_names() -> str:
-    from harness.engines.environments import engines
 
     return ", ".join(engines()) or "none"
 
@@ -237,7 +239,6 @@ def _engine_names() -> str:
 def _suggestion(name: str, fmt: str | None) -> str:
     """Did-you-mean for a parser name: the close ones among full names, ``library:format`` names, aliases and
     engine names (those parsing ``fmt`` when it is a known format)."""
-    from harness.engines.environments import engines
 
     reg = _registry()
     fmt = fmt if fmt in known_formats() else None
@@ -320,7 +321,6 @@ def _expand_all(names: list[str], format: str) -> list[str]:
             continue
         out += list(available_parsers(format))
         in_process_libraries = {e.library for e in _registry().entries.values()}
-        from harness.engines.environments import engines
 
         out += [
             engine.name
@@ -340,7 +340,6 @@ def _create_one(name: str, format: str, install_missing: bool, log) -> Parser:
         return reg.entries[resolve(name, format)].factory()
     except UnknownParserError as unknown:
         spec, _, fmt = name.partition(":")
-        from harness.engines.environments import EngineError, engines, split_spec, worker_spec
 
         engine_name, version = split_spec(spec)
         engine_name = ALIASES.get(engine_name, engine_name)
@@ -360,7 +359,6 @@ def _create_one(name: str, format: str, install_missing: bool, log) -> Parser:
 
 
 def _python_parser(spec: str, format: str) -> Parser:
-    from harness.parse.loader import ParserLoadError, check_protocol, load_parser_object
 
     parser = load_parser_object(spec)
     check_protocol(parser, spec)
@@ -370,7 +368,6 @@ def _python_parser(spec: str, format: str) -> Parser:
 
 
 def _command_spec(command: str):
-    from harness.engines.client import WorkerSpec
 
     try:
         return WorkerSpec.from_command(command)
@@ -379,7 +376,6 @@ def _command_spec(command: str):
 
 
 def _worker_parser(spec, format: str) -> Parser:
-    from harness.engines.client import WorkerError, WorkerParser
 
     try:
         return WorkerParser(spec, format)

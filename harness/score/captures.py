@@ -10,6 +10,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from harness.capture.records import Capture
+from harness.capture.server_parse import message_from_server
 from harness.capture.suites import ExpectedCall, Prompt
 from harness.core.errors import HarnessError
 from harness.core.guards import check_interrupted
@@ -122,8 +123,6 @@ def score_captures(
 
     Modes: ``oneshot``, ``pieces`` (streamed as generated), and ``server`` for the server's own parse
     (parser ``server:NAME``). A capture whose prompt is not in ``prompts`` raises :class:`HarnessError`."""
-    from harness.capture.server_parse import message_from_server
-    from harness.score.captures import judge
 
     records = []
     for capture in captures:

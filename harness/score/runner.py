@@ -26,6 +26,7 @@ from harness.parse import modes as chunking
 from harness.parse.calls import alarm_limit, guarded
 from harness.parse.modes import DEFAULT_TIMEOUT_S, ONESHOT, PREFIX, ROUNDTRIP
 from harness.score.outcomes import drift_info
+from harness.score.roundtrip import applies
 from harness.score.verdicts import delta_leak, score
 
 
@@ -51,8 +52,6 @@ def evaluate_case(
             continue
         started = time.perf_counter()
         if mode == ROUNDTRIP:
-            from harness.score.roundtrip import applies
-
             if roundtrip is not None and applies(case):
                 yield _record(case, parser, mode, error or roundtrip(case, oneshot), oneshot, started)
             continue

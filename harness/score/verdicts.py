@@ -21,6 +21,7 @@ from harness.core.messages import Message
 from harness.core.results import Score
 from harness.formats import FormatSpec
 from harness.score.compare import json_difference, marker_leak, messages_equal, norm, short, squash
+from harness.score.outcomes import drift_info, drift_score
 
 VERDICTS = ("pass", "fail", "surfaced", "error")
 
@@ -54,7 +55,6 @@ def score(
     text that contained a marker, if any. A drift case with mutator facts (``extra["drift"]``) is scored by its
     outcome class (:func:`harness.score.outcomes.drift_score`).
     """
-    from harness.score.outcomes import drift_info, drift_score
 
     if drift_info(case) is not None:
         result = drift_score(case, got, fmt, leaked_delta)

@@ -21,6 +21,7 @@ import tomllib
 
 from harness.core.errors import CatalogError, UnknownModelError
 from harness.core.paths import CATALOG_FILE
+from harness.formats import known_formats
 
 __all__ = [
     "ModelEntry",
@@ -140,7 +141,6 @@ def load_catalog(path: str | Path | None = None) -> dict[str, ModelEntry]:
     TOML, has no ``[models.*]`` tables, or a row has a missing, unknown, mistyped or dangling field
     (``format`` must name a module of ``harness/formats``; ``offline_template_model`` a catalog row).
     """
-    from harness.formats import known_formats
 
     path = Path(path) if path is not None else catalog_path()
     try:

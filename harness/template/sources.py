@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.assets.gguf import read_gguf_metadata
+from harness.assets.sdist import SDIST_NAME, SDIST_VERSION, SdistError, sdist_file
 from harness.core.errors import TemplateNotFoundError
 from harness.template.catalog import ModelEntry, get_model
 
@@ -307,7 +308,6 @@ def _from_gguf(gguf: str) -> tuple[str, dict]:
 
 
 def _from_sdist(entry: ModelEntry) -> tuple[str, dict]:
-    from harness.assets.sdist import SDIST_NAME, SDIST_VERSION, SdistError, sdist_file
 
     if not entry.offline_template:
         raise _SourceFailed(

@@ -18,6 +18,7 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.assets.sdist import LLAMA_CPP_DIR, SDIST_NAME, SDIST_SHA256, SDIST_VERSION, sdist_archive, sdist_file
 from harness.engines.spec import Engine, EngineBuildError, Log, run_step
 
 NAME = "llama.cpp"
@@ -95,7 +96,6 @@ def _sha256(path: Path) -> str:
 
 def recipe(version: str) -> dict:
     """How the environment is built; the shim's sources are hashed in, so editing them rebuilds."""
-    from harness.assets.sdist import SDIST_SHA256
 
     check_version(version)
     return {
@@ -112,7 +112,6 @@ def recipe(version: str) -> dict:
 
 def _extract_llama_cpp(dest: Path, log: Log) -> str:
     """Extract the needed parts of the sdist's ``vendor/llama.cpp`` into ``dest``; return the llama.cpp commit."""
-    from harness.assets.sdist import LLAMA_CPP_DIR, SDIST_NAME, SDIST_VERSION, sdist_archive
 
     root = f"{SDIST_NAME.replace('-', '_')}-{SDIST_VERSION}"
     vendor = f"{root}/{LLAMA_CPP_DIR}/"
@@ -187,7 +186,6 @@ def install(env_dir: Path, version: str, log: Log) -> None:
 def worker_command(env_dir: Path, version: str) -> tuple[list[str], dict[str, str]]:
     """``llama-cpp-worker --template FORMAT=<template> [--reasoning FORMAT=...] [--chat-template-kwargs FORMAT=...]``
     for every :data:`FORMATS` entry (the sdist's templates, extracted into the cache)."""
-    from harness.assets.sdist import sdist_file
 
     argv = [str(env_dir / "bin" / BINARY)]
     for fmt, setup in FORMATS.items():

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import harness.assets.tokenizers
 from harness.assets.vocabularies import TOKENIZER_PACKAGES
 from harness.core.guards import captured_logs
 from harness.core.messages import Message, ToolCall, parse_arguments
@@ -532,7 +533,6 @@ def _steps(version: str) -> list[list[str]]:
 
 def _worker_env() -> dict[str, str]:
     """Runs in the main environment at worker start: the Gemma 4 tokenizer folder (built once, cached)."""
-    import harness.assets.tokenizers
 
     return {TOKENIZER_ENV: str(harness.assets.tokenizers.tokenizer_dir())}
 

@@ -278,7 +278,7 @@ def test_bad_options_are_one_error_line(workdir, args, message):
 
 
 def test_harness_parser_names_and_parse_only_parsers_load(workdir):
-    from harness.extra.pytest_plugin import UserParser, load_parser
+    from harness.extra.corpus_items import UserParser, load_parser
 
     own = load_parser("toolcall-harness:gemma4", "gemma4")
     assert own.name == "toolcall-harness:gemma4" and own.incremental
@@ -293,7 +293,7 @@ def test_harness_parser_names_and_parse_only_parsers_load(workdir):
 
 
 def test_a_parse_returning_no_message_is_the_parsers_exception(workdir):
-    from harness.extra.pytest_plugin import UserParser
+    from harness.extra.corpus_items import UserParser
 
     class ReturnsDict:
         def parse(self, text, tools=None, prefix=""):

@@ -115,3 +115,46 @@ def test_stages_import_only_earlier_stages():
 
 def test_every_harness_module_is_in_a_stage():
     assert {stage(m) for m in project_modules() if m.startswith("harness")} <= set(STAGES)
+
+
+#: Modules that may import project modules inside a function, and why (everything else imports at the top).
+DEFERRED_IMPORTS = {
+    # the pytest11 entry point loads in every pytest session of an environment that has the package: the corpus
+    # machinery (harness.extra.corpus_items) loads only when --toolcall-parser is given
+    "harness.extra.pytest_plugin": "inert entry point"
+}
+
+
+def test_project_imports_sit_at_module_level():
+    """Function-level imports are for heavy third-party libraries only (torch, pandas, engine packages)."""
+    deferred = []
+    for name, path in project_modules().items():
+        if name in DEFERRED_IMPORTS:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for func in ast.walk(tree):
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(func):
+                if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(PROJECT)):
+                    deferred.append(f"{name}:{node.lineno} from {node.module}")
+                elif isinstance(node, ast.Import) and any(a.name.startswith(PROJECT) for a in node.names):
+                    deferred.append(f"{name}:{node.lineno} import {node.names[0].name}")
+    assert deferred == []
+
+
+PROJECT = ("harness", "parsers")
+#: The most lines a module may hold; data tables (rows, not logic) are exempt, each with its reason.
+MAX_LINES = 600
+DATA_TABLES = {
+    "harness.corpus.curated": "the curated scenarios: one row per case, each with its source",
+}
+
+
+def test_no_module_over_the_line_limit():
+    long = {
+        name: n
+        for name, path in project_modules().items()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES and name not in DATA_TABLES
+    }
+    assert long == {}

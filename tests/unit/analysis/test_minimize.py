@@ -8,16 +8,8 @@ import pytest
 from rich.console import Console
 
 from harness.analysis.faults import cluster_failures
-from harness.analysis.minimize import (
-    Budget,
-    check_mode,
-    cluster_repros,
-    ddmin,
-    ddmin_text,
-    minimize_case,
-    scenario_of,
-    text_atoms,
-)
+from harness.analysis.minimize import Budget, check_mode, ddmin, ddmin_text, minimize_case, scenario_of, text_atoms
+from harness.analysis.repros import cluster_repros
 from harness.core.messages import ToolCall
 from harness.core.scenarios import Scenario, tools_for_calls
 from harness.corpus.drift import get_mutator
