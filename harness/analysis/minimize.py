@@ -258,7 +258,6 @@ def scenario_of(case: Case, template, fmt: FormatSpec) -> Scenario | None:
     """The ground-truth scenario a rendered case came from, when rendering it through ``template`` gives the
     case's text and prefix again (prose as ``content_after``, or ``content_before`` for composed texts); None
     otherwise (observed texts, drift, other templates)."""
-
     if template is None or not case.source.startswith("rendered:"):
         return None
     content = case.expected.content or ""
@@ -288,7 +287,6 @@ def scenario_of(case: Case, template, fmt: FormatSpec) -> Scenario | None:
 
 def check_mode(case: Case, parser, fmt: FormatSpec, mode: str, seed: int = 0, timeout_s: float | None = None):
     """Run ``parser`` on ``case`` in ``mode`` (a runner mode but ``roundtrip``): the :class:`harness.core.results.Record`."""
-
     return next(iter(evaluate_case(case, parser, fmt, [mode], seed, timeout_s)))
 
 
@@ -405,7 +403,6 @@ def minimize_case(
 
 def _mutator(name: str):
     """The drift mutator ``name`` (:func:`harness.corpus.drift.get_mutator`), or None when unknown."""
-
     try:
         return get_mutator(name)
     except KeyError:
@@ -442,7 +439,6 @@ def minimize_sweep_failure(
     the predicate is that parsing the text raises, hangs or leaks the same way; ``expected`` is None).
     :data:`NOT_MINIMIZED` failures are returned as they are. Returns the dict of :func:`minimize_case`.
     """
-
     spent = Budget(budget)
     limit = alarm_limit(parser, timeout_s)
     if failure.error_type in NOT_MINIMIZED:

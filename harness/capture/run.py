@@ -341,7 +341,6 @@ class CaptureSettings:
 def load_prompts(suites: Iterable[str], limit: int | None = None) -> list[Prompt]:
     """The prompts of ``suites`` (names or files; empty: every shipped suite), the first ``limit`` of each.
     Raises :class:`harness.capture.suites.SuiteError` (file:line) for a bad suite and for an id in two suites."""
-
     prompts, seen = [], {}
     for suite in list(suites) or suite_names():
         for prompt in load_suite(suite)[:limit]:
@@ -355,7 +354,6 @@ def load_prompts(suites: Iterable[str], limit: int | None = None) -> list[Prompt
 def open_backend(settings: CaptureSettings, entry, *, gguf: str | None = None, model_dir: str | None = None) -> Backend:
     """Locate the weights (:func:`harness.capture.weights.locate_weights`; for ``openai`` the server URL) and start the
     backend. Raises :class:`harness.capture.weights.WeightsNotFound` or :class:`harness.capture.backends.BackendError`."""
-
     if settings.backend == "openai":
         if not settings.base_url:
             raise BackendError("the openai backend needs a server URL: BASE_URL=http://127.0.0.1:8080 (--base-url)")

@@ -258,7 +258,6 @@ def worker_spec(name: str, version: str | None = None, install_missing: bool = F
     """The :class:`harness.engines.client.WorkerSpec` starting ``name``'s worker at ``version``.
 
     Raises :class:`EngineError` when it is not installed (unless ``install_missing``: then it is built)."""
-
     engine = get_engine(name)
     version = version or engine.default_version
     installed = find_installed(name, version)

@@ -49,7 +49,6 @@ class Settings:
 
 def settings_from(config: pytest.Config) -> Settings:
     """Read and check the ``--toolcall-*`` options. Raises ``pytest.UsageError`` naming the bad option."""
-
     n = config.getoption("toolcall_cases")
     if n < 0:
         raise pytest.UsageError(f"--toolcall-cases: expected a number >= 0, got {n}")
@@ -90,7 +89,6 @@ def _split(text: str) -> tuple[str, ...]:
 
 def load_parser(spec: str, format: str):
     """The parser ``spec`` names for ``format`` (see the module doc). Raises ``HarnessError`` subclasses."""
-
     spec = spec.removeprefix("py:")
     head = spec.rpartition(":")[0]
     if (
@@ -179,7 +177,6 @@ class CorpusPlugin:
     @cached_property
     def template(self):
         """The model's chat template, or ``None`` when only the observed slice runs."""
-
         if set(self.settings.slices) == {"observed"} and "roundtrip" not in self.modes:
             return None
         try:
@@ -197,7 +194,6 @@ class CorpusPlugin:
 
     def build_cases(self) -> list:
         """The corpus cases, deterministic for the settings. Raises ``pytest.UsageError`` for bad input."""
-
         try:
             corpus = build_corpus(
                 self.template,
@@ -213,7 +209,6 @@ class CorpusPlugin:
 
     def item_modes(self, case) -> list[str]:
         """The modes that give a verdict for ``case`` (round-trip only for cases the template wrote)."""
-
         return [m for m in self.modes if m != "roundtrip" or applies(case)]
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
@@ -252,7 +247,6 @@ class CorpusPlugin:
 
     def evaluate(self, case, mode: str):
         """The :class:`harness.core.results.Record` of ``case`` in ``mode``."""
-
         records = list(
             evaluate_case(
                 case, self.parser, self.fmt, [mode], self.settings.seed, self.settings.timeout_s, self.roundtrip
@@ -267,7 +261,6 @@ class CorpusPlugin:
         :func:`harness.analysis.minimize.minimize_case`;
         ``None`` for timeouts and worker crashes (every check would cost the time limit or a restart) and for
         the round-trip mode (its verdict needs the original render)."""
-
         if error_type in (None, "timeout", "crash") or mode == "roundtrip":
             return None
         if case.slice == "generated":
@@ -425,7 +418,6 @@ def _compact(value) -> str:
 def case_location(case, format: str) -> tuple[Path, int | None]:
     """Where a case comes from: the observed file and line, the edge catalog or format module (curated), the
     strategies module (generated) or the mutators module (drift)."""
-
     root = Path(harness.__file__).parent
     if case.slice == "observed":
         return OBSERVED_FILE, _observed_lines().get(case.id)

@@ -290,7 +290,6 @@ def _convert(hf_dir: Path, outfile: Path, outtype: str) -> str:
 
 def _build(spec: MicroSpec, key: str, out: Path, log: Callable[[str], object]) -> None:
     """Write ``hf/``, the GGUF and ``provenance.json`` into ``out``."""
-
     t0 = time.perf_counter()
     hf_dir = out / "hf"
     model = init_model(spec)

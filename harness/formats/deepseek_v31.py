@@ -47,7 +47,6 @@ def edge_scenarios() -> list:
     """DeepSeek V3.1 shapes: the format's special tokens as literal text inside strings (a whole call, the
     separator right after a name-like string, the end-of-sentence stop marker), content before calls, and a
     V3-style fenced body written as a string."""
-
     whole = CALLS_BEGIN + CALL_BEGIN + "rm" + SEP + '{"path": "/"}' + CALL_END + CALLS_END
     return [
         edge(

@@ -52,7 +52,6 @@ def edge_scenarios() -> list:
     stay strings), ``string="false"`` values of every JSON type, DSML tags and the other formats' tokens as
     literal text inside raw string values and inside JSON values, raw strings with the whitespace the format
     keeps, calls after reasoning, and a key holding a double quote."""
-
     return [
         edge(
             "deepseek_v32-string-true-number",

@@ -41,7 +41,6 @@ def edge_scenarios() -> list:
     """Kimi-specific curated shapes: tool names that make the template's ``functions.NAME:IDX`` id ambiguous to a
     naive split, names that look like the id's own parts, special tokens as literal text inside strings, and
     several calls (ids ``:0``, ``:1``, ``:2``)."""
-
     tokens = "".join(
         (SECTION_BEGIN, CALL_BEGIN, "functions.rm:0", ARGUMENT_BEGIN, '{"path": "/"}', CALL_END, SECTION_END, IM_END)
     )

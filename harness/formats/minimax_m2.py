@@ -55,7 +55,6 @@ def edge_scenarios() -> list:
     """MiniMax-M2-specific curated shapes (ids ``edge-minimax_m2-...``): the format's closers and openers inside
     string values, JSON-spelled scalars under typed and ``anyOf`` schemas, strings that look like other types,
     unpadded values made of or ending in newlines, and calls after reasoning."""
-
     save = _params({"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}})
 
     def text_case(id: str, tags: list[str], value: str, note: str = ""):

@@ -56,7 +56,6 @@ def edge_scenarios() -> list:
     values, the template's Python ``str()`` scalars under typed and ``anyOf`` schemas, strings that look like
     other types, values made of or padded with newlines (the template adds one newline on each side), and
     calls after reasoning (Nemotron; Qwen3-Coder writes no reasoning, so those are skipped for it)."""
-
     save = _params({"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}})
 
     def text_case(id: str, tags: list[str], value: str, note: str = ""):

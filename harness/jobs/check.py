@@ -62,7 +62,6 @@ def check_file(
     line), a file with no case the parser can parse, or a mode that does not apply to the parser. An engine
     that is not built yet is built first unless ``install_missing`` is false.
     """
-
     cases = load_cases(path, fmt=fmt, formats=case_formats())
     parser = get_any_parser(
         parser_name, fmt or (cases[0].format if cases else DEFAULT_FORMAT), install_missing=install_missing

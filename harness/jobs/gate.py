@@ -101,7 +101,6 @@ def build_cases(settings: RunSettings) -> tuple[list[Case], ChatTemplate | None,
     Follows run_eval's rule: a model with no template anywhere (FunctionGemma) runs only its observed
     cases. Raises the ``HarnessError`` subclasses of template loading and corpus building.
     """
-
     entry = get_model(settings.model)
     slices = settings.slices
     try:
@@ -207,7 +206,6 @@ def _run(
 ) -> _Run:
     """One ``run_eval`` of parser ``spec`` (captures off); its records and the parser's identity. Raises
     ``HarnessError`` if the corpus it ran is not ``cases`` (the corpus that was hashed)."""
-
     config = EvalConfig(
         model=settings.model,
         parsers=[spec],
@@ -272,7 +270,6 @@ def save_baselines(
     ``settings`` and write one baseline per parser to ``baseline_dir/<model>/<slug of parser name>.json``
     (overwriting). Run directories go under ``runs_root`` (default ``reports/<model>``). Returns the paths.
     Raises ``HarnessError`` subclasses for bad input (unknown model or parser, a template that fails)."""
-
     console = console or Console()
     fmt = get_format(get_model(settings.model).format).name
     if specs is None:
@@ -428,7 +425,6 @@ def select_baselines(
 
 def _parser_name(spec: str, model: str) -> str:
     """The registered name ``spec`` designates (an alias or a ``py:`` candidate's ``name``), else ``spec``."""
-
     fmt = get_model(model).format
     if spec.startswith("py:"):
         return str(getattr(load_parser_object(spec[3:]), "name", spec))
@@ -482,7 +478,6 @@ def run_gate(
     :data:`SHOWN_CASES` regressed cases get a minimal failing input (:func:`_minimize`).
 
     Raises :class:`BaselineError` and :class:`CorpusMismatchError` (checked before any parser runs)."""
-
     console = console or Console()
     results = []
     for path, baseline, spec in select_baselines(model, specs, baseline_file, baseline_dir):
@@ -538,7 +533,6 @@ def _minimize(
     cheapest regressed mode, by :func:`harness.analysis.minimize.minimize_case` (structure reduction through the
     template, or ddmin for self-contained faults); only results shorter than the case are kept. A
     minimizer failure is reported and skipped (the gate's verdict stands)."""
-
     fmt = get_format(get_model(settings.model).format)
     try:
         parser = get_any_parser(spec, fmt.name, install_missing=False)

@@ -114,7 +114,6 @@ def _init_child(job: _Job) -> None:
 
 def sweep_case(job: _Job, index: int) -> tuple[Case | None, BatchResult]:
     """Build, render and check case ``index``; the case is None when the template cannot write it."""
-
     out = BatchResult()
     try:
         case = render_scenario(job.template, random_scenario(job.seed, index, job.fmt), job.fmt, slice=SWEEP_SLICE)
@@ -173,7 +172,6 @@ def _results(job: _Job, n: int, jobs: int, batch: int) -> Iterator[BatchResult]:
 def run_sweep(config: SweepConfig) -> SweepResult:
     """Run the sweep (module doc); returns a :class:`SweepResult`. Raises ``HarnessError`` for an unknown
     model or parser, a parser that cannot run here, or a template that does not load."""
-
     console = config.console
     entry = get_model(config.model)
     fmt = get_format(entry.format)
@@ -252,7 +250,6 @@ def _minimize_first(first: dict, config: SweepConfig, job: _Job, console: Consol
     """Minimal repros of the first failure of up to ``config.repros`` (parser, check, error type) groups, in
     parser and check order. A stream group whose first failure is the one-shot group's (the stream only
     repeats the one-shot result) is not minimized twice."""
-
     order = {name: i for i, name in enumerate(p.name for p in job.parsers)}
     groups = sorted(first.items(), key=lambda item: (order[item[0][0]], CHECKS.index(item[0][1]), item[1].index))
     groups = [

@@ -239,7 +239,6 @@ def _engine_names() -> str:
 def _suggestion(name: str, fmt: str | None) -> str:
     """Did-you-mean for a parser name: the close ones among full names, ``library:format`` names, aliases and
     engine names (those parsing ``fmt`` when it is a known format)."""
-
     reg = _registry()
     fmt = fmt if fmt in known_formats() else None
     names = [n for n, e in reg.entries.items() if fmt is None or fmt in e.formats]

@@ -346,7 +346,6 @@ def failing_table_html(rows: list[dict]) -> str:
 
 def _markers(format_name: str) -> tuple[str, ...]:
     """Protocol markers of a format (markers and stop markers), none for a format without a module."""
-
     try:
         spec = get_format(format_name)
     except KeyError:

@@ -123,7 +123,6 @@ def score_captures(
 
     Modes: ``oneshot``, ``pieces`` (streamed as generated), and ``server`` for the server's own parse
     (parser ``server:NAME``). A capture whose prompt is not in ``prompts`` raises :class:`HarnessError`."""
-
     records = []
     for capture in captures:
         check_interrupted()

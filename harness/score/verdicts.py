@@ -55,7 +55,6 @@ def score(
     text that contained a marker, if any. A drift case with mutator facts (``extra["drift"]``) is scored by its
     outcome class (:func:`harness.score.outcomes.drift_score`).
     """
-
     if drift_info(case) is not None:
         result = drift_score(case, got, fmt, leaked_delta)
     else:

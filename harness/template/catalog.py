@@ -141,7 +141,6 @@ def load_catalog(path: str | Path | None = None) -> dict[str, ModelEntry]:
     TOML, has no ``[models.*]`` tables, or a row has a missing, unknown, mistyped or dangling field
     (``format`` must name a module of ``harness/formats``; ``offline_template_model`` a catalog row).
     """
-
     path = Path(path) if path is not None else catalog_path()
     try:
         with open(path, "rb") as fh:

@@ -96,7 +96,6 @@ def _sha256(path: Path) -> str:
 
 def recipe(version: str) -> dict:
     """How the environment is built; the shim's sources are hashed in, so editing them rebuilds."""
-
     check_version(version)
     return {
         "kind": "cmake",
@@ -112,7 +111,6 @@ def recipe(version: str) -> dict:
 
 def _extract_llama_cpp(dest: Path, log: Log) -> str:
     """Extract the needed parts of the sdist's ``vendor/llama.cpp`` into ``dest``; return the llama.cpp commit."""
-
     root = f"{SDIST_NAME.replace('-', '_')}-{SDIST_VERSION}"
     vendor = f"{root}/{LLAMA_CPP_DIR}/"
     head = f"{root}/.git/modules/{LLAMA_CPP_DIR}/HEAD"
@@ -186,7 +184,6 @@ def install(env_dir: Path, version: str, log: Log) -> None:
 def worker_command(env_dir: Path, version: str) -> tuple[list[str], dict[str, str]]:
     """``llama-cpp-worker --template FORMAT=<template> [--reasoning FORMAT=...] [--chat-template-kwargs FORMAT=...]``
     for every :data:`FORMATS` entry (the sdist's templates, extracted into the cache)."""
-
     argv = [str(env_dir / "bin" / BINARY)]
     for fmt, setup in FORMATS.items():
         argv += ["--template", f"{fmt}={sdist_file(setup.template)}"]

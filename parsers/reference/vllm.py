@@ -533,7 +533,6 @@ def _steps(version: str) -> list[list[str]]:
 
 def _worker_env() -> dict[str, str]:
     """Runs in the main environment at worker start: the Gemma 4 tokenizer folder (built once, cached)."""
-
     return {TOKENIZER_ENV: str(harness.assets.tokenizers.tokenizer_dir())}
 
 
