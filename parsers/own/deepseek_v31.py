@@ -20,12 +20,6 @@ faults and streaming; this module reads one call):
   ``deepseek_v31_tool_call_inside_thinking_sglang``). Any other prefix starts in content, where a
   ``<think>...</think>`` block at the very start is reasoning. Rendered cases carry the pre-filled
   ``<think></think>`` (off) or ``<think>`` (on) as their prefix; a prefix of ``""`` (unknown) means content.
-
-Known limitations:
-
-- The text alone cannot tell reasoning from content: with a prefix that does not say thinking is on (the
-  observed case above carries none), prose before the calls is content. Give the prompt's tail (``<think>``)
-  as the prefix to have it read as reasoning.
 """
 
 from __future__ import annotations
@@ -76,6 +70,11 @@ class DeepSeekV31Parser(SectionParser):
 
     name = "toolcall-harness:deepseek_v31"
     formats = ("deepseek_v31",)
+    limitations = (
+        "The text alone cannot tell reasoning from content: with a prefix that does not say thinking is on "
+        "(the observed case above carries none), prose before the calls is content. Give the prompt's tail "
+        "(``<think>``) as the prefix to have it read as reasoning.",
+    )
     READER = DeepSeekV31Reader
 
 
