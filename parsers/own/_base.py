@@ -5,20 +5,22 @@ and the folding of reader events into a :class:`~harness.core.messages.Message` 
 :class:`OwnParser` subclass naming it, its stop markers and its known limitations (a tuple of strings).
 
 A reader is any object with ``push(text) -> events``, ``finish() -> events`` and ``diagnostics: list[str]``;
-events are ``("content"|"reasoning", text)``, ``("call", index, name, arguments_json)`` and, for a reader that
-streams a call in pieces, ``("name", index, name)`` / ``("args", index, fragment)``. Marker hold-back and the
-surfacing of faults are the reader's (its grammar decides what a marker and a fault are).
+events are ``("content"|"reasoning", text)``, ``("call", index, name, arguments_json[, call_id])`` and, for a
+reader that streams a call in pieces, ``("name", index, name)`` / ``("args", index, fragment)``. Marker
+hold-back and the surfacing of faults are the reader's (its grammar decides what a marker and a fault are).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _dist_version
 from typing import Any, Protocol
 
 from harness.core.messages import Message, ToolCall
 from harness.core.protocol import Delta, ToolCallDelta
+from parsers.own._common import Malformed
 
 try:
     VERSION = _dist_version("toolcall-harness")
@@ -53,6 +55,11 @@ class TextField:
             return ""
         out, self.held, self.started = self.held + body, text[len(body) :], True
         return out
+
+    def sep(self) -> None:
+        """Start a new message of the field (Harmony): a ``\\n`` released only when more text follows."""
+        if self.started:
+            self.held += "\n"
 
 
 def proper_prefixes(markers) -> frozenset[str]:
@@ -108,6 +115,99 @@ class StopTail:
         return "" if self._run_start(held, partial=False) == 0 else held
 
 
+class StepReader:
+    """The driver of a step reader: ``step`` is the handler of the current state; it returns True when it made
+    progress and False when it needs more text, and raises :class:`~parsers.own._common.Malformed` at a fault,
+    which :meth:`_surface` (the grammar's) gives to content. ``push``/``finish`` return the events made since.
+
+    Subclasses set ``buf``, ``pos``, ``final``, ``events``, ``step`` and the ``content``/``reasoning``
+    :class:`TextField` (fed by :meth:`_emit_content`/:meth:`_emit_reasoning`) in ``__init__``, ``prefixes``/``maxlen``
+    (the proper prefixes of every marker and the longest marker's length: :meth:`_scan` holds them back), and
+    implement :meth:`_held_call` (True while a call is read), :meth:`_at_end` (what a call open at the end of
+    the text becomes) and :meth:`_surface`; :meth:`_compact` drops consumed text before each push.
+    """
+
+    buf: str
+    pos: int
+    final: bool
+    events: list[tuple]
+    diagnostics: list[str]
+    content: TextField
+    reasoning: TextField
+    step: Callable[[], bool]  # the handler of the current state
+    prefixes: frozenset[str] = frozenset()
+    maxlen = 1
+
+    def push(self, text: str) -> list[tuple]:
+        self._compact()
+        self.buf += text
+        self._advance()
+        return self._take()
+
+    def finish(self) -> list[tuple]:
+        self.final = True
+        self._advance()
+        return self._take()
+
+    def _advance(self) -> None:
+        while True:
+            try:
+                while self.step():
+                    pass
+            except Malformed as err:
+                self._surface(err.at, err.reason)
+                continue
+            if not (self.final and self._held_call()):
+                return
+            self._at_end()
+
+    def _take(self) -> list[tuple]:
+        events, self.events = self.events, []
+        return events
+
+    def _compact(self) -> None:
+        """Drop consumed text before a push (the grammar knows what it still needs)."""
+
+    def _held_call(self) -> bool:  # pragma: no cover - subclasses implement it
+        raise NotImplementedError
+
+    def _at_end(self) -> None:  # pragma: no cover - subclasses implement it
+        raise NotImplementedError
+
+    def _surface(self, at: int, reason: str) -> None:  # pragma: no cover - subclasses implement it
+        raise NotImplementedError
+
+    def _emit_content(self, text: str) -> None:
+        text = self.content.push(text)
+        if text:
+            self.events.append(("content", text))
+
+    def _emit_reasoning(self, text: str) -> None:
+        text = self.reasoning.push(text)
+        if text:
+            self.events.append(("reasoning", text))
+
+    def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
+        """Emit text up to the first of ``markers`` and consume the marker; return it, or None when the buffer
+        ran out (a trailing possible marker prefix is held unless final)."""
+        buf, start = self.buf, self.pos
+        i = buf.find("<", start)
+        while i != -1:
+            for marker in markers:
+                if buf.startswith(marker, i):
+                    emit(buf[start:i])
+                    self.pos = i + len(marker)
+                    return marker
+            if not self.final and len(buf) - i < self.maxlen and buf[i:] in self.prefixes:
+                emit(buf[start:i])
+                self.pos = i
+                return None
+            i = buf.find("<", i + 1)
+        emit(buf[start:])
+        self.pos = len(buf)
+        return None
+
+
 def message_from_events(events: list[tuple], diagnostics: list[str]) -> Message:
     """Fold events into a :class:`Message` (``name``/``args`` pieces join the call of their index)."""
     content, reasoning = [], []
@@ -145,7 +245,8 @@ def deltas_from_events(events: list[tuple]) -> list[Delta]:
         elif kind == "name":
             out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2])]))
         else:
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3])]))
+            call_id = event[4] if len(event) > 4 else None
+            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3], id=call_id)]))
     return out
 
 
