@@ -12,7 +12,8 @@ faults and streaming; this module reads one call):
   fault; any other marker before the separator is a fault). ``ARGS`` is one JSON object found by its syntax,
   so marker text inside strings is data; drift: a JSON string holding the object. The format is
   self-describing JSON: ``tools`` are not needed.
-- Drift (DeepSeek V3's shape): ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\nARGS\\n```<｜tool▁call▁end｜>``
+- Drift (DeepSeek V3's shape):
+  ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\nARGS\\n```<｜tool▁call▁end｜>``
   is read as a call of ``NAME`` (the ``json`` tag and the closing fence are optional).
 - Thinking: the prompt pre-fills ``<think>`` (thinking on) or ``<think></think>`` (off). A prefix that leaves
   ``<think>`` open starts the text in reasoning, up to ``</think>`` -- or up to ``<｜tool▁calls▁begin｜>``:

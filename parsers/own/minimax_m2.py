@@ -1,4 +1,5 @@
-"""The project's own MiniMax-M2 XML tool-call parser: the reader of :mod:`parsers.own.qwen3_coder` with MiniMax's markers.
+"""The project's own MiniMax-M2 XML tool-call parser: the reader of :mod:`parsers.own.qwen3_coder` with
+MiniMax's markers.
 
 Format facts come from the real chat template (``MiniMax-M2.jinja``, llama-cpp-python 0.3.36 sdist; see
 :mod:`harness.formats.minimax_m2` for the template lines)::
