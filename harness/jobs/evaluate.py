@@ -230,8 +230,8 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
 
 def own_limitations(parsers: list[Parser], fmt) -> tuple[str, ...]:
     """Known limitations of the run's own parsers (library ``toolcall-harness``): a parser's ``limitations``
-    tuple, else the list in its module docstring (:func:`harness.parse.limitations.known_limitations`); empty
-    when no own parser ran."""
+    tuple, else the one its format's own parser states (:func:`harness.parse.limitations.known_limitations`);
+    empty when no own parser ran."""
     items: list[str] = []
     for parser in parsers:
         if parser.library == "toolcall-harness":

@@ -1,11 +1,8 @@
-"""Pieces the project's own parsers share: stripping a streamed text field, folding reader events into a
-message or into deltas, the longest marker-prefix suffix of a buffer, holding back a trailing run of stop markers
-(:class:`StopTail`), finding where a JSON value ends by its syntax, resumably (:class:`JsonExtent`, raising
-:class:`Malformed`), strict JSON number/constant hooks, and typing the raw value text of a template that writes
-non-strings with ``tojson`` (:func:`tojson_typed`).
-
-Readers emit events ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``; the parsers
-turn them into a :class:`~harness.core.messages.Message` (one-shot) or :class:`~harness.core.protocol.Delta` lists (streaming).
+"""Grammar pieces the project's own parsers share: the longest marker-prefix suffix of a buffer, finding where a
+JSON value ends by its syntax, resumably (:class:`JsonExtent`, raising :class:`Malformed`), strict JSON
+number/constant hooks, and typing the raw value text of a template that writes non-strings with ``tojson``
+(:func:`tojson_typed`). The protocol side (stream, stop tail, text fields, event folding) is
+:mod:`parsers.own._base`.
 """
 
 from __future__ import annotations
@@ -14,58 +11,7 @@ import json
 import math
 import re
 
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Delta, ToolCallDelta
 from parsers.own._schema_types import allowed_types, typed_value
-
-
-class TextField:
-    """Strips surrounding whitespace from a streamed text field (content or reasoning).
-
-    Leading whitespace is dropped; trailing whitespace is held until more text follows, so the
-    concatenation of what ``push`` returns equals ``"".join(all pushed).strip()``.
-    """
-
-    def __init__(self) -> None:
-        self.started, self.held = False, ""
-
-    def push(self, text: str) -> str:
-        if not self.started:
-            text = text.lstrip()
-        body = text.rstrip()
-        if not body:
-            self.held += text if self.started else ""
-            return ""
-        out, self.held, self.started = self.held + body, text[len(body) :], True
-        return out
-
-
-def message_from_events(events: list[tuple], diagnostics: list[str]) -> Message:
-    """Fold events into a :class:`Message`."""
-    content, reasoning, calls = [], [], []
-    for event in events:
-        if event[0] == "content":
-            content.append(event[1])
-        elif event[0] == "reasoning":
-            reasoning.append(event[1])
-        else:
-            calls.append(ToolCall(event[2], json.loads(event[3])))
-    return Message("".join(content) or None, "".join(reasoning) or None, calls, list(diagnostics))
-
-
-def deltas_from_events(events: list[tuple]) -> list[Delta]:
-    """Events as deltas, merging neighbouring content (or reasoning) pieces."""
-    out: list[Delta] = []
-    for event in events:
-        kind, last = event[0], out[-1] if out else None
-        if kind in ("content", "reasoning"):
-            if last is not None and getattr(last, kind) is not None and not last.tool_calls:
-                setattr(last, kind, getattr(last, kind) + event[1])
-            else:
-                out.append(Delta(**{kind: event[1]}))
-        else:
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3])]))
-    return out
 
 
 def suffix_in(text: str, prefixes: frozenset[str], maxlen: int) -> int:
@@ -110,44 +56,6 @@ def tojson_typed(text: str, schema) -> object:
         if "string" in types and types != {"string"} and not is_json_text(text):
             return text
     return typed_value(text, schema)
-
-
-class StopTail:
-    """Holds back a trailing run of stop markers (and the whitespace after them) until text follows.
-
-    ``push(chunk)`` returns the text that is certainly not part of the final stop-marker run; ``flush()`` at the
-    end returns what was held if it turned out not to be trailing (a partial marker)."""
-
-    def __init__(self, stops: tuple[str, ...]) -> None:
-        self.stops = stops
-        self.prefixes = frozenset(m[:k] for m in stops for k in range(1, len(m)))
-        self.maxlen = max(map(len, stops))
-        self.held = ""  # complete stop markers and whitespace
-        self.partial = ""  # a trailing proper prefix of a stop marker
-
-    def push(self, chunk: str) -> str:
-        s = self.partial + chunk
-        cut = len(s) - suffix_in(s, self.prefixes, self.maxlen)
-        j = cut
-        while j > 0:
-            if s[j - 1].isspace():
-                j -= 1
-                continue
-            stop = next((m for m in self.stops if s.endswith(m, 0, j)), None)
-            if stop is None:
-                break
-            j -= len(stop)
-        self.partial = s[cut:]
-        if j == 0 and self.held:  # the held run goes on
-            self.held += s[:cut]
-            return ""
-        while j < cut and s[j].isspace():  # a run starts at a stop marker, not at whitespace
-            j += 1
-        out, self.held = self.held + s[:j], s[j:cut]
-        return out
-
-    def flush(self) -> str:
-        return self.held + self.partial if self.partial else ""
 
 
 _JSON_STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # inside a JSON string: its end, an escape, a control char

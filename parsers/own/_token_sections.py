@@ -38,21 +38,13 @@ from __future__ import annotations
 
 import json
 import re
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _dist_version
 
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Delta, ToolCallDelta
-from parsers.own._common import JsonExtent, Malformed, StopTail
+from parsers.own._base import OwnParser, TextField
+from parsers.own._common import JsonExtent, Malformed
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-
-try:
-    VERSION = _dist_version("toolcall-harness")
-except PackageNotFoundError:  # running from a bare checkout
-    VERSION = "0+unknown"
 
 _WS = re.compile(r"\s*")
 _JSON_WS = re.compile(r"[ \t\n\r]*")
@@ -78,27 +70,6 @@ def arguments_object(value):
         except ValueError:
             return None
     return value if isinstance(value, dict) else None
-
-
-# ---- text fields -------------------------------------------------------------------------------------------
-
-
-class Field:
-    """Strips surrounding whitespace from a streamed text field (content or reasoning): the concatenation of
-    what ``push`` returns equals ``"".join(all pushed).strip()``."""
-
-    def __init__(self) -> None:
-        self.started, self.held = False, ""
-
-    def push(self, text: str) -> str:
-        if not self.started:
-            text = text.lstrip()
-        body = text.rstrip()
-        if not body:
-            self.held += text if self.started else ""
-            return ""
-        out, self.held, self.started = self.held + body, text[len(body) :], True
-        return out
 
 
 # ---- the reader ------------------------------------------------------------------------------------------
@@ -136,7 +107,7 @@ class SectionReader:
         self.tools = tools
         self.buf, self.pos = "", 0
         self.final = False
-        self.content, self.reasoning = Field(), Field()
+        self.content, self.reasoning = TextField(), TextField()
         self.events: list[tuple] = []
         self.diagnostics: list[str] = []
         self.n_calls = 0
@@ -458,70 +429,14 @@ class JsonCallReader(SectionReader):
         return True
 
 
-# ---- messages and deltas -------------------------------------------------------------------------------
-
-
-def message(events: list[tuple], diagnostics: list[str]) -> Message:
-    """Fold events into a :class:`Message`."""
-    content, reasoning, calls = [], [], []
-    for event in events:
-        if event[0] == "content":
-            content.append(event[1])
-        elif event[0] == "reasoning":
-            reasoning.append(event[1])
-        else:
-            calls.append(ToolCall(event[2], json.loads(event[3])))
-    return Message("".join(content) or None, "".join(reasoning) or None, calls, list(diagnostics))
-
-
-def deltas(events: list[tuple]) -> list[Delta]:
-    """Events as deltas, merging neighbouring content (or reasoning) pieces."""
-    out: list[Delta] = []
-    for event in events:
-        kind, last = event[0], out[-1] if out else None
-        if kind in ("content", "reasoning"):
-            if last is not None and getattr(last, kind) is not None and not last.tool_calls:
-                setattr(last, kind, getattr(last, kind) + event[1])
-            else:
-                out.append(Delta(**{kind: event[1]}))
-        else:
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3])]))
-    return out
-
-
-class SectionParser:
+class SectionParser(OwnParser):
     """Parser protocol implementation over a :class:`SectionReader` subclass (``READER``)."""
 
     READER: type[SectionReader] = SectionReader
-    library = "toolcall-harness"
-    version = VERSION
-    incremental = True
 
-    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
-        """Parse a whole completion; never raises on malformed text (faults are surfaced as content)."""
-        reader = self.READER(tools, prefix)
-        tail = StopTail(self.READER.STOPS)
-        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
-        return message(events, reader.diagnostics)
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.stops = cls.READER.STOPS
 
-    def stream(self, tools: list | None = None, prefix: str = "") -> SectionStream:
-        return SectionStream(self.READER(tools, prefix))
-
-
-class SectionStream:
-    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
-
-    def __init__(self, reader: SectionReader):
-        self._reader = reader
-        self._tail = StopTail(reader.STOPS)
-
-    @property
-    def diagnostics(self) -> list[str]:
-        return self._reader.diagnostics
-
-    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        text = self._tail.push(chunk)
-        return deltas(self._reader.push(text)) if text else []
-
-    def finish(self) -> list[Delta]:
-        return deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
+    def reader(self, tools: list | None, prefix: str, whole: bool) -> SectionReader:
+        return self.READER(tools, prefix)

@@ -12,7 +12,8 @@ faults and streaming; this module reads one call):
   fault; any other marker before the separator is a fault). ``ARGS`` is one JSON object found by its syntax,
   so marker text inside strings is data; drift: a JSON string holding the object. The format is
   self-describing JSON: ``tools`` are not needed.
-- Drift (DeepSeek V3's shape): ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\nARGS\\n```<｜tool▁call▁end｜>``
+- Drift (DeepSeek V3's shape):
+  ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\nARGS\\n```<｜tool▁call▁end｜>``
   is read as a call of ``NAME`` (the ``json`` tag and the closing fence are optional).
 - Thinking: the prompt pre-fills ``<think>`` (thinking on) or ``<think></think>`` (off). A prefix that leaves
   ``<think>`` open starts the text in reasoning, up to ``</think>`` -- or up to ``<｜tool▁calls▁begin｜>``:
@@ -20,12 +21,6 @@ faults and streaming; this module reads one call):
   ``deepseek_v31_tool_call_inside_thinking_sglang``). Any other prefix starts in content, where a
   ``<think>...</think>`` block at the very start is reasoning. Rendered cases carry the pre-filled
   ``<think></think>`` (off) or ``<think>`` (on) as their prefix; a prefix of ``""`` (unknown) means content.
-
-Known limitations:
-
-- The text alone cannot tell reasoning from content: with a prefix that does not say thinking is on (the
-  observed case above carries none), prose before the calls is content. Give the prompt's tail (``<think>``)
-  as the prefix to have it read as reasoning.
 """
 
 from __future__ import annotations
@@ -76,6 +71,11 @@ class DeepSeekV31Parser(SectionParser):
 
     name = "toolcall-harness:deepseek_v31"
     formats = ("deepseek_v31",)
+    limitations = (
+        "The text alone cannot tell reasoning from content: with a prefix that does not say thinking is on "
+        "(the observed case above carries none), prose before the calls is content. Give the prompt's tail "
+        "(``<think>``) as the prefix to have it read as reasoning.",
+    )
     READER = DeepSeekV31Reader
 
 

@@ -45,16 +45,6 @@ faults and streaming; this module reads one ``invoke``):
   ``</think>`` or to ``<｜DSML｜function_calls>`` (calls straight after thinking are read). A prefix that
   closed thinking starts in content, where a leading ``</think>`` (this template writes one with thinking
   off) closes an empty block.
-
-Known limitations:
-
-- A ``string="true"`` value holding ``</｜DSML｜parameter>`` cannot be read back (the format has no escape; the
-  value is cut at the first closer): ``FormatSpec.unrepresentable``.
-- Called with no prefix (or one without a think marker), text is reasoning until ``</think>`` or the
-  call block: a thinking-off completion must come with the prompt's tail (``<think></think>``) as its prefix.
-- A parameter key holding ``<｜DSML｜`` or ``</｜DSML｜`` is a fault (such a tag bounds the parameter tag).
-- A raw value holding ``</｜DSML｜invoke>``, whitespace and a whole ``<｜DSML｜invoke name="...">`` tag is cut
-  there (read as the missing-closer drift above).
 """
 
 from __future__ import annotations
@@ -245,6 +235,16 @@ class DeepSeekV32Parser(SectionParser):
 
     name = "toolcall-harness:deepseek_v32"
     formats = ("deepseek_v32",)
+    limitations = (
+        'A ``string="true"`` value holding ``</｜DSML｜parameter>`` cannot be read back (the format has no '
+        "escape; the value is cut at the first closer): ``FormatSpec.unrepresentable``.",
+        "Called with no prefix (or one without a think marker), text is reasoning until ``</think>`` or "
+        "the call block: a thinking-off completion must come with the prompt's tail (``<think></think>``) "
+        "as its prefix.",
+        "A parameter key holding ``<｜DSML｜`` or ``</｜DSML｜`` is a fault (such a tag bounds the parameter tag).",
+        'A raw value holding ``</｜DSML｜invoke>``, whitespace and a whole ``<｜DSML｜invoke name="...">`` tag '
+        "is cut there (read as the missing-closer drift above).",
+    )
     READER = DeepSeekV32Reader
 
 

@@ -37,15 +37,6 @@ Streaming: content is released as soon as it cannot be the start of a marker; ea
 decided and then emitted whole (name and arguments JSON), so streaming equals one-shot for any chunking,
 malformed input included. A held call is re-read only when a chunk brings a ``>`` (the end of any marker that
 can decide it) or at the end, so a long call costs linear time per ``>``.
-
-Known limitations:
-
-- The reading is built from public descriptions, a re-implementation (Ollama) and one observed output, not from
-  the real template: how the template writes null and non-integral floats is unconfirmed, and no rendered
-  corpus exists offline (``make eval MODEL=functiongemma-270m`` runs only the observed case).
-- A key holding ``:`` and a string holding ``<escape>`` cannot be written unambiguously (the format has no
-  escape); a string value written with the ``<escape>`` type is kept a string even when the schema asks for a
-  number.
 """
 
 from __future__ import annotations
@@ -53,13 +44,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _dist_version
 
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Delta, ToolCallDelta
 from harness.formats.functiongemma import CALL_CLOSE, CALL_OPEN, ESCAPE, SPEC
-from parsers.own._common import StopTail
+from parsers.own._base import OwnParser
+from parsers.own._base import TextField as _Field
 from parsers.own._schema_types import typed_value
 
 _STOPS = SPEC.stop_markers
@@ -73,68 +61,26 @@ _KEY_END = re.compile(r"[:<,{}\[\]]")
 _BARE_END = re.compile(r"[,}\]<]")
 _PYTHON_LITERALS = {"None": None, "True": True, "False": False}
 
-try:
-    _VERSION = _dist_version("toolcall-harness")
-except PackageNotFoundError:  # running from a bare checkout
-    _VERSION = "0+unknown"
 
-
-class FunctionGemmaParser:
-    """Parser protocol implementation for FunctionGemma (see the module docstring for the reading rules)."""
+class FunctionGemmaParser(OwnParser):
+    """Parser protocol implementation for FunctionGemma (see the module docstring for the reading rules).
+    ``prefix`` is accepted for the protocol (the generation prompt pre-fills nothing that matters)."""
 
     name = "toolcall-harness:functiongemma"
-    library = "toolcall-harness"
-    version = _VERSION
     formats = ("functiongemma",)
-    incremental = True
+    limitations = (
+        "The reading is built from public descriptions, a re-implementation (Ollama) and one observed "
+        "output, not from the real template: how the template writes null and non-integral floats is "
+        "unconfirmed, and no rendered corpus exists offline (``make eval MODEL=functiongemma-270m`` runs "
+        "only the observed case).",
+        "A key holding ``:`` and a string holding ``<escape>`` cannot be written unambiguously (the format "
+        "has no escape); a string value written with the ``<escape>`` type is kept a string even when the "
+        "schema asks for a number.",
+    )
+    stops = _STOPS
 
-    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
-        """Parse a whole completion; never raises on malformed text (faults are surfaced as content).
-        ``prefix`` is accepted for the protocol (the generation prompt pre-fills nothing that matters)."""
-        reader = _Reader(tools)
-        tail = StopTail(_STOPS)
-        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
-        return _message(events, reader.diagnostics)
-
-    def stream(self, tools: list | None = None, prefix: str = "") -> FunctionGemmaStream:
-        return FunctionGemmaStream(tools)
-
-
-class FunctionGemmaStream:
-    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
-
-    def __init__(self, tools: list | None):
-        self._reader = _Reader(tools)
-        self._tail = StopTail(_STOPS)
-
-    @property
-    def diagnostics(self) -> list[str]:
-        return self._reader.diagnostics
-
-    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        text = self._tail.push(chunk)
-        return _deltas(self._reader.push(text)) if text else []
-
-    def finish(self) -> list[Delta]:
-        return _deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
-
-
-class _Field:
-    """Strips surrounding whitespace from streamed content: leading whitespace is dropped, trailing whitespace is
-    held until more text follows, so what ``push`` returns concatenates to ``"".join(pushed).strip()``."""
-
-    def __init__(self) -> None:
-        self.started, self.held = False, ""
-
-    def push(self, text: str) -> str:
-        if not self.started:
-            text = text.lstrip()
-        body = text.rstrip()
-        if not body:
-            self.held += text if self.started else ""
-            return ""
-        out, self.held, self.started = self.held + body, text[len(body) :], True
-        return out
+    def reader(self, tools: list | None, prefix: str, whole: bool) -> _Reader:
+        return _Reader(tools)
 
 
 class _Reader:
@@ -437,32 +383,6 @@ def _parameters(tools: list | None, name: str):
         if isinstance(function, dict) and function.get("name") == name:
             return function.get("parameters") or {}
     return None
-
-
-def _message(events: list[tuple], diagnostics: list[str]) -> Message:
-    """Fold events into a :class:`Message`."""
-    content, calls = [], []
-    for event in events:
-        if event[0] == "content":
-            content.append(event[1])
-        else:
-            calls.append(ToolCall(event[2], json.loads(event[3])))
-    return Message("".join(content) or None, None, calls, list(diagnostics))
-
-
-def _deltas(events: list[tuple]) -> list[Delta]:
-    """Events as deltas, merging neighbouring content pieces."""
-    out: list[Delta] = []
-    for event in events:
-        last = out[-1] if out else None
-        if event[0] == "content":
-            if last is not None and last.content is not None and not last.tool_calls:
-                last.content += event[1]
-            else:
-                out.append(Delta(content=event[1]))
-        else:
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3])]))
-    return out
 
 
 PARSERS = [FunctionGemmaParser]  # registry entry (see harness/parse/registry.py)

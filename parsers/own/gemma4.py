@@ -55,17 +55,6 @@ one-shot on every input, malformed ones included: nothing emitted ever needs ret
 as they are read; on well-formed text that equals one-shot for any chunking, but a call found malformed
 after its name was streamed cannot be retracted (its raw text goes to content and the partial call stays).
 A call named ``tool_call`` (a possible envelope) is held to its close in eager mode too.
-
-Known limitations:
-
-- A key holding ``:`` or a marker, or starting with ``}``; a tool name holding ``{``, ``(`` or ``<``; a string
-  holding ``<|"|>``: the template writes them unescaped, so they cannot be read back unambiguously (the call
-  is surfaced as content).
-- Drift that is surfaced, not recovered: unquoted ``key=value`` arguments; strings in JSON quotes (so the
-  observed envelope ``gemma4_wrapper_call_with_id_field_fastflowlm``, whose inner string is ``"..."``, is
-  surfaced); an envelope of another shape (``name`` instead of ``id``, extra members).
-- A bare key followed by ``=`` and a quote is read as the ``key='value'`` drift, so a strict key of that shape
-  (``a='b``) cannot be read back (the generated keys never hold ``=``).
 """
 
 from __future__ import annotations
@@ -73,20 +62,16 @@ from __future__ import annotations
 import json
 import math
 import re
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _dist_version
 
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Delta, ToolCallDelta
 from harness.formats.gemma4 import CALL_CLOSE, CALL_OPEN, CHANNEL_CLOSE, CHANNEL_OPEN, SPEC, STRING_DELIM
-from parsers.own._common import StopTail
-from parsers.own._common import TextField as _Field
+from parsers.own._base import OwnParser, StepReader, proper_prefixes
+from parsers.own._base import TextField as _Field
+from parsers.own._common import Malformed
 from parsers.own._common import suffix_in as _suffix_in
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
-_PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
-_MAXLEN = max(map(len, _MARKERS))
+_PREFIXES, _MAXLEN = proper_prefixes(_MARKERS), max(map(len, _MARKERS))
 _LABEL = "thought"  # channel name the template writes after <|channel>
 _ENVELOPE = "tool_call"  # the generic envelope's name (drift)
 
@@ -99,60 +84,30 @@ _INT = re.compile(r"-?\d+")
 _FLOAT = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _LITERALS = {"None": None, "null": None, "true": True, "false": False, "True": True, "False": False}
 
-try:
-    _VERSION = _dist_version("toolcall-harness")
-except PackageNotFoundError:  # running from a bare checkout
-    _VERSION = "0+unknown"
 
-
-class Gemma4Parser:
-    """Parser protocol implementation for Gemma 4 (see the module docstring for the reading rules)."""
+class Gemma4Parser(OwnParser):
+    """Parser protocol implementation for Gemma 4 (see the module docstring for the reading rules); ``eager``
+    streams call names and argument fragments as they are read (one-shot parsing always holds calls)."""
 
     name = "toolcall-harness:gemma4"
-    library = "toolcall-harness"
-    version = _VERSION
     formats = ("gemma4",)
-    incremental = True
+    limitations = (
+        "A key holding ``:`` or a marker, or starting with ``}``; a tool name holding ``{``, ``(`` or "
+        '``<``; a string holding ``<|"|>``: the template writes them unescaped, so they cannot be read '
+        "back unambiguously (the call is surfaced as content).",
+        "Drift that is surfaced, not recovered: unquoted ``key=value`` arguments; strings in JSON quotes "
+        "(so the observed envelope ``gemma4_wrapper_call_with_id_field_fastflowlm``, whose inner string is "
+        '``"..."``, is surfaced); an envelope of another shape (``name`` instead of ``id``, extra members).',
+        "A bare key followed by ``=`` and a quote is read as the ``key='value'`` drift, so a strict key of "
+        "that shape (``a='b``) cannot be read back (the generated keys never hold ``=``).",
+    )
+    stops = _STOPS
 
     def __init__(self, eager: bool = False):
         self.eager = eager
 
-    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
-        """Parse a whole completion; never raises on malformed text (faults are surfaced as content)."""
-        reader = _Reader(tools, prefix, eager=False)
-        tail = StopTail(_STOPS)
-        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
-        return _message(events, reader.diagnostics)
-
-    def stream(self, tools: list | None = None, prefix: str = "") -> Gemma4Stream:
-        return Gemma4Stream(tools, prefix, self.eager)
-
-
-class Gemma4Stream:
-    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
-
-    def __init__(self, tools: list | None, prefix: str, eager: bool = False):
-        self._reader = _Reader(tools, prefix, eager)
-        self._tail = StopTail(_STOPS)
-
-    @property
-    def diagnostics(self) -> list[str]:
-        return self._reader.diagnostics
-
-    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        text = self._tail.push(chunk)
-        return _deltas(self._reader.push(text)) if text else []
-
-    def finish(self) -> list[Delta]:
-        return _deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
-
-
-class _Malformed(Exception):
-    """The call's text breaks the grammar at buffer offset ``at``."""
-
-    def __init__(self, at: int, reason: str):
-        super().__init__(reason)
-        self.at, self.reason = at, reason
+    def reader(self, tools: list | None, prefix: str, whole: bool) -> _Reader:
+        return _Reader(tools, prefix, self.eager and not whole)
 
 
 class _Frame:
@@ -164,15 +119,17 @@ class _Frame:
         self.closer, self.count = closer, 0
 
 
-class _Reader:
+class _Reader(StepReader):
     """Pushdown reader of Gemma 4 completions (recursive descent with an explicit stack, so it can stop
     at any chunk boundary and resume). ``push(text)`` / ``finish()`` return events:
     ``("content"|"reasoning", text)``, ``("name", index, name)``, ``("args", index, json_fragment)`` (eager)
     or ``("call", index, name, json_text)`` (held calls, emitted at the close).
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it
-    needs more text. Handlers raise :class:`_Malformed`, which surfaces the current call as content.
+    needs more text. Handlers raise :class:`Malformed`, which surfaces the current call as content.
     """
+
+    prefixes, maxlen = _PREFIXES, _MAXLEN
 
     def __init__(self, tools: list | None, prefix: str, eager: bool):
         self.eager = eager
@@ -191,35 +148,14 @@ class _Reader:
 
     # ---- driving -----------------------------------------------------------------------------------
 
-    def push(self, text: str) -> list[tuple]:
-        self._compact()
-        self.buf += text
-        self._advance()
-        return self._take()
+    def _held_call(self) -> bool:
+        return self.in_call
 
-    def finish(self) -> list[tuple]:
-        self.final = True
-        self._advance()
-        return self._take()
-
-    def _advance(self) -> None:
-        while True:
-            try:
-                while self.step():
-                    pass
-            except _Malformed as err:
-                self._surface(err.at, err.reason)
-                continue
-            if not (self.final and self.in_call):
-                return
-            if self.step == self._after_args and self.pos == len(self.buf):
-                self._accept()  # drift: the close marker is missing at the end of the text
-            else:
-                self._surface(len(self.buf), "unterminated call")
-
-    def _take(self) -> list[tuple]:
-        events, self.events = self.events, []
-        return events
+    def _at_end(self) -> None:
+        if self.step == self._after_args and self.pos == len(self.buf):
+            self._accept()  # drift: the close marker is missing at the end of the text
+        else:
+            self._surface(len(self.buf), "unterminated call")
 
     def _compact(self) -> None:
         """Drop consumed text (kept as raw call text while inside a call) so the buffer stays small."""
@@ -243,26 +179,6 @@ class _Reader:
         self.reasoning = _Field()
 
     # ---- text outside calls ----------------------------------------------------------------------
-
-    def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
-        """Emit text up to the first of ``markers`` and consume it; return it, or None when the buffer
-        ran out (a trailing possible marker prefix is held unless final)."""
-        buf, start = self.buf, self.pos
-        i = buf.find("<", start)
-        while i != -1:
-            for marker in markers:
-                if buf.startswith(marker, i):
-                    emit(buf[start:i])
-                    self.pos = i + len(marker)
-                    return marker
-            if not self.final and len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
-                emit(buf[start:i])
-                self.pos = i
-                return None
-            i = buf.find("<", i + 1)
-        emit(buf[start:])
-        self.pos = len(buf)
-        return None
 
     def _text(self) -> bool:
         marker = self._scan(self._emit_content, (CALL_OPEN, CHANNEL_OPEN, CALL_CLOSE))
@@ -321,16 +237,6 @@ class _Reader:
         if marker is not None:
             self.step = self._text
         return marker is not None
-
-    def _emit_content(self, text: str) -> None:
-        text = self.content.push(text)
-        if text:
-            self.events.append(("content", text))
-
-    def _emit_reasoning(self, text: str) -> None:
-        text = self.reasoning.push(text)
-        if text:
-            self.events.append(("reasoning", text))
 
     # ---- calls ---------------------------------------------------------------------------------
 
@@ -416,7 +322,7 @@ class _Reader:
             return True
         if "call:".startswith(rest):
             return False
-        raise _Malformed(pos, "expected 'call:'")
+        raise Malformed(pos, "expected 'call:'")
 
     def _name(self) -> bool:
         """The tool name runs to ``{`` (or ``(``, the paren drift)."""
@@ -426,7 +332,7 @@ class _Reader:
             return False
         name = self.buf[self.mark : m.start()].strip()
         if m.group() == "<" or not name:
-            raise _Malformed(m.start(), "bad tool name")
+            raise Malformed(m.start(), "bad tool name")
         self.name, self.mark, self.pos = name, None, m.end()
         if self.eager and not self._maybe_envelope(name):  # a possible envelope is held to the close
             self.streaming, self.index, self.n_calls = True, self.n_calls, self.n_calls + 1
@@ -491,7 +397,7 @@ class _Reader:
                 self.step = self._quoted_key
                 return True
             if any(buf.startswith(marker, i) for marker in _MARKERS):
-                raise _Malformed(i, "key without ':' before a marker")
+                raise Malformed(i, "key without ':' before a marker")
             if len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
                 self.scan = i
                 return False
@@ -552,7 +458,7 @@ class _Reader:
         if pos == len(self.buf):
             return False
         if self.buf[pos] != ":":
-            raise _Malformed(pos, "expected ':' after a key")
+            raise Malformed(pos, "expected ':' after a key")
         self.pos += 1
         self._key_done(self.key)
         return True
@@ -584,7 +490,7 @@ class _Reader:
         if c == "<" and not buf.startswith(STRING_DELIM, pos):
             if len(buf) - pos < len(STRING_DELIM) and STRING_DELIM.startswith(buf[pos:]):
                 return False
-            raise _Malformed(pos, "unexpected marker")
+            raise Malformed(pos, "unexpected marker")
         if frame.closer == "]":
             self._arg("," if frame.count else "")
             frame.count += 1
@@ -623,7 +529,7 @@ class _Reader:
         try:
             value = _scalar_value(token)
         except ValueError:
-            raise _Malformed(self.mark, f"bad value {token[:30]!r}") from None
+            raise Malformed(self.mark, f"bad value {token[:30]!r}") from None
         self._arg(json.dumps(value))
         self.mark, self.pos = None, m.start()
         self.step = self._after
@@ -641,7 +547,7 @@ class _Reader:
             return True
         if c == frame.closer:
             return self._close()
-        raise _Malformed(pos, f"unexpected {c!r} after a value")
+        raise Malformed(pos, f"unexpected {c!r} after a value")
 
     def _after_args(self) -> bool:
         """After the arguments: ``<tool_call|>`` (or, drift, the next call's ``<|tool_call>``)."""
@@ -653,10 +559,10 @@ class _Reader:
         rest = buf[pos : pos + _MAXLEN]
         if CALL_CLOSE.startswith(rest) or CALL_OPEN.startswith(rest):
             return False
-        raise _Malformed(pos, "expected <tool_call|>")
+        raise Malformed(pos, "expected <tool_call|>")
 
 
-_DELIM_PREFIXES = frozenset(STRING_DELIM[:k] for k in range(1, len(STRING_DELIM)))
+_DELIM_PREFIXES = proper_prefixes((STRING_DELIM,))
 
 
 def _escape(text: str) -> str:
@@ -685,41 +591,6 @@ def _declared_keys(tools: list | None) -> dict[str, set[str]]:
         if isinstance(fn, dict) and isinstance(fn.get("name"), str):
             props = (fn.get("parameters") or {}).get("properties") or {}
             out[fn["name"]] = set(props) if isinstance(props, dict) else set()
-    return out
-
-
-def _message(events: list[tuple], diagnostics: list[str]) -> Message:
-    """Fold held-mode events into a :class:`Message`."""
-    content, reasoning, calls = [], [], []
-    for event in events:
-        if event[0] == "content":
-            content.append(event[1])
-        elif event[0] == "reasoning":
-            reasoning.append(event[1])
-        else:
-            calls.append(ToolCall(event[2], json.loads(event[3])))
-    return Message("".join(content) or None, "".join(reasoning) or None, calls, list(diagnostics))
-
-
-def _deltas(events: list[tuple]) -> list[Delta]:
-    """Events as deltas, merging neighbours of the same kind."""
-    out: list[Delta] = []
-    for event in events:
-        kind, last = event[0], out[-1] if out else None
-        if kind in ("content", "reasoning"):
-            if last is not None and getattr(last, kind) is not None:
-                setattr(last, kind, getattr(last, kind) + event[1])
-            else:
-                out.append(Delta(**{kind: event[1]}))
-        elif kind == "args" and last is not None and last.tool_calls and last.tool_calls[-1].index == event[1]:
-            piece = last.tool_calls[-1]
-            piece.arguments = (piece.arguments or "") + event[2]
-        elif kind == "args":
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], arguments=event[2])]))
-        elif kind == "name":
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2])]))
-        else:
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3])]))
     return out
 
 

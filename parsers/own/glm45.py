@@ -66,31 +66,13 @@ proper prefix of any ``<``-marker is held back). Each ``<tool_call>`` block is h
 emitted whole (name and arguments JSON), so streaming equals one-shot for any chunking, malformed input included.
 glm47 with a prefix that does not say whether the text starts in reasoning holds the text back until a
 ``</think>``, a ``<tool_call>`` or the end decides it.
-
-Known limitations (the format cannot say, or this parser does not try):
-
-- A string value holding ``</arg_value>`` followed (after optional whitespace) by ``<arg_key>`` or ``</tool_call>``
-  is cut there: the template writes it unescaped and the cut is the first reading that fits. A key holding
-  ``</arg_key>`` or another marker cannot be read (the call is surfaced).
-- A string value that is exactly a JSON text of another type its schema allows (``null`` under ``anyOf [string,
-  null]``, ``12`` under ``anyOf [integer, string]``) is read as that type; the template writes both alike. For
-  undeclared properties any JSON-looking string (``1e5``, ``true``, ``[1]``) is read as JSON.
-- glm47 with no think marker in the prefix: a ``</think>`` in prose before the first call turns the prose before
-  it into reasoning, and such content streams only once decided (see above).
-- Other drift is surfaced, not recovered: ``key=value`` arguments (mlx-lm reads them), Python-literal arguments,
-  JSON arguments after some ``<arg_key>`` pairs.
-- A tool name holding whitespace, ``<``, quotes, brackets, braces or ``=`` cannot be read.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _dist_version
 
-from harness.core.messages import Message
-from harness.core.protocol import Delta
 from harness.formats.glm45 import (
     CALL_CLOSE,
     CALL_OPEN,
@@ -103,9 +85,9 @@ from harness.formats.glm45 import (
     VALUE_CLOSE,
     VALUE_OPEN,
 )
-from parsers.own._common import StopTail
-from parsers.own._common import deltas_from_events as _deltas
-from parsers.own._common import message_from_events as _message
+from parsers.own._base import OwnParser
+from parsers.own._base import TextField as _Field
+from parsers.own._common import Malformed
 from parsers.own._common import reject_constant as _reject_constant
 from parsers.own._common import tojson_typed as _typed
 from parsers.own._schema_types import property_schema
@@ -120,29 +102,15 @@ _NAME_END = re.compile(r"[\s<{]")
 _BAD_NAME = re.compile(r"[\s\"'{}()\[\]<>=,]")
 _ESCAPES = ("\\n", "\\t", "\\r")  # two-character escapes of a double-serialized call (drift)
 
-try:
-    _VERSION = _dist_version("toolcall-harness")
-except PackageNotFoundError:  # running from a bare checkout
-    _VERSION = "0+unknown"
 
-
-class GlmParser:
+class GlmParser(OwnParser):
     """Parser protocol implementation for GLM (see the module docstring for the rules)."""
 
-    library = "toolcall-harness"
-    version = _VERSION
-    incremental = True
+    stops = _STOPS
     implicit_think = False
 
-    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
-        """Parse a whole completion; never raises on malformed text (faults are surfaced as content)."""
-        reader = _Reader(tools, prefix, self.implicit_think)
-        tail = StopTail(_STOPS)
-        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
-        return _message(events, reader.diagnostics)
-
-    def stream(self, tools: list | None = None, prefix: str = "") -> GlmStream:
-        return GlmStream(tools, prefix, self.implicit_think)
+    def reader(self, tools: list | None, prefix: str, whole: bool) -> _Reader:
+        return _Reader(tools, prefix, self.implicit_think)
 
 
 class Glm45Parser(GlmParser):
@@ -150,51 +118,20 @@ class Glm45Parser(GlmParser):
 
     name = "toolcall-harness:glm45"
     formats = ("glm45",)
-
-
-class GlmStream:
-    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
-
-    def __init__(self, tools: list | None, prefix: str, implicit_think: bool):
-        self._reader = _Reader(tools, prefix, implicit_think)
-        self._tail = StopTail(_STOPS)
-
-    @property
-    def diagnostics(self) -> list[str]:
-        return self._reader.diagnostics
-
-    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        text = self._tail.push(chunk)
-        return _deltas(self._reader.push(text)) if text else []
-
-    def finish(self) -> list[Delta]:
-        return _deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
-
-
-class _Malformed(Exception):
-    """The current ``<tool_call>`` block breaks the rules at buffer offset ``at``."""
-
-    def __init__(self, at: int, reason: str):
-        super().__init__(reason)
-        self.at, self.reason = at, reason
-
-
-class _Field:
-    """Strips surrounding whitespace from a streamed text field (content or reasoning): the concatenation of what
-    ``push`` returns equals ``"".join(all pushed).strip()``."""
-
-    def __init__(self) -> None:
-        self.started, self.held = False, ""
-
-    def push(self, text: str) -> str:
-        if not self.started:
-            text = text.lstrip()
-        body = text.rstrip()
-        if not body:
-            self.held += text if self.started else ""
-            return ""
-        out, self.held, self.started = self.held + body, text[len(body) :], True
-        return out
+    limitations = (
+        "A string value holding ``</arg_value>`` followed (after optional whitespace) by ``<arg_key>`` or "
+        "``</tool_call>`` is cut there: the template writes it unescaped and the cut is the first reading "
+        "that fits. A key holding ``</arg_key>`` or another marker cannot be read (the call is surfaced).",
+        "A string value that is exactly a JSON text of another type its schema allows (``null`` under "
+        "``anyOf [string, null]``, ``12`` under ``anyOf [integer, string]``) is read as that type; the "
+        "template writes both alike. For undeclared properties any JSON-looking string (``1e5``, ``true``, "
+        "``[1]``) is read as JSON.",
+        "glm47 with no think marker in the prefix: a ``</think>`` in prose before the first call turns the "
+        "prose before it into reasoning, and such content streams only once decided (see above).",
+        "Other drift is surfaced, not recovered: ``key=value`` arguments (mlx-lm reads them), "
+        "Python-literal arguments, JSON arguments after some ``<arg_key>`` pairs.",
+        "A tool name holding whitespace, ``<``, quotes, brackets, braces or ``=`` cannot be read.",
+    )
 
 
 class _Reader:
@@ -202,7 +139,7 @@ class _Reader:
     ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it needs
-    more text. Call-state handlers raise :class:`_Malformed`, which surfaces the block as content. Inside a block
+    more text. Call-state handlers raise :class:`Malformed`, which surfaces the block as content. Inside a block
     the buffer keeps the block's raw text from ``<tool_call>`` (``call_at``) on.
     """
 
@@ -241,7 +178,7 @@ class _Reader:
             try:
                 while self.step():
                     pass
-            except _Malformed as err:
+            except Malformed as err:
                 self._surface(err.at, err.reason)
                 continue
             if not (self.final and self.in_call):
@@ -449,7 +386,7 @@ class _Reader:
         while name.endswith(_ESCAPES):  # drift: a double-serialized call writes the layout's "\n" as two characters
             name, self.escaped = name[:-2], True
         if not name or _BAD_NAME.search(name):
-            raise _Malformed(m.start(), "bad tool name")
+            raise Malformed(m.start(), "bad tool name")
         self.name, self.pos, self.step = name, m.start(), self._sep
         return True
 
@@ -507,7 +444,7 @@ class _Reader:
             return True
         if self._held(pos) and (KEY_OPEN.startswith(self.buf[pos:]) or CALL_CLOSE.startswith(self.buf[pos:])):
             return False
-        raise _Malformed(pos, "expected <arg_key> or </tool_call>")
+        raise Malformed(pos, "expected <arg_key> or </tool_call>")
 
     def _key(self) -> bool:
         """``KEY</arg_key>``: a marker before ``</arg_key>`` is malformed."""
@@ -519,7 +456,7 @@ class _Reader:
                 self.pos, self.step = i + len(KEY_CLOSE), self._before_value
                 return True
             if any(buf.startswith(m, i) for m in _INNER):
-                raise _Malformed(i, "unterminated <arg_key>")
+                raise Malformed(i, "unterminated <arg_key>")
             if self._held(i):
                 self.scan = i
                 return False
@@ -541,7 +478,7 @@ class _Reader:
             return True
         if self._held(pos) and VALUE_OPEN.startswith(self.buf[pos:]):
             return False
-        raise _Malformed(pos, "expected <arg_value> after </arg_key>")
+        raise Malformed(pos, "expected <arg_value> after </arg_key>")
 
     def _value(self) -> bool:
         """``VALUE</arg_value>``: the first closer followed by ``<arg_key>``, ``</tool_call>`` or the end."""

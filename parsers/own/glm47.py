@@ -5,9 +5,6 @@ there), with one difference: GLM-4.7's generation prompt pre-fills ``<think>`` (
 (thinking off), so when the prefix holds no think marker, text before a ``</think>`` that precedes any
 ``<tool_call>`` is reasoning (``REASONING</think>...``, as the template writes it), and the text is held back
 while streaming until ``</think>``, ``<tool_call>`` or the end decides.
-
-Known limitations: those of :mod:`parsers.own.glm45`; and, with no think marker in the prefix, a ``</think>`` in
-prose before the first call turns that prose into reasoning.
 """
 
 from __future__ import annotations
@@ -20,6 +17,10 @@ class Glm47Parser(GlmParser):
 
     name = "toolcall-harness:glm47"
     formats = ("glm47",)
+    limitations = (
+        "those of :mod:`parsers.own.glm45`; and, with no think marker in the prefix, a ``</think>`` in "
+        "prose before the first call turns that prose into reasoning.",
+    )
     implicit_think = True
 
 

@@ -41,27 +41,13 @@ Streaming: text bodies are released as soon as they cannot be the start of a mar
 any marker is held back); a header is held until its ``<|message|>``; a call is held until it is decided (its
 JSON is read and followed by an end, or it is found malformed) and then emitted whole (name and arguments JSON),
 so streaming equals one-shot for any chunking, malformed input included.
-
-Known limitations:
-
-- A tool name holding whitespace or ``<|`` cannot be read (the header has no quoting); the template would write
-  such a name unescaped.
-- A body holding a marker text as *prose* (reasoning or content that spells ``<|end|>``) ends the message there:
-  the template has no escape for it (it refuses only ``<|channel|>analysis<|message|>`` and
-  ``<|channel|>final<|message|>`` in content).
-- Content type ``code`` (or any type) does not change how a call body is read: it must be a JSON object, else the
-  call is surfaced (vLLM would return the raw text as the arguments string).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _dist_version
 
-from harness.core.messages import Message
-from harness.core.protocol import Delta
 from harness.formats.harmony import (
     CALL,
     CHANNEL,
@@ -75,10 +61,10 @@ from harness.formats.harmony import (
     SPEC,
     START,
 )
-from parsers.own._common import StopTail
-from parsers.own._common import deltas_from_events as _deltas
+from parsers.own._base import OwnParser
+from parsers.own._base import TextField as _Field
+from parsers.own._common import Malformed
 from parsers.own._common import finite_float as _finite_float
-from parsers.own._common import message_from_events as _message
 from parsers.own._common import reject_constant as _reject_constant
 
 _STOPS = SPEC.stop_markers
@@ -98,81 +84,27 @@ _STRING_STOP = re.compile(r'["\\\x00-\x1f]')
 _OUTSIDE_STOP = re.compile(r"[^ \t\n\r,:0-9+\-.eEtrufalsn]")
 _CLOSERS = {"}": "{", "]": "["}
 
-try:
-    _VERSION = _dist_version("toolcall-harness")
-except PackageNotFoundError:  # running from a bare checkout
-    _VERSION = "0+unknown"
 
+class HarmonyParser(OwnParser):
+    """Parser protocol implementation for Harmony (see the module docstring for the reading rules).
 
-class HarmonyParser:
-    """Parser protocol implementation for Harmony (see the module docstring for the reading rules)."""
+    ``tools`` is accepted for the protocol; the arguments are self-describing JSON."""
 
     name = "toolcall-harness:harmony"
-    library = "toolcall-harness"
-    version = _VERSION
     formats = ("harmony",)
-    incremental = True
+    limitations = (
+        "A tool name holding whitespace or ``<|`` cannot be read (the header has no quoting); the template "
+        "would write such a name unescaped.",
+        "A body holding a marker text as *prose* (reasoning or content that spells ``<|end|>``) ends the "
+        "message there: the template has no escape for it (it refuses only "
+        "``<|channel|>analysis<|message|>`` and ``<|channel|>final<|message|>`` in content).",
+        "Content type ``code`` (or any type) does not change how a call body is read: it must be a JSON "
+        "object, else the call is surfaced (vLLM would return the raw text as the arguments string).",
+    )
+    stops = _STOPS
 
-    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
-        """Parse a whole completion; never raises on malformed text (faults are surfaced as content).
-
-        ``tools`` is accepted for the protocol; the arguments are self-describing JSON."""
-        reader = _Reader(prefix)
-        tail = StopTail(_STOPS)
-        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
-        return _message(events, reader.diagnostics)
-
-    def stream(self, tools: list | None = None, prefix: str = "") -> HarmonyStream:
-        return HarmonyStream(prefix)
-
-
-class HarmonyStream:
-    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
-
-    def __init__(self, prefix: str = ""):
-        self._reader = _Reader(prefix)
-        self._tail = StopTail(_STOPS)
-
-    @property
-    def diagnostics(self) -> list[str]:
-        return self._reader.diagnostics
-
-    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        text = self._tail.push(chunk)
-        return _deltas(self._reader.push(text)) if text else []
-
-    def finish(self) -> list[Delta]:
-        return _deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
-
-
-class _Malformed(Exception):
-    """The current message breaks the rules at buffer offset ``at``."""
-
-    def __init__(self, at: int, reason: str):
-        super().__init__(reason)
-        self.at, self.reason = at, reason
-
-
-class _Field:
-    """Strips surrounding whitespace from a streamed text field (content or reasoning); ``sep()`` starts a new
-    message of the field (a ``\\n`` that is released only when more text follows)."""
-
-    def __init__(self) -> None:
-        self.started, self.held = False, ""
-
-    def push(self, text: str) -> str:
-        if not self.started:
-            text = text.lstrip()
-        body = text.rstrip()
-        if not body:
-            self.held += text if self.started else ""
-            return ""
-        out, self.held, self.started = self.held + body, text[len(body) :], True
-        return out
-
-    def sep(self) -> None:
-        if self.started:
-            self.held += "\n"
+    def reader(self, tools: list | None, prefix: str, whole: bool) -> _Reader:
+        return _Reader(prefix)
 
 
 class _Reader:
@@ -180,7 +112,7 @@ class _Reader:
     ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it needs
-    more text. Handlers of a message raise :class:`_Malformed`, which surfaces the message as content. While a
+    more text. Handlers of a message raise :class:`Malformed`, which surfaces the message as content. While a
     header or a call is read, the buffer keeps the message's raw text from ``msg_at`` on.
     """
 
@@ -214,7 +146,7 @@ class _Reader:
             try:
                 while self.step():
                     pass
-            except _Malformed as err:
+            except Malformed as err:
                 self._surface(err.at, err.reason)
                 continue
             if not self.final or not self.holding:
@@ -291,9 +223,9 @@ class _Reader:
                     self.scan = i
                     return False
             elif marker == START and buf[self.msg_at : i].strip():
-                raise _Malformed(i, "<|start|> inside a header")
+                raise Malformed(i, "<|start|> inside a header")
             elif marker in _ENDS:
-                raise _Malformed(i + len(marker), f"{marker} inside a header")
+                raise Malformed(i + len(marker), f"{marker} inside a header")
             i = buf.find("<|", i + 1)
         self.scan = max(self.msg_at, len(buf) - 1)
         return False
@@ -305,7 +237,7 @@ class _Reader:
             h = h[len(START) :]
             role = _WORD.match(h).group()
             if role != _ROLE:
-                raise _Malformed(at, f"message from {role or 'no role'!r}")
+                raise Malformed(at, f"message from {role or 'no role'!r}")
             h = h[len(role) :]
         channel = recipient = ctype = None
         words: list[str] = []
@@ -319,7 +251,7 @@ class _Reader:
                 i += len(CHANNEL if is_channel else CONSTRAIN)
                 word = _WORD.match(h, i).group()
                 if not word or (channel if is_channel else ctype) is not None:
-                    raise _Malformed(at, "bad header")
+                    raise Malformed(at, "bad header")
                 if is_channel:
                     channel = word
                 else:
@@ -328,10 +260,10 @@ class _Reader:
                 i += len(RECIPIENT)
                 word = _WORD.match(h, i).group()
                 if not word or recipient is not None:
-                    raise _Malformed(at, "bad recipient")
+                    raise Malformed(at, "bad recipient")
                 recipient = word
             elif h.startswith("<|", i):
-                raise _Malformed(at, "unknown marker in a header")
+                raise Malformed(at, "unknown marker in a header")
             else:
                 word = _WORD.match(h, i).group()
                 words.append(word)
@@ -339,7 +271,7 @@ class _Reader:
         if words and words[0] == _ROLE:
             words.pop(0)
         if len(words) > (0 if ctype is not None else 1):
-            raise _Malformed(at, f"unexpected {words[-1]!r} in a header")
+            raise Malformed(at, f"unexpected {words[-1]!r} in a header")
         self.pos = at + len(MESSAGE)
         if recipient is None:
             self._begin_text("reasoning" if channel == "analysis" else "content")
@@ -350,7 +282,7 @@ class _Reader:
             or recipient == _ROLE
             or (not recipient.startswith(FUNCTIONS) and recipient.split(".", 1)[0] in _BUILTINS)
         ):
-            raise _Malformed(self.pos, f"not a function call (recipient {recipient!r})")
+            raise Malformed(self.pos, f"not a function call (recipient {recipient!r})")
         self.name, self.kind = name, "call"
         self.value_at = self.scan = self.pos
         self.step = self._call_body
@@ -446,7 +378,7 @@ class _Reader:
             self.step = self._after_json
             return True
         if self.buf[pos] != "{":
-            raise _Malformed(pos, "call arguments are not a JSON object")
+            raise Malformed(pos, "call arguments are not a JSON object")
         self.value_at = self.scan = pos
         self.step = self._json
         return True
@@ -469,7 +401,7 @@ class _Reader:
                         return False
                     self.scan = i + 2
                 else:
-                    raise _Malformed(i, "control character inside a JSON string")
+                    raise Malformed(i, "control character inside a JSON string")
                 continue
             m = _OUTSIDE_STOP.search(buf, self.scan)
             if m is None:
@@ -489,7 +421,7 @@ class _Reader:
                     self.step = self._after_json
                     return True
             else:
-                raise _Malformed(i, f"unexpected {c!r} in the call's JSON")
+                raise Malformed(i, f"unexpected {c!r} in the call's JSON")
 
     def _after_json(self) -> bool:
         """After the arguments: an end marker (consumed), the next header, or the end of the text."""
@@ -504,17 +436,17 @@ class _Reader:
             return True
         if not self.final and len(buf) - pos < _MAXLEN and buf[pos:] in _PREFIXES:
             return False
-        raise _Malformed(pos, "text after the call's JSON")
+        raise Malformed(pos, "text after the call's JSON")
 
 
 def _arguments(text: str, end: int) -> dict:
-    """The call's arguments object; raises :class:`_Malformed` at ``end`` for invalid JSON or a non-object."""
+    """The call's arguments object; raises :class:`Malformed` at ``end`` for invalid JSON or a non-object."""
     try:
         value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
-        raise _Malformed(end, f"invalid JSON: {exc}") from None
+        raise Malformed(end, f"invalid JSON: {exc}") from None
     if not isinstance(value, dict):
-        raise _Malformed(end, "call arguments are not a JSON object")
+        raise Malformed(end, "call arguments are not a JSON object")
     return value
 
 

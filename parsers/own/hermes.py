@@ -44,29 +44,18 @@ proper prefix of any marker of the format is held back). Each ``<tool_call>`` bl
 decided -- at its ``</tool_call>``, at the next ``<tool_call>`` or at the end -- and then emitted whole (name
 and arguments JSON per call), so streaming equals one-shot for any chunking, malformed input included:
 nothing emitted ever needs retracting.
-
-Known limitations:
-
-- Arguments that are not a JSON object (a JSON-encoded string is decoded first) leave the call surfaced as
-  content; Python-literal arguments (``{'a': True}``) are not read.
-- A call written inside ``<think>`` stays reasoning text, as Qwen's reasoning parsers read it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _dist_version
 
-from harness.core.messages import Message
-from harness.core.protocol import Delta
 from harness.formats.hermes import CALL_CLOSE, CALL_OPEN, SPEC
-from parsers.own._common import StopTail
-from parsers.own._common import TextField as _Field
-from parsers.own._common import deltas_from_events as _deltas
+from parsers.own._base import OwnParser
+from parsers.own._base import TextField as _Field
+from parsers.own._common import Malformed
 from parsers.own._common import finite_float as _finite_float
-from parsers.own._common import message_from_events as _message
 from parsers.own._common import reject_constant as _reject_constant
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"  # Qwen-Qwen3-0.6B.jinja
@@ -81,59 +70,23 @@ _STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # inside a JSON string: its end, a
 _OUTSIDE_STOP = re.compile(r"[^ \t\n\r,:0-9+\-.eEtrufalsn]")  # outside strings: anything but plain lexemes
 _CLOSERS = {"}": "{", "]": "["}
 
-try:
-    _VERSION = _dist_version("toolcall-harness")
-except PackageNotFoundError:  # running from a bare checkout
-    _VERSION = "0+unknown"
 
+class HermesParser(OwnParser):
+    """Parser protocol implementation for the Hermes JSON format (see the module docstring for the rules).
 
-class HermesParser:
-    """Parser protocol implementation for the Hermes JSON format (see the module docstring for the rules)."""
+    ``tools`` is accepted for the protocol; the format is self-describing JSON, so it is not needed."""
 
     name = "toolcall-harness:hermes"
-    library = "toolcall-harness"
-    version = _VERSION
     formats = ("hermes",)
-    incremental = True
+    stops = _STOPS
+    limitations = (
+        "Arguments that are not a JSON object (a JSON-encoded string is decoded first) leave the call surfaced as "
+        "content; Python-literal arguments (``{'a': True}``) are not read.",
+        "A call written inside ``<think>`` stays reasoning text, as Qwen's reasoning parsers read it.",
+    )
 
-    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
-        """Parse a whole completion; never raises on malformed text (faults are surfaced as content).
-
-        ``tools`` is accepted for the protocol; the format is self-describing JSON, so it is not needed."""
-        reader = _Reader(prefix)
-        tail = StopTail(_STOPS)
-        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
-        return _message(events, reader.diagnostics)
-
-    def stream(self, tools: list | None = None, prefix: str = "") -> HermesStream:
-        return HermesStream(prefix)
-
-
-class HermesStream:
-    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
-
-    def __init__(self, prefix: str = ""):
-        self._reader = _Reader(prefix)
-        self._tail = StopTail(_STOPS)
-
-    @property
-    def diagnostics(self) -> list[str]:
-        return self._reader.diagnostics
-
-    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        text = self._tail.push(chunk)
-        return _deltas(self._reader.push(text)) if text else []
-
-    def finish(self) -> list[Delta]:
-        return _deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
-
-
-class _Malformed(Exception):
-    """The current ``<tool_call>`` block breaks the rules at buffer offset ``at``."""
-
-    def __init__(self, at: int, reason: str):
-        super().__init__(reason)
-        self.at, self.reason = at, reason
+    def reader(self, tools: list | None, prefix: str, whole: bool) -> _Reader:
+        return _Reader(prefix)
 
 
 class _Reader:
@@ -141,7 +94,7 @@ class _Reader:
     ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it
-    needs more text. Call-state handlers raise :class:`_Malformed`, which surfaces the block as content.
+    needs more text. Call-state handlers raise :class:`Malformed`, which surfaces the block as content.
     Inside a block the buffer keeps the block's raw text from ``<tool_call>`` (``call_at``) on.
     """
 
@@ -177,7 +130,7 @@ class _Reader:
             try:
                 while self.step():
                     pass
-            except _Malformed as err:
+            except Malformed as err:
                 self._surface(err.at, err.reason)
                 continue
             if not (self.final and self.in_call):
@@ -306,7 +259,7 @@ class _Reader:
         if pos == len(self.buf):
             return False
         if self.buf[pos] not in "{[":
-            raise _Malformed(pos, "expected a JSON object after <tool_call>")
+            raise Malformed(pos, "expected a JSON object after <tool_call>")
         self.value_at = self.scan = pos
         self.step = self._value
         return True
@@ -329,7 +282,7 @@ class _Reader:
                         return False
                     self.scan = i + 2
                 else:
-                    raise _Malformed(i, "control character inside a JSON string")
+                    raise Malformed(i, "control character inside a JSON string")
                 continue
             m = _OUTSIDE_STOP.search(buf, self.scan)
             if m is None:
@@ -349,7 +302,7 @@ class _Reader:
                     self.step = self._after_value
                     return True
             else:
-                raise _Malformed(i, f"unexpected {c!r} in the call's JSON")
+                raise Malformed(i, f"unexpected {c!r} in the call's JSON")
 
     def _after_value(self) -> bool:
         """After a JSON value: ``</tool_call>``, another value, or (drift) the next ``<tool_call>``."""
@@ -370,7 +323,7 @@ class _Reader:
         rest = buf[pos : pos + _MAXLEN]
         if not self.final and (CALL_CLOSE.startswith(rest) or CALL_OPEN.startswith(rest)):
             return False
-        raise _Malformed(pos, "expected </tool_call> after the call's JSON")
+        raise Malformed(pos, "expected </tool_call> after the call's JSON")
 
 
 def _decode(text: str):
@@ -380,15 +333,15 @@ def _decode(text: str):
 
 def _calls(text: str, end: int) -> list[tuple[str, dict]]:
     """The calls one JSON value holds: a call object or a non-empty array of them. Raises
-    :class:`_Malformed` at ``end`` (the value's end) for invalid JSON or JSON that is not a call."""
+    :class:`Malformed` at ``end`` (the value's end) for invalid JSON or JSON that is not a call."""
     try:
         value = _decode(text)
     except (ValueError, RecursionError) as exc:
-        raise _Malformed(end, f"invalid JSON: {exc}") from None
+        raise Malformed(end, f"invalid JSON: {exc}") from None
     items = value if isinstance(value, list) else [value]
     calls = [_call(item) for item in items]
     if not calls or None in calls:
-        raise _Malformed(end, "JSON that is not a tool call")
+        raise Malformed(end, "JSON that is not a tool call")
     return calls
 
 

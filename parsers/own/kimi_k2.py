@@ -29,13 +29,6 @@ faults and streaming; this module reads one call):
   A call whose name cannot be found is a fault (surfaced as content).
 - A ``<think>...</think>`` block at the start is reasoning (Kimi-K2-Thinking writes one; this template does
   not); a prefix that leaves ``<think>`` open starts the text in reasoning; the section opener ends reasoning.
-
-Known limitations:
-
-- Without declared ``tools``, rule 3 cuts the trailing digits of a name written without any index
-  (``functions.get_v2`` reads as ``get_v``); with ``tools`` declared, rule 2 finds ``get_v2``.
-- The index in the id is not checked against the call's position (the template numbers calls per turn,
-  other renderings per conversation); the parser numbers calls by their order in the text.
 """
 
 from __future__ import annotations
@@ -118,6 +111,12 @@ class KimiK2Parser(SectionParser):
 
     name = "toolcall-harness:kimi_k2"
     formats = ("kimi_k2",)
+    limitations = (
+        "Without declared ``tools``, rule 3 cuts the trailing digits of a name written without any index "
+        "(``functions.get_v2`` reads as ``get_v``); with ``tools`` declared, rule 2 finds ``get_v2``.",
+        "The index in the id is not checked against the call's position (the template numbers calls per "
+        "turn, other renderings per conversation); the parser numbers calls by their order in the text.",
+    )
     READER = KimiK2Reader
 
 

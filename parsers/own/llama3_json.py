@@ -36,19 +36,6 @@ proper prefix of any marker is held back, and so is a ``{`` until its JSON is de
 Each call is emitted whole (name and arguments JSON) once its object closes; a ``;`` after a call is held
 until the next object is decided. Decisions never depend on how the text was chunked, so streaming equals
 one-shot for any chunking, and nothing emitted is ever retracted.
-
-Known limitations:
-
-- The format has no marker, so a call-shaped JSON object written in prose (``{"name": "f", "parameters":
-  {}}`` quoted as an example) is read as a call. Objects of another shape (``{"name": "Bob"}``) stay content.
-- A call with neither ``parameters`` nor ``arguments`` (``{"name": "get_time"}``) is not read as a call (it
-  would be indistinguishable from prose JSON); it stays content.
-- A JSON array of calls (``[{"name": ...}, ...]``) is not read: Llama 3.x does not write it (3.2's
-  *pythonic* ``[f(a=1)]`` format is another format).
-- Raw code after ``<|python_tag|>`` (Llama 3.1's ``code_interpreter`` habit) is not mapped to a call: the
-  templates write ``code_interpreter.call(code="...")``; raw code is surfaced as content with the tag.
-- A built-in call (``<|python_tag|>NAME.call(...)``) is decided at the end of the text, so streaming holds it
-  until ``finish``.
 """
 
 from __future__ import annotations
@@ -56,13 +43,10 @@ from __future__ import annotations
 import ast
 import json
 import re
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _dist_version
 
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Delta, ToolCallDelta
 from harness.formats.llama3_json import PYTHON_TAG, SPEC
-from parsers.own._common import JsonExtent, Malformed, StopTail
+from parsers.own._base import OwnParser, TextField
+from parsers.own._common import JsonExtent, Malformed
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
 from parsers.own._schema_types import allowed_types, property_schema, typed_value
@@ -79,76 +63,36 @@ _BUILTIN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.call\((.*)\)\Z", re.S)
 _RAW_ARG = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="(.*?)"(?:, (?=[A-Za-z_][A-Za-z0-9_]*=")|\Z)', re.S)
 _COMPACT_AT = 4096
 
-try:
-    _VERSION = _dist_version("toolcall-harness")
-except PackageNotFoundError:  # running from a bare checkout
-    _VERSION = "0+unknown"
 
+class Llama3JsonParser(OwnParser):
+    """Parser protocol implementation for Llama 3.x JSON calls (see the module docstring for the rules).
 
-class Llama3JsonParser:
-    """Parser protocol implementation for Llama 3.x JSON calls (see the module docstring for the rules)."""
+    ``tools`` types the raw values of built-in ``NAME.call(k="v")`` calls; JSON calls carry their types.
+    ``prefix`` is accepted for the protocol: these templates pre-fill nothing."""
 
     name = "toolcall-harness:llama3_json"
-    library = "toolcall-harness"
-    version = _VERSION
     formats = ("llama3_json",)
-    incremental = True
+    limitations = (
+        'The format has no marker, so a call-shaped JSON object written in prose (``{"name": "f", '
+        '"parameters": {}}`` quoted as an example) is read as a call. Objects of another shape (``{"name": '
+        '"Bob"}``) stay content.',
+        'A call with neither ``parameters`` nor ``arguments`` (``{"name": "get_time"}``) is not read as a '
+        "call (it would be indistinguishable from prose JSON); it stays content.",
+        'A JSON array of calls (``[{"name": ...}, ...]``) is not read: Llama 3.x does not write it (3.2\'s '
+        "*pythonic* ``[f(a=1)]`` format is another format).",
+        "Raw code after ``<|python_tag|>`` (Llama 3.1's ``code_interpreter`` habit) is not mapped to a "
+        'call: the templates write ``code_interpreter.call(code="...")``; raw code is surfaced as content '
+        "with the tag.",
+        "A built-in call (``<|python_tag|>NAME.call(...)``) is decided at the end of the text, so "
+        "streaming holds it until ``finish``.",
+    )
+    stops = _STOPS
 
-    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
-        """Parse a whole completion; never raises on malformed text (what is not a call stays content).
-
-        ``tools`` types the raw values of built-in ``NAME.call(k="v")`` calls; JSON calls carry their types.
-        ``prefix`` is accepted for the protocol: these templates pre-fill nothing."""
-        reader = _Reader(tools)
-        tail = StopTail(_STOPS)
-        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
-        return fold_message(events, reader.diagnostics)
-
-    def stream(self, tools: list | None = None, prefix: str = "") -> Llama3JsonStream:
-        return Llama3JsonStream(tools)
-
-
-class Llama3JsonStream:
-    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
-
-    def __init__(self, tools: list | None = None):
-        self._reader = _Reader(tools)
-        self._tail = StopTail(_STOPS)
-
-    @property
-    def diagnostics(self) -> list[str]:
-        return self._reader.diagnostics
-
-    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        text = self._tail.push(chunk)
-        return to_deltas(self._reader.push(text)) if text else []
-
-    def finish(self) -> list[Delta]:
-        return to_deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
+    def reader(self, tools: list | None, prefix: str, whole: bool) -> _Reader:
+        return _Reader(tools)
 
 
 # ---- pieces shared in shape with parsers/own/mistral.py -------------------------------------------------------
-
-
-class TextField:
-    """Strips surrounding whitespace from a streamed text field (content).
-
-    Leading whitespace is dropped; trailing whitespace is held until more text follows, so the
-    concatenation of what ``push`` returns equals ``"".join(all pushed).strip()``.
-    """
-
-    def __init__(self) -> None:
-        self.started, self.held = False, ""
-
-    def push(self, text: str) -> str:
-        if not self.started:
-            text = text.lstrip()
-        body = text.rstrip()
-        if not body:
-            self.held += text if self.started else ""
-            return ""
-        out, self.held, self.started = self.held + body, text[len(body) :], True
-        return out
 
 
 def decode_json(text: str):
@@ -169,38 +113,12 @@ def object_arguments(args) -> dict | None:
     return args if isinstance(args, dict) else None
 
 
-def fold_message(events: list[tuple], diagnostics: list[str]) -> Message:
-    """Fold reader events (``("content", text)``, ``("call", index, name, arguments_json, id)``) into a
-    :class:`Message`."""
-    content, calls = [], []
-    for event in events:
-        if event[0] == "content":
-            content.append(event[1])
-        else:
-            calls.append(ToolCall(event[2], json.loads(event[3])))
-    return Message("".join(content) or None, None, calls, list(diagnostics))
-
-
-def to_deltas(events: list[tuple]) -> list[Delta]:
-    """Events as deltas, merging neighbouring content pieces."""
-    out: list[Delta] = []
-    for event in events:
-        last = out[-1] if out else None
-        if event[0] == "content":
-            if last is not None and last.content is not None and not last.tool_calls:
-                last.content += event[1]
-            else:
-                out.append(Delta(content=event[1]))
-        else:
-            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3], id=event[4])]))
-    return out
-
-
 # ---- the Llama 3 reader ---------------------------------------------------------------------------------
 
 
 class _Reader:
-    """Incremental reader. ``push(text)`` / ``finish()`` return events (see :func:`fold_message`).
+    """Incremental reader. ``push(text)`` / ``finish()`` return events (see
+    :func:`parsers.own._base.deltas_from_events`).
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it
     needs more text. Offsets kept across pushes (``sep_at``, ``tag_at``, the candidate's scan) point into

@@ -1,4 +1,5 @@
-"""The project's own MiniMax-M2 XML tool-call parser: the reader of :mod:`parsers.own.qwen3_coder` with MiniMax's markers.
+"""The project's own MiniMax-M2 XML tool-call parser: the reader of :mod:`parsers.own.qwen3_coder` with
+MiniMax's markers.
 
 Format facts come from the real chat template (``MiniMax-M2.jinja``, llama-cpp-python 0.3.36 sdist; see
 :mod:`harness.formats.minimax_m2` for the template lines)::
@@ -39,21 +40,6 @@ Reading rules (the same as Qwen3-Coder's, see :mod:`parsers.own.qwen3_coder` for
 
 Streaming: as in :mod:`parsers.own.qwen3_coder`: content released as soon as it cannot start a marker, each block
 emitted whole once decided, streaming equal to one-shot for every chunking.
-
-Known limitations:
-
-- Text at the start, before any ``</think>``, block or explicit ``<think>``, is held until one of them (or the end)
-  decides whether it is reasoning or content: a real MiniMax-M2 answer therefore streams its reasoning only at
-  ``</think>``.
-- A block followed by other text is decided only at the end of the text.
-- A value holding ``</parameter>`` followed by whitespace and ``<parameter name="`` (or by ``</invoke>`` and a new
-  ``<invoke name="``) is cut there when the rest parses; a value holding a whole block end followed by a new
-  block opener is cut there; so is a value holding a call boundary (``</invoke>``, optionally
-  ``</minimax:tool_call><minimax:tool_call>``, then ``<invoke name="``) when the rest parses.
-- Typing: under a schema that allows both, the string ``"null"`` and null, ``"true"`` and true, ``"5"`` and 5
-  are written alike and read as the non-string (generated seed 5, 400 cases: 5 cases hold the string ``"null"``
-  under ``anyOf [string, null]``). Names and keys holding
-  ``">`` cannot be written.
 """
 
 from __future__ import annotations
@@ -77,6 +63,21 @@ class MiniMaxM2Parser(XmlCallParser):
     """The MiniMax-M2 format (``<minimax:tool_call>`` / ``<invoke name=...>`` / ``<parameter name=...>``)."""
 
     dialect = MINIMAX_M2
+    limitations = (
+        "Text at the start, before any ``</think>``, block or explicit ``<think>``, is held until one of "
+        "them (or the end) decides whether it is reasoning or content: a real MiniMax-M2 answer therefore "
+        "streams its reasoning only at ``</think>``.",
+        "A block followed by other text is decided only at the end of the text.",
+        'A value holding ``</parameter>`` followed by whitespace and ``<parameter name="`` (or by '
+        '``</invoke>`` and a new ``<invoke name="``) is cut there when the rest parses; a value holding a '
+        "whole block end followed by a new block opener is cut there; so is a value holding a call "
+        "boundary (``</invoke>``, optionally ``</minimax:tool_call><minimax:tool_call>``, then ``<invoke "
+        'name="``) when the rest parses.',
+        'Typing: under a schema that allows both, the string ``"null"`` and null, ``"true"`` and true, '
+        '``"5"`` and 5 are written alike and read as the non-string (generated seed 5, 400 cases: 5 cases '
+        'hold the string ``"null"`` under ``anyOf [string, null]``). Names and keys holding ``">`` cannot '
+        "be written.",
+    )
 
 
 PARSERS = [MiniMaxM2Parser]  # registry entry (see harness/parse/registry.py)

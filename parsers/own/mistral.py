@@ -36,14 +36,6 @@ Streaming: content is released as soon as it cannot be the start of a marker (a 
 marker of the format, such as ``[`` or ``[TOOL``, is held back). Each call is held from ``[TOOL_CALLS]`` until
 its JSON closes and is then emitted whole (name, arguments JSON and id), so streaming equals one-shot for any
 chunking, malformed input included: nothing emitted ever needs retracting.
-
-Known limitations:
-
-- The one-shot :class:`~harness.core.messages.Message` has no place for call ids: the ``[CALL_ID]`` (or old-format
-  ``"id"``) is returned only on streamed deltas (``ToolCallDelta.id``).
-- ``[THINK]...[/THINK]`` reasoning (Magistral) is not read: neither template writes it; it stays content.
-- Parallel calls written without a ``[TOOL_CALLS]`` before each (``[TOOL_CALLS]a[ARGS]{}b[ARGS]{}``) give
-  the first call; the rest is surfaced as content.
 """
 
 from __future__ import annotations
@@ -51,11 +43,10 @@ from __future__ import annotations
 import json
 import re
 
-from harness.core.messages import Message
-from harness.core.protocol import Delta
 from harness.formats.mistral import ARGS, CALL_ID, SPEC, TOOL_CALLS
-from parsers.own._common import JsonExtent, Malformed, StopTail
-from parsers.own.llama3_json import _VERSION, TextField, decode_json, fold_message, object_arguments, to_deltas
+from parsers.own._base import OwnParser, TextField
+from parsers.own._common import JsonExtent, Malformed
+from parsers.own.llama3_json import decode_json, object_arguments
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
@@ -68,62 +59,33 @@ _TEXT_STOP = re.compile(r"[\[<]")
 _COMPACT_AT = 4096
 
 
-class MistralParser:
-    """Parser protocol implementation for Mistral ``[TOOL_CALLS]`` calls (see the module docstring)."""
+class MistralParser(OwnParser):
+    """Parser protocol implementation for Mistral ``[TOOL_CALLS]`` calls (see the module docstring).
+
+    ``tools`` and ``prefix`` are accepted for the protocol: the JSON carries its types and these templates
+    pre-fill nothing."""
 
     name = "toolcall-harness:mistral"
-    library = "toolcall-harness"
-    version = _VERSION
     formats = ("mistral",)
-    incremental = True
+    limitations = (
+        "The one-shot :class:`~harness.core.messages.Message` has no place for call ids: the ``[CALL_ID]`` "
+        '(or old-format ``"id"``) is returned only on streamed deltas (``ToolCallDelta.id``).',
+        "``[THINK]...[/THINK]`` reasoning (Magistral) is not read: neither template writes it; it stays content.",
+        "Parallel calls written without a ``[TOOL_CALLS]`` before each "
+        "(``[TOOL_CALLS]a[ARGS]{}b[ARGS]{}``) give the first call; the rest is surfaced as content.",
+    )
+    stops = _STOPS
 
-    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
-        """Parse a whole completion; never raises on malformed text (faults are surfaced as content).
-
-        ``tools`` and ``prefix`` are accepted for the protocol: the JSON carries its types and these templates
-        pre-fill nothing."""
-        reader = _Reader()
-        tail = StopTail(_STOPS)
-        events = reader.push(tail.push(text)) + reader.push(tail.flush()) + reader.finish()
-        return fold_message(events, reader.diagnostics)
-
-    def stream(self, tools: list | None = None, prefix: str = "") -> MistralStream:
-        return MistralStream()
-
-
-class MistralStream:
-    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
-
-    def __init__(self):
-        self._reader = _Reader()
-        self._tail = StopTail(_STOPS)
-
-    @property
-    def diagnostics(self) -> list[str]:
-        return self._reader.diagnostics
-
-    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        text = self._tail.push(chunk)
-        return to_deltas(self._reader.push(text)) if text else []
-
-    def finish(self) -> list[Delta]:
-        return to_deltas(self._reader.push(self._tail.flush()) + self._reader.finish())
-
-
-class _Malformed(Exception):
-    """The current call breaks the rules at buffer offset ``at``."""
-
-    def __init__(self, at: int, reason: str):
-        super().__init__(reason)
-        self.at, self.reason = at, reason
+    def reader(self, tools: list | None, prefix: str, whole: bool) -> _Reader:
+        return _Reader()
 
 
 class _Reader:
     """Incremental reader. ``push(text)`` / ``finish()`` return events (see
-    :func:`parsers.own.llama3_json.fold_message`).
+    :func:`parsers.own._base.deltas_from_events`).
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it
-    needs more text. Call-state handlers raise :class:`_Malformed`, which surfaces the call as content. Inside
+    needs more text. Call-state handlers raise :class:`Malformed`, which surfaces the call as content. Inside
     a call the buffer keeps its raw text from ``[TOOL_CALLS]`` (``call_at``) on.
     """
 
@@ -165,7 +127,7 @@ class _Reader:
             try:
                 while self.step():
                     pass
-            except _Malformed as err:
+            except Malformed as err:
                 self.fault = (err.at, err.reason)
                 self.step = self._faulted
                 continue
@@ -257,7 +219,7 @@ class _Reader:
         if end is None:
             return False
         if end == self.name_at:
-            raise _Malformed(end, "no tool name after [TOOL_CALLS]")
+            raise Malformed(end, "no tool name after [TOOL_CALLS]")
         self.name = self.buf[self.name_at : end]
         return self._after_word(end, allow_id=True)
 
@@ -285,14 +247,14 @@ class _Reader:
         rest = buf[end:]
         if not self.final and (ARGS.startswith(rest) or (allow_id and CALL_ID.startswith(rest))):
             return False  # the word is complete; the marker after it is still arriving (the step reruns)
-        raise _Malformed(end, "expected [ARGS] after the tool name" if allow_id else "expected [ARGS] after the id")
+        raise Malformed(end, "expected [ARGS] after the tool name" if allow_id else "expected [ARGS] after the id")
 
     def _args_start(self) -> bool:
         j = self.pos = _WS.match(self.buf, self.pos).end()
         if j == len(self.buf):
             return False
         if self.buf[j] != "{":
-            raise _Malformed(j, "expected a JSON object after [ARGS]")
+            raise Malformed(j, "expected a JSON object after [ARGS]")
         self.json = JsonExtent(j)
         self.step = self._args
         return True
@@ -301,13 +263,13 @@ class _Reader:
         try:
             end = self.json.advance(self.buf)
         except Malformed as exc:
-            raise _Malformed(exc.at, exc.reason) from None
+            raise Malformed(exc.at, exc.reason) from None
         if end is None:
             return None  # at the end of the text, _advance surfaces the unterminated call
         try:
             return end, decode_json(self.buf[self.json.start : end])
         except ValueError as exc:
-            raise _Malformed(end, f"invalid JSON: {exc}") from None
+            raise Malformed(end, f"invalid JSON: {exc}") from None
 
     def _args(self) -> bool:
         scanned = self._scan_json()
@@ -315,7 +277,7 @@ class _Reader:
             return False
         end, value = scanned
         if not isinstance(value, dict):
-            raise _Malformed(end, "arguments are not a JSON object")
+            raise Malformed(end, "arguments are not a JSON object")
         self._accept([(self.name, value, self.call_id)], end)
         return True
 
@@ -327,7 +289,7 @@ class _Reader:
         items = value if isinstance(value, list) else [value]
         calls = [_json_call(item) for item in items]
         if not calls or None in calls:
-            raise _Malformed(end, "JSON that is not a list of tool calls")
+            raise Malformed(end, "JSON that is not a list of tool calls")
         self._accept(calls, end)
         return True
 

@@ -59,31 +59,6 @@ marker is held back); reasoning after an explicit ``<think>`` likewise. Each cal
 decided -- when its clean end (the next ``<tool_call>``, or the end of the text) is seen, or, at the end of the
 text, a fallback or a fault -- and its calls are then emitted whole (name and arguments JSON per call), so
 streaming equals one-shot for any chunking, malformed input included: nothing emitted ever needs retracting.
-
-Known limitations:
-
-- Text at the start of the completion, before any ``</think>``, call or explicit ``<think>``, is held until one of
-  them (or the end) decides whether it is reasoning or content: the render cut (and a real prompt ending in
-  ``<think>``) leaves no opener to tell them apart. A plain prose answer (Qwen3-Coder writes no reasoning)
-  therefore streams in one piece at the end.
-- A call followed by other text (prose after the calls, which the templates never write) is decided only at the
-  end of the text, since a later ``</tool_call>`` could still make the first one part of a value.
-- Ambiguities the format cannot resolve, read the way the templates most likely meant: a value holding
-  ``</parameter>`` followed by whitespace and ``<parameter=`` (or by ``</function>`` and a new ``<function=``)
-  is cut there when the rest parses as parameters; a value holding a whole call end followed by a new call
-  opener (``</parameter></function></tool_call><tool_call>``, also without ``</tool_call>``, the drift of a
-  missing block closer) is cut there; a value holding a call boundary (``</function>``, optionally
-  ``</tool_call><tool_call>``, then ``<function=``) is cut there when the rest parses (the missing
-  ``</parameter>`` drift above); an unterminated call followed by another call is read as one call whose last
-  value runs into the next call.
-- Typing is the shared policy's (:mod:`parsers.own._schema_types`), with the template's own ambiguities: under a
-  schema that allows both, the string ``"None"`` and null (``None``), the string ``"True"`` and the boolean, the
-  string ``"5"`` and the number 5 are written alike and read as the non-string. The policy also reads ``null``
-  and ``true`` as null and true, although this template writes them ``None`` / ``True``: the string ``"null"``
-  under ``anyOf [string, null]`` comes back as null (generated seed 5, 400 cases: 5 cases). Under an
-  ``integer`` schema an integral float such as ``140.0`` stays a string (the observed mlx-lm case). Keys and
-  names holding ``>`` cannot be written.
-- Calls written without the ``<tool_call>`` wrapper (a bare ``<function=...>``) are content.
 """
 
 from __future__ import annotations
@@ -92,19 +67,13 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _dist_version
 
-from harness.core.messages import Message
-from harness.core.protocol import Delta
 from harness.formats import FormatSpec
 from harness.formats import qwen3_coder as _fmt
+from parsers.own._base import OwnParser, proper_prefixes
+from parsers.own._base import TextField as _Field
+from parsers.own._common import tojson_typed
 from parsers.own._schema_types import property_schema, typed_value
-
-try:
-    _VERSION = _dist_version("toolcall-harness")
-except PackageNotFoundError:  # running from a bare checkout
-    _VERSION = "0+unknown"
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _NAME_LIMIT = 512
@@ -145,118 +114,52 @@ class Dialect:
 QWEN3_CODER = Dialect(
     _fmt.SPEC, _fmt.FUNCTION_OPEN, ">", _fmt.FUNCTION_CLOSE, _fmt.PARAMETER_OPEN, _fmt.PARAMETER_CLOSE, padded=True
 )
-from parsers.own._common import TextField as _Field
-from parsers.own._common import deltas_from_events as _deltas
-from parsers.own._common import message_from_events as _message
-from parsers.own._common import tojson_typed
 
 
-class XmlCallParser:
+class XmlCallParser(OwnParser):
     """Parser protocol implementation for an XML parameter format (see the module docstring for the rules)."""
 
-    library = "toolcall-harness"
-    version = _VERSION
-    incremental = True
     dialect: Dialect = QWEN3_CODER
 
-    def __init__(self) -> None:
-        self.name = f"toolcall-harness:{self.dialect.spec.name}"
-        self.formats = (self.dialect.spec.name,)
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.name, cls.formats = f"toolcall-harness:{cls.dialect.spec.name}", (cls.dialect.spec.name,)
+        cls.stops = cls.dialect.spec.stop_markers
 
-    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
-        """Parse a whole completion; never raises on malformed text (faults are surfaced as content)."""
-        session = self.stream(tools, prefix)
-        events = session.push_events(text) + session.finish_events()
-        return _message(events, session.diagnostics)
-
-    def stream(self, tools: list | None = None, prefix: str = "") -> XmlCallStream:
-        return XmlCallStream(self.dialect, tools, prefix)
+    def reader(self, tools: list | None, prefix: str, whole: bool) -> _Reader:
+        return _Reader(self.dialect, tools, prefix)
 
 
 class Qwen3CoderParser(XmlCallParser):
     """The Qwen3-Coder / Nemotron-3-Nano format (``<tool_call>`` / ``<function=...>`` / ``<parameter=...>``)."""
 
     dialect = QWEN3_CODER
-
-
-class XmlCallStream:
-    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once."""
-
-    def __init__(self, dialect: Dialect, tools: list | None, prefix: str):
-        self._reader = _Reader(dialect, tools, prefix)
-        self._tail = _StopTail(dialect.spec.stop_markers)
-
-    @property
-    def diagnostics(self) -> list[str]:
-        return self._reader.diagnostics
-
-    def push_events(self, chunk: str) -> list[tuple]:
-        text = self._tail.push(chunk)
-        return self._reader.push(text) if text else []
-
-    def finish_events(self) -> list[tuple]:
-        return self._reader.push(self._tail.flush()) + self._reader.finish()
-
-    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
-        return _deltas(self.push_events(chunk))
-
-    def finish(self) -> list[Delta]:
-        return _deltas(self.finish_events())
-
-
-# ---- text helpers ------------------------------------------------------------------------------------
-
-
-def _proper_prefixes(markers) -> frozenset[str]:
-    return frozenset(m[:k] for m in markers for k in range(1, len(m)))
-
-
-class _StopTail:
-    """Holds back a trailing run of stop markers (and the whitespace between and after them) until text follows.
-
-    ``push(chunk)`` returns the text that is certainly not part of the final stop-marker run; ``flush()`` at the
-    end returns what was held when it turned out not to be a run of whole stop markers (it ends in a partial
-    one). The held part is the longest suffix made of stop markers and whitespace, optionally ending with a
-    proper prefix of a stop marker, that starts at a marker (leading whitespace is released); the longest one is
-    found over every way to split it, so a marker that ends with its own first character (MiniMax's ``[e~[``)
-    is held whole, and one-shot and streaming hold the same text.
-    """
-
-    def __init__(self, stops: tuple[str, ...]) -> None:
-        self.stops = stops
-        self.prefixes = _proper_prefixes(stops)
-        self.maxlen = max(map(len, stops))
-        self.pending = ""
-
-    def _run_start(self, s: str, partial: bool) -> int:
-        """The smallest ``j`` with ``s[j:]`` = stops and whitespace (then, if ``partial``, a proper prefix)."""
-        n = len(s)
-        starts = {n}
-        if partial:
-            starts |= {n - k for k in range(1, min(self.maxlen, n + 1)) if s[n - k :] in self.prefixes}
-        todo, best = list(starts), n
-        while todo:
-            p = todo.pop()
-            best = min(best, p)
-            steps = [p - 1] if p > 0 and s[p - 1].isspace() else []
-            steps += [p - len(m) for m in self.stops if s.endswith(m, 0, p)]
-            for q in steps:
-                if q not in starts:
-                    starts.add(q)
-                    todo.append(q)
-        return best
-
-    def push(self, chunk: str) -> str:
-        s = self.pending + chunk
-        j = self._run_start(s, partial=True)
-        while j < len(s) and s[j].isspace():  # a run starts at a stop marker, not at whitespace
-            j += 1
-        out, self.pending = s[:j], s[j:]
-        return out
-
-    def flush(self) -> str:
-        held, self.pending = self.pending, ""
-        return "" if self._run_start(held, partial=False) == 0 else held
+    limitations = (
+        "Text at the start of the completion, before any ``</think>``, call or explicit ``<think>``, is "
+        "held until one of them (or the end) decides whether it is reasoning or content: the render cut "
+        "(and a real prompt ending in ``<think>``) leaves no opener to tell them apart. A plain prose "
+        "answer (Qwen3-Coder writes no reasoning) therefore streams in one piece at the end.",
+        "A call followed by other text (prose after the calls, which the templates never write) is decided "
+        "only at the end of the text, since a later ``</tool_call>`` could still make the first one part "
+        "of a value.",
+        "Ambiguities the format cannot resolve, read the way the templates most likely meant: a value "
+        "holding ``</parameter>`` followed by whitespace and ``<parameter=`` (or by ``</function>`` and a "
+        "new ``<function=``) is cut there when the rest parses as parameters; a value holding a whole call "
+        "end followed by a new call opener (``</parameter></function></tool_call><tool_call>``, also "
+        "without ``</tool_call>``, the drift of a missing block closer) is cut there; a value holding a "
+        "call boundary (``</function>``, optionally ``</tool_call><tool_call>``, then ``<function=``) is "
+        "cut there when the rest parses (the missing ``</parameter>`` drift above); an unterminated call "
+        "followed by another call is read as one call whose last value runs into the next call.",
+        "Typing is the shared policy's (:mod:`parsers.own._schema_types`), with the template's own "
+        'ambiguities: under a schema that allows both, the string ``"None"`` and null (``None``), the '
+        'string ``"True"`` and the boolean, the string ``"5"`` and the number 5 are written alike and read '
+        "as the non-string. The policy also reads ``null`` and ``true`` as null and true, although this "
+        'template writes them ``None`` / ``True``: the string ``"null"`` under ``anyOf [string, null]`` '
+        "comes back as null (generated seed 5, 400 cases: 5 cases). Under an ``integer`` schema an "
+        "integral float such as ``140.0`` stays a string (the observed mlx-lm case). Keys and names "
+        "holding ``>`` cannot be written.",
+        "Calls written without the ``<tool_call>`` wrapper (a bare ``<function=...>``) are content.",
+    )
 
 
 # ---- the block search ----------------------------------------------------------------------------------
@@ -463,7 +366,7 @@ class _Reader:
     def __init__(self, dialect: Dialect, tools: list | None, prefix: str):
         self.d, self.tools = dialect, tools
         markers = tuple(dict.fromkeys(dialect.spec.markers + dialect.spec.stop_markers + (THINK_OPEN, THINK_CLOSE)))
-        self.prefixes = _proper_prefixes(markers)
+        self.prefixes = proper_prefixes(markers)
         self.maxlen = max(map(len, markers))
         self.starts = re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]")  # a marker may start
         self.buf, self.pos, self.scan = "", 0, 0

@@ -215,7 +215,7 @@ def test_eval_all_models_prints_one_table_per_family(tmp_path):
     assert "## gemma4" in report and "same template as `gemma-4-e2b`" in report
 
 
-def test_known_limitations_come_from_the_parser_docstring():
+def test_known_limitations_come_from_the_parser():
     from harness.parse.limitations import known_limitations
 
     items = known_limitations("llama3_json")

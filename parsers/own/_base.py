@@ -1,0 +1,305 @@
+"""The protocol side every own parser shares, written once: :class:`OwnParser` (``parse`` is the stream fed
+whole), :class:`OwnStream` (the session: stop-marker tail, reader, deltas), :class:`StopTail`, :class:`TextField`
+and the folding of reader events into a :class:`~harness.core.messages.Message` or
+:class:`~harness.core.protocol.Delta` lists. A parser module keeps only its grammar: a reader and a short
+:class:`OwnParser` subclass naming it, its stop markers and its known limitations (a tuple of strings).
+
+A reader is any object with ``push(text) -> events``, ``finish() -> events`` and ``diagnostics: list[str]``;
+events are ``("content"|"reasoning", text)``, ``("call", index, name, arguments_json[, call_id])`` and, for a
+reader that streams a call in pieces, ``("name", index, name)`` / ``("args", index, fragment)``. Marker
+hold-back and the surfacing of faults are the reader's (its grammar decides what a marker and a fault are).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
+from typing import Any, Protocol
+
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import Delta, ToolCallDelta
+from parsers.own._common import Malformed
+
+try:
+    VERSION = _dist_version("toolcall-harness")
+except PackageNotFoundError:  # running from a bare checkout
+    VERSION = "0+unknown"
+
+
+class Reader(Protocol):
+    diagnostics: list[str]
+
+    def push(self, text: str) -> list[tuple]: ...
+
+    def finish(self) -> list[tuple]: ...
+
+
+class TextField:
+    """Strips surrounding whitespace from a streamed text field (content or reasoning).
+
+    Leading whitespace is dropped; trailing whitespace is held until more text follows, so the
+    concatenation of what ``push`` returns equals ``"".join(all pushed).strip()``.
+    """
+
+    def __init__(self) -> None:
+        self.started, self.held = False, ""
+
+    def push(self, text: str) -> str:
+        if not self.started:
+            text = text.lstrip()
+        body = text.rstrip()
+        if not body:
+            self.held += text if self.started else ""
+            return ""
+        out, self.held, self.started = self.held + body, text[len(body) :], True
+        return out
+
+    def sep(self) -> None:
+        """Start a new message of the field (Harmony): a ``\\n`` released only when more text follows."""
+        if self.started:
+            self.held += "\n"
+
+
+def proper_prefixes(markers) -> frozenset[str]:
+    """Every proper (non-empty, shorter) prefix of each of ``markers``."""
+    return frozenset(m[:k] for m in markers for k in range(1, len(m)))
+
+
+class StopTail:
+    """Holds back a trailing run of stop markers (and the whitespace between and after them) until text follows.
+
+    ``push(chunk)`` returns the text that is certainly not part of the final stop-marker run; ``flush()`` at the
+    end returns what was held when it turned out not to be a run of whole stop markers (it ends in a partial
+    one). The held part is the longest suffix made of stop markers and whitespace, optionally ending with a
+    proper prefix of a stop marker, that starts at a marker (leading whitespace is released); the longest one is
+    found over every way to split it, so a marker that ends with its own first character (MiniMax's ``[e~[``)
+    is held whole, and one-shot and streaming hold the same text.
+    """
+
+    def __init__(self, stops: tuple[str, ...]) -> None:
+        self.stops = stops
+        self.prefixes = proper_prefixes(stops)
+        self.maxlen = max(map(len, stops))
+        self.pending = ""
+
+    def _run_start(self, s: str, partial: bool) -> int:
+        """The smallest ``j`` with ``s[j:]`` = stops and whitespace (then, if ``partial``, a proper prefix)."""
+        n = len(s)
+        starts = {n}
+        if partial:
+            starts |= {n - k for k in range(1, min(self.maxlen, n + 1)) if s[n - k :] in self.prefixes}
+        todo, best = list(starts), n
+        while todo:
+            p = todo.pop()
+            best = min(best, p)
+            steps = [p - 1] if p > 0 and s[p - 1].isspace() else []
+            steps += [p - len(m) for m in self.stops if s.endswith(m, 0, p)]
+            for q in steps:
+                if q not in starts:
+                    starts.add(q)
+                    todo.append(q)
+        return best
+
+    def push(self, chunk: str) -> str:
+        s = self.pending + chunk
+        j = self._run_start(s, partial=True)
+        while j < len(s) and s[j].isspace():  # a run starts at a stop marker, not at whitespace
+            j += 1
+        out, self.pending = s[:j], s[j:]
+        return out
+
+    def flush(self) -> str:
+        held, self.pending = self.pending, ""
+        return "" if self._run_start(held, partial=False) == 0 else held
+
+
+class StepReader:
+    """The driver of a step reader: ``step`` is the handler of the current state; it returns True when it made
+    progress and False when it needs more text, and raises :class:`~parsers.own._common.Malformed` at a fault,
+    which :meth:`_surface` (the grammar's) gives to content. ``push``/``finish`` return the events made since.
+
+    Subclasses set ``buf``, ``pos``, ``final``, ``events``, ``step`` and the ``content``/``reasoning``
+    :class:`TextField` (fed by :meth:`_emit_content`/:meth:`_emit_reasoning`) in ``__init__``, ``prefixes``/``maxlen``
+    (the proper prefixes of every marker and the longest marker's length: :meth:`_scan` holds them back), and
+    implement :meth:`_held_call` (True while a call is read), :meth:`_at_end` (what a call open at the end of
+    the text becomes) and :meth:`_surface`; :meth:`_compact` drops consumed text before each push.
+    """
+
+    buf: str
+    pos: int
+    final: bool
+    events: list[tuple]
+    diagnostics: list[str]
+    content: TextField
+    reasoning: TextField
+    step: Callable[[], bool]  # the handler of the current state
+    prefixes: frozenset[str] = frozenset()
+    maxlen = 1
+
+    def push(self, text: str) -> list[tuple]:
+        self._compact()
+        self.buf += text
+        self._advance()
+        return self._take()
+
+    def finish(self) -> list[tuple]:
+        self.final = True
+        self._advance()
+        return self._take()
+
+    def _advance(self) -> None:
+        while True:
+            try:
+                while self.step():
+                    pass
+            except Malformed as err:
+                self._surface(err.at, err.reason)
+                continue
+            if not (self.final and self._held_call()):
+                return
+            self._at_end()
+
+    def _take(self) -> list[tuple]:
+        events, self.events = self.events, []
+        return events
+
+    def _compact(self) -> None:
+        """Drop consumed text before a push (the grammar knows what it still needs)."""
+
+    def _held_call(self) -> bool:  # pragma: no cover - subclasses implement it
+        raise NotImplementedError
+
+    def _at_end(self) -> None:  # pragma: no cover - subclasses implement it
+        raise NotImplementedError
+
+    def _surface(self, at: int, reason: str) -> None:  # pragma: no cover - subclasses implement it
+        raise NotImplementedError
+
+    def _emit_content(self, text: str) -> None:
+        text = self.content.push(text)
+        if text:
+            self.events.append(("content", text))
+
+    def _emit_reasoning(self, text: str) -> None:
+        text = self.reasoning.push(text)
+        if text:
+            self.events.append(("reasoning", text))
+
+    def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
+        """Emit text up to the first of ``markers`` and consume the marker; return it, or None when the buffer
+        ran out (a trailing possible marker prefix is held unless final)."""
+        buf, start = self.buf, self.pos
+        i = buf.find("<", start)
+        while i != -1:
+            for marker in markers:
+                if buf.startswith(marker, i):
+                    emit(buf[start:i])
+                    self.pos = i + len(marker)
+                    return marker
+            if not self.final and len(buf) - i < self.maxlen and buf[i:] in self.prefixes:
+                emit(buf[start:i])
+                self.pos = i
+                return None
+            i = buf.find("<", i + 1)
+        emit(buf[start:])
+        self.pos = len(buf)
+        return None
+
+
+def message_from_events(events: list[tuple], diagnostics: list[str]) -> Message:
+    """Fold events into a :class:`Message` (``name``/``args`` pieces join the call of their index)."""
+    content, reasoning = [], []
+    pieces: list[list[str]] = []  # [name, arguments JSON so far], in call order
+    for event in events:
+        if event[0] == "content":
+            content.append(event[1])
+        elif event[0] == "reasoning":
+            reasoning.append(event[1])
+        elif event[0] == "name":
+            pieces.append([event[2], ""])
+        elif event[0] == "args":
+            pieces[-1][1] += event[2]
+        else:
+            pieces.append([event[2], event[3]])
+    calls = [ToolCall(name, json.loads(args)) for name, args in pieces]
+    return Message("".join(content) or None, "".join(reasoning) or None, calls, list(diagnostics))
+
+
+def deltas_from_events(events: list[tuple]) -> list[Delta]:
+    """Events as deltas, merging neighbouring content (or reasoning) pieces and a call's argument fragments."""
+    out: list[Delta] = []
+    for event in events:
+        kind, last = event[0], out[-1] if out else None
+        if kind in ("content", "reasoning"):
+            if last is not None and getattr(last, kind) is not None and not last.tool_calls:
+                setattr(last, kind, getattr(last, kind) + event[1])
+            else:
+                out.append(Delta(**{kind: event[1]}))
+        elif kind == "args" and last is not None and last.tool_calls and last.tool_calls[-1].index == event[1]:
+            piece = last.tool_calls[-1]
+            piece.arguments = (piece.arguments or "") + event[2]
+        elif kind == "args":
+            out.append(Delta(tool_calls=[ToolCallDelta(event[1], arguments=event[2])]))
+        elif kind == "name":
+            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2])]))
+        else:
+            call_id = event[4] if len(event) > 4 else None
+            out.append(Delta(tool_calls=[ToolCallDelta(event[1], name=event[2], arguments=event[3], id=call_id)]))
+    return out
+
+
+class OwnStream:
+    """Streaming session: ``feed(chunk) -> list[Delta]`` as text arrives, ``finish() -> list[Delta]`` once.
+
+    A trailing run of ``stops`` is held back (:class:`StopTail`) before the text reaches ``reader``."""
+
+    def __init__(self, reader: Reader, stops: tuple[str, ...]):
+        self._reader = reader
+        self._tail = StopTail(stops)
+
+    @property
+    def diagnostics(self) -> list[str]:
+        return self._reader.diagnostics
+
+    def push_events(self, chunk: str) -> list[tuple]:
+        text = self._tail.push(chunk)
+        return self._reader.push(text) if text else []
+
+    def finish_events(self) -> list[tuple]:
+        return self._reader.push(self._tail.flush()) + self._reader.finish()
+
+    def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
+        return deltas_from_events(self.push_events(chunk))
+
+    def finish(self) -> list[Delta]:
+        return deltas_from_events(self.finish_events())
+
+
+class OwnParser:
+    """Parser protocol implementation over a reader: subclasses set ``name``, ``formats``, ``stops`` (the
+    format's stop markers), ``limitations`` (what the parser cannot do, one sentence each, shown in reports)
+    and implement :meth:`reader`."""
+
+    name = ""
+    formats: tuple[str, ...] = ()
+    library = "toolcall-harness"
+    version = VERSION
+    incremental = True
+    stops: tuple[str, ...] = ()
+    limitations: tuple[str, ...] = ()
+
+    def reader(self, tools: list | None, prefix: str, whole: bool) -> Any:
+        """A fresh reader for one completion; ``whole`` is True for :meth:`parse` (the text arrives at once)."""
+        raise NotImplementedError
+
+    def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
+        """Parse a whole completion (the stream fed whole); never raises on malformed text (faults are
+        surfaced as content)."""
+        session = OwnStream(self.reader(tools, prefix, True), self.stops)
+        events = session.push_events(text) + session.finish_events()
+        return message_from_events(events, session.diagnostics)
+
+    def stream(self, tools: list | None = None, prefix: str = "") -> OwnStream:
+        return OwnStream(self.reader(tools, prefix, False), self.stops)
