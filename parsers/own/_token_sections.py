@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import re
 
-from parsers.own._base import OwnParser, TextField
+from parsers.own._base import OwnParser, StepReader, TextField, proper_prefixes
 from parsers.own._common import JsonExtent, Malformed
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
@@ -75,7 +75,7 @@ def arguments_object(value):
 # ---- the reader ------------------------------------------------------------------------------------------
 
 
-class SectionReader:
+class SectionReader(StepReader):
     """Incremental reader: ``push(text)`` / ``finish()`` return events ``("content"|"reasoning", text)`` and
     ``("call", index, name, arguments_json)``.
 
@@ -94,14 +94,11 @@ class SectionReader:
     THINK = True  # read <think>...</think>
     REASONING_WITHOUT_PREFIX = False  # start in reasoning when the prefix has no think marker
 
-    _prefixes: frozenset[str] = frozenset()
-    _maxlen = 0
-
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         markers = tuple(dict.fromkeys(cls.MARKERS + cls.STOPS + ((THINK_OPEN, THINK_CLOSE) if cls.THINK else ())))
-        cls._prefixes = frozenset(m[:k] for m in markers for k in range(1, len(m)))
-        cls._maxlen = max(map(len, markers)) if markers else 1
+        cls.prefixes = proper_prefixes(markers)
+        cls.maxlen = max(map(len, markers)) if markers else 1
 
     def __init__(self, tools: list | None, prefix: str):
         self.tools = tools
@@ -129,43 +126,20 @@ class SectionReader:
 
     # ---- driving -----------------------------------------------------------------------------------
 
-    def push(self, text: str) -> list[tuple]:
+    def _compact(self) -> None:
         if not self.in_block and self.pos:
             self.buf, self.pos = self.buf[self.pos :], 0
-        self.buf += text
-        self._advance()
-        return self._take()
 
-    def finish(self) -> list[tuple]:
-        self.final = True
-        self._advance()
-        return self._take()
+    def _held_call(self) -> bool:
+        return self.in_block
 
-    def _advance(self) -> None:
-        while True:
-            try:
-                while self.step():
-                    pass
-            except Malformed as err:
-                self._surface(err.at, err.reason)
-                continue
-            if not self.final:
-                return
-            if self.in_block:
-                if self.complete is not None and not self.buf[self.pos :].strip():
-                    self.pos = len(self.buf)
-                    self._accept(*self.complete)  # drift: the closer is missing at the end of the text
-                else:
-                    self._surface(
-                        len(self.buf),
-                        "unterminated call" if self.call_open_at >= 0 else "tool-call section without a call",
-                    )
-                continue
-            return
-
-    def _take(self) -> list[tuple]:
-        events, self.events = self.events, []
-        return events
+    def _at_end(self) -> None:
+        if self.complete is not None and not self.buf[self.pos :].strip():
+            self.pos = len(self.buf)
+            self._accept(*self.complete)  # drift: the closer is missing at the end of the text
+        else:
+            reason = "unterminated call" if self.call_open_at >= 0 else "tool-call section without a call"
+            self._surface(len(self.buf), reason)
 
     # ---- helpers for subclasses ------------------------------------------------------------------------
 
@@ -179,26 +153,6 @@ class SectionReader:
         return _WS.match(self.buf, self.pos).end()
 
     # ---- text outside calls ----------------------------------------------------------------------
-
-    def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
-        """Emit text up to the first of ``markers`` and consume the marker; return it, or None when the buffer
-        ran out (a trailing possible marker prefix is held unless final)."""
-        buf, start = self.buf, self.pos
-        i = buf.find("<", start)
-        while i != -1:
-            for marker in markers:
-                if buf.startswith(marker, i):
-                    emit(buf[start:i])
-                    self.pos = i + len(marker)
-                    return marker
-            if not self.final and len(buf) - i < self._maxlen and buf[i:] in self._prefixes:
-                emit(buf[start:i])
-                self.pos = i
-                return None
-            i = buf.find("<", i + 1)
-        emit(buf[start:])
-        self.pos = len(buf)
-        return None
 
     def _text(self) -> bool:
         markers = (self.SECTION_OPEN, self.CALL_OPEN)
@@ -232,14 +186,7 @@ class SectionReader:
     def _emit_content(self, text: str) -> None:
         if text and not text.isspace():
             self.think_allowed = False
-        text = self.content.push(text)
-        if text:
-            self.events.append(("content", text))
-
-    def _emit_reasoning(self, text: str) -> None:
-        text = self.reasoning.push(text)
-        if text:
-            self.events.append(("reasoning", text))
+        super()._emit_content(text)
 
     # ---- sections and calls ------------------------------------------------------------------------
 

@@ -85,7 +85,7 @@ from harness.formats.glm45 import (
     VALUE_CLOSE,
     VALUE_OPEN,
 )
-from parsers.own._base import OwnParser
+from parsers.own._base import OwnParser, StepReader
 from parsers.own._base import TextField as _Field
 from parsers.own._common import Malformed
 from parsers.own._common import reject_constant as _reject_constant
@@ -134,7 +134,7 @@ class Glm45Parser(GlmParser):
     )
 
 
-class _Reader:
+class _Reader(StepReader):
     """Incremental reader of GLM completions. ``push(text)`` / ``finish()`` return events:
     ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
 
@@ -142,6 +142,8 @@ class _Reader:
     more text. Call-state handlers raise :class:`Malformed`, which surfaces the block as content. Inside a block
     the buffer keeps the block's raw text from ``<tool_call>`` (``call_at``) on.
     """
+
+    prefixes, maxlen = _PREFIXES, _MAXLEN
 
     def __init__(self, tools: list | None, prefix: str, implicit_think: bool):
         self.tools = tools
@@ -162,37 +164,16 @@ class _Reader:
 
     # ---- driving ------------------------------------------------------------------------------------------
 
-    def push(self, text: str) -> list[tuple]:
-        self._compact()
-        self.buf += text
-        self._advance()
-        return self._take()
+    def _held_call(self) -> bool:
+        return self.in_call
 
-    def finish(self) -> list[tuple]:
-        self.final = True
-        self._advance()
-        return self._take()
-
-    def _advance(self) -> None:
-        while True:
-            try:
-                while self.step():
-                    pass
-            except Malformed as err:
-                self._surface(err.at, err.reason)
-                continue
-            if not (self.final and self.in_call):
-                return
-            if self.step == self._sep and self.after_value and self.pos == len(self.buf):
-                self._accept()  # drift: </tool_call> is missing at the end of the text
-            elif self.step == self._json and self._json_accept(self.buf[self.value_at :]):
-                self.pos = len(self.buf)  # drift: the same after a JSON body
-            else:
-                self._surface(len(self.buf), "unterminated call")
-
-    def _take(self) -> list[tuple]:
-        events, self.events = self.events, []
-        return events
+    def _at_end(self) -> None:
+        if self.step == self._sep and self.after_value and self.pos == len(self.buf):
+            self._accept()  # drift: </tool_call> is missing at the end of the text
+        elif self.step == self._json and self._json_accept(self.buf[self.value_at :]):
+            self.pos = len(self.buf)  # drift: the same after a JSON body
+        else:
+            self._surface(len(self.buf), "unterminated call")
 
     def _compact(self) -> None:
         """Drop consumed text (inside a block, only what precedes its ``<tool_call>``)."""
@@ -207,26 +188,6 @@ class _Reader:
     def _held(self, i: int) -> bool:
         """True when the buffer ends at ``i`` with a proper prefix of a marker that more text may complete."""
         return not self.final and len(self.buf) - i < _MAXLEN and self.buf[i:] in _PREFIXES
-
-    def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
-        """Emit text up to the first of ``markers`` and consume it; return it, or None when the buffer ran out
-        (a trailing possible marker prefix is held unless final)."""
-        buf, start = self.buf, self.pos
-        i = buf.find("<", start)
-        while i != -1:
-            for marker in markers:
-                if buf.startswith(marker, i):
-                    emit(buf[start:i])
-                    self.pos = i + len(marker)
-                    return marker
-            if self._held(i):
-                emit(buf[start:i])
-                self.pos = i
-                return None
-            i = buf.find("<", i + 1)
-        emit(buf[start:])
-        self.pos = len(buf)
-        return None
 
     def _undecided(self) -> bool:
         """glm47 without a think marker in the prefix: is the text before the first ``</think>`` reasoning?
@@ -287,14 +248,7 @@ class _Reader:
     def _emit_content(self, text: str) -> None:
         if text and not text.isspace():
             self.think_allowed = False
-        text = self.content.push(text)
-        if text:
-            self.events.append(("content", text))
-
-    def _emit_reasoning(self, text: str) -> None:
-        text = self.reasoning.push(text)
-        if text:
-            self.events.append(("reasoning", text))
+        super()._emit_content(text)
 
     # ---- calls ----------------------------------------------------------------------------------------------
 

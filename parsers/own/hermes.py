@@ -52,7 +52,7 @@ import json
 import re
 
 from harness.formats.hermes import CALL_CLOSE, CALL_OPEN, SPEC
-from parsers.own._base import OwnParser
+from parsers.own._base import OwnParser, StepReader
 from parsers.own._base import TextField as _Field
 from parsers.own._common import Malformed
 from parsers.own._common import finite_float as _finite_float
@@ -89,7 +89,7 @@ class HermesParser(OwnParser):
         return _Reader(prefix)
 
 
-class _Reader:
+class _Reader(StepReader):
     """Incremental reader of Hermes completions. ``push(text)`` / ``finish()`` return events:
     ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
 
@@ -97,6 +97,8 @@ class _Reader:
     needs more text. Call-state handlers raise :class:`Malformed`, which surfaces the block as content.
     Inside a block the buffer keeps the block's raw text from ``<tool_call>`` (``call_at``) on.
     """
+
+    prefixes, maxlen = _PREFIXES, _MAXLEN
 
     def __init__(self, prefix: str):
         self.buf, self.pos = "", 0
@@ -114,35 +116,14 @@ class _Reader:
 
     # ---- driving -----------------------------------------------------------------------------------
 
-    def push(self, text: str) -> list[tuple]:
-        self._compact()
-        self.buf += text
-        self._advance()
-        return self._take()
+    def _held_call(self) -> bool:
+        return self.in_call
 
-    def finish(self) -> list[tuple]:
-        self.final = True
-        self._advance()
-        return self._take()
-
-    def _advance(self) -> None:
-        while True:
-            try:
-                while self.step():
-                    pass
-            except Malformed as err:
-                self._surface(err.at, err.reason)
-                continue
-            if not (self.final and self.in_call):
-                return
-            if self.step == self._after_value and self.pos == len(self.buf):
-                self._accept()  # drift: </tool_call> is missing at the end of the text
-            else:
-                self._surface(len(self.buf), "unterminated call")
-
-    def _take(self) -> list[tuple]:
-        events, self.events = self.events, []
-        return events
+    def _at_end(self) -> None:
+        if self.step == self._after_value and self.pos == len(self.buf):
+            self._accept()  # drift: </tool_call> is missing at the end of the text
+        else:
+            self._surface(len(self.buf), "unterminated call")
 
     def _compact(self) -> None:
         """Drop consumed text (inside a block, only what precedes its ``<tool_call>``)."""
@@ -153,26 +134,6 @@ class _Reader:
                 self.call_at, self.scan, self.value_at = 0, self.scan - cut, self.value_at - cut
 
     # ---- text outside calls ----------------------------------------------------------------------
-
-    def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
-        """Emit text up to the first of ``markers`` and consume it; return it, or None when the buffer
-        ran out (a trailing possible marker prefix is held unless final)."""
-        buf, start = self.buf, self.pos
-        i = buf.find("<", start)
-        while i != -1:
-            for marker in markers:
-                if buf.startswith(marker, i):
-                    emit(buf[start:i])
-                    self.pos = i + len(marker)
-                    return marker
-            if not self.final and len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
-                emit(buf[start:i])
-                self.pos = i
-                return None
-            i = buf.find("<", i + 1)
-        emit(buf[start:])
-        self.pos = len(buf)
-        return None
 
     def _text(self) -> bool:
         markers = (CALL_OPEN, THINK_OPEN) if self.think_allowed else (CALL_OPEN,)
@@ -207,14 +168,7 @@ class _Reader:
     def _emit_content(self, text: str) -> None:
         if text and not text.isspace():
             self.think_allowed = False
-        text = self.content.push(text)
-        if text:
-            self.events.append(("content", text))
-
-    def _emit_reasoning(self, text: str) -> None:
-        text = self.reasoning.push(text)
-        if text:
-            self.events.append(("reasoning", text))
+        super()._emit_content(text)
 
     # ---- calls ---------------------------------------------------------------------------------
 
