@@ -19,12 +19,13 @@ from hypothesis import strategies as st
 
 from harness.assets.sdist import sdist_file
 from harness.core.messages import Message, ToolCall
+from harness.core.paths import OBSERVED_FILE
 from harness.core.protocol import Parser, run_stream
 from harness.formats.gemma4 import SPEC
 from parsers.own.gemma4 import Gemma4Parser
 
 TEMPLATE = "models/templates/google-gemma-4-31B-it.jinja"
-OBSERVED = Path("/work/shared/cases/observed_public.jsonl")
+OBSERVED = OBSERVED_FILE  # corpora/observed/observed_public.jsonl
 MODEL_TURN = "<|turn>model\n"
 THINKING_OFF_PREFIX = "<|channel>thought\n<channel|>"
 ALL_MARKERS = tuple(dict.fromkeys(SPEC.markers + SPEC.stop_markers))
