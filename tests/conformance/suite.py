@@ -225,6 +225,7 @@ class Text(NamedTuple):
     content: str | None = None
     reasoning: str | None = None
     tools: list | None = None
+    seed: int | None = None  # of the random chunkings; None: the length of the case's name
 
 
 @dataclass(frozen=True)
@@ -306,9 +307,12 @@ class ParserConformance:
         assert parser.version == version(OWN_LIBRARY) and parser.incremental is True
         registry.reload()
         try:
-            for alias in ("own", OWN_LIBRARY, f"own:{cfg.format}"):
+            assert parser.name in registry.available_parsers(cfg.format)
+            for alias in ("own", OWN_LIBRARY, parser.name, f"own:{cfg.format}"):
                 assert registry.resolve(alias, format=cfg.format) == parser.name
-            assert type(registry.get_parser("own", format=cfg.format)) is type(parser)
+                assert type(registry.get_parser(alias, format=cfg.format)) is type(parser)
+            got, _ = registry.create_parsers(["own"], cfg.format)
+            assert [p.name for p in got] == [parser.name]
         finally:
             registry.reload()
 
@@ -320,7 +324,7 @@ class ParserConformance:
             case.text + stop,
             case.tools,
             cfg.prefix,
-            seed=len(strict_case),
+            seed=len(strict_case) if case.seed is None else case.seed,
             leak_check=strict_case not in cfg.leak_check_exempt,
             extra_markers=cfg.extra_markers,
         )
