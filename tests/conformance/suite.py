@@ -237,7 +237,8 @@ class Conformance:
     ``prefix``: the generation-prompt tail the strict, drift and surfaced texts are parsed after.
     ``hold_back``: texts split at every point, after each of ``hold_back_prefixes``. ``models``: catalog models whose
     rendered corpus must pass; ``modes``: the modes :func:`evaluate_corpus` must find for the parser out of
-    ``requested_modes``. ``extra_markers``: markers beyond the format's that no delta may hold.
+    ``requested_modes``. ``extra_markers``: markers beyond the format's that no delta may hold. ``surfaced_note``:
+    what the first diagnostic of a surfaced text says; ``surfaced_suffix``: a stop marker its content loses.
     """
 
     format: str
@@ -254,6 +255,8 @@ class Conformance:
     modes: tuple[str, ...] = ()
     extra_markers: tuple[str, ...] = ()
     leak_check_exempt: frozenset[str] = frozenset()  # strict cases whose content holds markers by design
+    surfaced_note: str = "surfaced"  # the word the first diagnostic of a surfaced text holds
+    surfaced_suffix: str = ""  # a stop marker the surfaced content loses
 
 
 def _argnames(names) -> list[str]:
@@ -295,7 +298,7 @@ class ParserConformance:
     def parser(self) -> Parser:
         return self.CONFIG.parser()
 
-    def test_protocol_attributes_and_registry(self):
+    def test_protocol_attributes(self):
         cfg = self.CONFIG
         parser = self.parser
         assert isinstance(parser, Parser)
@@ -305,6 +308,10 @@ class ParserConformance:
             OWN_LIBRARY,
         )
         assert parser.version == version(OWN_LIBRARY) and parser.incremental is True
+
+    def test_registry_resolves_own_aliases_by_format(self):
+        cfg = self.CONFIG
+        parser = self.parser
         registry.reload()
         try:
             assert parser.name in registry.available_parsers(cfg.format)
@@ -343,8 +350,8 @@ class ParserConformance:
         text = cfg.surfaced[surfaced_case] if isinstance(cfg.surfaced, Mapping) else surfaced_case
         message = assert_stream_matches(self.parser, text, None, cfg.prefix, leak_check=False)  # the text holds markers
         assert message.tool_calls == []
-        assert message.content == text.strip()
-        assert message.diagnostics and "surfaced" in message.diagnostics[0]
+        assert message.content == text.removesuffix(cfg.surfaced_suffix).strip()
+        assert message.diagnostics and cfg.surfaced_note in message.diagnostics[0]
 
     def test_marker_hold_back_at_every_split_point(self, hold_back_text, hold_back_prefix):
         assert_hold_back(self.parser, hold_back_text, prefix=hold_back_prefix, extra_markers=self.CONFIG.extra_markers)
