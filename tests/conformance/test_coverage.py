@@ -13,9 +13,6 @@ from conformance.suite import OWN_LIBRARY, ParserConformance
 from harness.parse import registry
 
 HERE = Path(__file__).parent
-#: Formats whose tests are still in ``tests/test_parser_<format>.py`` (migration in progress): allowed only while
-#: that file exists.
-LEGACY = Path(__file__).parents[1]
 
 
 def own_formats() -> set[str]:
@@ -41,8 +38,7 @@ def test_every_own_parser_has_a_conformance_config():
     formats = own_formats()
     assert len(formats) >= 13
     configured = configured_formats()
-    pending = {f for f in formats if (LEGACY / f"test_parser_{f}.py").exists()}
-    missing = sorted(formats - set(configured) - pending)
+    missing = sorted(formats - set(configured))
     assert not missing, f"own parsers without a conformance config in tests/conformance/test_<format>.py: {missing}"
     assert set(configured) <= formats, f"configs for no own parser: {sorted(set(configured) - formats)}"
 
