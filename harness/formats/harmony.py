@@ -75,7 +75,7 @@ def edge_scenarios() -> list:
     before a call, dotted and dashed tool names, and a final answer after reasoning.
 
     Header variants (recipient after the channel, ``<|constrain|>json``, ``analysis`` calls, ``<|end|>`` endings)
-    are not writable through the template; ``tests/test_parser_harmony.py`` covers them on hand-written text."""
+    are not writable through the template; ``tests/conformance/test_harmony.py`` covers them on hand-written text."""
 
     def e(id, tags, calls, **kw):
         return edge(f"harmony-{id}", ["harmony", *tags], calls, **kw)

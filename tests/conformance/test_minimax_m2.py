@@ -1,73 +1,48 @@
-"""Tests of the project's own MiniMax-M2 XML parser (``parsers/own/minimax_m2.py``) and of the format end to end.
-
-Text rendered by the real template comes from the llama-cpp-python 0.3.36 sdist copy (``MiniMax-M2.jinja``)
-through the harness' own pipeline (catalog, ``load_template`` offline, ``render_scenario``, ``build_corpus``,
-the runner's modes including ``roundtrip``). The reader itself is shared with the Qwen3-Coder parser and tested
-in depth in ``tests/test_parser_qwen3_coder.py``; these tests cover MiniMax's markers, values and reasoning.
+"""Conformance of the project's own MiniMax-M2 parser (``parsers/own/minimax_m2.py``) and of the minimax_m2
+family end to end: the shared suite's config plus the tests specific to the format.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import random
 import re
 
-import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Parser, run_stream
+from conformance.suite import (
+    Conformance,
+    ParserConformance,
+    Text,
+    assert_stream_matches,
+    delta_checker,
+    expected_view,
+    template,
+    tool,
+    view,
+)
+from harness.core.messages import ToolCall
+from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
-from harness.corpus.build import build_corpus
 from harness.formats import format_edge_scenarios, get_format
-from harness.parse import registry
-from harness.parse.modes import modes_for
 from harness.score.roundtrip import roundtrip_check
-from harness.score.runner import evaluate_case
 from harness.template.render import render_scenario
-from harness.template.sources import load_template
 from parsers.own.minimax_m2 import MiniMaxM2Parser
 
 FMT = get_format("minimax_m2")
 PARSER = MiniMaxM2Parser()
+
+
+EXTRA_MARKERS = ()
+CHECK_DELTA = delta_checker(FMT, EXTRA_MARKERS)
+
+
+def stream_matches(text: str, tools=None, prefix: str = "", seed: int = 0, leak_check: bool = True):
+    """:func:`conformance.suite.assert_stream_matches` on this file's parser, in its argument order."""
+    return assert_stream_matches(PARSER, text, tools, prefix, seed, leak_check, EXTRA_MARKERS)
+
+
 MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers))
-
-
-# ---- helpers ---------------------------------------------------------------------------------------
-
-
-def view(message: Message):
-    calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
-    return message.content, message.reasoning, calls
-
-
-def expected_view(calls, content=None, reasoning=None):
-    return view(Message(content, reasoning, [ToolCall(n, a) for n, a in calls]))
-
-
-def check_delta(delta) -> None:
-    for piece in (delta.content, delta.reasoning):
-        if piece:
-            assert not any(m in piece for m in MARKERS), piece
-
-
-def chunkings(text: str, seed: int = 0) -> list[list[str]]:
-    rng = random.Random(seed)
-    out = [[text], list(text)]
-    for _ in range(4):
-        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
-    return out
-
-
-def assert_stream_matches(text: str, tools=None, prefix: str = "", seed: int = 0, leak_check: bool = True) -> Message:
-    one_shot = PARSER.parse(text, tools, prefix)
-    for chunks in chunkings(text, seed):
-        got = run_stream(PARSER, chunks, tools, prefix, on_delta=check_delta if leak_check else None)
-        assert view(got) == view(one_shot), chunks
-    return one_shot
 
 
 def written(value) -> str:
@@ -85,17 +60,6 @@ def block(*calls) -> str:
     return out + "</minimax:tool_call>"
 
 
-def tool(name: str, properties: dict) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": f"The {name} tool.",
-            "parameters": {"type": "object", "properties": properties},
-        },
-    }
-
-
 S, I, N, B, O, A = ({"type": t} for t in ("string", "integer", "number", "boolean", "object", "array"))
 NULLABLE_S = {"anyOf": [S, {"type": "null"}]}
 WEATHER = tool("get_weather", {"location": S, "days": I})
@@ -103,18 +67,6 @@ TYPED = tool("t", {"s": S, "i": I, "n": N, "b": B, "z": NULLABLE_S, "o": O, "a":
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
-
-
-def test_protocol_attributes_and_registry():
-    assert isinstance(PARSER, Parser)
-    assert PARSER.name == "toolcall-harness:minimax_m2" and PARSER.formats == ("minimax_m2",)
-    assert PARSER.incremental is True
-    registry.reload()
-    try:
-        assert registry.resolve("own", format="minimax_m2") == "toolcall-harness:minimax_m2"
-        assert isinstance(registry.get_parser("own", format="minimax_m2"), MiniMaxM2Parser)
-    finally:
-        registry.reload()
 
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------
@@ -167,15 +119,6 @@ STRICT = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(STRICT))
-@pytest.mark.parametrize("stop", ["", "[e~[", "[e~[\n"])
-def test_strict_text(case, stop):
-    text, tools, calls, content = STRICT[case]
-    message = assert_stream_matches(text + stop, tools, seed=len(case))
-    assert view(message) == expected_view(calls, content)
-    assert message.diagnostics == []
-
-
 def test_values_are_typed_by_the_schema():
     lookup = tool(
         "lookup", {"code": {"anyOf": [S, I]}, "flag": {"anyOf": [S, B]}, "n": {"type": ["string", "null"]}, "s": S}
@@ -220,7 +163,7 @@ RECOVERED = {
 def test_double_encoded_json_value_under_a_container_schema():
     """drift mutator escaped-json-value on edge-nested-object."""
     text = block(("create_user", {"user": '{\\"name\\": \\"Ada\\", \\"age\\": 36}'}))
-    message = assert_stream_matches(text, [tool("create_user", {"user": O})])
+    message = stream_matches(text, [tool("create_user", {"user": O})])
     assert message.tool_calls[0].arguments == {"user": {"name": "Ada", "age": 36}}
 
 
@@ -228,31 +171,8 @@ def test_text_tojson_cannot_write_is_a_string_next_to_other_types():
     """generated seed 0 case gen-0-0248: MiniMax writes null as ``null``, so ``None`` under anyOf [string, null]
     is the string (Qwen3-Coder, which prints ``None``, reads it as null)."""
     lookup = tool("f", {"a": NULLABLE_S, "b": NULLABLE_S, "c": {"anyOf": [S, I]}})
-    message = assert_stream_matches(block(("f", {"a": "None", "b": "null", "c": " 5"})), [lookup])
+    message = stream_matches(block(("f", {"a": "None", "b": "null", "c": " 5"})), [lookup])
     assert message.tool_calls[0].arguments == {"a": "None", "b": None, "c": " 5"}
-
-
-@pytest.mark.parametrize("case", sorted(RECOVERED))
-def test_drift_recovered(case):
-    text, calls = RECOVERED[case]
-    message = assert_stream_matches(text)
-    assert view(message) == expected_view(calls)
-    assert message.diagnostics == []
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "<minimax:tool_call>\nget_weather(city='Paris')\n</minimax:tool_call>",
-        "<minimax:tool_call></minimax:tool_call>",
-        "<minimax:tool_call>\n<invoke name=f>\n</invoke>\n</minimax:tool_call>",
-        '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">1',
-    ],
-)
-def test_malformed_block_stays_in_content(text):
-    message = assert_stream_matches(text, leak_check=False)
-    assert message.tool_calls == [] and message.content == text.strip()
-    assert message.diagnostics and "surfaced" in message.diagnostics[0]
 
 
 # ---- reasoning ----------------------------------------------------------------------------------------
@@ -264,13 +184,13 @@ def test_reasoning_is_told_by_think_close_not_by_the_prefix():
     call = block(("get_weather", {"location": "Paris"}))
     with_reasoning = "Paris.\nCall it.\n</think>\n\nOn it.\n" + call
     for prefix in ("", "<think>\n"):
-        assert view(assert_stream_matches(with_reasoning, [WEATHER], prefix)) == expected_view(
+        assert view(stream_matches(with_reasoning, [WEATHER], prefix)) == expected_view(
             [("get_weather", {"location": "Paris"})], "On it.", "Paris.\nCall it."
         )
-        assert view(assert_stream_matches("On it.\n" + call, [WEATHER], prefix)) == expected_view(
+        assert view(stream_matches("On it.\n" + call, [WEATHER], prefix)) == expected_view(
             [("get_weather", {"location": "Paris"})], "On it."
         )
-    assert view(assert_stream_matches("<think>\nr\n</think>\n\nok")) == ("ok", "r", [])
+    assert view(stream_matches("<think>\nr\n</think>\n\nok")) == ("ok", "r", [])
 
 
 def test_undecided_start_is_held_then_released():
@@ -286,21 +206,6 @@ HOLD_BACK_TEXTS = [
     "a <minimax:tool b </minimax:tool_call c [e~ d ]~b e <thin f",
     "x\n<minimax:tool_call>\nbad\n</minimax:tool_call>\ny",
 ]
-
-
-@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
-def test_marker_hold_back_at_every_split_point(text):
-    final = PARSER.parse(text)
-    watch = None if any(m in (final.content or "") for m in MARKERS) else check_delta
-    for k in range(len(text) + 1):
-        session = PARSER.stream()
-        first = session.feed(text[:k])
-        for delta in first:
-            if watch:
-                watch(delta)
-        assert (final.content or "").startswith("".join(d.content or "" for d in first)), k
-        assert (final.reasoning or "").startswith("".join(d.reasoning or "" for d in first)), k
-        assert view(run_stream(PARSER, [text[:k], text[k:]], on_delta=watch)) == view(final), k
 
 
 # ---- property test -----------------------------------------------------------------------------------
@@ -373,18 +278,6 @@ def test_property_written_calls_roundtrip(calls, content, reasoning, data):
 # ---- rendering through the real template -------------------------------------------------------------
 
 
-@functools.cache
-def template(model: str):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("HF_HUB_OFFLINE", "1")
-    mp.setenv("HF_HOME", "/nonexistent/hf-home-for-tests")
-    mp.delenv("HF_HUB_CACHE", raising=False)
-    try:
-        return load_template(model)
-    finally:
-        mp.undo()
-
-
 def test_catalog_row_and_rendered_shape():
     tmpl = template("minimax-m2")
     assert (tmpl.format, tmpl.source, tmpl.file) == ("minimax_m2", "sdist", "MiniMax-M2.jinja")
@@ -415,23 +308,33 @@ def test_format_edge_scenarios_render_and_pass():
     check = roundtrip_check(tmpl, FMT)
     for scenario in scenarios:
         case = render_scenario(tmpl, scenario, FMT)
-        got = assert_stream_matches(case.text, case.tools, case.prefix, leak_check=False)
+        got = stream_matches(case.text, case.tools, case.prefix, leak_check=False)
         assert view(got) == view(case.expected), case.id
         assert check(case, got).passed, case.id
 
 
-def test_own_parser_passes_every_strict_rendered_case():
-    """The rendered corpus (curated + the format's edge scenarios + generated) and the observed case through
-    every mode the runner applies to this parser, round trip included."""
-    tmpl = template("minimax-m2")
-    corpus = build_corpus(tmpl, FMT, seed=3, n_generated=60)
-    assert corpus.count("curated") >= 130 and corpus.count("generated") >= 40 and corpus.count("observed") >= 1
-    modes = modes_for(PARSER, ("oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"), FMT)
-    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", "prefix"]
-    check = roundtrip_check(tmpl, FMT)
-    failures = []
-    for case in corpus.cases:
-        for record in evaluate_case(case, PARSER, FMT, modes, seed=3, roundtrip=check):
-            if record.verdict != "pass":
-                failures.append((case.id, record.mode, record.error_type, record.detail))
-    assert failures == []
+MALFORMED_BLOCKS = (
+    "<minimax:tool_call>\nget_weather(city='Paris')\n</minimax:tool_call>",
+    "<minimax:tool_call></minimax:tool_call>",
+    "<minimax:tool_call>\n<invoke name=f>\n</invoke>\n</minimax:tool_call>",
+    '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">1',
+)
+
+
+class TestMiniMaxM2(ParserConformance):
+    CONFIG = Conformance(
+        format="minimax_m2",
+        parser=MiniMaxM2Parser,
+        strict={k: Text(text, calls, content, tools=tools) for k, (text, tools, calls, content) in STRICT.items()},
+        stops=("", "[e~[", "[e~[\n"),
+        recovered={k: Text(*v) for k, v in RECOVERED.items()},
+        surfaced=MALFORMED_BLOCKS,
+        hold_back=tuple(HOLD_BACK_TEXTS),
+        models=("minimax-m2",),
+        modes=("oneshot", "roundtrip", "whole", "char", "random", "prefix"),
+    )
+
+    def check_corpus(self, model, run):
+        corpus = run.corpus
+        assert corpus.count("curated") >= 130 and corpus.count("generated") >= 40 and corpus.count("observed") >= 1
+        assert run.failures(kinds=None) == []  # the observed case and every kind pass

@@ -1,37 +1,51 @@
-"""Tests of the project's own Llama 3.x JSON parser (``parsers/own/llama3_json.py``) and of the llama3_json family end
-to end.
-
-Text rendered by the real templates comes from the llama-cpp-python 0.3.36 sdist copies
-(``meta-llama-Llama-3.1-8B-Instruct.jinja``, ``meta-llama-Llama-3.2-3B-Instruct.jinja``) through the harness' own
-pipeline (catalog, ``load_template`` offline, ``render_scenario``, ``build_corpus``).
+"""Conformance of the project's own Llama 3 JSON parser (``parsers/own/llama3_json.py``) and of the
+llama3_json family end to end (Llama 3.1, 3.2): the shared suite's config plus the tests specific to the format.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.suite import (
+    ALL_MODES,
+    Conformance,
+    ParserConformance,
+    Text,
+    assert_stream_matches,
+    delta_checker,
+    expected_view,
+    template,
+    tool,
+    view,
+)
 from harness.core.errors import UnrepresentableError
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Parser, run_stream
+from harness.core.messages import ToolCall
+from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
 from harness.corpus.build import build_corpus
 from harness.formats import format_edge_scenarios, get_format
-from harness.parse import registry
 from harness.parse.modes import modes_for
-from harness.score.roundtrip import roundtrip_check
 from harness.score.runner import evaluate_case
 from harness.template.render import HISTORY_USER, render_messages, render_scenario
-from harness.template.sources import load_template
 from parsers.own.llama3_json import Llama3JsonParser
 
 FMT = get_format("llama3_json")
 PARSER = Llama3JsonParser()
+
+
+EXTRA_MARKERS = ()
+CHECK_DELTA = delta_checker(FMT, EXTRA_MARKERS)
+
+
+def stream_matches(text: str, tools=None, seed: int = 0, leak_check: bool = True):
+    """:func:`conformance.suite.assert_stream_matches` on this file's parser, in its argument order."""
+    return assert_stream_matches(PARSER, text, tools, "", seed, leak_check, EXTRA_MARKERS)
+
+
 MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers))
 TAG = "<|python_tag|>"
 OBSERVED_TEXT = (
@@ -40,70 +54,12 @@ OBSERVED_TEXT = (
 )
 
 
-# ---- helpers ---------------------------------------------------------------------------------------
-
-
-def view(message: Message):
-    """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
-    calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
-    return message.content, message.reasoning, calls
-
-
-def expected_view(calls, content=None):
-    return view(Message(content, None, [ToolCall(n, a) for n, a in calls]))
-
-
-def check_delta(delta) -> None:
-    for piece in (delta.content, delta.reasoning):
-        if piece:
-            assert not any(m in piece for m in MARKERS), piece
-
-
-def chunkings(text: str, seed: int = 0) -> list[list[str]]:
-    rng = random.Random(seed)
-    out = [[text], list(text)]
-    for _ in range(4):
-        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
-    return out
-
-
-def assert_stream_matches(text: str, tools=None, seed: int = 0, leak_check: bool = True) -> Message:
-    """One-shot parse; streaming under several chunkings must give the same message and (``leak_check``)
-    no marker in any delta."""
-    one_shot = PARSER.parse(text, tools)
-    for chunks in chunkings(text, seed):
-        got = run_stream(PARSER, chunks, tools, on_delta=check_delta if leak_check else None)
-        assert view(got) == view(one_shot), chunks
-    return one_shot
-
-
 def call_text(name: str, arguments, *, key: str = "parameters") -> str:
     """A call as the templates write it: ``{"name": "NAME", "parameters": tojson(ARGS)}``."""
     return '{"name": "' + name + '", "' + key + '": ' + json.dumps(arguments, ensure_ascii=False) + "}"
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
-
-
-def test_protocol_attributes():
-    from importlib.metadata import version
-
-    assert isinstance(PARSER, Parser)
-    assert PARSER.name == "toolcall-harness:llama3_json" and PARSER.formats == ("llama3_json",)
-    assert PARSER.library == "toolcall-harness" and PARSER.version == version("toolcall-harness")
-    assert PARSER.incremental is True
-
-
-def test_registry_resolves_own_alias_by_format():
-    registry.reload()
-    try:
-        assert "toolcall-harness:llama3_json" in registry.available_parsers("llama3_json")
-        for alias in ("own", "toolcall-harness", "own:llama3_json"):
-            assert registry.resolve(alias, format="llama3_json") == "toolcall-harness:llama3_json"
-            assert isinstance(registry.get_parser(alias, format="llama3_json"), Llama3JsonParser)
-    finally:
-        registry.reload()
 
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------
@@ -135,15 +91,6 @@ STRICT = {
     ),
     "prose-before": ("Let me check.\n" + call_text("search", {"q": "x"}), [("search", {"q": "x"})], "Let me check."),
 }
-
-
-@pytest.mark.parametrize("case", sorted(STRICT))
-@pytest.mark.parametrize("stop", ["", "<|eot_id|>", "<|eom_id|>", "<|eot_id|>\n", "<|end_of_text|>"])
-def test_strict_text(case, stop):
-    text, calls, content = STRICT[case]
-    message = assert_stream_matches(text + stop, seed=len(case))
-    assert view(message) == expected_view(calls, content)
-    assert message.diagnostics == []
 
 
 RECOVERED = {
@@ -178,14 +125,6 @@ RECOVERED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(RECOVERED))
-def test_drift_recovered(case):
-    text, calls = RECOVERED[case]
-    message = assert_stream_matches(text)
-    assert view(message) == expected_view(calls)
-    assert message.diagnostics == []
-
-
 def test_builtin_raw_values_typed_only_by_a_declared_non_string_schema():
     tools = [
         {
@@ -197,7 +136,7 @@ def test_builtin_raw_values_typed_only_by_a_declared_non_string_schema():
         }
     ]
     text = TAG + 'lookup.call(n="42", q="42", other="7")'
-    message = assert_stream_matches(text, tools)
+    message = stream_matches(text, tools)
     assert view(message) == expected_view([("lookup", {"n": 42, "q": "42", "other": "7"})])
 
 
@@ -225,7 +164,7 @@ NOT_CALLS = {
 @pytest.mark.parametrize("case", sorted(NOT_CALLS))
 def test_text_that_is_not_a_call_stays_content(case):
     text = NOT_CALLS[case]
-    message = assert_stream_matches(text)
+    message = stream_matches(text)
     assert message.tool_calls == [] and message.content == text.strip()
 
 
@@ -239,14 +178,6 @@ SURFACED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(SURFACED))
-def test_python_tag_without_a_call_is_surfaced(case):
-    text = SURFACED[case]
-    message = assert_stream_matches(text, leak_check=False)  # the surfaced text holds the tag
-    assert message.tool_calls == [] and message.content == text.strip()
-    assert message.diagnostics and "python_tag" in message.diagnostics[0]
-
-
 def test_calls_between_prose_keep_every_piece():
     text = (
         "Plan {x}: "
@@ -257,14 +188,14 @@ def test_calls_between_prose_keep_every_piece():
         + call_text("c", {})
         + " done;"
     )
-    message = assert_stream_matches(text)
+    message = stream_matches(text)
     assert view(message) == expected_view(
         [("a", {"x": 1}), ("b", {}), ("c", {})], 'Plan {x}: ; then  and {"name": "Bob"};  done;'
     )
 
 
 def test_semicolon_after_a_call_before_prose_is_content():
-    message = assert_stream_matches(call_text("a", {}) + "; ok")
+    message = stream_matches(call_text("a", {}) + "; ok")
     assert view(message) == expected_view([("a", {})], "; ok")
 
 
@@ -282,24 +213,6 @@ HOLD_BACK_TEXTS = [
     'a <|py b <|eot c { d {} e {"name": 1} ;',
     TAG + 'brave_search.call(query="x")<|eom_id|>',
 ]
-
-
-@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
-def test_marker_hold_back_at_every_split_point(text):
-    """Fed in two parts split anywhere, what is streamed after the first part is a prefix of the final
-    content: a marker start is never released early; no delta holds a marker."""
-    final = PARSER.parse(text)
-    watch = None if any(m in (final.content or "") for m in MARKERS) else check_delta
-    for k in range(len(text) + 1):
-        session = PARSER.stream()
-        first = session.feed(text[:k])
-        for delta in first:
-            if watch:
-                watch(delta)
-        content = "".join(d.content or "" for d in first)
-        assert (final.content or "").startswith(content), (k, content)
-        got = run_stream(PARSER, [text[:k], text[k:]], on_delta=watch)
-        assert view(got) == view(final), k
 
 
 def test_stream_is_incremental_and_calls_arrive_whole_at_close():
@@ -366,7 +279,7 @@ def test_property_written_calls_roundtrip(calls, content, tag, key, data):
     assert view(message) == expected_view(calls, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
     for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
-        assert view(run_stream(PARSER, chunks, on_delta=check_delta)) == view(message)
+        assert view(run_stream(PARSER, chunks, on_delta=CHECK_DELTA)) == view(message)
 
 
 FRAGMENTS = st.sampled_from(
@@ -418,29 +331,6 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
 
 
 # ---- rendering through the real templates --------------------------------------------------------------
-
-
-@functools.cache
-def template(model: str):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("HF_HUB_OFFLINE", "1")
-    mp.setenv("HF_HOME", "/nonexistent/hf-home-for-tests")
-    mp.delenv("HF_HUB_CACHE", raising=False)
-    try:
-        return load_template(model)
-    finally:
-        mp.undo()
-
-
-def tool(name: str, properties: dict) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": f"The {name} tool.",
-            "parameters": {"type": "object", "properties": properties},
-        },
-    }
 
 
 WEATHER = tool("get_weather", {"city": {"type": "string", "description": "City."}})
@@ -505,7 +395,7 @@ def test_builtin_tool_call_as_the_31_template_writes_it():
     assert full.startswith(gen)
     text = full[len(gen) :]
     assert text == TAG + 'brave_search.call(query="weather, "Paris" \\ today", lang="fr")<|eom_id|>'
-    message = assert_stream_matches(text)
+    message = stream_matches(text)
     assert view(message) == expected_view([("brave_search", args)])
 
 
@@ -518,27 +408,6 @@ def test_format_edge_scenarios_render_and_pass():
             assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected), case.id
 
 
-@pytest.mark.parametrize("model", MODELS)
-def test_own_parser_passes_every_strict_rendered_case(model):
-    """The rendered corpus (curated + generated + observed) through every mode the runner applies to this
-    parser: one-shot, round trip, whole, char, random and every two-part split (prefix)."""
-    tmpl = template(model)
-    corpus = build_corpus(tmpl, FMT, seed=3, n_generated=60)
-    assert corpus.count("curated") >= 100 and corpus.count("generated") >= 10 and corpus.count("observed") >= 1
-    modes = modes_for(PARSER, ("oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"), FMT)
-    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"]
-    check = roundtrip_check(tmpl, FMT)
-    failures, roundtrips = [], 0
-    for case in corpus.cases:
-        if case.kind != "strict":
-            continue
-        for record in evaluate_case(case, PARSER, FMT, modes, seed=3, roundtrip=check):
-            roundtrips += record.mode == "roundtrip"
-            if record.verdict != "pass":
-                failures.append((case.id, record.mode, record.error_type, record.detail))
-    assert failures == [] and roundtrips >= 100
-
-
 def test_observed_case_is_recovered():
     tmpl = template("llama-3.1-8b")
     corpus = build_corpus(tmpl, FMT, seed=0, n_generated=0, slices=("observed",))
@@ -546,3 +415,23 @@ def test_observed_case_is_recovered():
     assert case.kind == "drift" and case.text == OBSERVED_TEXT
     modes = modes_for(PARSER, ("oneshot", "whole", "char", "random", "prefix"), FMT)
     assert {r.verdict for r in evaluate_case(case, PARSER, FMT, modes, seed=0)} == {"pass"}
+
+
+class TestLlama3Json(ParserConformance):
+    CONFIG = Conformance(
+        format="llama3_json",
+        parser=Llama3JsonParser,
+        strict={k: Text(*v) for k, v in STRICT.items()},
+        stops=("", "<|eot_id|>", "<|eom_id|>", "<|eot_id|>\n", "<|end_of_text|>"),
+        recovered={k: Text(*v) for k, v in RECOVERED.items()},
+        surfaced=SURFACED,  # the python tag without a call
+        surfaced_note="python_tag",
+        hold_back=tuple(HOLD_BACK_TEXTS),
+        models=MODELS,
+        modes=ALL_MODES,
+    )
+
+    def check_corpus(self, model, run):
+        corpus = run.corpus
+        assert corpus.count("curated") >= 100 and corpus.count("generated") >= 10 and corpus.count("observed") >= 1
+        assert run.count_mode("roundtrip") >= 100

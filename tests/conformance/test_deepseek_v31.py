@@ -1,6 +1,6 @@
-"""Tests of the project's own DeepSeek V3.1 parser (``parsers/own/deepseek_v31.py``, on the section reader of
-``parsers/own/_token_sections.py``, whose shared behaviour ``test_parser_kimi_k2.py`` tests) and of the deepseek_v31
-family end to end (``deepseek-ai-DeepSeek-V3.1.jinja`` from the llama-cpp-python 0.3.36 sdist).
+"""Conformance of the project's own DeepSeek V3.1 parser (``parsers/own/deepseek_v31.py``, on the section reader
+of ``parsers/own/_token_sections.py``) and of the deepseek_v31 family end to end (``deepseek-ai-DeepSeek-V3.1.jinja``
+from the llama-cpp-python 0.3.36 sdist): the shared suite's config plus the tests specific to the format.
 """
 
 from __future__ import annotations
@@ -10,32 +10,34 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_parser_kimi_k2 import (
-    assert_hold_back,
+
+from conformance.suite import (
+    Conformance,
+    ParserConformance,
+    Text,
     assert_stream_matches,
     body_without_stops,
     delta_checker,
-    evaluate_corpus,
     expected_view,
     template,
     tool,
     view,
 )
-
 from harness.core.cases import load_cases
 from harness.core.errors import UnrepresentableError
 from harness.core.messages import ToolCall
-from harness.core.protocol import Parser, run_stream
+from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
 from harness.corpus.build import OBSERVED_FILE
 from harness.formats import get_format
 from harness.formats.deepseek_v31 import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, EOS, SEP
-from harness.parse import registry
+from harness.parse import modes as chunking
 from harness.template.render import render_scenario
 from parsers.own.deepseek_v31 import DeepSeekV31Parser
 
 FMT = get_format("deepseek_v31")
 PARSER = DeepSeekV31Parser()
+TOKENS = ("tokens",) if chunking.has_tokenizer(FMT.name) else ()  # the vocabularies are vendored
 
 
 def ds_call(name: str, arguments) -> str:
@@ -51,21 +53,6 @@ def calls_block(*calls: str) -> str:
 def v3_call(name: str, arguments, tag: str = "json") -> str:
     """DeepSeek V3's (pre-3.1) call shape."""
     return f"{CALL_BEGIN}function{SEP}{name}\n```{tag}\n{json.dumps(arguments)}\n```{CALL_END}"
-
-
-def test_protocol_attributes_and_registry():
-    assert isinstance(PARSER, Parser)
-    assert (PARSER.name, PARSER.formats, PARSER.incremental) == (
-        "toolcall-harness:deepseek_v31",
-        ("deepseek_v31",),
-        True,
-    )
-    registry.reload()
-    try:
-        assert registry.resolve("own", format="deepseek_v31") == "toolcall-harness:deepseek_v31"
-        assert isinstance(registry.get_parser("own", format="deepseek_v31"), DeepSeekV31Parser)
-    finally:
-        registry.reload()
 
 
 STRICT = {
@@ -100,15 +87,6 @@ STRICT = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(STRICT))
-@pytest.mark.parametrize("stop", ["", EOS, EOS + "\n"])
-def test_strict_text(case, stop):
-    text, calls, content = STRICT[case]
-    message = assert_stream_matches(PARSER, text + stop, seed=len(case))
-    assert view(message) == expected_view(calls, content)
-    assert message.diagnostics == []
-
-
 RECOVERED = {
     "v3-fenced": (calls_block(v3_call("get_weather", {"city": "Paris"})), [("get_weather", {"city": "Paris"})]),
     "v3-fence-without-tag": (calls_block(v3_call("f", {"a": [1]}, tag="")), [("f", {"a": [1]})]),
@@ -127,14 +105,6 @@ RECOVERED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(RECOVERED))
-def test_drift_recovered(case):
-    text, calls = RECOVERED[case]
-    message = assert_stream_matches(PARSER, text + EOS)
-    assert view(message) == expected_view(calls)
-    assert message.diagnostics == []
-
-
 SURFACED = {
     "not-json": calls_block(ds_call("f", "city='Paris'")),
     "array-arguments": calls_block(ds_call("f", [1])),
@@ -145,14 +115,6 @@ SURFACED = {
     "empty-section": CALLS_BEGIN + CALLS_END,
     "unterminated": CALLS_BEGIN + CALL_BEGIN + "f" + SEP + '{"a": ',
 }
-
-
-@pytest.mark.parametrize("case", sorted(SURFACED))
-def test_malformed_call_stays_in_content(case):
-    text = SURFACED[case]
-    message = assert_stream_matches(PARSER, text, leak_check=False)
-    assert message.tool_calls == [] and message.content == text.strip()
-    assert message.diagnostics and "surfaced" in message.diagnostics[0]
 
 
 # ---- thinking ------------------------------------------------------------------------------------------
@@ -196,12 +158,6 @@ HOLD_BACK_TEXTS = [
     "x" + calls_block(ds_call("f", "{bad}")) + "y",
     "<think>r < s</think>ok " + v3_call("f", {}),
 ]
-
-
-@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
-def test_marker_hold_back_at_every_split_point(text):
-    assert_hold_back(PARSER, text)
-    assert_hold_back(PARSER, text, prefix="<think>")
 
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.:\-]{0,15}", fullmatch=True)
@@ -309,11 +265,25 @@ def test_rendered_shapes():
         render_scenario(tmpl, Scenario("s2", [WEATHER], calls[:1], reasoning="Think."), FMT)
 
 
-def test_own_parser_passes_every_strict_rendered_case():
-    corpus, failures, observed = evaluate_corpus("deepseek-v3.1", PARSER, FMT)
-    assert corpus.count("curated") >= 125 and corpus.count("generated") >= 20 and corpus.count("observed") == 1
-    assert all("reasoning" in reason for _, reason in corpus.skipped)
-    assert any(c.id.startswith("edge-deepseek_v31-") for c in corpus.cases)
-    assert failures == []
-    # the observed drift case has no prefix: its thinking is read as content (see test_observed_call_inside_thinking)
-    assert observed and all(r.error_type == "wrong_content" for r in observed)
+class TestDeepSeekV31(ParserConformance):
+    CONFIG = Conformance(
+        format="deepseek_v31",
+        parser=DeepSeekV31Parser,
+        strict={k: Text(*v) for k, v in STRICT.items()},
+        stops=("", EOS, EOS + "\n"),
+        recovered={k: Text(text + EOS, calls) for k, (text, calls) in RECOVERED.items()},
+        surfaced=SURFACED,
+        hold_back=tuple(HOLD_BACK_TEXTS),
+        hold_back_prefixes=("", "<think>"),
+        models=("deepseek-v3.1",),
+        modes=("oneshot", "roundtrip", "whole", "char", "random", *TOKENS, "prefix"),
+    )
+
+    def check_corpus(self, model, run):
+        corpus = run.corpus
+        assert corpus.count("curated") >= 125 and corpus.count("generated") >= 20 and corpus.count("observed") == 1
+        assert all("reasoning" in reason for _, reason in corpus.skipped)
+        assert any(c.id.startswith("edge-deepseek_v31-") for c in corpus.cases)
+        # the observed drift case has no prefix: its thinking reads as content (test_observed_call_inside_thinking)
+        observed = run.observed()
+        assert observed and all(r.error_type == "wrong_content" for r in observed)

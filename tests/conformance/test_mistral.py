@@ -1,78 +1,50 @@
-"""Tests of the project's own Mistral ``[TOOL_CALLS]`` parser (``parsers/own/mistral.py``) and of the mistral family end
-to end.
-
-Text rendered by the real templates comes from the llama-cpp-python 0.3.36 sdist copies
-(``Mistral-Small-3.2-24B-Instruct-2506.jinja``, ``unsloth-mistral-Devstral-Small-2507.jinja``) through the harness'
-own pipeline (catalog, ``load_template`` offline, ``render_scenario``, ``build_corpus``).
+"""Conformance of the project's own Mistral parser (``parsers/own/mistral.py``) and of the mistral family end
+to end (Mistral Small 3.2, Devstral Small): the shared suite's config plus the tests specific to the format.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.suite import (
+    Conformance,
+    ParserConformance,
+    Text,
+    assert_stream_matches,
+    delta_checker,
+    expected_view,
+    template,
+    tool,
+    view,
+)
 from harness.core.errors import TemplateRenderError, UnrepresentableError
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Parser, run_stream
+from harness.core.messages import ToolCall
+from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
-from harness.corpus.build import build_corpus
 from harness.formats import format_edge_scenarios, get_format
-from harness.parse import registry
-from harness.parse.modes import modes_for
-from harness.score.roundtrip import roundtrip_check
-from harness.score.runner import evaluate_case
 from harness.template.render import HISTORY_USER, render_messages, render_scenario
-from harness.template.sources import load_template
 from parsers.own.mistral import MistralParser
 
 FMT = get_format("mistral")
 PARSER = MistralParser()
+
+
+EXTRA_MARKERS = ()
+CHECK_DELTA = delta_checker(FMT, EXTRA_MARKERS)
+
+
+def stream_matches(text: str, seed: int = 0, leak_check: bool = True):
+    """:func:`conformance.suite.assert_stream_matches` on this file's parser, in its argument order."""
+    return assert_stream_matches(PARSER, text, None, "", seed, leak_check, EXTRA_MARKERS)
+
+
 MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers))
 TC = "[TOOL_CALLS]"
 OBSERVED_TEXT = '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]get_weather[ARGS]{"city": "Tokyo"}'
-
-
-# ---- helpers ---------------------------------------------------------------------------------------
-
-
-def view(message: Message):
-    """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
-    calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
-    return message.content, message.reasoning, calls
-
-
-def expected_view(calls, content=None):
-    return view(Message(content, None, [ToolCall(n, a) for n, a in calls]))
-
-
-def check_delta(delta) -> None:
-    for piece in (delta.content, delta.reasoning):
-        if piece:
-            assert not any(m in piece for m in MARKERS), piece
-
-
-def chunkings(text: str, seed: int = 0) -> list[list[str]]:
-    rng = random.Random(seed)
-    out = [[text], list(text)]
-    for _ in range(4):
-        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
-    return out
-
-
-def assert_stream_matches(text: str, seed: int = 0, leak_check: bool = True) -> Message:
-    """One-shot parse; streaming under several chunkings must give the same message and (``leak_check``)
-    no marker in any delta."""
-    one_shot = PARSER.parse(text)
-    for chunks in chunkings(text, seed):
-        got = run_stream(PARSER, chunks, on_delta=check_delta if leak_check else None)
-        assert view(got) == view(one_shot), chunks
-    return one_shot
 
 
 def call_text(name: str, arguments, call_id: str | None = None) -> str:
@@ -89,26 +61,6 @@ def stream_ids(text: str) -> list:
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
-
-
-def test_protocol_attributes():
-    from importlib.metadata import version
-
-    assert isinstance(PARSER, Parser)
-    assert PARSER.name == "toolcall-harness:mistral" and PARSER.formats == ("mistral",)
-    assert PARSER.library == "toolcall-harness" and PARSER.version == version("toolcall-harness")
-    assert PARSER.incremental is True
-
-
-def test_registry_resolves_own_alias_by_format():
-    registry.reload()
-    try:
-        assert "toolcall-harness:mistral" in registry.available_parsers("mistral")
-        for alias in ("own", "toolcall-harness", "own:mistral"):
-            assert registry.resolve(alias, format="mistral") == "toolcall-harness:mistral"
-            assert isinstance(registry.get_parser(alias, format="mistral"), MistralParser)
-    finally:
-        registry.reload()
 
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------
@@ -168,15 +120,6 @@ STRICT = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(STRICT))
-@pytest.mark.parametrize("stop", ["", "</s>", "</s>\n"])
-def test_strict_text(case, stop):
-    text, calls, content = STRICT[case]
-    message = assert_stream_matches(text + stop, seed=len(case))
-    assert view(message) == expected_view(calls, content)
-    assert message.diagnostics == []
-
-
 def test_call_ids_are_streamed():
     text = call_text("a", {}, "call00000") + call_text("b", {"x": [1]}, "Zx9kQ2mP1") + call_text("c", {})
     assert stream_ids(text) == [(0, "a", "call00000"), (1, "b", "Zx9kQ2mP1"), (2, "c", None)]
@@ -204,14 +147,6 @@ RECOVERED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(RECOVERED))
-def test_drift_recovered(case):
-    text, calls = RECOVERED[case]
-    message = assert_stream_matches(text)
-    assert view(message) == expected_view(calls)
-    assert message.diagnostics == []
-
-
 SURFACED = {
     "no-name": TC + "[ARGS]{}",
     "name-then-end": TC + "get_weather",
@@ -232,30 +167,21 @@ SURFACED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(SURFACED))
-def test_malformed_call_stays_in_content(case):
-    text = SURFACED[case]
-    message = assert_stream_matches(text, leak_check=False)  # the surfaced raw text holds the markers
-    assert message.tool_calls == []
-    assert message.content == text.strip()
-    assert message.diagnostics and "surfaced" in message.diagnostics[0]
-
-
 def test_unterminated_string_does_not_swallow_the_next_call():
     text = TC + 'f[ARGS]{"a": "oops}' + call_text("g", {"b": 1})
-    message = assert_stream_matches(text, leak_check=False)
+    message = stream_matches(text, leak_check=False)
     assert view(message) == expected_view([("g", {"b": 1})], TC + 'f[ARGS]{"a": "oops}')
 
 
 def test_surfaced_call_between_good_calls_keeps_them():
     text = "Plan.\n" + call_text("a", {"x": 1}) + TC + "broken[ARGS]{x}" + call_text("b", {}) + "\nDone."
-    message = assert_stream_matches(text, leak_check=False)
+    message = stream_matches(text, leak_check=False)
     assert view(message) == expected_view([("a", {"x": 1}), ("b", {})], f"Plan.\n{TC}broken[ARGS]{{x}}\nDone.")
 
 
 def test_prose_with_brackets_and_json_is_content():
     text = 'See [docs], [1, 2], {"name": "x", "arguments": {}} and [INSTead] [TOOL_CALL] </t> <s'
-    message = assert_stream_matches(text, leak_check=False)
+    message = stream_matches(text, leak_check=False)
     assert view(message) == (text, None, [])
 
 
@@ -273,24 +199,6 @@ HOLD_BACK_TEXTS = [
     "x\n" + TC + "bad[ARGS]{x}\ny",
     TC + '[{"name": "f", "arguments": {"a": "]"}}]' + call_text("g", {}),
 ]
-
-
-@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
-def test_marker_hold_back_at_every_split_point(text):
-    """Fed in two parts split anywhere, what is streamed after the first part is a prefix of the final
-    content: a marker start is never released early; no delta holds a marker."""
-    final = PARSER.parse(text)
-    watch = None if any(m in (final.content or "") for m in MARKERS) else check_delta
-    for k in range(len(text) + 1):
-        session = PARSER.stream()
-        first = session.feed(text[:k])
-        for delta in first:
-            if watch:
-                watch(delta)
-        content = "".join(d.content or "" for d in first)
-        assert (final.content or "").startswith(content), (k, content)
-        got = run_stream(PARSER, [text[:k], text[k:]], on_delta=watch)
-        assert view(got) == view(final), k
 
 
 def test_stream_is_incremental_and_calls_arrive_whole_at_close():
@@ -331,7 +239,7 @@ def test_property_written_calls_roundtrip(calls, before, after, data):
     assert view(message) == expected_view([(n, a) for n, a, _ in calls], (before + after).strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
     for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
-        assert view(run_stream(PARSER, chunks, on_delta=check_delta)) == view(message)
+        assert view(run_stream(PARSER, chunks, on_delta=CHECK_DELTA)) == view(message)
 
 
 FRAGMENTS = st.sampled_from(
@@ -380,29 +288,6 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
 
 
 # ---- rendering through the real templates --------------------------------------------------------------
-
-
-@functools.cache
-def template(model: str):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("HF_HUB_OFFLINE", "1")
-    mp.setenv("HF_HOME", "/nonexistent/hf-home-for-tests")
-    mp.delenv("HF_HUB_CACHE", raising=False)
-    try:
-        return load_template(model)
-    finally:
-        mp.undo()
-
-
-def tool(name: str, properties: dict) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": f"The {name} tool.",
-            "parameters": {"type": "object", "properties": properties},
-        },
-    }
 
 
 WEATHER = tool("get_weather", {"city": {"type": "string", "description": "City."}})
@@ -486,22 +371,20 @@ def test_format_edge_scenarios_render_and_pass():
             assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected), case.id
 
 
-@pytest.mark.parametrize("model", MODELS)
-def test_own_parser_passes_every_strict_rendered_case(model):
-    """The rendered corpus (curated + generated + observed) through every mode the runner applies to this
-    parser: one-shot, round trip, whole, char, random and every two-part split (prefix)."""
-    tmpl = template(model)
-    corpus = build_corpus(tmpl, FMT, seed=3, n_generated=60)
-    assert corpus.count("curated") >= 100 and corpus.count("generated") >= 15 and corpus.count("observed") >= 1
-    modes = modes_for(PARSER, ("oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"), FMT)
-    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", "prefix"]
-    check = roundtrip_check(tmpl, FMT)
-    failures, roundtrips = [], 0
-    for case in corpus.cases:
-        if case.kind != "strict":
-            continue
-        for record in evaluate_case(case, PARSER, FMT, modes, seed=3, roundtrip=check):
-            roundtrips += record.mode == "roundtrip"
-            if record.verdict != "pass":
-                failures.append((case.id, record.mode, record.error_type, record.detail))
-    assert failures == [] and roundtrips >= 100
+class TestMistral(ParserConformance):
+    CONFIG = Conformance(
+        format="mistral",
+        parser=MistralParser,
+        strict={k: Text(*v) for k, v in STRICT.items()},
+        stops=("", "</s>", "</s>\n"),
+        recovered={k: Text(*v) for k, v in RECOVERED.items()},
+        surfaced=SURFACED,
+        hold_back=tuple(HOLD_BACK_TEXTS),
+        models=MODELS,
+        modes=("oneshot", "roundtrip", "whole", "char", "random", "prefix"),
+    )
+
+    def check_corpus(self, model, run):
+        corpus = run.corpus
+        assert corpus.count("curated") >= 100 and corpus.count("generated") >= 15 and corpus.count("observed") >= 1
+        assert run.count_mode("roundtrip") >= 100

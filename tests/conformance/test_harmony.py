@@ -1,77 +1,51 @@
-"""Tests of the project's own Harmony parser (``parsers/own/harmony.py``) and of the gpt-oss presets end to end.
-
-Text rendered by the real template comes from the llama-cpp-python 0.3.36 sdist copy ``openai-gpt-oss-120b.jinja``
-through the harness' own pipeline (catalog, ``load_template`` offline, ``render_scenario``, ``build_corpus``).
-Shapes the template cannot write (the recipient after the channel, ``<|constrain|>json``, calls on ``analysis``,
-``<|end|>`` endings, several calls) are checked on hand-written text in the form gpt-oss writes them.
+"""Conformance of the project's own Harmony parser (``parsers/own/harmony.py``) and of the harmony family end
+to end (gpt-oss-20b, gpt-oss-120b): the shared suite's config plus the tests specific to the format.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.suite import (
+    Conformance,
+    ParserConformance,
+    Text,
+    assert_stream_matches,
+    delta_checker,
+    expected_view,
+    template,
+    tool,
+    view,
+)
 from harness.core.cases import load_cases
 from harness.core.errors import UnrepresentableError
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Delta, Parser, run_stream
+from harness.core.messages import ToolCall
+from harness.core.protocol import Delta, run_stream
 from harness.core.scenarios import Scenario
-from harness.corpus.build import OBSERVED_FILE, build_corpus
+from harness.corpus.build import OBSERVED_FILE
 from harness.formats import get_format
 from harness.formats.harmony import compose_content_before
-from harness.parse import registry
-from harness.parse.modes import modes_for
-from harness.score.runner import evaluate_case
 from harness.template.render import render_scenario
-from harness.template.sources import load_template
 from parsers.own.harmony import HarmonyParser
 
 FMT = get_format("harmony")
 PARSER = HarmonyParser()
+
+
+EXTRA_MARKERS = ()
+CHECK_DELTA = delta_checker(FMT, EXTRA_MARKERS)
+
+
+def stream_matches(text: str, prefix: str = "", seed: int = 0, leak_check: bool = True):
+    """:func:`conformance.suite.assert_stream_matches` on this file's parser, in its argument order."""
+    return assert_stream_matches(PARSER, text, None, prefix, seed, leak_check, EXTRA_MARKERS)
+
+
 MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers))
-
-
-# ---- helpers ---------------------------------------------------------------------------------------
-
-
-def view(message: Message):
-    """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
-    calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
-    return message.content, message.reasoning, calls
-
-
-def expected_view(calls, content=None, reasoning=None):
-    return view(Message(content, reasoning, [ToolCall(n, a) for n, a in calls]))
-
-
-def check_delta(delta) -> None:
-    for piece in (delta.content, delta.reasoning):
-        if piece:
-            assert not any(m in piece for m in MARKERS), piece
-
-
-def chunkings(text: str, seed: int = 0) -> list[list[str]]:
-    rng = random.Random(seed)
-    out = [[text], list(text)]
-    for _ in range(4):
-        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
-    return out
-
-
-def assert_stream_matches(text: str, prefix: str = "", seed: int = 0, leak_check: bool = True) -> Message:
-    """One-shot parse; streaming under several chunkings must give the same message and (``leak_check``)
-    no marker in any delta."""
-    one_shot = PARSER.parse(text, None, prefix)
-    for chunks in chunkings(text, seed):
-        got = run_stream(PARSER, chunks, None, prefix, on_delta=check_delta if leak_check else None)
-        assert view(got) == view(one_shot), chunks
-    return one_shot
 
 
 def template_call(name: str, arguments, *, end: str = "<|call|>") -> str:
@@ -92,28 +66,6 @@ NEXT = "<|start|>assistant"
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
-
-
-def test_protocol_attributes():
-    from importlib.metadata import version
-
-    assert isinstance(PARSER, Parser)
-    assert PARSER.name == "toolcall-harness:harmony" and PARSER.formats == ("harmony",)
-    assert PARSER.library == "toolcall-harness" and PARSER.version == version("toolcall-harness")
-    assert PARSER.incremental is True
-
-
-def test_registry_resolves_own_alias_by_format():
-    registry.reload()
-    try:
-        assert "toolcall-harness:harmony" in registry.available_parsers("harmony")
-        for alias in ("own", "toolcall-harness", "toolcall-harness:harmony", "own:harmony"):
-            assert registry.resolve(alias, format="harmony") == "toolcall-harness:harmony"
-            assert isinstance(registry.get_parser(alias, format="harmony"), HarmonyParser)
-        got, _ = registry.create_parsers(["own"], "harmony")
-        assert [p.name for p in got] == ["toolcall-harness:harmony"]
-    finally:
-        registry.reload()
 
 
 # ---- the template's shapes ---------------------------------------------------------------------------
@@ -185,15 +137,6 @@ STRICT = {
         None,
     ),
 }
-
-
-@pytest.mark.parametrize("case", sorted(STRICT))
-@pytest.mark.parametrize("stop", ["", "<|call|>", "<|return|>", "<|endoftext|>"])
-def test_strict_text(case, stop):
-    text, calls, content, reasoning = STRICT[case]
-    message = assert_stream_matches(text + stop, seed=len(case))
-    assert view(message) == expected_view(calls, content, reasoning)
-    assert message.diagnostics == []
 
 
 def test_stop_marker_is_stripped_from_the_end():
@@ -281,7 +224,7 @@ FIELD = {
 @pytest.mark.parametrize("case", sorted(FIELD))
 def test_field_shapes(case):
     text, calls, content, reasoning = FIELD[case]
-    message = assert_stream_matches(text, seed=len(case))
+    message = stream_matches(text, seed=len(case))
     assert view(message) == expected_view(calls, content, reasoning)
     assert message.diagnostics == []
 
@@ -289,7 +232,7 @@ def test_field_shapes(case):
 def test_observed_case_recovered():
     (case,) = load_cases(OBSERVED_FILE, fmt="harmony", default_slice="observed")
     assert case.kind == "drift" and case.tools is None
-    message = assert_stream_matches(case.text, case.prefix)
+    message = stream_matches(case.text, case.prefix)
     assert view(message) == view(case.expected)
 
 
@@ -317,16 +260,6 @@ SURFACED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(SURFACED))
-def test_malformed_message_stays_in_content(case):
-    text = SURFACED[case]
-    message = assert_stream_matches(text, leak_check=False)  # the surfaced raw text holds the markers
-    assert message.tool_calls == []
-    body = text.removesuffix("<|call|>").strip()
-    assert message.content == body
-    assert message.diagnostics and "surfaced" in message.diagnostics[0]
-
-
 def test_surfaced_message_between_good_calls_keeps_them():
     text = (
         field_call("a", {"x": 1})
@@ -337,7 +270,7 @@ def test_surfaced_message_between_good_calls_keeps_them():
         + NEXT
         + "<|channel|>final<|message|>Done."
     )
-    message = assert_stream_matches(text, leak_check=False)
+    message = stream_matches(text, leak_check=False)
     assert view(message) == expected_view(
         [("a", {"x": 1}), ("c", {})],
         "<|start|>assistant<|channel|>commentary to=functions.b json<|message|>{broken}<|call|>\nDone.",
@@ -346,13 +279,13 @@ def test_surfaced_message_between_good_calls_keeps_them():
 
 def test_plain_text_without_structure_is_content():
     for text in ["Hello there.", "a < b and c <| d", "just <|weird|> text"]:
-        message = assert_stream_matches(text, leak_check=False)
+        message = stream_matches(text, leak_check=False)
         assert view(message) == (text, None, [])
 
 
 def test_prefix_with_prefilled_header():
     text = "The user wants X.<|end|>" + NEXT + field_call("f", {"a": 1})
-    message = assert_stream_matches(
+    message = stream_matches(
         text, prefix="<|start|>user<|message|>hi<|end|><|start|>assistant<|channel|>analysis<|message|>"
     )
     assert view(message) == expected_view([("f", {"a": 1})], None, "The user wants X.")
@@ -372,26 +305,6 @@ HOLD_BACK_TEXTS = [
     template_call("f", {"a": 1}, end="") + "<|endoftext|>",
     "<|channel|>commentary to=functions.b json<|message|>{bad}<|call|>" + NEXT + "<|channel|>final<|message|>y",
 ]
-
-
-@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
-def test_marker_hold_back_at_every_split_point(text):
-    """Fed in two parts split anywhere, what is streamed after the first part is a prefix of the final
-    content (and reasoning): a marker start is never released early; no delta holds a marker."""
-    final = PARSER.parse(text)
-    watch = None if any(m in (final.content or "") for m in MARKERS) else check_delta  # surfaced text holds them
-    for k in range(len(text) + 1):
-        session = PARSER.stream()
-        first = session.feed(text[:k])
-        for delta in first:
-            if watch:
-                watch(delta)
-        content = "".join(d.content or "" for d in first)
-        reasoning = "".join(d.reasoning or "" for d in first)
-        assert (final.content or "").startswith(content), (k, content)
-        assert (final.reasoning or "").startswith(reasoning), (k, reasoning)
-        got = run_stream(PARSER, [text[:k], text[k:]], on_delta=watch)
-        assert view(got) == view(final), k
 
 
 def test_stream_is_incremental_and_calls_arrive_whole():
@@ -460,7 +373,7 @@ def test_property_written_calls_roundtrip(calls, reasoning, field, data):
     assert view(message) == expected_view(calls, None, reasoning.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
     for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
-        assert view(run_stream(PARSER, chunks, on_delta=check_delta)) == view(message)
+        assert view(run_stream(PARSER, chunks, on_delta=CHECK_DELTA)) == view(message)
 
 
 FRAGMENTS = st.sampled_from(
@@ -509,29 +422,6 @@ def test_property_arbitrary_text_never_raises_and_streams_alike(pieces, data):
 
 
 # ---- rendering through the real template --------------------------------------------------------------
-
-
-@functools.cache
-def template(model: str):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("HF_HUB_OFFLINE", "1")
-    mp.setenv("HF_HOME", "/nonexistent/hf-home-for-tests")
-    mp.delenv("HF_HUB_CACHE", raising=False)
-    try:
-        return load_template(model)
-    finally:
-        mp.undo()
-
-
-def tool(name: str, properties: dict) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": f"The {name} tool.",
-            "parameters": {"type": "object", "properties": properties},
-        },
-    }
 
 
 WEATHER = tool("get_weather", {"city": {"type": "string", "description": "City."}})
@@ -613,23 +503,23 @@ def test_content_before_becomes_a_preamble_or_final_text():
     )
 
 
-@pytest.mark.parametrize("model", ["gpt-oss-20b", "gpt-oss-120b"])
-def test_own_parser_passes_every_strict_rendered_case(model):
-    """The rendered corpus (curated + generated + observed) through every mode the runner applies to this
-    parser: one-shot, round trip, whole, char, random and every two-part split (prefix)."""
-    from harness.score.roundtrip import roundtrip_check
+class TestHarmony(ParserConformance):
+    CONFIG = Conformance(
+        format="harmony",
+        parser=HarmonyParser,
+        strict={k: Text(*v) for k, v in STRICT.items()},
+        stops=("", "<|call|>", "<|return|>", "<|endoftext|>"),
+        surfaced=SURFACED,
+        surfaced_suffix="<|call|>",
+        hold_back=tuple(HOLD_BACK_TEXTS),
+        models=("gpt-oss-20b", "gpt-oss-120b"),  # no drift-recovered table: drift cases are in the corpus
+        modes=("oneshot", "roundtrip", "whole", "char", "random", "prefix"),
+    )
 
-    tmpl = template(model)
-    corpus = build_corpus(tmpl, FMT, seed=3, n_generated=60)
-    assert corpus.count("curated") >= 100 and corpus.count("generated") >= 15 and corpus.count("observed") >= 1
-    assert sum(c.id.startswith("edge-harmony-") for c in corpus.cases) >= 10
-    modes = modes_for(PARSER, ("oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"), FMT)
-    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", "prefix"]
-    check = roundtrip_check(tmpl, FMT)
-    failures = []
-    for case in corpus.cases:
-        records = list(evaluate_case(case, PARSER, FMT, modes, seed=3, roundtrip=check))
-        for record in records:
-            if record.verdict != "pass":
-                failures.append((case.id, record.mode, record.error_type, record.detail))
-    assert failures == []
+    test_drift_recovered = None
+
+    def check_corpus(self, model, run):
+        corpus = run.corpus
+        assert corpus.count("curated") >= 100 and corpus.count("generated") >= 15 and corpus.count("observed") >= 1
+        assert sum(c.id.startswith("edge-harmony-") for c in corpus.cases) >= 10
+        assert run.failures(kinds=None) == []

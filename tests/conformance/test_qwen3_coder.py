@@ -1,75 +1,51 @@
-"""Tests of the project's own Qwen3-Coder XML parser (``parsers/own/qwen3_coder.py``) and of the format end to end.
-
-Text rendered by the real templates comes from the llama-cpp-python 0.3.36 sdist copies (``Qwen3-Coder.jinja``,
-``NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja``) through the harness' own pipeline (catalog, ``load_template``
-offline, ``render_scenario``, ``build_corpus``, the runner's modes including ``roundtrip``).
+"""Conformance of the project's own Qwen3-Coder parser (``parsers/own/qwen3_coder.py``) and of the
+qwen3_coder family end to end (Qwen3-Coder, Nemotron 3 Nano): the shared suite's config plus the tests specific to
+the format.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import random
 import re
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Parser, run_stream
+from conformance.suite import (
+    ALL_MODES,
+    Conformance,
+    ParserConformance,
+    Text,
+    assert_stream_matches,
+    delta_checker,
+    expected_view,
+    template,
+    tool,
+    view,
+)
+from harness.core.messages import ToolCall
+from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
-from harness.corpus.build import build_corpus
 from harness.formats import format_edge_scenarios, get_format
-from harness.parse import registry
-from harness.parse.modes import modes_for
 from harness.score.roundtrip import roundtrip_check
-from harness.score.runner import evaluate_case
 from harness.template.render import render_scenario
-from harness.template.sources import load_template
 from parsers.own.qwen3_coder import THINK_CLOSE, THINK_OPEN, Qwen3CoderParser
 
 FMT = get_format("qwen3_coder")
 PARSER = Qwen3CoderParser()
+
+
+EXTRA_MARKERS = (THINK_OPEN, THINK_CLOSE)
+CHECK_DELTA = delta_checker(FMT, EXTRA_MARKERS)
+
+
+def stream_matches(text: str, tools=None, prefix: str = "", seed: int = 0, leak_check: bool = True):
+    """:func:`conformance.suite.assert_stream_matches` on this file's parser, in its argument order."""
+    return assert_stream_matches(PARSER, text, tools, prefix, seed, leak_check, EXTRA_MARKERS)
+
+
 MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers + (THINK_OPEN, THINK_CLOSE)))
-
-
-# ---- helpers ---------------------------------------------------------------------------------------
-
-
-def view(message: Message):
-    """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
-    calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
-    return message.content, message.reasoning, calls
-
-
-def expected_view(calls, content=None, reasoning=None):
-    return view(Message(content, reasoning, [ToolCall(n, a) for n, a in calls]))
-
-
-def check_delta(delta) -> None:
-    for piece in (delta.content, delta.reasoning):
-        if piece:
-            assert not any(m in piece for m in MARKERS), piece
-
-
-def chunkings(text: str, seed: int = 0) -> list[list[str]]:
-    rng = random.Random(seed)
-    out = [[text], list(text)]
-    for _ in range(4):
-        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
-    return out
-
-
-def assert_stream_matches(text: str, tools=None, prefix: str = "", seed: int = 0, leak_check: bool = True) -> Message:
-    """One-shot parse; streaming under several chunkings must give the same message and (``leak_check``:
-    text whose content holds no marker) no marker in any delta."""
-    one_shot = PARSER.parse(text, tools, prefix)
-    for chunks in chunkings(text, seed):
-        got = run_stream(PARSER, chunks, tools, prefix, on_delta=check_delta if leak_check else None)
-        assert view(got) == view(one_shot), chunks
-    return one_shot
 
 
 def written(value) -> str:
@@ -83,42 +59,11 @@ def call_text(name: str, arguments: dict, pad: str = "\n") -> str:
     return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
 
 
-def tool(name: str, properties: dict) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": f"The {name} tool.",
-            "parameters": {"type": "object", "properties": properties},
-        },
-    }
-
-
 S, I, N, B, O, A = ({"type": t} for t in ("string", "integer", "number", "boolean", "object", "array"))
 NULLABLE_S = {"anyOf": [S, {"type": "null"}]}
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
-
-
-def test_protocol_attributes():
-    from importlib.metadata import version
-
-    assert isinstance(PARSER, Parser)
-    assert PARSER.name == "toolcall-harness:qwen3_coder" and PARSER.formats == ("qwen3_coder",)
-    assert PARSER.library == "toolcall-harness" and PARSER.version == version("toolcall-harness")
-    assert PARSER.incremental is True
-
-
-def test_registry_resolves_own_for_the_format():
-    registry.reload()
-    try:
-        assert "toolcall-harness:qwen3_coder" in registry.available_parsers("qwen3_coder")
-        for alias in ("own", "toolcall-harness", "own:qwen3_coder"):
-            assert registry.resolve(alias, format="qwen3_coder") == "toolcall-harness:qwen3_coder"
-            assert isinstance(registry.get_parser(alias, format="qwen3_coder"), Qwen3CoderParser)
-    finally:
-        registry.reload()
 
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------
@@ -180,15 +125,6 @@ STRICT = {
         None,
     ),
 }
-
-
-@pytest.mark.parametrize("case", sorted(STRICT))
-@pytest.mark.parametrize("stop", ["", "\n", "<|im_end|>", "\n<|im_end|>\n", "<|endoftext|>"])
-def test_strict_text(case, stop):
-    text, tools, calls, content = STRICT[case]
-    message = assert_stream_matches(text + stop, tools, seed=len(case))
-    assert view(message) == expected_view(calls, content)
-    assert message.diagnostics == []
 
 
 def test_values_are_typed_by_the_schema():
@@ -261,21 +197,13 @@ RECOVERED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(RECOVERED))
-def test_drift_recovered(case):
-    text, calls = RECOVERED[case]
-    message = assert_stream_matches(text)
-    assert view(message) == expected_view(calls)
-    assert message.diagnostics == []
-
-
 def test_observed_vllm_missing_parameter_close():
     """vLLM issue 57699: the model omitted ``</parameter>`` before ``</function>``."""
     text = (
         '<tool_call>\n<function=ThinQ_Connect>\n<parameter=body>\n{"airConJobMode": "AIR_CLEAN", '
         '"windStrength": "HIGH", "monitoringEnabled": true}\n</function>\n</tool_call>'
     )
-    message = assert_stream_matches(text)
+    message = stream_matches(text)
     assert view(message) == expected_view(
         [("ThinQ_Connect", {"body": {"airConJobMode": "AIR_CLEAN", "windStrength": "HIGH", "monitoringEnabled": True}})]
     )
@@ -289,7 +217,7 @@ def test_missing_parameter_close_in_the_first_of_two_calls():
         "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n<parameter=unit>\nc\n"
         "</parameter>\n</function>\n</tool_call>"
     )
-    message = assert_stream_matches(text)
+    message = stream_matches(text)
     assert view(message) == expected_view(
         [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo", "unit": "c"})]
     )
@@ -298,7 +226,7 @@ def test_missing_parameter_close_in_the_first_of_two_calls():
         "<tool_call>\n<function=search>\n<parameter=q>\nflights\n</function>\n<function=get_time>\n</function>\n"
         "<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
     )
-    assert view(assert_stream_matches(text)) == expected_view(
+    assert view(stream_matches(text)) == expected_view(
         [("search", {"q": "flights"}), ("get_time", {}), ("f", {"a": 1})]
     )
 
@@ -307,7 +235,7 @@ def test_missing_parameter_close_keeps_the_values_own_newline():
     """drift mutator missing-parameter-closer on edge-qwen3_coder-value-trailing-newline: the one newline before
     ``</function>`` is the value's padding, so a value ending in a newline keeps it."""
     text = "<tool_call>\n<function=set_pattern>\n<parameter=pattern>\nlast line\n\n</function>\n</tool_call>"
-    assert view(assert_stream_matches(text)) == expected_view([("set_pattern", {"pattern": "last line\n"})])
+    assert view(stream_matches(text)) == expected_view([("set_pattern", {"pattern": "last line\n"})])
 
 
 @pytest.mark.parametrize(
@@ -323,7 +251,7 @@ def test_missing_parameter_close_keeps_the_values_own_newline():
 )
 def test_double_encoded_json_value(raw, schema, expected):
     """drift mutator escaped-json-value: escaped JSON inside a value whose schema wants a container."""
-    message = assert_stream_matches(call_text("t", {"v": raw}), [tool("t", {"v": schema})])
+    message = stream_matches(call_text("t", {"v": raw}), [tool("t", {"v": schema})])
     assert message.tool_calls[0].arguments == {"v": expected}
 
 
@@ -340,30 +268,21 @@ SURFACED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(SURFACED))
-def test_malformed_call_stays_in_content(case):
-    text = SURFACED[case]
-    message = assert_stream_matches(text, leak_check=False)  # the surfaced raw text holds the markers
-    assert message.tool_calls == []
-    assert message.content == text.strip()
-    assert message.diagnostics and "surfaced" in message.diagnostics[0]
-
-
 def test_surfaced_block_between_good_calls_keeps_them():
     text = "Plan.\n" + call_text("a", {"x": 1}) + "\n<tool_call>\nbroken\n</tool_call>\n" + call_text("b", {})
-    message = assert_stream_matches(text, leak_check=False)
+    message = stream_matches(text, leak_check=False)
     assert view(message) == expected_view([("a", {"x": 1}), ("b", {})], "Plan.\n\n<tool_call>\nbroken\n</tool_call>")
 
 
 def test_text_after_a_call_is_content():
     text = call_text("a", {"x": 1}) + "\nI called it. See <b>x</b>."
-    message = assert_stream_matches(text)
+    message = stream_matches(text)
     assert view(message) == expected_view([("a", {"x": 1})], "I called it. See <b>x</b>.")
 
 
 def test_prose_with_angle_brackets_is_content():
     text = "Use <function=x> or a<b, c>d, <tool>, </tool_calls> and <parameter=y>."
-    assert view(assert_stream_matches(text)) == (text, None, [])
+    assert view(stream_matches(text)) == (text, None, [])
 
 
 def test_trailing_stop_markers_stripped_inner_kept():
@@ -378,23 +297,23 @@ def test_trailing_stop_markers_stripped_inner_kept():
 def test_text_before_think_close_is_reasoning():
     """Nemotron with thinking on pre-fills ``<think>\\n``; the rendered text starts inside the reasoning."""
     text = "Two cities.\nCall it twice.\n</think>\nOn it.\n" + call_text("get_weather", {"city": "Paris"}) + "\n"
-    message = assert_stream_matches(text, [WEATHER])
+    message = stream_matches(text, [WEATHER])
     assert view(message) == expected_view([("get_weather", {"city": "Paris"})], "On it.", "Two cities.\nCall it twice.")
     assert view(PARSER.parse(text, [WEATHER], "<think>\n")) == view(message)
 
 
 def test_reasoning_rules():
     # thinking off: the rendered text is content and calls
-    assert view(assert_stream_matches("\n" + call_text("f", {}) + "\n")) == expected_view([("f", {})])
+    assert view(stream_matches("\n" + call_text("f", {}) + "\n")) == expected_view([("f", {})])
     # an explicit block at the start; an unclosed one is all reasoning
-    assert view(assert_stream_matches("<think>\nr\n</think>\nok")) == ("ok", "r", [])
-    assert view(assert_stream_matches("<think>\nstill thinking")) == (None, "still thinking", [])
+    assert view(stream_matches("<think>\nr\n</think>\nok")) == ("ok", "r", [])
+    assert view(stream_matches("<think>\nstill thinking")) == (None, "still thinking", [])
     # without </think> the text is content; a call decides it before any </think>
-    assert view(assert_stream_matches("plain answer")) == ("plain answer", None, [])
+    assert view(stream_matches("plain answer")) == ("plain answer", None, [])
     text = "Plan.\n" + call_text("f", {}) + "\n</think> after"
-    assert view(assert_stream_matches(text, leak_check=False)) == expected_view([("f", {})], "Plan.\n\n</think> after")
+    assert view(stream_matches(text, leak_check=False)) == expected_view([("f", {})], "Plan.\n\n</think> after")
     # <think> after text is content; a prefix that closes its block makes everything content
-    assert view(assert_stream_matches("Hi <think>x</think>", leak_check=False)) == ("Hi <think>x</think>", None, [])
+    assert view(stream_matches("Hi <think>x</think>", leak_check=False)) == ("Hi <think>x</think>", None, [])
     assert view(PARSER.parse("r\n</think>\nok", prefix="<think></think>")) == ("r\n</think>\nok", None, [])
 
 
@@ -407,26 +326,6 @@ HOLD_BACK_TEXTS = [
     "x\n<tool_call>\nbad\n</tool_call>\ny",
     call_text("f", {"a": "</parameter>\n</function>\n</tool_call>\nz"}) + "\n" + call_text("g", {}),
 ]
-
-
-@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
-def test_marker_hold_back_at_every_split_point(text):
-    """Fed in two parts split anywhere, what is streamed after the first part is a prefix of the final
-    content (and reasoning): a marker start is never released early; no delta holds a marker."""
-    final = PARSER.parse(text)
-    watch = None if any(m in (final.content or "") for m in MARKERS) else check_delta  # surfaced text holds them
-    for k in range(len(text) + 1):
-        session = PARSER.stream()
-        first = session.feed(text[:k])
-        for delta in first:
-            if watch:
-                watch(delta)
-        content = "".join(d.content or "" for d in first)
-        reasoning = "".join(d.reasoning or "" for d in first)
-        assert (final.content or "").startswith(content), (k, content)
-        assert (final.reasoning or "").startswith(reasoning), (k, reasoning)
-        got = run_stream(PARSER, [text[:k], text[k:]], on_delta=watch)
-        assert view(got) == view(final), k
 
 
 def test_stream_is_incremental_and_calls_arrive_whole_when_decided():
@@ -593,18 +492,6 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
 # ---- rendering through the real templates --------------------------------------------------------------
 
 
-@functools.cache
-def template(model: str):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("HF_HUB_OFFLINE", "1")
-    mp.setenv("HF_HOME", "/nonexistent/hf-home-for-tests")
-    mp.delenv("HF_HUB_CACHE", raising=False)
-    try:
-        return load_template(model)
-    finally:
-        mp.undo()
-
-
 def test_catalog_rows_and_offline_templates():
     expected = {
         "qwen3-coder-30b-a3b": "Qwen3-Coder.jinja",
@@ -644,33 +531,33 @@ def test_format_edge_scenarios_render_and_pass():
     check = roundtrip_check(tmpl, FMT)
     for scenario in scenarios:
         case = render_scenario(tmpl, scenario, FMT)
-        got = assert_stream_matches(case.text, case.tools, case.prefix, leak_check=False)
+        got = stream_matches(case.text, case.tools, case.prefix, leak_check=False)
         assert view(got) == view(case.expected), case.id
         assert check(case, got).passed, case.id
 
 
-@pytest.mark.parametrize("model", ["qwen3-coder-30b-a3b", "nemotron-3-nano"])
-def test_own_parser_passes_every_strict_rendered_case(model):
-    """The rendered corpus (curated + the format's edge scenarios + generated) and the observed cases through
-    every mode the runner applies to this parser: one-shot, round trip, whole, char, random and every two-part
-    split (prefix)."""
-    tmpl = template(model)
-    corpus = build_corpus(tmpl, FMT, seed=3, n_generated=60)
-    assert corpus.count("curated") >= 130 and corpus.count("generated") >= 15 and corpus.count("observed") >= 3
-    modes = modes_for(PARSER, ("oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"), FMT)
-    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"]
-    check = roundtrip_check(tmpl, FMT)
-    failures, observed = [], {}
-    for case in corpus.cases:
-        records = list(evaluate_case(case, PARSER, FMT, modes, seed=3, roundtrip=check))
-        if case.slice == "observed":
-            observed[case.id] = {r.verdict for r in records}
-            continue
-        failures += [(case.id, r.mode, r.error_type, r.detail) for r in records if r.verdict != "pass"]
-    assert failures == []
-    # observed: the integral float 140.0 under an integer schema is the integer 140 (JSON Schema's reading)
-    assert observed == {
-        "qwen3coder_last_param_unclosed_vllm": {"pass"},
-        "qwen3coder_parallel_calls_llamacpp_autoparser": {"pass"},
-        "qwen3coder_float_formatted_integer_mlx_lm": {"pass"},
-    }
+class TestQwen3Coder(ParserConformance):
+    CONFIG = Conformance(
+        format="qwen3_coder",
+        parser=Qwen3CoderParser,
+        strict={k: Text(text, calls, content, tools=tools) for k, (text, tools, calls, content) in STRICT.items()},
+        stops=("", "\n", "<|im_end|>", "\n<|im_end|>\n", "<|endoftext|>"),
+        recovered={k: Text(*v) for k, v in RECOVERED.items()},
+        surfaced=SURFACED,
+        hold_back=tuple(HOLD_BACK_TEXTS),
+        models=("qwen3-coder-30b-a3b", "nemotron-3-nano"),
+        modes=ALL_MODES,
+        extra_markers=EXTRA_MARKERS,
+    )
+
+    def check_corpus(self, model, run):
+        corpus = run.corpus
+        assert corpus.count("curated") >= 130 and corpus.count("generated") >= 15 and corpus.count("observed") >= 3
+        assert run.failures(kinds=None, skip_observed=True) == []
+        observed = {c.id: {r.verdict for r in run.records[c.id]} for c in corpus.cases if c.slice == "observed"}
+        # observed: the integral float 140.0 under an integer schema is the integer 140 (JSON Schema's reading)
+        assert observed == {
+            "qwen3coder_last_param_unclosed_vllm": {"pass"},
+            "qwen3coder_parallel_calls_llamacpp_autoparser": {"pass"},
+            "qwen3coder_float_formatted_integer_mlx_lm": {"pass"},
+        }

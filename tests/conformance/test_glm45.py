@@ -1,5 +1,7 @@
-"""Tests of the project's own GLM parser (``parsers/own/glm45.py``; ``parsers/own/glm47.py`` is the same reader) and of the
-glm45 family end to end (GLM-4.5, GLM-4.6). GLM-4.7 specifics are in ``tests/test_parser_glm47.py``.
+"""Conformance of the project's own GLM parser (``parsers/own/glm45.py``; ``parsers/own/glm47.py`` is the same
+reader) and of the glm45 family end to end (GLM-4.5, GLM-4.6): the shared suite's config plus the tests specific to
+the format. Layout-independent tests of the shared reader run both parsers here; the glm47 config
+(``tests/conformance/test_glm47.py``) reuses the texts defined here.
 
 Text rendered by the real templates comes from the llama-cpp-python 0.3.36 sdist copies (``GLM-4.6.jinja``,
 ``GLM-4.7-Flash.jinja``) through the harness' own pipeline (catalog, ``load_template`` offline, ``render_scenario``,
@@ -8,72 +10,43 @@ Text rendered by the real templates comes from the llama-cpp-python 0.3.36 sdist
 
 from __future__ import annotations
 
-import functools
 import json
-import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Parser, run_stream
+from conformance.suite import (
+    Conformance,
+    ParserConformance,
+    Text,
+    assert_stream_matches,
+    delta_checker,
+    expected_view,
+    template,
+    tool,
+    view,
+)
+from harness.core.messages import ToolCall
+from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
-from harness.corpus.build import build_corpus
 from harness.formats import format_edge_scenarios, get_format
-from harness.parse import registry
-from harness.parse.modes import modes_for
 from harness.score.roundtrip import roundtrip_check
-from harness.score.runner import evaluate_case
 from harness.template.render import render_scenario
-from harness.template.sources import load_template
 from parsers.own.glm45 import Glm45Parser
 from parsers.own.glm47 import Glm47Parser
 
 FMT = get_format("glm45")
 PARSER = Glm45Parser()
 BOTH = [Glm45Parser(), Glm47Parser()]
-MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers))
 
 
-# ---- helpers ---------------------------------------------------------------------------------------
+CHECK_DELTA = delta_checker(FMT)
 
 
-def view(message: Message):
-    """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
-    calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
-    return message.content, message.reasoning, calls
-
-
-def expected_view(calls, content=None, reasoning=None):
-    return view(Message(content, reasoning, [ToolCall(n, a) for n, a in calls]))
-
-
-def check_delta(delta) -> None:
-    for piece in (delta.content, delta.reasoning):
-        if piece:
-            assert not any(m in piece for m in MARKERS), piece
-
-
-def chunkings(text: str, seed: int = 0) -> list[list[str]]:
-    rng = random.Random(seed)
-    out = [[text], list(text)]
-    for _ in range(4):
-        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
-    return out
-
-
-def assert_stream_matches(
-    text: str, prefix: str = "", tools=None, parser=PARSER, seed: int = 0, leak_check: bool = True
-) -> Message:
-    """One-shot parse; streaming under several chunkings must give the same message and (``leak_check``: text
-    whose content holds no marker) no marker in any delta."""
-    one_shot = parser.parse(text, tools, prefix)
-    for chunks in chunkings(text, seed):
-        got = run_stream(parser, chunks, tools, prefix, on_delta=check_delta if leak_check else None)
-        assert view(got) == view(one_shot), chunks
-    return one_shot
+def stream_matches(text: str, prefix: str = "", tools=None, parser=PARSER, seed: int = 0, leak_check: bool = True):
+    """:func:`conformance.suite.assert_stream_matches` in this file's argument order."""
+    return assert_stream_matches(parser, text, tools, prefix, seed, leak_check)
 
 
 def _value(v) -> str:
@@ -98,42 +71,7 @@ def call47(name: str, arguments: dict) -> str:
     )
 
 
-def tool(name: str, properties: dict) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": f"The {name} tool.",
-            "parameters": {"type": "object", "properties": properties},
-        },
-    }
-
-
 # ---- protocol and registry -------------------------------------------------------------------------
-
-
-def test_protocol_attributes():
-    from importlib.metadata import version
-
-    for parser, fmt in zip(BOTH, ("glm45", "glm47"), strict=False):
-        assert isinstance(parser, Parser)
-        assert parser.name == f"toolcall-harness:{fmt}" and parser.formats == (fmt,)
-        assert parser.library == "toolcall-harness" and parser.version == version("toolcall-harness")
-        assert parser.incremental is True
-
-
-def test_registry_resolves_own_aliases_by_format():
-    registry.reload()
-    try:
-        for fmt, cls in (("glm45", Glm45Parser), ("glm47", Glm47Parser)):
-            assert f"toolcall-harness:{fmt}" in registry.available_parsers(fmt)
-            for alias in ("own", "toolcall-harness", f"toolcall-harness:{fmt}", f"own:{fmt}"):
-                assert registry.resolve(alias, format=fmt) == f"toolcall-harness:{fmt}"
-                assert isinstance(registry.get_parser(alias, format=fmt), cls)
-            got, _ = registry.create_parsers(["own"], fmt)
-            assert [p.name for p in got] == [f"toolcall-harness:{fmt}"]
-    finally:
-        registry.reload()
 
 
 def test_format_facts():
@@ -186,31 +124,11 @@ STRICT = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(STRICT))
-@pytest.mark.parametrize("layout", ["newline", "inline"])
-@pytest.mark.parametrize("stop", ["", "<|user|>", "<|observation|>\n", "<|endoftext|>"])
-@pytest.mark.parametrize("parser", BOTH, ids=lambda p: p.formats[0])
-def test_strict_text(case, layout, stop, parser):
-    calls, content = STRICT[case]
-    write = call45 if layout == "newline" else call47
-    text = "\n".join(write(n, a) for n, a in calls.items())
-    tools = [
-        tool(n, {k: ({"type": "string"} if isinstance(v, str) else {}) for k, v in a.items()}) for n, a in calls.items()
-    ]
-    message = assert_stream_matches(
-        text + stop, tools=tools, parser=parser, seed=len(case), leak_check=case != "markers-in-values"
-    )
-    assert view(message) == expected_view(list(calls.items()), content)
-    assert message.diagnostics == []
-
-
 def test_parallel_calls_and_content_first():
     text = "\nLet me look.\n" + call45("search", {"q": "x"}) + "\n" + call45("get_time", {}) + "\n"
-    assert view(assert_stream_matches(text)) == expected_view(
-        [("search", {"q": "x"}), ("get_time", {})], "Let me look."
-    )
+    assert view(stream_matches(text)) == expected_view([("search", {"q": "x"}), ("get_time", {})], "Let me look.")
     text = "Let me look." + call47("search", {"q": "x"}) + call47("get_time", {})
-    assert view(assert_stream_matches(text, parser=BOTH[1])) == expected_view(
+    assert view(stream_matches(text, parser=BOTH[1])) == expected_view(
         [("search", {"q": "x"}), ("get_time", {})], "Let me look."
     )
 
@@ -222,7 +140,7 @@ def test_observed_close_tag_inside_value():
         '<arg_value>END_TAG = "</tool_call>"\n</arg_value></tool_call>'
     )
     for parser in BOTH:
-        message = assert_stream_matches(text, parser=parser)
+        message = stream_matches(text, parser=parser)
         assert view(message) == expected_view(
             [("write_file", {"path": "parser.py", "content": 'END_TAG = "</tool_call>"\n'})]
         )
@@ -319,15 +237,6 @@ RECOVERED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(RECOVERED))
-@pytest.mark.parametrize("parser", BOTH, ids=lambda p: p.formats[0])
-def test_drift_recovered(case, parser):
-    text, calls = RECOVERED[case]
-    message = assert_stream_matches(text, parser=parser)
-    assert view(message) == expected_view(calls)
-    assert message.diagnostics == []
-
-
 def test_padded_key_stripped_only_when_the_schema_says_so():
     text = "<tool_call>f<arg_key> city </arg_key><arg_value>Oslo</arg_value></tool_call>"
     assert PARSER.parse(text, [tool("f", {"city": {"type": "string"}})]).tool_calls[0].arguments == {"city": "Oslo"}
@@ -342,7 +251,7 @@ def test_observed_double_serialized_call_is_recovered():
 
     (case,) = [c for c in load_cases(OBSERVED_FILE, fmt="glm45", default_slice="observed")]
     assert case.kind == "drift"
-    message = assert_stream_matches(case.text, case.prefix, case.tools)
+    message = stream_matches(case.text, case.prefix, case.tools)
     assert score(case, message, FMT).verdict == "pass"
 
 
@@ -354,18 +263,18 @@ def test_double_serialized_layout_with_raw_values():
         "<tool_call>save_text\\n<arg_key>path</arg_key>\\n<arg_value>notes/edge.txt</arg_value>\\n<arg_key>text"
         '</arg_key>\\n<arg_value>She said "hi" \\\\ bye</arg_value>\\n</tool_call>'
     )
-    message = assert_stream_matches(raw)
+    message = stream_matches(raw)
     assert view(message) == expected_view([("save_text", {"path": "notes/edge.txt", "text": 'She said "hi" \\\\ bye'})])
     plain = (
         "<tool_call>f\\n<arg_key>a</arg_key>\\n<arg_value>x y</arg_value>\\n<arg_key>b</arg_key>\\n"
         "<arg_value>2</arg_value>\\n</tool_call>"
     )
-    assert view(assert_stream_matches(plain)) == expected_view([("f", {"a": "x y", "b": 2})])
+    assert view(stream_matches(plain)) == expected_view([("f", {"a": "x y", "b": 2})])
     ambiguous = (
         "<tool_call>save_text\\n<arg_key>path</arg_key>\\n<arg_value>notes/edge.txt</arg_value>\\n"
         "<arg_key>text</arg_key>\\n<arg_value>a\\\\</arg_value>\\n</tool_call>"
     )
-    message = assert_stream_matches(ambiguous, leak_check=False)
+    message = stream_matches(ambiguous, leak_check=False)
     assert view(message) == (ambiguous, None, []) and "double-serialized" in message.diagnostics[0]
 
 
@@ -377,7 +286,7 @@ def test_double_encoded_json_value_under_a_container_schema(parser):
         "</arg_value></tool_call>"
     )
     tools = [tool("create_user", {"user": {"type": "object"}})]
-    message = assert_stream_matches(text, tools=tools, parser=parser)
+    message = stream_matches(text, tools=tools, parser=parser)
     assert view(message) == expected_view([("create_user", {"user": {"name": "Ada", "age": 36}})])
     # under a schema that allows a string too, the text is that string
     tools = [tool("create_user", {"user": {"anyOf": [{"type": "object"}, {"type": "string"}]}})]
@@ -405,19 +314,9 @@ SURFACED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(SURFACED))
-@pytest.mark.parametrize("parser", BOTH, ids=lambda p: p.formats[0])
-def test_malformed_call_stays_in_content(case, parser):
-    text = SURFACED[case]
-    message = assert_stream_matches(text, parser=parser, leak_check=False)  # the surfaced raw text holds markers
-    assert message.tool_calls == []
-    assert message.content == text.strip()
-    assert message.diagnostics and "surfaced" in message.diagnostics[0]
-
-
 def test_surfaced_block_between_good_calls_keeps_them():
     text = "Plan.\n" + call45("a", {"x": 1}) + "\n<tool_call>bad name\n</tool_call>\n" + call45("b", {}) + "\nDone."
-    message = assert_stream_matches(text, leak_check=False)
+    message = stream_matches(text, leak_check=False)
     assert view(message) == expected_view(
         [("a", {"x": 1}), ("b", {})], "Plan.\n\n<tool_call>bad name\n</tool_call>\n\nDone."
     )
@@ -425,20 +324,20 @@ def test_surfaced_block_between_good_calls_keeps_them():
 
 def test_unterminated_value_does_not_swallow_the_next_call():
     text = "<tool_call>f<arg_key>a</arg_key><arg_value>oops</tool_call>\n" + call45("g", {}) + "\n" + call45("h", {})
-    message = assert_stream_matches(text, leak_check=False)
+    message = stream_matches(text, leak_check=False)
     assert view(message) == expected_view(
         [("g", {}), ("h", {})], "<tool_call>f<arg_key>a</arg_key><arg_value>oops</tool_call>"
     )
     # a value that does end later holds the next call's text: the template writes strings raw, so that is data
     text = "<tool_call>f<arg_key>a</arg_key><arg_value>oops\n" + call45("g", {"b": 1})
-    assert view(assert_stream_matches(text, leak_check=False)) == expected_view(
+    assert view(stream_matches(text, leak_check=False)) == expected_view(
         [("f", {"a": "oops\n<tool_call>g\n<arg_key>b</arg_key>\n<arg_value>1"})]
     )
 
 
 def test_prose_with_angle_brackets_is_content():
     text = "Use a<b, c>d, <tool>, </tool_calls>, <arg> and <|user|x."
-    assert view(assert_stream_matches(text, leak_check=False)) == (text, None, [])
+    assert view(stream_matches(text, leak_check=False)) == (text, None, [])
 
 
 def test_trailing_stop_markers_stripped_inner_kept():
@@ -468,21 +367,21 @@ def test_limitation_string_spelling_another_allowed_type():
 
 def test_think_block_at_start_is_reasoning():
     text = "\n<think>User wants weather.\nCall it.</think>\nOn it.\n" + call45("w", {"c": "P"})
-    message = assert_stream_matches(text)
+    message = stream_matches(text)
     assert view(message) == expected_view([("w", {"c": "P"})], "On it.", "User wants weather.\nCall it.")
-    assert view(assert_stream_matches("\n<think></think>\nHello.")) == ("Hello.", None, [])
+    assert view(stream_matches("\n<think></think>\nHello.")) == ("Hello.", None, [])
 
 
 def test_think_prefix_and_placement():
-    message = assert_stream_matches("plan</think>\n" + call45("f", {}), prefix="<|assistant|>\n<think>")
+    message = stream_matches("plan</think>\n" + call45("f", {}), prefix="<|assistant|>\n<think>")
     assert view(message) == expected_view([("f", {})], None, "plan")
     assert view(PARSER.parse("hello", prefix="<|assistant|>\n<think></think>")) == ("hello", None, [])
     # glm45 writes its own <think>: without one, </think> is plain content
     assert view(PARSER.parse("a</think>b")) == ("a</think>b", None, [])
-    assert view(assert_stream_matches("Hi <think>x</think>", leak_check=False)) == ("Hi <think>x</think>", None, [])
-    assert view(assert_stream_matches("<think>\nstill thinking")) == (None, "still thinking", [])
+    assert view(stream_matches("Hi <think>x</think>", leak_check=False)) == ("Hi <think>x</think>", None, [])
+    assert view(stream_matches("<think>\nstill thinking")) == (None, "still thinking", [])
     inner = call45("f", {})
-    assert view(assert_stream_matches(f"<think>{inner}</think>ok", leak_check=False)) == ("ok", inner, [])
+    assert view(stream_matches(f"<think>{inner}</think>ok", leak_check=False)) == ("ok", inner, [])
 
 
 # ---- streaming ----------------------------------------------------------------------------------------
@@ -493,28 +392,6 @@ HOLD_BACK_TEXTS = [
     "a <tool b </tool_call c <|us d <thin e <arg_ f",
     "x\n<tool_call>bad name</tool_call>\ny",
 ]
-
-
-@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
-@pytest.mark.parametrize("parser", BOTH, ids=lambda p: p.formats[0])
-def test_marker_hold_back_at_every_split_point(text, parser):
-    """Fed in two parts split anywhere, what is streamed after the first part is a prefix of the final content
-    (and reasoning): a marker start is never released early; no delta holds a marker."""
-    prefix = "</think>"  # glm47: thinking off, so content streams at once
-    final = parser.parse(text, None, prefix)
-    watch = None if any(m in (final.content or "") for m in MARKERS) else check_delta  # surfaced text holds them
-    for k in range(len(text) + 1):
-        session = parser.stream(None, prefix)
-        first = session.feed(text[:k])
-        for delta in first:
-            if watch:
-                watch(delta)
-        content = "".join(d.content or "" for d in first)
-        reasoning = "".join(d.reasoning or "" for d in first)
-        assert (final.content or "").startswith(content), (k, content)
-        assert (final.reasoning or "").startswith(reasoning), (k, reasoning)
-        got = run_stream(parser, [text[:k], text[k:]], None, prefix, on_delta=watch)
-        assert view(got) == view(final), k
 
 
 def test_stream_is_incremental_and_calls_arrive_whole_at_close():
@@ -602,7 +479,7 @@ def test_property_written_calls_roundtrip(calls, content, layout, data):
         assert view(message) == expected_view(calls, content.strip() or None)
         splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
         for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
-            assert view(run_stream(parser, chunks, tools, "</think>", on_delta=check_delta)) == view(message)
+            assert view(run_stream(parser, chunks, tools, "</think>", on_delta=CHECK_DELTA)) == view(message)
 
 
 FRAGMENTS = st.sampled_from(
@@ -659,18 +536,6 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
 # ---- rendering through the real templates --------------------------------------------------------------
 
 
-@functools.cache
-def template(model: str):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("HF_HUB_OFFLINE", "1")
-    mp.setenv("HF_HOME", "/nonexistent/hf-home-for-tests")
-    mp.delenv("HF_HUB_CACHE", raising=False)
-    try:
-        return load_template(model)
-    finally:
-        mp.undo()
-
-
 WEATHER = tool(
     "get_weather",
     {"city": {"type": "string", "description": "City."}, "days": {"type": "integer", "description": "Days."}},
@@ -719,34 +584,6 @@ def test_arguments_that_are_not_an_object_make_the_template_raise():
         render_messages(template("glm-4.6"), [{"role": "user", "content": "hi"}, turn], None)
 
 
-def evaluate_corpus(model: str, parser, fmt, seed: int = 3, n_generated: int = 60):
-    """Every strict rendered case of ``model``'s corpus (curated + generated + observed) through every mode the
-    runner applies to the own parser, round trip included; returns (corpus, failures, observed records)."""
-    tmpl = template(model)
-    corpus = build_corpus(tmpl, fmt, seed=seed, n_generated=n_generated)
-    modes = modes_for(parser, ("oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"), fmt)
-    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", "prefix"]
-    check = roundtrip_check(tmpl, fmt)
-    failures, observed = [], []
-    for case in corpus.cases:
-        records = list(evaluate_case(case, parser, fmt, modes, seed=seed, roundtrip=check))
-        if case.slice == "observed":
-            observed += records
-        if case.kind != "strict":
-            continue
-        failures += [(case.id, r.mode, r.error_type, r.detail) for r in records if r.verdict != "pass"]
-    return corpus, failures, observed
-
-
-@pytest.mark.parametrize("model", ["glm-4.6", "glm-4.5"])
-def test_own_parser_passes_every_strict_rendered_case(model):
-    corpus, failures, observed = evaluate_corpus(model, PARSER, FMT)
-    assert corpus.count("curated") >= 140 and corpus.count("generated") >= 50 and corpus.count("observed") == 1
-    assert corpus.skipped == []
-    assert failures == []
-    assert observed and all(r.verdict == "pass" for r in observed)  # the drift case is recovered
-
-
 @pytest.mark.parametrize("model,parser", [("glm-4.6", BOTH[0]), ("glm-4.7-flash", BOTH[1])], ids=["glm45", "glm47"])
 def test_format_edge_scenarios_render_and_pass(model, parser):
     """The GLM shapes of ``harness/formats/glm45.py`` (markers inside values, lookalike strings under string and
@@ -761,7 +598,7 @@ def test_format_edge_scenarios_render_and_pass(model, parser):
     for scenario in scenarios:
         case = render_scenario(tmpl, scenario, fmt)
         texts[scenario.id.removeprefix(f"edge-{fmt.name}-")] = case.text
-        message = assert_stream_matches(case.text, case.prefix, case.tools, parser=parser, leak_check=False)
+        message = stream_matches(case.text, case.prefix, case.tools, parser=parser, leak_check=False)
         assert view(message) == view(case.expected), scenario.id
         assert check(case, message).verdict == "pass", scenario.id
     sep = "\n" if fmt.name == "glm45" else ""
@@ -771,3 +608,44 @@ def test_format_edge_scenarios_render_and_pass(model, parser):
     assert "<arg_value>null</arg_value>" in texts["anyof-null-and-values"]
     reasoning = texts["reasoning-then-call"]
     assert reasoning.startswith("\n<think>The user" if fmt.name == "glm45" else "The user wants")
+
+
+def strict_texts() -> dict[str, Text]:
+    """Each STRICT case in both layouts (``CASE/newline``, ``CASE/inline``), seeded by the case's name."""
+    out = {}
+    for case, (calls, content) in STRICT.items():
+        tools = [
+            tool(n, {k: ({"type": "string"} if isinstance(v, str) else {}) for k, v in a.items()})
+            for n, a in calls.items()
+        ]
+        for layout, write in (("newline", call45), ("inline", call47)):
+            text = "\n".join(write(n, a) for n, a in calls.items())
+            out[f"{case}/{layout}"] = Text(text, list(calls.items()), content, tools=tools, seed=len(case))
+    return out
+
+
+GLM_TEXTS = {
+    "strict": strict_texts(),
+    "stops": ("", "<|user|>", "<|observation|>\n", "<|endoftext|>"),
+    "recovered": {k: Text(*v) for k, v in RECOVERED.items()},
+    "surfaced": SURFACED,
+    "hold_back": tuple(HOLD_BACK_TEXTS),
+    "hold_back_prefixes": ("</think>",),  # glm47: thinking off, so content streams at once
+    "modes": ("oneshot", "roundtrip", "whole", "char", "random", "prefix"),
+    "leak_check_exempt": frozenset({"markers-in-values/newline", "markers-in-values/inline"}),
+}
+
+
+def check_glm_corpus(run, n_observed: int) -> None:
+    corpus = run.corpus
+    assert corpus.count("curated") >= 140 and corpus.count("generated") >= 50 and corpus.count("observed") == n_observed
+    assert corpus.skipped == []
+    observed = run.observed()
+    assert observed and all(r.verdict == "pass" for r in observed)  # the drift case is recovered
+
+
+class TestGlm45(ParserConformance):
+    CONFIG = Conformance(format="glm45", parser=Glm45Parser, models=("glm-4.6", "glm-4.5"), **GLM_TEXTS)
+
+    def check_corpus(self, model, run):
+        check_glm_corpus(run, 1)

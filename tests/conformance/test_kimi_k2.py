@@ -1,156 +1,44 @@
-"""Tests of the project's own Kimi K2 parser (``parsers/own/kimi_k2.py``), of the section reader it shares with the
-DeepSeek parsers (``parsers/own/_token_sections.py``), and of the kimi_k2 family end to end (``moonshotai-Kimi-K2.jinja``
-from the llama-cpp-python 0.3.36 sdist). The helpers here are imported by ``test_parser_deepseek_v31.py`` and
-``test_parser_deepseek_v32.py``.
+"""Conformance of the project's own Kimi K2 parser (``parsers/own/kimi_k2.py``, on the section reader it shares
+with the DeepSeek parsers, ``parsers/own/_token_sections.py``) and of the kimi_k2 family end to end
+(``moonshotai-Kimi-K2.jinja`` from the llama-cpp-python 0.3.36 sdist): the shared suite's config plus the tests
+specific to the format (call ids, section drift, thinking, property tests).
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.suite import (
+    Conformance,
+    ParserConformance,
+    Text,
+    assert_stream_matches,
+    body_without_stops,
+    delta_checker,
+    expected_view,
+    template,
+    tool,
+    view,
+)
 from harness.core.cases import load_cases
 from harness.core.errors import UnrepresentableError
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Parser, run_stream
+from harness.core.messages import ToolCall
+from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
-from harness.corpus.build import OBSERVED_FILE, build_corpus
+from harness.corpus.build import OBSERVED_FILE
 from harness.formats import get_format
 from harness.formats.kimi_k2 import ARGUMENT_BEGIN, CALL_BEGIN, CALL_END, SECTION_BEGIN, SECTION_END
 from harness.parse import modes as chunking
-from harness.parse import registry
-from harness.parse.modes import modes_for
-from harness.score.roundtrip import roundtrip_check
-from harness.score.runner import evaluate_case
 from harness.template.render import render_scenario
-from harness.template.sources import load_template
 from parsers.own.kimi_k2 import KimiK2Parser, tool_name
 
 FMT = get_format("kimi_k2")
 PARSER = KimiK2Parser()
-
-
-# ---- helpers (shared with the DeepSeek tests) ----------------------------------------------------------
-
-
-def view(message: Message):
-    """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
-    calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
-    return message.content, message.reasoning, calls
-
-
-def expected_view(calls, content=None, reasoning=None):
-    return view(Message(content, reasoning, [ToolCall(n, a) for n, a in calls]))
-
-
-def delta_checker(fmt):
-    markers = tuple(dict.fromkeys(fmt.markers + fmt.stop_markers))
-
-    def check(delta) -> None:
-        for piece in (delta.content, delta.reasoning):
-            if piece:
-                assert not any(m in piece for m in markers), piece
-
-    return check
-
-
-def chunkings(text: str, seed: int = 0) -> list[list[str]]:
-    rng = random.Random(seed)
-    out = [[text], list(text)]
-    for _ in range(4):
-        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
-    return out
-
-
-def assert_stream_matches(
-    parser, text: str, tools=None, prefix: str = "", seed: int = 0, leak_check: bool = True
-) -> Message:
-    """One-shot parse; streaming under several chunkings must give the same message and (``leak_check``: text
-    whose content holds no marker) no marker in any delta."""
-    one_shot = parser.parse(text, tools, prefix)
-    watch = delta_checker(get_format(parser.formats[0])) if leak_check else None
-    for chunks in chunkings(text, seed):
-        got = run_stream(parser, chunks, tools, prefix, on_delta=watch)
-        assert view(got) == view(one_shot), chunks
-    return one_shot
-
-
-def assert_hold_back(parser, text: str, tools=None, prefix: str = "") -> None:
-    """Fed in two parts split anywhere, what is streamed after the first part is a prefix of the final content
-    (and reasoning): a marker start is never released early; no delta holds a marker."""
-    fmt = get_format(parser.formats[0])
-    final = parser.parse(text, tools, prefix)
-    markers = fmt.markers + fmt.stop_markers
-    surfaced = any(m in (final.content or "") + (final.reasoning or "") for m in markers)
-    watch = None if surfaced else delta_checker(fmt)
-    for k in range(len(text) + 1):
-        session = parser.stream(tools, prefix)
-        first = session.feed(text[:k])
-        for delta in first:
-            if watch:
-                watch(delta)
-        content = "".join(d.content or "" for d in first)
-        reasoning = "".join(d.reasoning or "" for d in first)
-        assert (final.content or "").startswith(content), (k, content)
-        assert (final.reasoning or "").startswith(reasoning), (k, reasoning)
-        got = run_stream(parser, [text[:k], text[k:]], tools, prefix, on_delta=watch)
-        assert view(got) == view(final), k
-
-
-def body_without_stops(text: str, stops) -> str:
-    body = text.rstrip()
-    while body.endswith(tuple(stops)):
-        body = next(body[: -len(m)] for m in stops if body.endswith(m)).rstrip()
-    return body
-
-
-@functools.cache
-def template(model: str):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("HF_HUB_OFFLINE", "1")
-    mp.setenv("HF_HOME", "/nonexistent/hf-home-for-tests")
-    mp.delenv("HF_HUB_CACHE", raising=False)
-    try:
-        return load_template(model)
-    finally:
-        mp.undo()
-
-
-def tool(name: str, properties: dict) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": f"The {name} tool.",
-            "parameters": {"type": "object", "properties": properties},
-        },
-    }
-
-
-def evaluate_corpus(model: str, parser, fmt, seed: int = 3, n_generated: int = 60):
-    """Every rendered case of ``model``'s corpus (curated + generated + observed) through every mode the runner
-    applies to the own parser, round trip included; returns (corpus, failures of strict cases, observed records)."""
-    tmpl = template(model)
-    corpus = build_corpus(tmpl, fmt, seed=seed, n_generated=n_generated)
-    modes = modes_for(parser, ("oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"), fmt)
-    tokens = ["tokens"] if chunking.has_tokenizer(fmt.name) else []  # DeepSeek's vocabularies are vendored
-    assert modes == ["oneshot", "roundtrip", "whole", "char", "random", *tokens, "prefix"]
-    check = roundtrip_check(tmpl, fmt)
-    failures, observed = [], []
-    for case in corpus.cases:
-        records = list(evaluate_case(case, parser, fmt, modes, seed=seed, roundtrip=check))
-        if case.slice == "observed":
-            observed += records
-        if case.kind != "strict":
-            continue
-        failures += [(case.id, r.mode, r.error_type, r.detail) for r in records if r.verdict != "pass"]
-    return corpus, failures, observed
+TOKENS = ("tokens",) if chunking.has_tokenizer(FMT.name) else ()  # DeepSeek's vocabularies are vendored
 
 
 def kimi_call(name: str, arguments, index: int = 0, *, call_id: str | None = None) -> str:
@@ -164,25 +52,6 @@ def section(*calls: str) -> str:
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
-
-
-def test_protocol_attributes_and_registry():
-    from importlib.metadata import version
-
-    assert isinstance(PARSER, Parser)
-    assert (PARSER.name, PARSER.formats, PARSER.library) == (
-        "toolcall-harness:kimi_k2",
-        ("kimi_k2",),
-        "toolcall-harness",
-    )
-    assert PARSER.version == version("toolcall-harness") and PARSER.incremental is True
-    registry.reload()
-    try:
-        for alias in ("own", "toolcall-harness", "own:kimi_k2"):
-            assert registry.resolve(alias, format="kimi_k2") == "toolcall-harness:kimi_k2"
-        assert isinstance(registry.get_parser("own", format="kimi_k2"), KimiK2Parser)
-    finally:
-        registry.reload()
 
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------
@@ -247,15 +116,6 @@ STRICT = {
         None,
     ),
 }
-
-
-@pytest.mark.parametrize("case", sorted(STRICT))
-@pytest.mark.parametrize("stop", ["", "<|im_end|>", "<|im_end|>\n"])
-def test_strict_text(case, stop):
-    text, calls, content = STRICT[case]
-    message = assert_stream_matches(PARSER, text + stop, seed=len(case))
-    assert view(message) == expected_view(calls, content)
-    assert message.diagnostics == []
 
 
 # ---- call ids -------------------------------------------------------------------------------------
@@ -358,14 +218,6 @@ RECOVERED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(RECOVERED))
-def test_drift_recovered(case):
-    text, calls, content = RECOVERED[case]
-    message = assert_stream_matches(PARSER, text + "<|im_end|>")
-    assert view(message) == expected_view(calls, content)
-    assert message.diagnostics == []
-
-
 SURFACED = {
     "not-json": section(kimi_call("f", "city='Paris'")),
     "array-arguments": section(kimi_call("f", [1, 2])),
@@ -381,15 +233,6 @@ SURFACED = {
     "opener-alone": SECTION_BEGIN,
     "call-opener-alone": CALL_BEGIN + "functions.f:0",
 }
-
-
-@pytest.mark.parametrize("case", sorted(SURFACED))
-def test_malformed_call_stays_in_content(case):
-    text = SURFACED[case]
-    message = assert_stream_matches(PARSER, text, leak_check=False)  # the surfaced raw text holds the markers
-    assert message.tool_calls == []
-    assert message.content == text.strip()
-    assert message.diagnostics and "surfaced" in message.diagnostics[0]
 
 
 def test_bad_call_between_good_calls_keeps_them():
@@ -454,11 +297,6 @@ HOLD_BACK_TEXTS = [
     "x" + section(kimi_call("f", "{bad}")) + "y",
     "<think>r < s</think>ok " + kimi_call("f", {}),
 ]
-
-
-@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
-def test_marker_hold_back_at_every_split_point(text):
-    assert_hold_back(PARSER, text)
 
 
 def test_stream_is_incremental_and_calls_arrive_whole_at_their_end():
@@ -604,10 +442,23 @@ def test_rendered_shapes():
         render_scenario(template("kimi-k2"), Scenario("s2", [WEATHER], calls[1:], reasoning="Think."), FMT)
 
 
-def test_own_parser_passes_every_strict_rendered_case():
-    corpus, failures, observed = evaluate_corpus("kimi-k2", PARSER, FMT)
-    assert corpus.count("curated") >= 125 and corpus.count("generated") >= 20 and corpus.count("observed") == 1
-    assert all("reasoning" in reason for _, reason in corpus.skipped)  # the template writes no reasoning
-    assert any(c.id.startswith("edge-kimi_k2-") for c in corpus.cases)
-    assert failures == []
-    assert observed and all(r.verdict == "pass" for r in observed)  # the glued-id drift case is recovered
+class TestKimiK2(ParserConformance):
+    CONFIG = Conformance(
+        format="kimi_k2",
+        parser=KimiK2Parser,
+        strict={k: Text(*v) for k, v in STRICT.items()},
+        stops=("", "<|im_end|>", "<|im_end|>\n"),
+        recovered={k: Text(text + "<|im_end|>", calls, content) for k, (text, calls, content) in RECOVERED.items()},
+        surfaced=SURFACED,
+        hold_back=tuple(HOLD_BACK_TEXTS),
+        models=("kimi-k2",),
+        modes=("oneshot", "roundtrip", "whole", "char", "random", *TOKENS, "prefix"),
+    )
+
+    def check_corpus(self, model, run):
+        corpus = run.corpus
+        assert corpus.count("curated") >= 125 and corpus.count("generated") >= 20 and corpus.count("observed") == 1
+        assert all("reasoning" in reason for _, reason in corpus.skipped)  # the template writes no reasoning
+        assert any(c.id.startswith("edge-kimi_k2-") for c in corpus.cases)
+        observed = run.observed()
+        assert observed and all(r.verdict == "pass" for r in observed)  # the glued-id drift case is recovered

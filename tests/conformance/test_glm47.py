@@ -1,24 +1,17 @@
-"""Tests of the project's own GLM-4.7 parser (``parsers/own/glm47.py``: the GLM reader of ``parsers/own/glm45.py`` whose text
-may start inside reasoning) and of the glm47 family end to end (GLM-4.7-Flash, ``GLM-4.7-Flash.jinja`` from the
-llama-cpp-python 0.3.36 sdist). Layout-independent behaviour of the shared reader is tested in
-``tests/test_parser_glm45.py`` for both parsers.
+"""Conformance of the project's own GLM-4.7 parser (``parsers/own/glm47.py``: the GLM reader of
+``parsers/own/glm45.py`` whose text may start inside reasoning) and of the glm47 family end to end (GLM-4.7-Flash,
+``GLM-4.7-Flash.jinja`` from the llama-cpp-python 0.3.36 sdist): the shared suite's config (the GLM texts of
+``tests/conformance/test_glm45.py``) plus the tests specific to GLM-4.7. Layout-independent behaviour of the shared
+reader is tested in ``tests/conformance/test_glm45.py`` for both parsers.
 """
 
 from __future__ import annotations
 
 import pytest
-from test_parser_glm45 import (
-    assert_stream_matches,
-    call45,
-    call47,
-    check_delta,
-    evaluate_corpus,
-    expected_view,
-    template,
-    tool,
-    view,
-)
 
+from conformance.suite import Conformance, ParserConformance, expected_view, template, tool, view
+from conformance.test_glm45 import CHECK_DELTA, GLM_TEXTS, call45, call47, check_glm_corpus
+from conformance.test_glm45 import stream_matches as assert_stream_matches
 from harness.core.messages import ToolCall
 from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
@@ -121,7 +114,7 @@ def test_hold_back_at_every_split_point_without_prefix(text):
         first = session.feed(text[:k])
         assert (final.content or "").startswith("".join(d.content or "" for d in first)), k
         assert (final.reasoning or "").startswith("".join(d.reasoning or "" for d in first)), k
-        assert view(run_stream(PARSER, [text[:k], text[k:]], on_delta=check_delta)) == view(final), k
+        assert view(run_stream(PARSER, [text[:k], text[k:]], on_delta=CHECK_DELTA)) == view(final), k
 
 
 def test_observed_cases_pass():
@@ -136,9 +129,8 @@ def test_observed_cases_pass():
         assert score(case, message, FMT).verdict == "pass", case.id
 
 
-def test_own_parser_passes_every_strict_rendered_case():
-    corpus, failures, observed = evaluate_corpus("glm-4.7-flash", PARSER, FMT)
-    assert corpus.count("curated") >= 140 and corpus.count("generated") >= 50 and corpus.count("observed") == 2
-    assert corpus.skipped == []
-    assert failures == []
-    assert observed and all(r.verdict == "pass" for r in observed)
+class TestGlm47(ParserConformance):
+    CONFIG = Conformance(format="glm47", parser=Glm47Parser, models=("glm-4.7-flash",), **GLM_TEXTS)
+
+    def check_corpus(self, model, run):
+        check_glm_corpus(run, 2)

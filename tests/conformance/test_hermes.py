@@ -1,76 +1,50 @@
-"""Tests of the project's own Hermes JSON parser (``parsers/own/hermes.py``) and of the Hermes family end to end.
-
-Text rendered by the real templates comes from the llama-cpp-python 0.3.36 sdist copies
-(``Qwen-Qwen2.5-7B-Instruct.jinja``, ``NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja``,
-``Qwen-Qwen3-0.6B.jinja``) through the harness' own pipeline (catalog, ``load_template`` offline,
-``render_scenario``, ``build_corpus``).
+"""Conformance of the project's own Hermes parser (``parsers/own/hermes.py``) and of the hermes family end to
+end: the shared suite's config plus the tests specific to the format.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.suite import (
+    Conformance,
+    ParserConformance,
+    Text,
+    assert_stream_matches,
+    delta_checker,
+    expected_view,
+    template,
+    tool,
+    view,
+)
 from harness.core.errors import UnrepresentableError
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Parser, run_stream
+from harness.core.messages import ToolCall
+from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
-from harness.corpus.build import build_corpus
 from harness.formats import get_format
 from harness.parse import registry
-from harness.parse.modes import modes_for
-from harness.score.runner import evaluate_case
 from harness.template.render import render_scenario
-from harness.template.sources import load_template
 from parsers.own.hermes import THINK_CLOSE, THINK_OPEN, HermesParser
 
 FMT = get_format("hermes")
 PARSER = HermesParser()
+
+
+EXTRA_MARKERS = (THINK_OPEN, THINK_CLOSE)
+CHECK_DELTA = delta_checker(FMT, EXTRA_MARKERS)
+
+
+def stream_matches(text: str, prefix: str = "", seed: int = 0, leak_check: bool = True):
+    """:func:`conformance.suite.assert_stream_matches` on this file's parser, in its argument order."""
+    return assert_stream_matches(PARSER, text, None, prefix, seed, leak_check, EXTRA_MARKERS)
+
+
 MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers + (THINK_OPEN, THINK_CLOSE)))
 OBSERVED_TEXT = '<tool_call>{"name": "search", "arguments": {"query": "explain the </tool_call> token"}}</tool_call>'
-
-
-# ---- helpers ---------------------------------------------------------------------------------------
-
-
-def view(message: Message):
-    """Comparable form: content, reasoning, calls with type-exact JSON arguments (True != 1)."""
-    calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
-    return message.content, message.reasoning, calls
-
-
-def expected_view(calls, content=None, reasoning=None):
-    return view(Message(content, reasoning, [ToolCall(n, a) for n, a in calls]))
-
-
-def check_delta(delta) -> None:
-    for piece in (delta.content, delta.reasoning):
-        if piece:
-            assert not any(m in piece for m in MARKERS), piece
-
-
-def chunkings(text: str, seed: int = 0) -> list[list[str]]:
-    rng = random.Random(seed)
-    out = [[text], list(text)]
-    for _ in range(4):
-        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
-    return out
-
-
-def assert_stream_matches(text: str, prefix: str = "", seed: int = 0, leak_check: bool = True) -> Message:
-    """One-shot parse; streaming under several chunkings must give the same message and (``leak_check``:
-    text whose content holds no marker) no marker in any delta."""
-    one_shot = PARSER.parse(text, None, prefix)
-    for chunks in chunkings(text, seed):
-        got = run_stream(PARSER, chunks, None, prefix, on_delta=check_delta if leak_check else None)
-        assert view(got) == view(one_shot), chunks
-    return one_shot
 
 
 def call_text(name: str, arguments, *, key: str = "arguments", before: str = "\n", after: str = "\n") -> str:
@@ -80,31 +54,6 @@ def call_text(name: str, arguments, *, key: str = "arguments", before: str = "\n
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
-
-
-def test_protocol_attributes():
-    from importlib.metadata import version
-
-    assert isinstance(PARSER, Parser)
-    assert PARSER.name == "toolcall-harness:hermes" and PARSER.formats == ("hermes",)
-    assert PARSER.library == "toolcall-harness" and PARSER.version == version("toolcall-harness")
-    assert PARSER.incremental is True
-
-
-def test_registry_resolves_own_aliases_by_format():
-    registry.reload()
-    try:
-        assert "toolcall-harness:hermes" in registry.available_parsers("hermes")
-        for alias in ("own", "toolcall-harness", "toolcall-harness:hermes", "own:hermes"):
-            assert registry.resolve(alias, format="hermes") == "toolcall-harness:hermes"
-            assert isinstance(registry.get_parser(alias, format="hermes"), HermesParser)
-        assert registry.resolve("own", format="gemma4") == "toolcall-harness:gemma4"
-        with pytest.raises(KeyError, match="ambiguous"):
-            registry.resolve("own")
-        got, _ = registry.create_parsers(["own"], "hermes")
-        assert [p.name for p in got] == ["toolcall-harness:hermes"]
-    finally:
-        registry.reload()
 
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------
@@ -159,15 +108,6 @@ STRICT = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(STRICT))
-@pytest.mark.parametrize("stop", ["", "<|im_end|>", "<|im_end|>\n", "<|endoftext|>"])
-def test_strict_text(case, stop):
-    text, calls, content = STRICT[case]
-    message = assert_stream_matches(text + stop, seed=len(case))
-    assert view(message) == expected_view(calls, content)
-    assert message.diagnostics == []
-
-
 RECOVERED = {
     "no-newlines": (call_text("f", {"a": 1}, before="", after=""), [("f", {"a": 1})]),
     "extra-whitespace": (call_text("f", {"a": 1}, before=" \n\t ", after="\r\n  "), [("f", {"a": 1})]),
@@ -203,14 +143,6 @@ RECOVERED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(RECOVERED))
-def test_drift_recovered(case):
-    text, calls = RECOVERED[case]
-    message = assert_stream_matches(text)
-    assert view(message) == expected_view(calls)
-    assert message.diagnostics == []
-
-
 SURFACED = {
     "not-json": "<tool_call>get_weather(city='Paris')</tool_call>",
     "single-quotes": "<tool_call>{'name': 'f', 'arguments': {}}</tool_call>",
@@ -231,18 +163,9 @@ SURFACED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(SURFACED))
-def test_malformed_call_stays_in_content(case):
-    text = SURFACED[case]
-    message = assert_stream_matches(text, leak_check=False)  # the surfaced raw text holds the markers
-    assert message.tool_calls == []
-    assert message.content == text.strip()
-    assert message.diagnostics and "surfaced" in message.diagnostics[0]
-
-
 def test_surfaced_block_between_good_calls_keeps_them():
     text = "Plan.\n" + call_text("a", {"x": 1}) + "\n<tool_call>{broken}</tool_call>\n" + call_text("b", {}) + "\nDone."
-    message = assert_stream_matches(text, leak_check=False)
+    message = stream_matches(text, leak_check=False)
     assert view(message) == expected_view(
         [("a", {"x": 1}), ("b", {})], "Plan.\n\n<tool_call>{broken}</tool_call>\n\nDone."
     )
@@ -250,7 +173,7 @@ def test_surfaced_block_between_good_calls_keeps_them():
 
 def test_unterminated_string_does_not_swallow_the_next_call():
     text = '<tool_call>{"name": "f", "arguments": {"a": "oops}</tool_call>\n' + call_text("g", {"b": 1})
-    message = assert_stream_matches(text, leak_check=False)
+    message = stream_matches(text, leak_check=False)
     assert view(message) == expected_view(
         [("g", {"b": 1})], '<tool_call>{"name": "f", "arguments": {"a": "oops}</tool_call>'
     )
@@ -258,7 +181,7 @@ def test_unterminated_string_does_not_swallow_the_next_call():
 
 def test_prose_with_json_and_angle_brackets_is_content():
     text = 'Use {"name": "x"} or a<b, c>d, <tool>, </tool_calls> and <|im_start|>x.'
-    message = assert_stream_matches(text, leak_check=False)  # a stray marker stays content
+    message = stream_matches(text, leak_check=False)  # a stray marker stays content
     assert view(message) == (text, None, [])
 
 
@@ -273,24 +196,22 @@ def test_trailing_stop_markers_stripped_inner_kept():
 
 def test_think_block_at_start_is_reasoning():
     text = "<think>\nUser wants weather.\nCall it.\n</think>\n\nOn it.\n" + call_text("w", {"c": "P"})
-    message = assert_stream_matches(text)
+    message = stream_matches(text)
     assert view(message) == expected_view([("w", {"c": "P"})], "On it.", "User wants weather.\nCall it.")
 
 
 def test_think_prefix_and_placement():
     # a prompt that pre-fills an open <think> starts the text in reasoning
-    message = assert_stream_matches(
-        "plan\n</think>\n\n" + call_text("f", {}), prefix="<|im_start|>assistant\n<think>\n"
-    )
+    message = stream_matches("plan\n</think>\n\n" + call_text("f", {}), prefix="<|im_start|>assistant\n<think>\n")
     assert view(message) == expected_view([("f", {})], None, "plan")
     # thinking off: the prompt pre-fills a closed block; the text is content
     assert view(PARSER.parse("hello", prefix="<think>\n\n</think>\n\n")) == ("hello", None, [])
     # <think> after content is content; an unclosed block at the end is all reasoning
-    assert view(assert_stream_matches("Hi <think>x</think>", leak_check=False)) == ("Hi <think>x</think>", None, [])
-    assert view(assert_stream_matches("<think>\nstill thinking")) == (None, "still thinking", [])
+    assert view(stream_matches("Hi <think>x</think>", leak_check=False)) == ("Hi <think>x</think>", None, [])
+    assert view(stream_matches("<think>\nstill thinking")) == (None, "still thinking", [])
     # only </think> ends reasoning: a call written while thinking stays reasoning text
     inner = call_text("f", {})
-    assert view(assert_stream_matches(f"<think>{inner}</think>ok", leak_check=False)) == ("ok", inner, [])
+    assert view(stream_matches(f"<think>{inner}</think>ok", leak_check=False)) == ("ok", inner, [])
 
 
 # ---- streaming ----------------------------------------------------------------------------------------
@@ -301,26 +222,6 @@ HOLD_BACK_TEXTS = [
     "a <tool b </tool_call c <|im_e d <thin e",
     "x\n<tool_call>{bad}</tool_call>\ny",
 ]
-
-
-@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
-def test_marker_hold_back_at_every_split_point(text):
-    """Fed in two parts split anywhere, what is streamed after the first part is a prefix of the final
-    content (and reasoning): a marker start is never released early; no delta holds a marker."""
-    final = PARSER.parse(text)
-    watch = None if any(m in (final.content or "") for m in MARKERS) else check_delta  # surfaced text holds them
-    for k in range(len(text) + 1):
-        session = PARSER.stream()
-        first = session.feed(text[:k])
-        for delta in first:
-            if watch:
-                watch(delta)
-        content = "".join(d.content or "" for d in first)
-        reasoning = "".join(d.reasoning or "" for d in first)
-        assert (final.content or "").startswith(content), (k, content)
-        assert (final.reasoning or "").startswith(reasoning), (k, reasoning)
-        got = run_stream(PARSER, [text[:k], text[k:]], on_delta=watch)
-        assert view(got) == view(final), k
 
 
 def test_stream_is_incremental_and_calls_arrive_whole_at_close():
@@ -367,7 +268,7 @@ def test_property_written_calls_roundtrip(calls, content, data):
     assert view(message) == expected_view(calls, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
     for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
-        assert view(run_stream(PARSER, chunks, on_delta=check_delta)) == view(message)
+        assert view(run_stream(PARSER, chunks, on_delta=CHECK_DELTA)) == view(message)
 
 
 FRAGMENTS = st.sampled_from(
@@ -417,29 +318,6 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
 
 
 # ---- rendering through the real templates --------------------------------------------------------------
-
-
-@functools.cache
-def template(model: str):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("HF_HUB_OFFLINE", "1")
-    mp.setenv("HF_HOME", "/nonexistent/hf-home-for-tests")
-    mp.delenv("HF_HUB_CACHE", raising=False)
-    try:
-        return load_template(model)
-    finally:
-        mp.undo()
-
-
-def tool(name: str, properties: dict) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": f"The {name} tool.",
-            "parameters": {"type": "object", "properties": properties},
-        },
-    }
 
 
 WEATHER = tool("get_weather", {"city": {"type": "string", "description": "City."}})
@@ -508,20 +386,31 @@ def test_declarations_the_template_cannot_render_are_unrepresentable():
     assert view(PARSER.parse(case.text)) == view(case.expected)
 
 
-@pytest.mark.parametrize("model", ["qwen2.5-7b", "smollm2-135m"])
-def test_own_parser_passes_every_strict_rendered_case(model):
-    """The rendered corpus (curated + generated + observed) through every mode the runner applies to this
-    parser: one-shot, whole, char, random and every two-part split (prefix)."""
-    tmpl = template(model)
-    corpus = build_corpus(tmpl, FMT, seed=3, n_generated=60)
-    assert corpus.count("curated") >= 100 and corpus.count("generated") >= 15 and corpus.count("observed") >= 1
-    modes = modes_for(PARSER, ("oneshot", "whole", "char", "random", "tokens", "prefix"), FMT)
-    assert modes == ["oneshot", "whole", "char", "random", "tokens", "prefix"]
-    failures = []
-    for case in corpus.cases:
-        if case.kind != "strict":
-            continue
-        for record in evaluate_case(case, PARSER, FMT, modes, seed=3):
-            if record.verdict != "pass":
-                failures.append((case.id, record.mode, record.error_type, record.detail))
-    assert failures == []
+def test_own_alias_needs_a_format_when_several_own_parsers_exist():
+    registry.reload()
+    try:
+        assert registry.resolve("own", format="gemma4") == "toolcall-harness:gemma4"
+        with pytest.raises(KeyError, match="ambiguous"):
+            registry.resolve("own")
+    finally:
+        registry.reload()
+
+
+class TestHermes(ParserConformance):
+    CONFIG = Conformance(
+        format="hermes",
+        parser=HermesParser,
+        strict={k: Text(*v) for k, v in STRICT.items()},
+        stops=("", "<|im_end|>", "<|im_end|>\n", "<|endoftext|>"),
+        recovered={k: Text(*v) for k, v in RECOVERED.items()},
+        surfaced=SURFACED,
+        hold_back=tuple(HOLD_BACK_TEXTS),
+        models=("qwen2.5-7b", "smollm2-135m"),
+        requested_modes=("oneshot", "whole", "char", "random", "tokens", "prefix"),
+        modes=("oneshot", "whole", "char", "random", "tokens", "prefix"),
+        extra_markers=EXTRA_MARKERS,
+    )
+
+    def check_corpus(self, model, run):
+        corpus = run.corpus
+        assert corpus.count("curated") >= 100 and corpus.count("generated") >= 15 and corpus.count("observed") >= 1

@@ -1,6 +1,7 @@
-"""Tests of the project's own DeepSeek V3.2 (DSML) parser (``parsers/own/deepseek_v32.py``, on the section reader of
-``parsers/own/_token_sections.py``, whose shared behaviour ``test_parser_kimi_k2.py`` tests) and of the deepseek_v32
-family end to end (``deepseek-ai-DeepSeek-V3.2.jinja`` from the llama-cpp-python 0.3.36 sdist).
+"""Conformance of the project's own DeepSeek V3.2 (DSML) parser (``parsers/own/deepseek_v32.py``, on the section
+reader of ``parsers/own/_token_sections.py``) and of the deepseek_v32 family end to end
+(``deepseek-ai-DeepSeek-V3.2.jinja`` from the llama-cpp-python 0.3.36 sdist): the shared suite's config plus the
+tests specific to the format (value typing, thinking, property tests).
 """
 
 from __future__ import annotations
@@ -10,21 +11,22 @@ import json
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_parser_kimi_k2 import (
-    assert_hold_back,
+
+from conformance.suite import (
+    Conformance,
+    ParserConformance,
+    Text,
     assert_stream_matches,
     body_without_stops,
     delta_checker,
-    evaluate_corpus,
     expected_view,
     template,
     tool,
     view,
 )
-
 from harness.core.errors import UnrepresentableError
 from harness.core.messages import ToolCall
-from harness.core.protocol import Parser, run_stream
+from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
 from harness.formats import get_format
 from harness.formats.deepseek_v32 import (
@@ -36,12 +38,13 @@ from harness.formats.deepseek_v32 import (
     PARAM_CLOSE,
     PARAM_OPEN,
 )
-from harness.parse import registry
+from harness.parse import modes as chunking
 from harness.template.render import render_scenario
 from parsers.own.deepseek_v32 import DeepSeekV32Parser
 
 FMT = get_format("deepseek_v32")
 PARSER = DeepSeekV32Parser()
+TOKENS = ("tokens",) if chunking.has_tokenizer(FMT.name) else ()  # the vocabularies are vendored
 OFF = "<think></think>"  # the thinking-off prefix the harness' cut leaves
 
 
@@ -64,21 +67,6 @@ def invoke(name: str, arguments: dict) -> str:
 def block(*invokes: str, content: str = "") -> str:
     """The turn after ``</think>`` as the template writes it."""
     return f"{content}\n\n{BLOCK_OPEN}\n" + "".join(invokes) + BLOCK_CLOSE
-
-
-def test_protocol_attributes_and_registry():
-    assert isinstance(PARSER, Parser)
-    assert (PARSER.name, PARSER.formats, PARSER.incremental) == (
-        "toolcall-harness:deepseek_v32",
-        ("deepseek_v32",),
-        True,
-    )
-    registry.reload()
-    try:
-        assert registry.resolve("own", format="deepseek_v32") == "toolcall-harness:deepseek_v32"
-        assert isinstance(registry.get_parser("own", format="deepseek_v32"), DeepSeekV32Parser)
-    finally:
-        registry.reload()
 
 
 STRICT = {
@@ -125,15 +113,6 @@ STRICT = {
         None,
     ),
 }
-
-
-@pytest.mark.parametrize("case", sorted(STRICT))
-@pytest.mark.parametrize("stop", ["", EOS, EOS + "\n"])
-def test_strict_text(case, stop):
-    text, calls, content = STRICT[case]
-    message = assert_stream_matches(PARSER, "</think>" + text + stop, prefix=OFF, seed=len(case))
-    assert view(message) == expected_view(calls, content)
-    assert message.diagnostics == []
 
 
 # ---- typing: the string attribute, then the schema --------------------------------------------------------
@@ -251,14 +230,6 @@ def test_double_encoded_json_value_under_a_container_schema():
     assert view(message) == expected_view([("create_user", {"user": {"name": "Ada", "age": 36}})])
 
 
-@pytest.mark.parametrize("case", sorted(RECOVERED))
-def test_drift_recovered(case):
-    text, calls = RECOVERED[case]
-    message = assert_stream_matches(PARSER, text + EOS, prefix=OFF)
-    assert view(message) == expected_view(calls)
-    assert message.diagnostics == []
-
-
 SURFACED = {
     "invoke-without-name": f"{BLOCK_OPEN}\n{INVOKE_OPEN}>\n{INVOKE_CLOSE}\n{BLOCK_CLOSE}",
     "invoke-empty-name": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="">\n{INVOKE_CLOSE}\n{BLOCK_CLOSE}',
@@ -271,14 +242,6 @@ SURFACED = {
     "unterminated-value": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{PARAM_OPEN} name="a" string="true">open',
     "unterminated-head": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f',
 }
-
-
-@pytest.mark.parametrize("case", sorted(SURFACED))
-def test_malformed_call_stays_in_content(case):
-    text = SURFACED[case]
-    message = assert_stream_matches(PARSER, text, prefix=OFF, leak_check=False)
-    assert message.tool_calls == [] and message.content == text.strip()
-    assert message.diagnostics and "surfaced" in message.diagnostics[0]
 
 
 def test_bad_invoke_between_good_ones_keeps_them():
@@ -324,12 +287,6 @@ HOLD_BACK_TEXTS = [
     "x" + block(f'{INVOKE_OPEN} name="f">\noops\n{INVOKE_CLOSE}\n') + "y",
     "r < s</think>ok " + invoke("f", {"a": "1"}),
 ]
-
-
-@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
-@pytest.mark.parametrize("prefix", ["", OFF])
-def test_marker_hold_back_at_every_split_point(text, prefix):
-    assert_hold_back(PARSER, text, prefix=prefix)
 
 
 def test_stream_is_incremental_and_calls_arrive_whole_at_their_end():
@@ -476,9 +433,23 @@ def test_parameter_closer_in_a_raw_string_is_unrepresentable():
         render_scenario(template("deepseek-v3.2"), scenario, FMT)
 
 
-def test_own_parser_passes_every_strict_rendered_case():
-    corpus, failures, observed = evaluate_corpus("deepseek-v3.2", PARSER, FMT)
-    assert corpus.count("curated") >= 130 and corpus.count("generated") >= 55 and corpus.count("observed") == 0
-    assert corpus.skipped == []
-    assert any(c.id.startswith("edge-deepseek_v32-") for c in corpus.cases)
-    assert failures == []
+class TestDeepSeekV32(ParserConformance):
+    CONFIG = Conformance(
+        format="deepseek_v32",
+        parser=DeepSeekV32Parser,
+        strict={k: Text("</think>" + text, calls, content) for k, (text, calls, content) in STRICT.items()},
+        stops=("", EOS, EOS + "\n"),
+        prefix=OFF,
+        recovered={k: Text(text + EOS, calls) for k, (text, calls) in RECOVERED.items()},
+        surfaced=SURFACED,
+        hold_back=tuple(HOLD_BACK_TEXTS),
+        hold_back_prefixes=("", OFF),
+        models=("deepseek-v3.2",),
+        modes=("oneshot", "roundtrip", "whole", "char", "random", *TOKENS, "prefix"),
+    )
+
+    def check_corpus(self, model, run):
+        corpus = run.corpus
+        assert corpus.count("curated") >= 130 and corpus.count("generated") >= 55 and corpus.count("observed") == 0
+        assert corpus.skipped == []
+        assert any(c.id.startswith("edge-deepseek_v32-") for c in corpus.cases)

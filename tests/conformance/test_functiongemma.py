@@ -1,18 +1,12 @@
-"""Tests of the project's own FunctionGemma parser (``parsers/own/functiongemma.py``) and of the preset without an
-offline template (``functiongemma-270m``).
-
-No FunctionGemma template is available offline, so every text here is hand-written in the shape the public sources
-describe (see :mod:`harness.formats.functiongemma` for which fact comes from where):
-``<start_function_call>call:NAME{key:<escape>value<escape>,...}<end_function_call>``, keys bare and sorted, calls
-back to back, content before them, ``<start_function_response>`` as the stop. :func:`call_text` writes calls the
-way Ollama's re-implementation of the template does.
+"""Conformance of the project's own FunctionGemma parser (``parsers/own/functiongemma.py``) and of the
+functiongemma family (no offline template: the observed cases run): the shared suite's config plus the tests
+specific to the format.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import subprocess
 import sys
 from pathlib import Path
@@ -21,56 +15,40 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.suite import (
+    Conformance,
+    ParserConformance,
+    Text,
+    assert_stream_matches,
+    delta_checker,
+    expected_view,
+    tool,
+    view,
+)
 from harness.core.cases import load_cases
 from harness.core.errors import CatalogError, TemplateNotFoundError
-from harness.core.messages import Message, ToolCall
-from harness.core.protocol import Parser, run_stream
+from harness.core.protocol import run_stream
 from harness.corpus.build import OBSERVED_FILE
 from harness.formats import get_format
-from harness.parse import registry
 from harness.template.catalog import load_catalog
 from harness.template.sources import load_template
 from parsers.own.functiongemma import FunctionGemmaParser
 
 FMT = get_format("functiongemma")
 PARSER = FunctionGemmaParser()
+
+
+EXTRA_MARKERS = ()
+CHECK_DELTA = delta_checker(FMT, EXTRA_MARKERS)
+
+
+def stream_matches(text: str, tools=None, seed: int = 0, leak_check: bool = True):
+    """:func:`conformance.suite.assert_stream_matches` on this file's parser, in its argument order."""
+    return assert_stream_matches(PARSER, text, tools, "", seed, leak_check, EXTRA_MARKERS)
+
+
 MARKERS = tuple(dict.fromkeys(FMT.markers + FMT.stop_markers))
 OPEN, CLOSE, ESC = "<start_function_call>", "<end_function_call>", "<escape>"
-
-
-# ---- helpers ---------------------------------------------------------------------------------------
-
-
-def view(message: Message):
-    calls = [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in message.tool_calls]
-    return message.content, message.reasoning, calls
-
-
-def expected_view(calls, content=None):
-    return view(Message(content, None, [ToolCall(n, a) for n, a in calls]))
-
-
-def check_delta(delta) -> None:
-    for piece in (delta.content, delta.reasoning):
-        if piece:
-            assert not any(m in piece for m in MARKERS), piece
-
-
-def chunkings(text: str, seed: int = 0) -> list[list[str]]:
-    rng = random.Random(seed)
-    out = [[text], list(text)]
-    for _ in range(4):
-        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
-    return out
-
-
-def assert_stream_matches(text: str, tools=None, seed: int = 0, leak_check: bool = True) -> Message:
-    one_shot = PARSER.parse(text, tools)
-    for chunks in chunkings(text, seed):
-        got = run_stream(PARSER, chunks, tools, on_delta=check_delta if leak_check else None)
-        assert view(got) == view(one_shot), chunks
-    return one_shot
 
 
 def value_text(value) -> str:
@@ -92,37 +70,7 @@ def call_text(name: str, arguments: dict) -> str:
     return f"{OPEN}call:{name}{value_text(arguments)}{CLOSE}"
 
 
-def tool(name: str, properties: dict) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": f"The {name} tool.",
-            "parameters": {"type": "object", "properties": properties},
-        },
-    }
-
-
 # ---- protocol and registry -------------------------------------------------------------------------
-
-
-def test_protocol_attributes():
-    from importlib.metadata import version
-
-    assert isinstance(PARSER, Parser)
-    assert PARSER.name == "toolcall-harness:functiongemma" and PARSER.formats == ("functiongemma",)
-    assert PARSER.library == "toolcall-harness" and PARSER.version == version("toolcall-harness")
-    assert PARSER.incremental is True
-
-
-def test_registry_resolves_own_alias_by_format():
-    registry.reload()
-    try:
-        assert "toolcall-harness:functiongemma" in registry.available_parsers("functiongemma")
-        assert registry.resolve("own", format="functiongemma") == "toolcall-harness:functiongemma"
-        assert isinstance(registry.get_parser("own", format="functiongemma"), FunctionGemmaParser)
-    finally:
-        registry.reload()
 
 
 # ---- the documented shapes ------------------------------------------------------------------------------
@@ -165,25 +113,16 @@ STRICT = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(STRICT))
-@pytest.mark.parametrize("stop", ["", "<start_function_response>", "<end_of_turn>\n", "<eos>"])
-def test_strict_text(case, stop):
-    text, calls, content = STRICT[case]
-    message = assert_stream_matches(text + stop, seed=len(case))
-    assert view(message) == expected_view(calls, content)
-    assert message.diagnostics == []
-
-
 def test_observed_case():
     (case,) = load_cases(OBSERVED_FILE, fmt="functiongemma", default_slice="observed")
-    message = assert_stream_matches(case.text, case.tools)
+    message = stream_matches(case.text, case.tools)
     assert view(message) == view(case.expected)
 
 
 def test_plain_answer_and_stray_markers_are_content():
-    assert view(assert_stream_matches("The weather is sunny.<end_of_turn>")) == ("The weather is sunny.", None, [])
+    assert view(stream_matches("The weather is sunny.<end_of_turn>")) == ("The weather is sunny.", None, [])
     text = "a < b, <escape> and <end_function_call> stay"
-    assert view(assert_stream_matches(text, leak_check=False)) == (text, None, [])
+    assert view(stream_matches(text, leak_check=False)) == (text, None, [])
 
 
 # ---- typing by the declared schema --------------------------------------------------------------------
@@ -203,7 +142,7 @@ def test_bare_values_are_typed_by_schema():
         )
     ]
     text = f"{OPEN}call:f{{s:7,n:7,u:None,o:{{inner:true}},a:[1,x],free:7,word:Paris}}{CLOSE}"
-    message = assert_stream_matches(text, tools)
+    message = stream_matches(text, tools)
     assert view(message) == expected_view(
         [("f", {"s": "7", "n": 7, "u": None, "o": {"inner": "true"}, "a": ["1", "x"], "free": 7, "word": "Paris"})]
     )
@@ -229,14 +168,6 @@ RECOVERED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(RECOVERED))
-def test_drift_recovered(case):
-    text, calls = RECOVERED[case]
-    message = assert_stream_matches(text)
-    assert view(message) == expected_view(calls)
-    assert message.diagnostics == []
-
-
 SURFACED = {
     "no-call-prefix": f"{OPEN}get_weather{{city:{ESC}Paris{ESC}}}{CLOSE}",
     "name-only": f"{OPEN}create_calendar_event\n",
@@ -253,24 +184,15 @@ SURFACED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(SURFACED))
-def test_malformed_call_stays_in_content(case):
-    text = SURFACED[case]
-    message = assert_stream_matches(text, leak_check=False)  # the surfaced raw text holds the markers
-    assert message.tool_calls == []
-    assert message.content == text.strip()
-    assert message.diagnostics and "surfaced" in message.diagnostics[0]
-
-
 def test_unterminated_string_does_not_swallow_the_next_call():
     text = f"{OPEN}call:f{{a:{ESC}oops}}{CLOSE}\n" + call_text("g", {"b": 1})
-    message = assert_stream_matches(text, leak_check=False)
+    message = stream_matches(text, leak_check=False)
     assert view(message) == expected_view([("g", {"b": 1})], f"{OPEN}call:f{{a:{ESC}oops}}{CLOSE}")
 
 
 def test_surfaced_call_between_good_calls_keeps_them():
     text = "Plan." + call_text("a", {"x": 1}) + f"{OPEN}call:b{{broken}}{CLOSE}" + call_text("c", {}) + " Done."
-    message = assert_stream_matches(text, leak_check=False)
+    message = stream_matches(text, leak_check=False)
     assert view(message) == expected_view([("a", {"x": 1}), ("c", {})], f"Plan.{OPEN}call:b{{broken}}{CLOSE} Done.")
 
 
@@ -282,22 +204,6 @@ HOLD_BACK_TEXTS = [
     "a <escape b <end_of c <eo",
     f"x\n{OPEN}call:b{{broken}}{CLOSE}\ny",
 ]
-
-
-@pytest.mark.parametrize("text", HOLD_BACK_TEXTS)
-def test_marker_hold_back_at_every_split_point(text):
-    final = PARSER.parse(text)
-    watch = None if any(m in (final.content or "") for m in MARKERS) else check_delta
-    for k in range(len(text) + 1):
-        session = PARSER.stream()
-        first = session.feed(text[:k])
-        for delta in first:
-            if watch:
-                watch(delta)
-        content = "".join(d.content or "" for d in first)
-        assert (final.content or "").startswith(content), (k, content)
-        got = run_stream(PARSER, [text[:k], text[k:]], on_delta=watch)
-        assert view(got) == view(final), k
 
 
 def test_stream_is_incremental_and_calls_arrive_whole_at_close():
@@ -339,7 +245,7 @@ def test_property_written_calls_roundtrip(calls, content, data):
     assert view(message) == expected_view(calls, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
     for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
-        assert view(run_stream(PARSER, chunks, on_delta=check_delta)) == view(message)
+        assert view(run_stream(PARSER, chunks, on_delta=CHECK_DELTA)) == view(message)
 
 
 FRAGMENTS = st.sampled_from(
@@ -460,3 +366,16 @@ def test_eval_without_template_runs_only_the_observed_cases(tmp_path):
     assert {r["slice"] for r in records} == {"observed"}
     assert {r["verdict"] for r in records} == {"pass"}
     assert "source **none**" in (out / "report.md").read_text()
+
+
+class TestFunctionGemma(ParserConformance):
+    CONFIG = Conformance(
+        format="functiongemma",
+        parser=FunctionGemmaParser,
+        strict={k: Text(*v) for k, v in STRICT.items()},
+        stops=("", "<start_function_response>", "<end_of_turn>\n", "<eos>"),
+        recovered={k: Text(*v) for k, v in RECOVERED.items()},
+        surfaced=SURFACED,
+        hold_back=tuple(HOLD_BACK_TEXTS),
+    )
+    test_own_parser_passes_every_strict_rendered_case = None  # no offline template (test_catalog_row_...)
