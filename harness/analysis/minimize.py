@@ -282,7 +282,9 @@ def scenario_of(case: Case, template, fmt: FormatSpec) -> Scenario | None:
 
 
 def check_mode(case: Case, parser, fmt: FormatSpec, mode: str, seed: int = 0, timeout_s: float | None = None):
-    """Run ``parser`` on ``case`` in ``mode`` (a runner mode but ``roundtrip``): the :class:`harness.core.results.Record`."""
+    """Run ``parser`` on ``case`` in ``mode`` (a runner mode but ``roundtrip``).
+
+    Returns the :class:`harness.core.results.Record`."""
     from harness.score.runner import evaluate_case
 
     return next(iter(evaluate_case(case, parser, fmt, [mode], seed, timeout_s)))

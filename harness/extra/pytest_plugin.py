@@ -354,7 +354,8 @@ class CorpusPlugin:
     def minimal_input(self, case, mode: str, error_type: str | None) -> dict | None:
         """The smallest input found that fails like ``case`` did, as ``{"text", "expected", "got", "method",
         "calls"}``: a generated case's scenario (drawn again from the seed) reduced and re-rendered
-        (:func:`harness.analysis.minimize.minimize_scenario`), any other case by :func:`harness.analysis.minimize.minimize_case`;
+        (:func:`harness.analysis.minimize.minimize_scenario`), any other case by
+        :func:`harness.analysis.minimize.minimize_case`;
         ``None`` for timeouts and worker crashes (every check would cost the time limit or a restart) and for
         the round-trip mode (its verdict needs the original render)."""
         from harness.analysis.minimize import minimize_case

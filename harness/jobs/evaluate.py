@@ -351,4 +351,3 @@ def _tokenizer_provenance(fmt_name: str) -> dict | None:
     if vocabulary is None:
         return None
     return tokenizer_provenance(vocabulary)
-

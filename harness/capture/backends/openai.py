@@ -1,8 +1,8 @@
 """Capture from any OpenAI-compatible server: llama-server, ``python -m llama_cpp.server``, vLLM, SGLang, LM Studio,
 Ollama, FastFlowLM / Lemonade NPU runtimes.
 
-``create(weights, base_url=..., mode=...)`` returns an :class:`OpenAIBackend` (the :class:`~harness.capture.backends.Backend`
-protocol). Two modes:
+``create(weights, base_url=..., mode=...)`` returns an :class:`OpenAIBackend` (the
+:class:`~harness.capture.backends.Backend` protocol). Two modes:
 
 - ``completions``: ``POST {base_url}/v1/completions`` with ``prompt`` = the rendered prompt (the harness' own
   template rendering, special tokens as text), ``max_tokens``, ``temperature``, ``top_p``, ``seed``,
