@@ -594,11 +594,12 @@ def _cmd_check(args, console: Console) -> int:
 
 
 def _cmd_parsers(args, console: Console) -> int:
+    from harness.engines.client import runs_out_of_process
     from harness.parse.registry import describe_parsers, get_any_parser
 
     if args.worker:
         parser = get_any_parser(args.worker, args.format or DEFAULT_FORMAT, install_missing=False)
-        if not getattr(parser, "out_of_process", False):
+        if not runs_out_of_process(parser):
             print(
                 f"{parser.name} runs in-process (library {parser.library} {parser.version}); "
                 "--worker starts engines and cmd: workers"

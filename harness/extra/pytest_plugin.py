@@ -337,7 +337,9 @@ class CorpusPlugin:
         return lines
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if getattr(self.parser, "out_of_process", False):
+        from harness.engines.client import runs_out_of_process
+
+        if runs_out_of_process(self.parser):
             self.parser.close()
 
     def evaluate(self, case, mode: str):

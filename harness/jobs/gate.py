@@ -35,6 +35,7 @@ from harness.core.cases import SLICES, Case
 from harness.core.errors import HarnessError, TemplateNotFoundError
 from harness.core.paths import BASELINES_DIR
 from harness.corpus.generated import GENERATOR_VERSION
+from harness.engines.client import runs_out_of_process
 from harness.formats import case_formats
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S
 from harness.report.gate import SHOWN_CASES, Flip, GateResult, _by_case, _some, gate_markdown, print_result
@@ -588,7 +589,7 @@ def _minimize(
             if len(small["text"]) < len(cases[case_id].text):
                 found[case_id] = {**small, "mode": flip.mode}
     finally:
-        if getattr(parser, "out_of_process", False):
+        if runs_out_of_process(parser):
             parser.close()
     return found
 

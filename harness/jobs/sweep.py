@@ -63,6 +63,7 @@ from harness.core.errors import HarnessError, UnrepresentableError
 from harness.core.paths import REPORTS_DIR
 from harness.core.protocol import Parser
 from harness.corpus.random_calls import cut_positions, random_scenario
+from harness.engines.client import runs_out_of_process
 from harness.formats import FormatSpec
 from harness.report.sweep import BatchResult, SweepConfig, SweepResult, print_sweep, sweep_markdown
 from harness.score.checks import CHECKS, Failure, check_case
@@ -190,7 +191,7 @@ def run_sweep(config: SweepConfig) -> SweepResult:
         raise HarnessError("sweep: no parser given")
     if unavailable:
         raise HarnessError("parser unavailable: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items()))
-    if any(getattr(p, "out_of_process", False) for p in parsers) and (config.jobs or 1) != 1:
+    if any(runs_out_of_process(p) for p in parsers) and (config.jobs or 1) != 1:
         raise HarnessError("engine (out-of-process) parsers run with --jobs 1 only")
     template = load_template(config.model)
     jobs = config.jobs or os.cpu_count() or 1

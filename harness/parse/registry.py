@@ -288,6 +288,8 @@ def create_parsers(
     An engine or worker that cannot be built or started is reported unavailable with the reason; a name
     nobody knows raises :class:`UnknownParserError`.
     """
+    from harness.engines.client import runs_out_of_process
+
     reg = _registry()
     if names is None:
         return [factory() for factory in available_parsers(format).values()], dict(reg.unavailable)
@@ -300,7 +302,7 @@ def create_parsers(
             unavailable[name] = str(exc)
             continue
         if any(p.name == parser.name for p in parsers):
-            if getattr(parser, "out_of_process", False) and name.startswith("cmd:"):
+            if runs_out_of_process(parser) and name.startswith("cmd:"):
                 parser.name += f" [{name}]"
             else:
                 continue
