@@ -344,7 +344,8 @@ def load_prompts(suites: Iterable[str], limit: int | None = None) -> list[Prompt
     Raises :class:`harness.capture.suites.SuiteError` (file:line) for a bad suite and for an id in two suites."""
     from harness.capture.suites import SuiteError, load_suite, suite_names
 
-    prompts, seen = [], {}
+    prompts: list = []
+    seen: dict = {}
     for suite in list(suites) or suite_names():
         for prompt in load_suite(suite)[:limit]:
             if prompt.id in seen:

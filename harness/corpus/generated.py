@@ -285,7 +285,9 @@ def _simplify_strings(scenario: Scenario, fails: Callable[[Scenario], bool]) -> 
                 name = best.calls[ci].name
                 args = _replaced(best.calls[ci].arguments, path, candidate)
                 tools = best.tools
-                schema = next((t["function"]["parameters"] for t in tools if t["function"]["name"] == name), {})
+                schema: dict[str, Any] = next(
+                    (t["function"]["parameters"] for t in tools if t["function"]["name"] == name), {}
+                )
                 if schema_errors(args, schema):
                     tools = _replace_in_enums(tools, current, candidate)
                     schema = next(t["function"]["parameters"] for t in tools if t["function"]["name"] == name)

@@ -247,7 +247,7 @@ class WorkerParser:
                 "protocol", f"worker {spec.label!r} does not parse format {format!r} (it parses {', '.join(formats)})"
             )
         self.format = format or formats[0]
-        self.formats = (self.format,)
+        self.formats: tuple[str, ...] = (self.format,)
         self.incremental = bool(hello.get("incremental", False))
         self.name = f"{self.library}=={self.version}:{self.format}"
         self.hello = hello

@@ -354,7 +354,7 @@ def load_baseline(path: Path) -> dict:
         data = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise BaselineError(f"{path}: not a baseline file: not UTF-8 text ({exc.reason})") from None
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise BaselineError(
             f"{path}: not a baseline file: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from None
@@ -451,7 +451,8 @@ def compare(baseline_results: list[dict], records: list[dict]) -> tuple[list[Fli
     (case_id, mode). A regression passed in the baseline and does not now; a fix is the reverse."""
     then = {(r["case_id"], r["mode"]): r for r in baseline_results}
     now = {(r["case_id"], r["mode"]): r for r in records}
-    regressions, fixes = [], []
+    regressions: list[Flip] = []
+    fixes: list[Flip] = []
     for key in then.keys() & now.keys():
         a, b = then[key], now[key]
         if (a["verdict"] == "pass") != (b["verdict"] == "pass"):

@@ -133,6 +133,8 @@ def sweep_case(job: _Job, index: int) -> tuple[Case | None, BatchResult]:
 
 def run_batch(bounds: tuple[int, int]) -> BatchResult:
     """Check cases ``range(*bounds)`` with the worker's job (see :func:`_init_worker`)."""
+    if _JOB is None:
+        raise RuntimeError("run_batch: the worker has no job (_init_worker was not called)")
     total = BatchResult()
     for index in range(*bounds):
         _, result = sweep_case(_JOB, index)
@@ -242,11 +244,11 @@ def run_sweep(config: SweepConfig) -> SweepResult:
         raise
     elapsed = time.perf_counter() - started
     repros = _minimize_first(first, config, job, console)
-    result = SweepResult(run_dir, totals, names, elapsed, repros)
+    swept = SweepResult(run_dir, totals, names, elapsed, repros)
     _write_summary(run_dir, info, totals, names, elapsed, repros)
-    print_sweep(console, result, config)
-    (run_dir / "report.md").write_text(sweep_markdown(result, info), encoding="utf-8")
-    return result
+    print_sweep(console, swept, config)
+    (run_dir / "report.md").write_text(sweep_markdown(swept, info), encoding="utf-8")
+    return swept
 
 
 def _minimize_first(first: dict, config: SweepConfig, job: _Job, console: Console) -> list[dict]:

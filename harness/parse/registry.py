@@ -84,7 +84,7 @@ def _module_factories(module) -> list[Factory]:
         return list(module.PARSERS)
     if callable(getattr(module, "create", None)):
         return [module.create]
-    found = [
+    found: list[Factory] = [
         obj
         for name, obj in vars(module).items()
         if isinstance(obj, type)
@@ -177,7 +177,7 @@ def parser_info(format: str | None = None) -> list[dict]:
 def describe_parsers(format: str | None = None) -> list[tuple[str, str]]:
     """``[(name, status)]`` for ``toolcall-harness parsers``: each available parser with its library and
     formats, then each unavailable module with the reason."""
-    aliases = {}
+    aliases: dict[str, list[str]] = {}
     for alias, library in ALIASES.items():
         aliases.setdefault(library, []).append(alias)
     rows = [
@@ -206,8 +206,8 @@ def resolve(name: str, format: str | None = None) -> str:
                 f"(it parses {', '.join(entry.formats)})"
             )
         return name
-    library, _, fmt = name.partition(":")
-    fmt = fmt or format
+    library, _, given = name.partition(":")
+    fmt = given or format
     if "==" in library and fmt and f"{library}:{fmt}" in reg.entries:  # "transformers==5.24.0" in-process
         return f"{library}:{fmt}"
     library = ALIASES.get(library, library)

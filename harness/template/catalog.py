@@ -14,10 +14,14 @@ Errors: :class:`~harness.core.errors.UnknownModelError` (lists the known names) 
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser as the backport (a dependency there)
+    import tomli as tomllib
 
 from harness.core.errors import CatalogError, UnknownModelError
 from harness.core.paths import CATALOG_FILE
