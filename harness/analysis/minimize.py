@@ -182,7 +182,8 @@ def minimize_scenario(
         return False
 
     try:
-        for name, empty in (("content_before", ""), ("content_after", ""), ("reasoning", None)):
+        emptied: tuple[tuple[str, Any], ...] = (("content_before", ""), ("content_after", ""), ("reasoning", None))
+        for name, empty in emptied:
             if getattr(best, name):
                 budget.charge()
                 attempt(dataclasses.replace(best, **{name: empty}))

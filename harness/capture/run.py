@@ -81,7 +81,10 @@ def reference_arguments(prompt: Prompt, index: int) -> dict:
     arguments = copy.deepcopy(want.pinned)
     for key, needles in want.contains.items():
         arguments.setdefault(key, "\n".join(needles))
-    schema = prompt.tool(want.name).get("parameters", {})
+    tool = prompt.tool(want.name)
+    if tool is None:  # load_suite rejects such a prompt; one built by hand may not be checked
+        raise UnrepresentableError(f"{prompt.id}: expected call {want.name!r} names no declared tool")
+    schema = tool.get("parameters", {})
     error = next(iter(Draft202012Validator(schema).iter_errors(arguments)), None)
     if error is not None:
         raise UnrepresentableError(

@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import json
 import random
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -217,9 +218,10 @@ def minimal_failing(
     except Unsatisfiable as err:
         raise RuntimeError(f"forbid {forbid!r} rejects (almost) every generated string: {err}") from err
     except _CheckerRaised as raised:
-        err = raised.error
-        err.add_note(f"raised by the checker passed to minimal_failing on scenario {raised.scenario!r}")
-        raise err from None
+        error = raised.error
+        if sys.version_info >= (3, 11):  # exception notes are new in 3.11
+            error.add_note(f"raised by the checker passed to minimal_failing on scenario {raised.scenario!r}")
+        raise error from None
     found = _simplify_strings(found, fails)
     found.id = f"min-{seed}"
     found.seed = seed
@@ -269,7 +271,8 @@ def _simplify_strings(scenario: Scenario, fails: Callable[[Scenario], bool]) -> 
     string.
     """
     best = scenario
-    for field_name, empty in (("content_before", ""), ("content_after", ""), ("reasoning", None)):
+    emptied: tuple[tuple[str, Any], ...] = (("content_before", ""), ("content_after", ""), ("reasoning", None))
+    for field_name, empty in emptied:
         if getattr(best, field_name):
             trial = dataclasses.replace(best, **{field_name: empty})
             if fails(trial):

@@ -106,7 +106,7 @@ def _row(path: Path, name: str, row: object, known_formats: list[str] | None) ->
         raise CatalogError(
             f"{where}: unknown field {unknown[0]!r}; fields are {', '.join(_REQUIRED + tuple(_OPTIONAL))}"
         )
-    values: dict[str, object] = {}
+    values: dict[str, str] = {}
     for key in _REQUIRED:
         if key not in row:
             raise CatalogError(f"{where}: missing required field {key!r}")
