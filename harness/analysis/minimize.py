@@ -334,13 +334,14 @@ def minimize_case(
         mutator = _mutator(drift["mutator"]) if drift and base is not None else None
         if drift and mutator is None:
             return None
-        scenario = scenario_of(base if mutator else case, template, fmt)
+        source = base if mutator and base is not None else case  # a mutated case shrinks through its base
+        scenario = scenario_of(source, template, fmt)
         if scenario is None:
             return None
 
         def render(sc: Scenario) -> Case | None:
             try:
-                made = render_scenario(template, sc, fmt, slice=(base if mutator else case).slice)
+                made = render_scenario(template, sc, fmt, slice=source.slice)
             except UnrepresentableError:
                 return None
             return mutator.mutate(made, fmt, case.seed) if mutator else made
@@ -513,6 +514,8 @@ def minimize_sweep_failure(
 
     original = random_scenario(seed, failure.index, fmt)
     case = render(minimize_scenario(original, fails, spent, fmt.markers)) or render(original)
+    if case is None:  # the sweep rendered this scenario: only a changed template gets here
+        raise ValueError(f"sweep case {failure.index} (seed {seed}) no longer renders")
     got, result = run(case)
     return {
         "text": case.text,
@@ -595,7 +598,8 @@ def cluster_repros(
         )
         oracle = by_name[others[0]] if others else None
         drift = case.extra.get("drift") if isinstance(case.extra, dict) else None
-        base = by_id.get(drift.get("base")) if isinstance(drift, dict) else None
+        base_id = drift.get("base") if isinstance(drift, dict) else None
+        base = by_id.get(base_id) if isinstance(base_id, str) else None
         cluster["repro"] = minimize_case(
             case,
             parser,

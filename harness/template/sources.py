@@ -162,8 +162,9 @@ def _from_local_dir(model_dir: str) -> tuple[str, dict]:
             return value, {"location": str(root), "file": name, "key": "chat_template"}
         if isinstance(value, list):
             named = {t.get("name"): t.get("template") for t in value if isinstance(t, dict)}
-            if isinstance(named.get("default"), str):
-                return named["default"], {"location": str(root), "file": name, "key": "chat_template[default]"}
+            default = named.get("default")
+            if isinstance(default, str):
+                return default, {"location": str(root), "file": name, "key": "chat_template[default]"}
             raise _SourceFailed(
                 f"{path}: chat_template list has no 'default' template (names: {', '.join(map(str, named)) or 'none'})"
             )
