@@ -195,14 +195,11 @@ def minimize_scenario(
                 ),
             )
         for i in range(len(best.calls)):
-            _reduce_value(
-                best.calls[i].arguments,
-                (),
-                lambda path, value, i=i: _with_argument(best, i, path, value),
-                attempt,
-                budget,
-                markers,
-            )
+
+            def with_argument(path, value, i: int = i) -> Scenario:
+                return _with_argument(best, i, path, value)  # ``best`` as it is when called
+
+            _reduce_value(best.calls[i].arguments, (), with_argument, attempt, budget, markers)
     except BudgetSpent:
         pass
     return best

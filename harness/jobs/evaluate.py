@@ -295,13 +295,11 @@ def _shrink_generated(records, parsers, template, fmt, config) -> dict:
     shrunk = {}
     for parser_name, error_type in targets:
         parser = by_name[parser_name]
-        found = minimal_failing(
-            lambda s, parser=parser, error_type=error_type: (
-                _oneshot_outcome(s, parser, template, fmt, config)[0] == error_type
-            ),
-            seed=config.seed,
-            forbid=fmt.unrepresentable,
-        )
+
+        def fails_alike(s, parser: Parser = parser, error_type: str | None = error_type) -> bool:
+            return _oneshot_outcome(s, parser, template, fmt, config)[0] == error_type
+
+        found = minimal_failing(fails_alike, seed=config.seed, forbid=fmt.unrepresentable)
         if found is None:
             continue
         _, case, got = _oneshot_outcome(found, parser, template, fmt, config)
