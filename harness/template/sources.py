@@ -43,6 +43,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.assets.gguf import read_gguf_metadata
 from harness.core.errors import TemplateNotFoundError
@@ -248,7 +249,9 @@ def _from_hub(entry: ModelEntry, offline: bool) -> tuple[str, dict]:
     from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
     from huggingface_hub.errors import LocalEntryNotFoundError
 
-    kwargs = dict(repo_id=entry.hf_repo, filename=entry.hf_file, revision=entry.hf_revision, cache_dir=_hf_cache_dir())
+    kwargs: dict[str, Any] = dict(
+        repo_id=entry.hf_repo, filename=entry.hf_file, revision=entry.hf_revision, cache_dir=_hf_cache_dir()
+    )
     info: dict = {"location": entry.hf_repo, "file": entry.hf_file}
     with _no_hub_telemetry():
         try:
