@@ -22,7 +22,7 @@ CAPTURE_FLAGS = $(if $(BACKEND),--backend $(BACKEND)) $(if $(GGUF),--gguf $(GGUF
 	$(if $(SUITES),--suites $(SUITES)) $(if $(CAPTURE_LIMIT),--capture-limit $(CAPTURE_LIMIT)) \
 	$(if $(MAX_TOKENS),--max-tokens $(MAX_TOKENS))
 
-.PHONY: eval test bench clean-venv baseline gate
+.PHONY: eval test lint bench clean-venv baseline gate
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,7 +48,13 @@ N      ?= 2000
 sweep: $(STAMP)
 	$(BIN)/toolcall-harness sweep --model $(MODEL) --parser $(PARSER) -n $(N) --seed $(SEED) $(ARGS)
 
-test: $(STAMP)
+# lint and types (pyproject.toml [tool.ruff], [tool.mypy]): seconds with a warm .mypy_cache, under a minute cold
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: $(STAMP) lint
 	@sh scripts/install_chromium.sh
 	$(BIN)/python -m pytest -q $(ARGS)
 

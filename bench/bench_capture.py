@@ -91,7 +91,7 @@ def mlx_pair(folder: str, texts: list[str], tokens: int, repeat: int) -> tuple[f
         done = 0
         for text in texts:
             ids = backend.tokenizer.encode(text, add_special_tokens=False)
-            for response in mlx_lm.stream_generate(backend.model, backend.tokenizer, ids, max_tokens=tokens):
+            for _response in mlx_lm.stream_generate(backend.model, backend.tokenizer, ids, max_tokens=tokens):
                 done = done + 1
         return done
 

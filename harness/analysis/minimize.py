@@ -188,7 +188,8 @@ def minimize_scenario(
         return False
 
     try:
-        for name, empty in (("content_before", ""), ("content_after", ""), ("reasoning", None)):
+        emptied: tuple[tuple[str, Any], ...] = (("content_before", ""), ("content_after", ""), ("reasoning", None))
+        for name, empty in emptied:
             if getattr(best, name):
                 budget.charge()
                 attempt(dataclasses.replace(best, **{name: empty}))
@@ -200,14 +201,11 @@ def minimize_scenario(
                 ),
             )
         for i in range(len(best.calls)):
-            _reduce_value(
-                best.calls[i].arguments,
-                (),
-                lambda path, value, i=i: _with_argument(best, i, path, value),
-                attempt,
-                budget,
-                markers,
-            )
+
+            def with_argument(path, value, i: int = i) -> Scenario:
+                return _with_argument(best, i, path, value)  # ``best`` as it is when called
+
+            _reduce_value(best.calls[i].arguments, (), with_argument, attempt, budget, markers)
     except BudgetSpent:
         pass
     return best
@@ -286,7 +284,9 @@ def scenario_of(case: Case, template, fmt: FormatSpec) -> Scenario | None:
 
 
 def check_mode(case: Case, parser, fmt: FormatSpec, mode: str, seed: int = 0, timeout_s: float | None = None):
-    """Run ``parser`` on ``case`` in ``mode`` (a runner mode but ``roundtrip``): the :class:`harness.core.results.Record`."""
+    """Run ``parser`` on ``case`` in ``mode`` (a runner mode but ``roundtrip``).
+
+    Returns the :class:`harness.core.results.Record`."""
     return next(iter(evaluate_case(case, parser, fmt, [mode], seed, timeout_s)))
 
 
@@ -332,13 +332,14 @@ def minimize_case(
         mutator = _mutator(drift["mutator"]) if drift and base is not None else None
         if drift and mutator is None:
             return None
-        scenario = scenario_of(base if mutator else case, template, fmt)
+        source = base if mutator and base is not None else case  # a mutated case shrinks through its base
+        scenario = scenario_of(source, template, fmt)
         if scenario is None:
             return None
 
         def render(sc: Scenario) -> Case | None:
             try:
-                made = render_scenario(template, sc, fmt, slice=(base if mutator else case).slice)
+                made = render_scenario(template, sc, fmt, slice=source.slice)
             except UnrepresentableError:
                 return None
             return mutator.mutate(made, fmt, case.seed) if mutator else made
@@ -502,6 +503,8 @@ def minimize_sweep_failure(
 
     original = random_scenario(seed, failure.index, fmt)
     case = render(minimize_scenario(original, fails, spent, fmt.markers)) or render(original)
+    if case is None:  # the sweep rendered this scenario: only a changed template gets here
+        raise ValueError(f"sweep case {failure.index} (seed {seed}) no longer renders")
     got, result = run(case)
     return {
         "text": case.text,

@@ -76,7 +76,8 @@ def cluster_repros(
         )
         oracle = by_name[others[0]] if others else None
         drift = case.extra.get("drift") if isinstance(case.extra, dict) else None
-        base = by_id.get(drift.get("base")) if isinstance(drift, dict) else None
+        base_id = drift.get("base") if isinstance(drift, dict) else None
+        base = by_id.get(base_id) if isinstance(base_id, str) else None
         cluster["repro"] = minimize_case(
             case,
             parser,

@@ -17,7 +17,7 @@ import mmap
 import os
 import struct
 from collections.abc import Collection
-from typing import Any
+from typing import Any, Literal, overload
 
 _SCALAR = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 _STRING, _ARRAY = 8, 9
@@ -34,6 +34,10 @@ class _Header:
         self.pos += struct.calcsize(self.order + fmt)
         return values
 
+    @overload
+    def string(self, decode: Literal[True] = True) -> str: ...
+    @overload
+    def string(self, decode: bool) -> str | None: ...
     def string(self, decode: bool = True) -> str | None:
         (n,) = self.unpack("Q")
         if self.pos + n > len(self.buf):

@@ -101,7 +101,10 @@ def sdist_file(relpath: str) -> Path:
             raise SdistError(f"{SDIST_FILE} has no file {LLAMA_CPP_DIR}/{relpath}") from None
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_suffix(dest.suffix + ".part")
-        with tar.extractfile(info) as src, open(tmp, "wb") as out:
+        src = tar.extractfile(info)
+        if src is None:
+            raise SdistError(f"{SDIST_FILE}: {LLAMA_CPP_DIR}/{relpath} is not a regular file")
+        with src, open(tmp, "wb") as out:
             out.write(src.read())
         os.replace(tmp, dest)
     return dest

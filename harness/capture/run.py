@@ -1,8 +1,8 @@
 """Capture runs: suite prompts → a backend → capture records (:mod:`harness.capture.records`), and their scoring.
 
 :func:`run_capture` renders each prompt through the model's chat template (:func:`render_prompt`), sends it to a
-backend (:mod:`harness.capture.backends`) — up to ``backend.max_concurrency`` at once — and appends one record per prompt
-to a capture file as each answer arrives. A file that already holds a successful capture for the same prompt,
+backend (:mod:`harness.capture.backends`) — up to ``backend.max_concurrency`` at once — and appends one record per
+prompt to a capture file as each answer arrives. A file that already holds a successful capture for the same prompt,
 backend, model sha256, library versions, sampling, forcing, options and rendered prompt is reused: an
 interrupted run resumes, and re-scoring never re-generates. Failed captures are kept in the file and captured
 again on the next run.
@@ -47,7 +47,8 @@ MAX_FAILURES_IN_A_ROW = 5  # a dead server or a broken model: stop instead of fa
 
 def load_examples(name: str) -> list[dict]:
     """Few-shot turns ``corpora/fewshot/NAME.json`` (or ``name`` itself when it ends in ``.json``: a JSON list of
-    chat messages; assistant turns may carry ``tool_calls``) put before each prompt's messages. Raises :class:`HarnessError` naming the file."""
+    chat messages; assistant turns may carry ``tool_calls``) put before each prompt's messages. Raises
+    :class:`HarnessError` naming the file."""
     path = Path(name) if name.endswith(".json") else FEWSHOT_DIR / f"{name}.json"
     try:
         messages = json.loads(path.read_text(encoding="utf-8"))
@@ -81,7 +82,10 @@ def reference_arguments(prompt: Prompt, index: int) -> dict:
     arguments = copy.deepcopy(want.pinned)
     for key, needles in want.contains.items():
         arguments.setdefault(key, "\n".join(needles))
-    schema = prompt.tool(want.name).get("parameters", {})
+    tool = prompt.tool(want.name)
+    if tool is None:  # load_suite rejects such a prompt; one built by hand may not be checked
+        raise UnrepresentableError(f"{prompt.id}: expected call {want.name!r} names no declared tool")
+    schema = tool.get("parameters", {})
     error = next(iter(Draft202012Validator(schema).iter_errors(arguments)), None)
     if error is not None:
         raise UnrepresentableError(
@@ -133,8 +137,9 @@ def run_capture(
     ``force`` makes fixture models write :func:`reference_text`; ``examples`` (few-shot turns) go before each
     prompt's messages; ``options`` (backend settings such as the server URL or mode, the few-shot file name)
     are recorded, and a capture is reused only with the same options. ``on_capture`` is called after each
-    record is written (progress). A template that cannot render a prompt raises; a failed generation is recorded with its error; after
-    :data:`MAX_FAILURES_IN_A_ROW` failed generations in a row the run stops (``CaptureRun.stopped`` says why)."""
+    record is written (progress). A template that cannot render a prompt raises; a failed generation is recorded
+    with its error; after :data:`MAX_FAILURES_IN_A_ROW` failed generations in a row the run stops
+    (``CaptureRun.stopped`` says why)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     model = backend.weights.to_json()
     versions = backend.versions()
@@ -341,7 +346,9 @@ class CaptureSettings:
 def load_prompts(suites: Iterable[str], limit: int | None = None) -> list[Prompt]:
     """The prompts of ``suites`` (names or files; empty: every shipped suite), the first ``limit`` of each.
     Raises :class:`harness.capture.suites.SuiteError` (file:line) for a bad suite and for an id in two suites."""
-    prompts, seen = [], {}
+
+    prompts: list = []
+    seen: dict = {}
     for suite in list(suites) or suite_names():
         for prompt in load_suite(suite)[:limit]:
             if prompt.id in seen:
@@ -353,7 +360,8 @@ def load_prompts(suites: Iterable[str], limit: int | None = None) -> list[Prompt
 
 def open_backend(settings: CaptureSettings, entry, *, gguf: str | None = None, model_dir: str | None = None) -> Backend:
     """Locate the weights (:func:`harness.capture.weights.locate_weights`; for ``openai`` the server URL) and start the
-    backend. Raises :class:`harness.capture.weights.WeightsNotFound` or :class:`harness.capture.backends.BackendError`."""
+    backend. Raises :class:`harness.capture.weights.WeightsNotFound` or
+    :class:`harness.capture.backends.BackendError`."""
     if settings.backend == "openai":
         if not settings.base_url:
             raise BackendError("the openai backend needs a server URL: BASE_URL=http://127.0.0.1:8080 (--base-url)")

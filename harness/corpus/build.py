@@ -33,7 +33,7 @@ class Corpus:
 
 
 def build_corpus(
-    template: ChatTemplate,
+    template: ChatTemplate | None,
     fmt: FormatSpec,
     *,
     seed: int,
@@ -47,7 +47,8 @@ def build_corpus(
 
     Scenarios the format cannot represent (e.g. a Gemma 4 string containing ``<|"|>``) are skipped and
     listed in ``Corpus.skipped``. Raises :class:`harness.core.errors.HarnessError` subclasses for a template that
-    fails to render or a malformed observed file.
+    fails to render or a malformed observed file. ``template`` may be ``None`` for the observed slice alone
+    (no model template found); a rendered slice without one raises ``ValueError``.
     """
     corpus = Corpus(cases=[])
     if "curated" in slices or "drift" in slices:
@@ -66,7 +67,9 @@ def build_corpus(
     return corpus
 
 
-def _render_all(corpus: Corpus, template: ChatTemplate, fmt: FormatSpec, scenarios, slice_name: str) -> None:
+def _render_all(corpus: Corpus, template: ChatTemplate | None, fmt: FormatSpec, scenarios, slice_name: str) -> None:
+    if template is None:
+        raise ValueError(f"the {slice_name} slice is rendered: it needs a chat template")
     for scenario in scenarios:
         try:
             corpus.cases.append(render_scenario(template, scenario, fmt, slice=slice_name))

@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import json
 import random
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -63,8 +64,8 @@ def scenario_key(scenario: Scenario) -> str:
 def isolated_from_local_constants() -> Iterator[None]:
     """Stop hypothesis from seeding generation with constants mined from the caller's own modules.
 
-    Recent hypothesis versions (6.170 here) draw, with 5% probability per choice, constants it collects from the source of every
-    *local* (non site-packages, non-test) module in ``sys.modules``. That makes the generated values
+    Recent hypothesis versions (6.170 here) draw, with 5% probability per choice, constants it collects from the
+    source of every *local* (non site-packages, non-test) module in ``sys.modules``. That makes the generated values
     depend on which project modules happen to be imported (a pytest run and a script differ) and on their
     source text, which breaks ``(seed, hypothesis version)`` reproducibility. Inside this context the local
     pool is empty; hypothesis' built-in global constants still apply. Uses hypothesis internals
@@ -217,9 +218,10 @@ def minimal_failing(
     except Unsatisfiable as err:
         raise RuntimeError(f"forbid {forbid!r} rejects (almost) every generated string: {err}") from err
     except _CheckerRaised as raised:
-        err = raised.error
-        err.add_note(f"raised by the checker passed to minimal_failing on scenario {raised.scenario!r}")
-        raise err from None
+        error = raised.error
+        if sys.version_info >= (3, 11):  # exception notes are new in 3.11
+            error.add_note(f"raised by the checker passed to minimal_failing on scenario {raised.scenario!r}")
+        raise error from None
     found = _simplify_strings(found, fails)
     found.id = f"min-{seed}"
     found.seed = seed
@@ -269,7 +271,8 @@ def _simplify_strings(scenario: Scenario, fails: Callable[[Scenario], bool]) -> 
     string.
     """
     best = scenario
-    for field_name, empty in (("content_before", ""), ("content_after", ""), ("reasoning", None)):
+    emptied: tuple[tuple[str, Any], ...] = (("content_before", ""), ("content_after", ""), ("reasoning", None))
+    for field_name, empty in emptied:
         if getattr(best, field_name):
             trial = dataclasses.replace(best, **{field_name: empty})
             if fails(trial):
@@ -285,7 +288,9 @@ def _simplify_strings(scenario: Scenario, fails: Callable[[Scenario], bool]) -> 
                 name = best.calls[ci].name
                 args = _replaced(best.calls[ci].arguments, path, candidate)
                 tools = best.tools
-                schema = next((t["function"]["parameters"] for t in tools if t["function"]["name"] == name), {})
+                schema: dict[str, Any] = next(
+                    (t["function"]["parameters"] for t in tools if t["function"]["name"] == name), {}
+                )
                 if schema_errors(args, schema):
                     tools = _replace_in_enums(tools, current, candidate)
                     schema = next(t["function"]["parameters"] for t in tools if t["function"]["name"] == name)

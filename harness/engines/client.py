@@ -24,6 +24,7 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import IO, Literal, TypeGuard, overload
 
 from harness.core.messages import Message, ToolCall, parse_arguments
 from harness.core.protocol import Delta, ToolCallDelta
@@ -86,6 +87,10 @@ class WorkerProcess:
             )
         except OSError as exc:
             raise WorkerError("crash", f"cannot start worker {spec.label or spec.argv[0]!r}: {exc}") from exc
+        stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        assert stdin is not None and stdout is not None and stderr is not None  # all three are PIPE above
+        self._stdin: IO[bytes] = stdin
+        self._stdout_fd, self._stderr_fd = stdout.fileno(), stderr.fileno()
         self._lines: queue.SimpleQueue = queue.SimpleQueue()  # lists of complete response lines
         self._ready: deque = deque()
         self._writing = threading.Event()  # a background write is in progress
@@ -96,12 +101,12 @@ class WorkerProcess:
 
     def _read_stdout(self) -> None:
         """Hand over every complete line of a read at once (fewer thread handoffs), then end of file."""
-        for lines in fd_line_blocks(self.proc.stdout.fileno()):
+        for lines in fd_line_blocks(self._stdout_fd):
             self._lines.put(lines)
         self._lines.put([_EOF])
 
     def _read_stderr(self) -> None:
-        for lines in fd_line_blocks(self.proc.stderr.fileno()):
+        for lines in fd_line_blocks(self._stderr_fd):
             self._stderr.extend(line.decode("utf-8", "replace").rstrip() for line in lines)
 
     def send(self, requests: list[dict]) -> list[int]:
@@ -128,8 +133,8 @@ class WorkerProcess:
 
     def _write(self, data: bytes, quiet: bool = True) -> None:
         try:
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
+            self._stdin.write(data)
+            self._stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
             if not quiet:
                 raise  # else the reader sees the worker's end (crash) or its silence (timeout)
@@ -137,6 +142,10 @@ class WorkerProcess:
             if quiet:
                 self._writing.clear()
 
+    @overload
+    def receive(self, request_id: int, timeout_s: float, lenient: Literal[False] = False) -> dict: ...
+    @overload
+    def receive(self, request_id: int, timeout_s: float, lenient: bool) -> dict | None: ...
     def receive(self, request_id: int, timeout_s: float, lenient: bool = False) -> dict | None:
         """The result of ``request_id`` (the next line); raises :class:`WorkerError` on failure.
 
@@ -185,7 +194,7 @@ class WorkerProcess:
         if self.proc.poll() is None and self._writing.is_set():
             self.proc.kill()
         try:
-            self.proc.stdin.close()
+            self._stdin.close()
         except (OSError, ValueError):
             pass  # unsent buffered bytes to a worker that is gone
         try:
@@ -194,6 +203,12 @@ class WorkerProcess:
             self.proc.kill()
             self.proc.wait()
         # stdout/stderr are left to the reader threads, which see end of file now that the worker is gone.
+
+
+def runs_out_of_process(parser: object) -> TypeGuard[WorkerParser]:
+    """True for a parser whose calls run in another process (``out_of_process = True``: a :class:`WorkerParser`):
+    the caller stops it with ``close()`` and leaves timeouts to it (:func:`harness.parse.calls.alarm_limit`)."""
+    return bool(getattr(parser, "out_of_process", False))
 
 
 class WorkerParser:
@@ -222,7 +237,7 @@ class WorkerParser:
         self.restarts = 0
         self._worker: WorkerProcess | None = None
         self._streams = itertools.count(1)
-        hello = self._start()
+        _, hello = self._start()
         self.library = str(hello["name"])
         self.version = str(hello["version"])
         formats = tuple(hello["formats"])
@@ -232,13 +247,14 @@ class WorkerParser:
                 "protocol", f"worker {spec.label!r} does not parse format {format!r} (it parses {', '.join(formats)})"
             )
         self.format = format or formats[0]
-        self.formats = (self.format,)
+        self.formats: tuple[str, ...] = (self.format,)
         self.incremental = bool(hello.get("incremental", False))
         self.name = f"{self.library}=={self.version}:{self.format}"
         self.hello = hello
 
     # -- process management -------------------------------------------------------------------------
-    def _start(self) -> dict:
+    def _start(self) -> tuple[WorkerProcess, dict]:
+        """Start a worker and check its ``hello``: the running worker (kept as the current one) and the hello."""
         worker = WorkerProcess(self.spec)
         try:
             (request_id,) = worker.send([{"op": "hello", "protocol": PROTOCOL_VERSION}])
@@ -249,12 +265,12 @@ class WorkerParser:
             kind = exc.kind if isinstance(exc, WorkerError) else "protocol"
             raise WorkerError(kind, f"worker {self.spec.label!r} failed to start: {exc}") from exc
         self._worker = worker
-        return hello
+        return worker, hello
 
     def _live(self) -> WorkerProcess:
         if self._worker is None:
             self.restarts += 1
-            self._start()
+            return self._start()[0]
         return self._worker
 
     def _exchange(self, requests: list[dict], dependent: bool) -> list[dict | WorkerParserError]:
@@ -284,7 +300,7 @@ class WorkerParser:
         error = next((r for r in results if isinstance(r, WorkerParserError)), None)
         if error is not None:
             raise error
-        return results
+        return [r for r in results if not isinstance(r, WorkerParserError)]
 
     def _kill(self) -> None:
         if self._worker is not None:

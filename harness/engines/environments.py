@@ -219,8 +219,8 @@ def build_in_place(target: Path, build: Callable[[Path], None]) -> None:
     try:
         build(building)
     except EngineBuildError as exc:
-        exc.log = target.with_name(target.name + ".failed.log")
-        exc.log.write_text(str(exc) + "\n", encoding="utf-8")
+        exc.log = log = target.with_name(target.name + ".failed.log")
+        log.write_text(str(exc) + "\n", encoding="utf-8")
         shutil.rmtree(building, ignore_errors=True)
         raise
     shutil.rmtree(target, ignore_errors=True)

@@ -38,7 +38,7 @@ class RequestError(Exception):
 
 def load_parsers(specs: list[str]) -> list[Any]:
     """Instances for ``MODULE`` or ``MODULE:CLASS`` specs (a module's ``PARSERS`` list, else its ``create()``)."""
-    parsers = []
+    parsers: list[Any] = []
     for spec in specs:
         module_name, _, attr = spec.partition(":")
         module = importlib.import_module(module_name)

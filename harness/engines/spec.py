@@ -26,7 +26,11 @@ Log = Callable[[str], None]
 
 
 class EngineBuildError(RuntimeError):
-    """An install step failed; the message names the step, its exit status and the end of its output."""
+    """An install step failed; the message names the step, its exit status and the end of its output.
+
+    ``log``: the file the failure was written to, set by :func:`harness.engines.environments.build_in_place`."""
+
+    log: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@
 (:mod:`harness.assets.sdist`), building it with ``pip wheel --no-deps`` from the cached, sha256-checked sdist the
 first time. The wheel lives in ``<cache>/wheels/<key>/`` where the key hashes the package, version, build
 flags (``CMAKE_ARGS``) and Python version, so CI on the same machine and later sessions reuse it.
-``python -m harness.engines.wheels`` builds it ahead of time; ``python -m harness.engines.wheels --install`` also installs it,
-with the server extras :data:`SERVER_EXTRAS` (for ``python -m llama_cpp.server``), into the running environment
-unless that version is there already.
+``python -m harness.engines.wheels`` builds it ahead of time; ``python -m harness.engines.wheels --install`` also
+installs it, with the server extras :data:`SERVER_EXTRAS` (for ``python -m llama_cpp.server``), into the running
+environment unless that version is there already.
 """
 
 from __future__ import annotations

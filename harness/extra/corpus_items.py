@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -20,6 +21,7 @@ from harness.core.protocol import BufferedStream
 from harness.corpus.build import OBSERVED_FILE, build_corpus
 from harness.corpus.curated import curated_scenarios
 from harness.corpus.generated import generate_scenarios
+from harness.engines.client import runs_out_of_process
 from harness.engines.environments import engines, split_spec
 from harness.extra.plugin_defaults import DEFAULT_SLICES, MARKER
 from harness.formats import get_format
@@ -242,7 +244,7 @@ class CorpusPlugin:
         return lines
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if getattr(self.parser, "out_of_process", False):
+        if runs_out_of_process(self.parser):
             self.parser.close()
 
     def evaluate(self, case, mode: str):
@@ -353,7 +355,7 @@ class CaseItem(pytest.Item):
 
     @property
     def plugin(self) -> CorpusPlugin:
-        return self.parent.plugin
+        return cast(CorpusCollector, self.parent).plugin  # items are created by CorpusCollector only
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CaseFailed):
@@ -426,7 +428,7 @@ def case_location(case, format: str) -> tuple[Path, int | None]:
     return (root / "edge_catalog.py" if case.id in _catalog_ids() else root / "formats" / f"{format}.py"), None
 
 
-_cache: dict[str, object] = {}
+_cache: dict[str, Any] = {}
 
 
 def _observed_lines() -> dict[str, int]:

@@ -176,7 +176,9 @@ def converter_dir() -> Path:
                     continue
                 dest = tmp / rel
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                with tar.extractfile(info) as src:
+                src = tar.extractfile(info)
+                assert src is not None  # info.isfile() above
+                with src:
                     dest.write_bytes(src.read())
         os.chmod(tmp, 0o755)
         _replace_into(tmp, folder, CONVERTER_PARTS[0])

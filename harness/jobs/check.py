@@ -26,7 +26,7 @@ class CheckSummary:
     cases: int
     modes: tuple[str, ...]
     counts: Counter = field(default_factory=Counter)
-    failures: list[tuple[str, str, str, str]] = field(default_factory=list)
+    failures: list[tuple[str, str, str | None, str]] = field(default_factory=list)
     other_format: int = 0
 
     def describe(self) -> str:

@@ -31,6 +31,7 @@ from harness.core.protocol import Parser
 from harness.core.results import ResultsWriter
 from harness.corpus.build import build_corpus
 from harness.corpus.generated import minimal_failing
+from harness.engines.client import runs_out_of_process
 from harness.formats import get_format
 from harness.jobs.eval_capture import capture_slice, plan_capture
 from harness.parse.calls import alarm_limit, guarded
@@ -253,7 +254,7 @@ _NO_TEMPLATE = {
 def _close(parsers: list[Parser]) -> None:
     """Stop the worker processes of out-of-process parsers."""
     for parser in parsers:
-        if getattr(parser, "out_of_process", False):
+        if runs_out_of_process(parser):
             parser.close()
 
 
@@ -294,13 +295,11 @@ def _shrink_generated(records, parsers, template, fmt, config) -> dict:
     shrunk = {}
     for parser_name, error_type in targets:
         parser = by_name[parser_name]
-        found = minimal_failing(
-            lambda s, parser=parser, error_type=error_type: (
-                _oneshot_outcome(s, parser, template, fmt, config)[0] == error_type
-            ),
-            seed=config.seed,
-            forbid=fmt.unrepresentable,
-        )
+
+        def fails_alike(s, parser: Parser = parser, error_type: str | None = error_type) -> bool:
+            return _oneshot_outcome(s, parser, template, fmt, config)[0] == error_type
+
+        found = minimal_failing(fails_alike, seed=config.seed, forbid=fmt.unrepresentable)
         if found is None:
             continue
         _, case, got = _oneshot_outcome(found, parser, template, fmt, config)
@@ -332,7 +331,7 @@ def _worker_provenance(parsers: list[Parser]) -> dict:
     """``{parser name: {command, engine_env, recipe_key, restarts, hello}}`` for the out-of-process parsers."""
     out = {}
     for parser in parsers:
-        if not getattr(parser, "out_of_process", False):
+        if not runs_out_of_process(parser):
             continue
         spec = parser.spec
         engine_env = spec.env.get("TOOLCALL_HARNESS_ENGINE_ENV", "")

@@ -37,6 +37,7 @@ from harness.core.errors import HarnessError, TemplateNotFoundError
 from harness.core.paths import BASELINES_DIR
 from harness.corpus.build import build_corpus
 from harness.corpus.generated import GENERATOR_VERSION
+from harness.engines.client import runs_out_of_process
 from harness.formats import case_formats, get_format
 from harness.jobs.evaluate import REPORTS_DIR, EvalConfig, harness_commit, run_eval
 from harness.parse import registry
@@ -347,7 +348,7 @@ def load_baseline(path: Path) -> dict:
         data = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise BaselineError(f"{path}: not a baseline file: not UTF-8 text ({exc.reason})") from None
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise BaselineError(
             f"{path}: not a baseline file: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from None
@@ -439,7 +440,8 @@ def compare(baseline_results: list[dict], records: list[dict]) -> tuple[list[Fli
     (case_id, mode). A regression passed in the baseline and does not now; a fix is the reverse."""
     then = {(r["case_id"], r["mode"]): r for r in baseline_results}
     now = {(r["case_id"], r["mode"]): r for r in records}
-    regressions, fixes = [], []
+    regressions: list[Flip] = []
+    fixes: list[Flip] = []
     for key in then.keys() & now.keys():
         a, b = then[key], now[key]
         if (a["verdict"] == "pass") != (b["verdict"] == "pass"):
@@ -566,7 +568,7 @@ def _minimize(
             if len(small["text"]) < len(cases[case_id].text):
                 found[case_id] = {**small, "mode": flip.mode}
     finally:
-        if getattr(parser, "out_of_process", False):
+        if runs_out_of_process(parser):
             parser.close()
     return found
 

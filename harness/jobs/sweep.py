@@ -64,6 +64,7 @@ from harness.core.errors import HarnessError, UnrepresentableError
 from harness.core.paths import REPORTS_DIR
 from harness.core.protocol import Parser
 from harness.corpus.random_calls import cut_positions, random_scenario
+from harness.engines.client import runs_out_of_process
 from harness.formats import FormatSpec, get_format
 from harness.parse.registry import create_parsers
 from harness.report.sweep import BatchResult, SweepConfig, SweepResult, print_sweep, sweep_markdown
@@ -135,6 +136,8 @@ def sweep_case(job: _Job, index: int) -> tuple[Case | None, BatchResult]:
 
 def run_batch(bounds: tuple[int, int]) -> BatchResult:
     """Check cases ``range(*bounds)`` with the worker's job (see :func:`_init_worker`)."""
+    if _JOB is None:
+        raise RuntimeError("run_batch: the worker has no job (_init_worker was not called)")
     total = BatchResult()
     for index in range(*bounds):
         _, result = sweep_case(_JOB, index)
@@ -188,7 +191,7 @@ def run_sweep(config: SweepConfig) -> SweepResult:
         raise HarnessError("sweep: no parser given")
     if unavailable:
         raise HarnessError("parser unavailable: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items()))
-    if any(getattr(p, "out_of_process", False) for p in parsers) and (config.jobs or 1) != 1:
+    if any(runs_out_of_process(p) for p in parsers) and (config.jobs or 1) != 1:
         raise HarnessError("engine (out-of-process) parsers run with --jobs 1 only")
     template = load_template(config.model)
     jobs = config.jobs or os.cpu_count() or 1
@@ -239,11 +242,11 @@ def run_sweep(config: SweepConfig) -> SweepResult:
         raise
     elapsed = time.perf_counter() - started
     repros = _minimize_first(first, config, job, console)
-    result = SweepResult(run_dir, totals, names, elapsed, repros)
+    swept = SweepResult(run_dir, totals, names, elapsed, repros)
     _write_summary(run_dir, info, totals, names, elapsed, repros)
-    print_sweep(console, result, config)
-    (run_dir / "report.md").write_text(sweep_markdown(result, info), encoding="utf-8")
-    return result
+    print_sweep(console, swept, config)
+    (run_dir / "report.md").write_text(sweep_markdown(swept, info), encoding="utf-8")
+    return swept
 
 
 def _minimize_first(first: dict, config: SweepConfig, job: _Job, console: Console) -> list[dict]:

@@ -10,7 +10,7 @@ from harness.core import guards
 from harness.core.messages import Message
 from harness.core.protocol import Parser
 from harness.core.results import Score, clip
-from harness.engines.client import WorkerError, WorkerParserError, WorkerParserTimeout
+from harness.engines.client import WorkerError, WorkerParserError, WorkerParserTimeout, runs_out_of_process
 
 
 class ParserTimeout(Exception):
@@ -45,7 +45,7 @@ def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Messa
 def alarm_limit(parser: Parser, timeout_s: float | None) -> float | None:
     """The ``SIGALRM`` limit for calls to ``parser``. An out-of-process parser (``out_of_process`` true) gets
     ``timeout_s`` as its per-response limit instead and no alarm: one must not interrupt a read from its pipe."""
-    if getattr(parser, "out_of_process", False):
+    if runs_out_of_process(parser):
         parser.timeout_s = timeout_s or parser.timeout_s
         return None
     return timeout_s

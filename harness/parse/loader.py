@@ -90,6 +90,8 @@ def _import_file(path: Path, spec: str):
         raise ParserLoadError(f"parser spec {spec!r}: {path}: no such file")
     name = f"_toolcall_harness_candidate_{path.stem}"
     module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:  # not a Python source or extension file
+        raise ParserLoadError(f"parser spec {spec!r}: {path}: not a Python module file")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module  # dataclasses and pickling look the module up by name
     try:

@@ -87,7 +87,7 @@ def _module_factories(module) -> list[Factory]:
         return list(module.PARSERS)
     if callable(getattr(module, "create", None)):
         return [module.create]
-    found = [
+    found: list[Factory] = [
         obj
         for name, obj in vars(module).items()
         if isinstance(obj, type)
@@ -180,7 +180,7 @@ def parser_info(format: str | None = None) -> list[dict]:
 def describe_parsers(format: str | None = None) -> list[tuple[str, str]]:
     """``[(name, status)]`` for ``toolcall-harness parsers``: each available parser with its library and
     formats, then each unavailable module with the reason."""
-    aliases = {}
+    aliases: dict[str, list[str]] = {}
     for alias, library in ALIASES.items():
         aliases.setdefault(library, []).append(alias)
     rows = [
@@ -209,8 +209,8 @@ def resolve(name: str, format: str | None = None) -> str:
                 f"(it parses {', '.join(entry.formats)})"
             )
         return name
-    library, _, fmt = name.partition(":")
-    fmt = fmt or format
+    library, _, given = name.partition(":")
+    fmt = given or format
     if "==" in library and fmt and f"{library}:{fmt}" in reg.entries:  # "transformers==5.24.0" in-process
         return f"{library}:{fmt}"
     library = ALIASES.get(library, library)
@@ -288,6 +288,8 @@ def create_parsers(
     An engine or worker that cannot be built or started is reported unavailable with the reason; a name
     nobody knows raises :class:`UnknownParserError`.
     """
+    from harness.engines.client import runs_out_of_process
+
     reg = _registry()
     if names is None:
         return [factory() for factory in available_parsers(format).values()], dict(reg.unavailable)
@@ -300,7 +302,7 @@ def create_parsers(
             unavailable[name] = str(exc)
             continue
         if any(p.name == parser.name for p in parsers):
-            if getattr(parser, "out_of_process", False) and name.startswith("cmd:"):
+            if runs_out_of_process(parser) and name.startswith("cmd:"):
                 parser.name += f" [{name}]"
             else:
                 continue

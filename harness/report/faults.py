@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -41,7 +41,7 @@ def print_clusters(console: Console, clusters: Sequence[FaultClass], limit: int 
     table = Table(
         title=Text(f"fault classes: {len(clusters)} (parser, error type, mutator or slice)"), title_justify="left"
     )
-    for name, justify in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("#", "right"),
         ("parser", "left"),
         ("error type", "left"),
@@ -49,7 +49,8 @@ def print_clusters(console: Console, clusters: Sequence[FaultClass], limit: int 
         ("cases", "right"),
         ("modes", "left"),
         ("common tags", "left"),
-    ):
+    )
+    for name, justify in columns:
         table.add_column(name, justify=justify)
     for i, c in enumerate(clusters[:limit], 1):
         table.add_row(

@@ -4,6 +4,8 @@ passes; broken: the reverse), as terminal tables and Markdown."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -23,6 +25,7 @@ def version_pairs(parsers: list[str]) -> list[tuple[str, str]]:
         version, _, fmt = rest.partition(":")
         if not sep or not version:
             continue
+        key: object
         try:
             key = Version(version)
         except InvalidVersion:
@@ -48,7 +51,7 @@ def flips(records: list[dict], old: str, new: str) -> dict:
     for r in records:
         if r["parser"] in (old, new):
             by_key.setdefault((r["case_id"], r["mode"]), {})[r["parser"]] = r
-    out = {"fixed": [], "broken": [], "modes": {}}
+    out: dict[str, Any] = {"fixed": [], "broken": [], "modes": {}}
     for (case_id, mode), pair in by_key.items():
         if old not in pair or new not in pair:
             continue

@@ -13,7 +13,15 @@ from dataclasses import dataclass
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.text import Text
 
 
@@ -70,7 +78,7 @@ class ConsoleProgress:
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self._bars: dict[str, tuple[Progress, object]] = {}
+        self._bars: dict[str, tuple[Progress, TaskID]] = {}
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, Note):

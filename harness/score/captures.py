@@ -68,7 +68,7 @@ def judge(prompt: Prompt, got: Message, fmt: FormatSpec, raw: str | None = None)
 def _argument_problem(prompt: Prompt, want: ExpectedCall, arguments: Any, where: str) -> Score | None:
     if not isinstance(arguments, dict):
         return Score("fail", "invalid_arguments", f"{where}: arguments are {type(arguments).__name__}, not an object")
-    schema = prompt.tool(want.name).get("parameters", {})
+    schema = (prompt.tool(want.name) or {}).get("parameters", {})  # load_suite checked the tool is declared
     error = next(iter(Draft202012Validator(schema).iter_errors(arguments)), None)
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "(root)"

@@ -73,8 +73,11 @@ def classify(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | None
 def drift_score(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | None = None) -> Score:
     """The :class:`Score` of ``got`` on drift ``case``: ``pass`` when its class is allowed, else ``fail`` typed
     by the class (:data:`ERROR_TYPE_OF`, or the first call difference for ``wrong``); ``outcome`` set."""
+    info = drift_info(case)
+    if info is None:
+        raise ValueError(f"drift_score: case {case.id!r} has no drift description")
     outcome, detail = classify(case, got, fmt, leaked_delta)
-    allowed = drift_info(case)["outcomes"]
+    allowed = info["outcomes"]
     if outcome in allowed:
         return Score("pass", None, detail, outcome=outcome)
     error_type = ERROR_TYPE_OF.get(outcome) or _call_difference_type(case.expected.tool_calls, got.tool_calls)

@@ -14,10 +14,14 @@ Errors: :class:`~harness.core.errors.UnknownModelError` (lists the known names) 
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser as the backport (a dependency there)
+    import tomli as tomllib
 
 from harness.core.errors import CatalogError, UnknownModelError
 from harness.core.paths import CATALOG_FILE
@@ -103,7 +107,7 @@ def _row(path: Path, name: str, row: object, known_formats: list[str] | None) ->
         raise CatalogError(
             f"{where}: unknown field {unknown[0]!r}; fields are {', '.join(_REQUIRED + tuple(_OPTIONAL))}"
         )
-    values: dict[str, object] = {}
+    values: dict[str, str] = {}
     for key in _REQUIRED:
         if key not in row:
             raise CatalogError(f"{where}: missing required field {key!r}")

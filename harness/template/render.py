@@ -376,7 +376,7 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
         raise UnrepresentableError(
             f"case {scenario.id}: {template.file} does not write every tool call of a turn (it drops the last one)"
         )
-    if thinking and (scenario.reasoning not in prefix + completion or ignored(reasoning_content="")):
+    if thinking and ((scenario.reasoning or "") not in prefix + completion or ignored(reasoning_content="")):
         raise UnrepresentableError(
             f"case {scenario.id}: {template.file} does not write the reasoning of this turn"
             + ("" if scenario.calls else " (it writes reasoning only on turns with tool calls)")

@@ -43,6 +43,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.assets.gguf import read_gguf_metadata
 from harness.assets.sdist import SDIST_NAME, SDIST_VERSION, SdistError, sdist_file
@@ -163,8 +164,9 @@ def _from_local_dir(model_dir: str) -> tuple[str, dict]:
             return value, {"location": str(root), "file": name, "key": "chat_template"}
         if isinstance(value, list):
             named = {t.get("name"): t.get("template") for t in value if isinstance(t, dict)}
-            if isinstance(named.get("default"), str):
-                return named["default"], {"location": str(root), "file": name, "key": "chat_template[default]"}
+            default = named.get("default")
+            if isinstance(default, str):
+                return default, {"location": str(root), "file": name, "key": "chat_template[default]"}
             raise _SourceFailed(
                 f"{path}: chat_template list has no 'default' template (names: {', '.join(map(str, named)) or 'none'})"
             )
@@ -248,7 +250,9 @@ def _from_hub(entry: ModelEntry, offline: bool) -> tuple[str, dict]:
     from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
     from huggingface_hub.errors import LocalEntryNotFoundError
 
-    kwargs = dict(repo_id=entry.hf_repo, filename=entry.hf_file, revision=entry.hf_revision, cache_dir=_hf_cache_dir())
+    kwargs: dict[str, Any] = dict(
+        repo_id=entry.hf_repo, filename=entry.hf_file, revision=entry.hf_revision, cache_dir=_hf_cache_dir()
+    )
     info: dict = {"location": entry.hf_repo, "file": entry.hf_file}
     with _no_hub_telemetry():
         try:

@@ -121,7 +121,9 @@ def _extract_llama_cpp(dest: Path, log: Log) -> str:
     with tarfile.open(archive, "r:gz") as tar:
         for member in tar:
             if member.name == head and member.isfile():
-                commit = tar.extractfile(member).read().decode().strip() or commit
+                head_file = tar.extractfile(member)
+                assert head_file is not None  # member.isfile()
+                commit = head_file.read().decode().strip() or commit
                 continue
             if not member.name.startswith(vendor):
                 continue

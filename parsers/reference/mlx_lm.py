@@ -372,8 +372,8 @@ class _ServerLoop:
         initial = runtime.initial_state(prompt_end(runtime.config, prefix))
         self.initial = initial
         self.sm_state = None if runtime.per_token else runtime.text_sm.make_state(initial)
-        self.prev_state = initial
-        self.current_state = initial
+        self.prev_state: str | None = initial
+        self.current_state: str | None = initial
         self.text = ""
         self.reasoning_text = ""
         self.tool_text = ""

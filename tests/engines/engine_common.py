@@ -150,8 +150,8 @@ def hermes_worker(name: str):
 
 # ------------------------------------------------------------------------------------------------- newer formats
 # The texts an engine reference is run on for the formats added after Hermes (glm45, qwen3_coder, kimi_k2, ...):
-# rendered by a catalog model's own template through the harness (harness.template.render.render_scenario), so every text
-# is the template's own, with the case's parse prefix and tools.
+# rendered by a catalog model's own template through the harness (harness.template.render.render_scenario), so every
+# text is the template's own, with the case's parse prefix and tools.
 
 RENDERED_PARAMETERS = {
     "type": "object",

@@ -205,10 +205,10 @@ def test_hermes_3_template_gives_the_same_parser_but_fails_on_a_type_list():
 
 
 # ------------------------------------------------------------------------------ the formats added after Hermes
-# Each format's worker is started with its preset's own template (parsers/reference/llama_cpp.py: FORMATS); the texts are
-# the harness' renders of one call, two calls, prose around a call, the format's closing marker inside a string
-# value and reasoning before a call (tests/engines/engine_common.py: rendered_cases), parsed one-shot and streamed whole,
-# by characters and by token-like pieces. All four modes agree on every text.
+# Each format's worker is started with its preset's own template (parsers/reference/llama_cpp.py: FORMATS); the texts
+# are the harness' renders of one call, two calls, prose around a call, the format's closing marker inside a string
+# value and reasoning before a call (tests/engines/engine_common.py: rendered_cases), parsed one-shot and streamed
+# whole, by characters and by token-like pieces. All four modes agree on every text.
 
 # preset -> the cases its template writes (Llama 3.x and gpt-oss write one call per turn, Mistral Small 3.2 and
 # gpt-oss drop the content of a turn with calls, only the thinking templates write reasoning)

@@ -370,10 +370,13 @@ def test_harmony_tokenizer_is_o200k_harmony():
             "tok = AutoTokenizer.from_pretrained(m.harmony_tokenizer_dir())\n"
             "enc = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)\n"
             "texts = ['<|channel|>analysis<|message|>Hmm, \u00e9t\u00e9  \\n\\n ok<|end|>',\n"
-            '         \' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "\u5317\u4eac"}<|call|>\']\n'
+            "         ' to=functions.get_weather<|channel|>commentary json<|message|>"
+            '{"city": "\u5317\u4eac"}<|call|>\']\n'
             "print(json.dumps({'sha': hashlib.sha256(open(path, 'rb').read()).hexdigest(),\n"
-            "  'same': [tok.encode(t, add_special_tokens=False) == enc.encode(t, allowed_special='all') for t in texts],\n"
-            "  'ids': tok.convert_tokens_to_ids(['<|start|>', '<|channel|>', '<|message|>', '<|call|>', '<|return|>'])}))"
+            "  'same': [tok.encode(t, add_special_tokens=False) == enc.encode(t, allowed_special='all')"
+            " for t in texts],\n"
+            "  'ids': tok.convert_tokens_to_ids("
+            "['<|start|>', '<|channel|>', '<|message|>', '<|call|>', '<|return|>'])}))"
         )
     )
     assert got == {
@@ -407,7 +410,8 @@ def test_llama_and_deepseek_tokenizers_are_the_real_ones():
             "import json\n"
             "from parsers.reference.vllm import FORMATS, _Runtime\n"
             "tok = _Runtime._load_tokenizer(FORMATS['deepseek_v31'])\n"
-            "text = 'Hi <\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>f<\uff5ctool\u2581sep\uff5c>{}'\n"
+            "text = 'Hi <\uff5ctool\u2581calls\u2581begin\uff5c>"
+            "<\uff5ctool\u2581call\u2581begin\uff5c>f<\uff5ctool\u2581sep\uff5c>{}'\n"
             "ids = tok.encode(text, add_special_tokens=False)\n"
             "print(json.dumps([type(tok).__mro__[1].__name__, ids[-5:], tok.decode(ids) == text]))"
         )

@@ -200,8 +200,8 @@ def test_mlx_lm_versions_on_the_newer_formats():
     (``engine_common.rendered_cases``). 0.32.0 agrees with 0.32.2 character by character and token-like piece by
     piece (its ``step`` breaks only pieces holding a marker and text); 0.31.3 shows three older faults: its GLM
     parser keeps the newline after the name, its state machine has no reasoning→tool edge (MiniMax-M2's prompt
-    ends ``<think>``: calls written without ``</think>`` first stay reasoning text), and its Mistral parser matches one greedy ``{.*}`` (two calls in
-    one segment: JSONDecodeError, dropped)."""
+    ends ``<think>``: calls written without ``</think>`` first stay reasoning text), and its Mistral parser matches
+    one greedy ``{.*}`` (two calls in one segment: JSONDecodeError, dropped)."""
     sys.path.insert(0, str(ROOT / "tests" / "engines"))
     from engine_common import rendered_cases, rendered_results
 

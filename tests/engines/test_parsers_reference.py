@@ -19,10 +19,14 @@ from engine_common import (
     HERMES_MODES,
     HERMES_TOOLS,
     PARIS,
+    RENDERED_MODES,
     ROME,
     hermes_expected,
     hermes_msg,
     hermes_results,
+    rendered_cases,
+    rendered_msg,
+    rendered_results,
 )
 
 from harness.core.messages import Message, ToolCall
@@ -642,8 +646,6 @@ def test_all_names_llama_cpp_for_every_format_it_parses(fresh_registry):
 # minimax_m2, mistral, kimi_k2 and functiongemma, on texts rendered by each catalog preset's own template through
 # the harness (engine_common.rendered_cases; FunctionGemma has no template offline: hand-written texts). Module
 # docstrings: "Qwen3-Coder" (parsers/reference/transformers.py) and "Newer formats" (parsers/reference/mlx_lm.py).
-
-from engine_common import RENDERED_MODES, rendered_cases, rendered_msg, rendered_results
 
 PARIS3 = {"city": "Paris", "days": 3}
 ROME1 = {"city": "Rome", "days": 1}

@@ -15,6 +15,7 @@ Library: mlx-lm (0.32.2 here) with mlx (0.32.4, CPU build here: the Metal path c
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from harness.capture.backends import BackendError, Generation, PieceCollector, Request, Weights
 
@@ -42,7 +43,8 @@ class MlxLmBackend:
         self.mx, self.mlx_lm, self.generate_step, self.make_sampler = mx, mlx_lm, generate_step, make_sampler
         self.weights = weights
         try:
-            self.model, self.tokenizer = mlx_lm.load(weights.path)
+            loaded = mlx_lm.load(weights.path)  # (model, tokenizer), plus the config with return_config=True
+            self.model, self.tokenizer = loaded[0], loaded[1]
         except Exception as exc:  # mlx-lm raises ValueError / FileNotFoundError / KeyError for unsupported folders
             raise BackendError(f"mlx-lm cannot load {weights.path}: {type(exc).__name__}: {exc}") from None
 
@@ -70,7 +72,7 @@ class MlxLmBackend:
         mx, s = self.mx, request.sampling
         prompt = self.tokenizer.encode(request.prompt_text, add_special_tokens=False)
         eos = set(self.tokenizer.eos_token_ids)
-        processors = []
+        processors: list[Any] = []  # logits processors: (tokens, logits) -> logits
         if request.force_text is not None:
             forced = self.tokenizer.encode(request.force_text, add_special_tokens=False)
             processors.append(_Forcer(forced, min(eos), len(prompt), mx))
@@ -83,8 +85,8 @@ class MlxLmBackend:
             logits_processors=processors,
         )
         for n, (token, _) in enumerate(steps, start=1):
-            token = int(token)
-            if token in eos or collector.add(token):
+            token_id = int(token)
+            if token_id in eos or collector.add(token_id):
                 return "stop"
             if n >= s.max_tokens:
                 return "length"

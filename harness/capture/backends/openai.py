@@ -1,8 +1,8 @@
 """Capture from any OpenAI-compatible server: llama-server, ``python -m llama_cpp.server``, vLLM, SGLang, LM Studio,
 Ollama, FastFlowLM / Lemonade NPU runtimes.
 
-``create(weights, base_url=..., mode=...)`` returns an :class:`OpenAIBackend` (the :class:`~harness.capture.backends.Backend`
-protocol). Two modes:
+``create(weights, base_url=..., mode=...)`` returns an :class:`OpenAIBackend` (the
+:class:`~harness.capture.backends.Backend` protocol). Two modes:
 
 - ``completions``: ``POST {base_url}/v1/completions`` with ``prompt`` = the rendered prompt (the harness' own
   template rendering, special tokens as text), ``max_tokens``, ``temperature``, ``top_p``, ``seed``,
@@ -257,7 +257,11 @@ class OpenAIBackend:
         Returns a :class:`Generation` (pieces ``[(text, [token ids])]``, ``finish_reason``, ``server_message`` in
         chat mode, ``error`` on failure: see the module docstring). Never raises: an exception anywhere,
         ``on_piece`` included, becomes ``error``."""
-        from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponential
+        from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt, wait_exponential
+
+        def last_result(state: RetryCallState) -> Any:
+            assert state.outcome is not None  # tenacity calls this after the last attempt
+            return state.outcome.result()
 
         self._count("requests")
         attempts = 0
@@ -273,7 +277,7 @@ class OpenAIBackend:
                 stop=stop_after_attempt(self.retries + 1),
                 wait=wait_exponential(multiplier=self.backoff_s, min=self.backoff_s, max=30.0),
                 retry=retry_if_result(lambda outcome: outcome.retryable),
-                retry_error_callback=lambda state: state.outcome.result(),
+                retry_error_callback=last_result,
                 reraise=True,
             )
             generation = retrying(attempt).generation

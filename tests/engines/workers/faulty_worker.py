@@ -1,8 +1,8 @@
 """A protocol worker that misbehaves on purpose, for the harness' fault-handling tests.
 
 It serves the project's own Gemma 4 parser (``harness.engines.server``), except when a ``parse`` text or the
-text a stream has been fed so far contains a trigger word: ``CRASH`` exits at once (status 7, after a line on stderr), ``HANG`` never
-answers, ``GARBAGE`` answers with a line that is not JSON, ``WRONGID`` answers another request id.
+text a stream has been fed so far contains a trigger word: ``CRASH`` exits at once (status 7, after a line on stderr),
+``HANG`` never answers, ``GARBAGE`` answers with a line that is not JSON, ``WRONGID`` answers another request id.
 Argument ``--fail-start`` makes it exit before answering ``hello``.
 """
 

@@ -1,6 +1,7 @@
 """Tests of the corpus sources: the curated edge catalog, the hypothesis strategies, generation, shrinking.
 
-Arguments are validated against their tool schemas with ``jsonschema``. The Gemma 4 rendering tests use the real template from the pinned sdist.
+Arguments are validated against their tool schemas with ``jsonschema``. The Gemma 4 rendering tests use the real
+template from the pinned sdist.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The drift slice: mutators (harness/corpus/drift.py), outcome classes (harness/score/outcomes.py), their scoring, runner
-records and report tables.
+"""The drift slice: mutators (harness/corpus/drift.py), outcome classes (harness/score/outcomes.py), their scoring,
+runner records and report tables.
 
 Inputs are rendered by the real chat templates (offline copies, ``harness.template.sources.load_template``) from three
 small scenarios; the parsers are the project's own (parsers/<format>.py) and, for the ``error`` class, the
