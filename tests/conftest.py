@@ -6,7 +6,9 @@
 - ``slow``: an end-to-end run that is slow by nature: the installed wheel, the micro model and real captures.
 
 The rules are the tables below (paths relative to ``tests/``, :mod:`fnmatch` patterns); `make test` runs
-everything, `make check` runs ``-m "not engines and not browser and not slow"``.
+everything, `make check` runs ``-m "not engines and not browser and not slow"``. A file whose table markers the
+``-m`` expression rules out is not even imported (its imports may need what `make check` does without, such as
+llama-cpp-python, and torch costs seconds), so it is not counted as deselected.
 """
 
 from __future__ import annotations
@@ -34,20 +36,45 @@ SLOW_FILES = (
 BROWSER_FIXTURES = ("browser",)
 
 
+def file_markers(path: Path) -> list[str]:
+    """The markers the tables give the test file ``path`` (none for a file outside ``tests/``)."""
+    try:
+        relative = path.resolve().relative_to(TESTS).as_posix()
+    except ValueError:  # an item from outside tests/ (the pytest plugin's corpus items)
+        return []
+    tables = (("engines", ENGINE_FILES), ("slow", SLOW_FILES))
+    return [name for name, patterns in tables if any(fnmatch(relative, pattern) for pattern in patterns)]
+
+
 def markers_for(item: pytest.Item) -> list[str]:
     """The rule markers of ``item``: from its file (the tables above) and its fixtures."""
-    try:
-        relative = item.path.resolve().relative_to(TESTS).as_posix()
-    except ValueError:  # an item from outside tests/ (the pytest plugin's corpus items)
-        relative = None
-    names = []
-    if relative and any(fnmatch(relative, pattern) for pattern in ENGINE_FILES):
-        names.append("engines")
-    if relative and any(fnmatch(relative, pattern) for pattern in SLOW_FILES):
-        names.append("slow")
+    names = file_markers(item.path)
     if any(name in BROWSER_FIXTURES for name in getattr(item, "fixturenames", ())):
         names.append("browser")
     return names
+
+
+def _matcher(names: list[str], other: bool):
+    """A ``-m`` matcher: the ``names`` are set, every other marker is ``other``."""
+    return lambda name, **kwargs: name in names or other
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``True`` for a file whose table markers make ``-m`` deselect every item of it (with or without any other
+    marker); else no opinion."""
+    expression = config.getoption("markexpr", "")
+    names = file_markers(collection_path) if expression and collection_path.suffix == ".py" else []
+    if not names:
+        return None
+    try:
+        from _pytest.mark.expression import Expression  # the parser of -m; private, so any failure collects
+
+        compiled = Expression.compile(expression)
+        # deselected whether its items carry every other marker or none
+        selected = [compiled.evaluate(_matcher(names, other)) for other in (False, True)]
+    except Exception:
+        return None
+    return True if not any(selected) else None
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
