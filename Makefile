@@ -54,9 +54,18 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# the full suite (CI: .ci/run), after lint
 test: $(STAMP) lint
 	@sh scripts/install_chromium.sh
 	$(BIN)/python -m pytest -q $(ARGS)
+
+# everything but the engine builds, the browser and the slow end-to-end runs (markers: tests/conftest.py),
+# on 2 workers: under 2 minutes on 2 cores
+.PHONY: check test-fast
+check: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 -m "not engines and not browser and not slow" $(ARGS)
+
+test-fast: check
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py $(ARGS)
