@@ -37,7 +37,7 @@ def show_run(console: Console, log: RunLog) -> None:
         fmt = log.provenance.format
         console.print(
             f"known limitations of the project's {fmt} parser: {len(log.limitations)} "
-            f"(listed in report.md, from parsers/{fmt}.py)",
+            f"(listed in report.md; the parser's limitations in parsers/own/{fmt}.py)",
             markup=False,
             highlight=False,
         )
