@@ -133,8 +133,8 @@ def _body(log: RunLog) -> list[str]:
         lines += [
             f"## Known limitations of the project's {p.format} parser",
             "",
-            f"As the parser states them (`limitations` in `parsers/own/{p.format}.py`); cases that hit them fail above, "
-            "they are not filtered out.",
+            f"As the parser states them (`limitations` in `parsers/own/{p.format}.py`); cases that hit them fail "
+            "above, they are not filtered out.",
             "",
             *(f"- {item}" for item in log.limitations),
             "",
