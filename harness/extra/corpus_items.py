@@ -18,6 +18,9 @@ from harness.core.cases import SLICES
 from harness.core.errors import HarnessError, UnrepresentableError
 from harness.core.messages import Message
 from harness.core.protocol import BufferedStream
+from harness.corpus import curated as corpus_curated
+from harness.corpus import drift as corpus_drift
+from harness.corpus import strategies as corpus_strategies
 from harness.corpus.build import OBSERVED_FILE, build_corpus
 from harness.corpus.curated import curated_scenarios
 from harness.corpus.generated import generate_scenarios
@@ -418,14 +421,15 @@ def _compact(value) -> str:
 
 
 def case_location(case, format: str) -> tuple[Path, int | None]:
-    """Where a case comes from: the observed file and line, the edge catalog or format module (curated), the
-    strategies module (generated) or the mutators module (drift)."""
-    root = Path(harness.__file__).parent
+    """Where a case comes from: the observed file and line, the curated catalog or format module (curated),
+    the strategies module (generated) or the drift module (drift)."""
     if case.slice == "observed":
         return OBSERVED_FILE, _observed_lines().get(case.id)
     if case.slice in ("generated", "drift"):  # drawn by hypothesis; curated cases mutated
-        return root / ("strategies.py" if case.slice == "generated" else "mutators.py"), None
-    return (root / "edge_catalog.py" if case.id in _catalog_ids() else root / "formats" / f"{format}.py"), None
+        return Path(str((corpus_strategies if case.slice == "generated" else corpus_drift).__file__)), None
+    if case.id in _catalog_ids():
+        return Path(str(corpus_curated.__file__)), None
+    return Path(str(harness.__file__)).parent / "formats" / f"{format}.py", None
 
 
 _cache: dict[str, Any] = {}
