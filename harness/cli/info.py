@@ -10,6 +10,7 @@ from rich.console import Console
 from harness.cli.arguments import check_choices
 from harness.core.cases import SLICES, write_cases
 from harness.corpus.build import build_corpus
+from harness.engines.client import runs_out_of_process
 from harness.engines.environments import (
     broken_engines,
     describe,
@@ -48,7 +49,7 @@ def cmd_check(args, console: Console) -> int:
 def cmd_parsers(args, console: Console) -> int:
     if args.worker:
         parser = get_any_parser(args.worker, args.format or DEFAULT_FORMAT, install_missing=False)
-        if not getattr(parser, "out_of_process", False):
+        if not runs_out_of_process(parser):
             print(
                 f"{parser.name} runs in-process (library {parser.library} {parser.version}); "
                 "--worker starts engines and cmd: workers"
