@@ -40,7 +40,7 @@ import json
 import re
 
 from parsers.own._base import OwnParser, StepReader, TextField, proper_prefixes
-from parsers.own._common import JsonExtent, Malformed
+from parsers.own._common import JsonExtent, Malformed, skip
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
 
@@ -150,7 +150,7 @@ class SectionReader(StepReader):
 
     def skip_ws(self) -> int:
         """Offset of the first non-whitespace character at or after ``pos`` (``len(buf)`` when none)."""
-        return _WS.match(self.buf, self.pos).end()
+        return skip(_WS, self.buf, self.pos)
 
     # ---- text outside calls ----------------------------------------------------------------------
 

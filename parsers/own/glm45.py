@@ -144,6 +144,8 @@ class _Reader(StepReader):
     """
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
+    call_at: int  # buffer offsets, set per block
+    value_at: int
 
     def __init__(self, tools: list | None, prefix: str, implicit_think: bool):
         self.tools = tools

@@ -45,7 +45,7 @@ import re
 
 from harness.formats.mistral import ARGS, CALL_ID, SPEC, TOOL_CALLS
 from parsers.own._base import OwnParser, TextField
-from parsers.own._common import JsonExtent, Malformed
+from parsers.own._common import JsonExtent, Malformed, skip
 from parsers.own.llama3_json import decode_json, object_arguments
 
 _STOPS = SPEC.stop_markers
@@ -198,7 +198,7 @@ class _Reader:
 
     def _head(self) -> bool:
         """After ``[TOOL_CALLS]``: a tool name, or JSON (the older format)."""
-        j = self.pos = _WS.match(self.buf, self.pos).end()
+        j = self.pos = skip(_WS, self.buf, self.pos)
         if j == len(self.buf):
             return False
         if self.buf[j] in "[{":  # the older format; a marker here ([ARGS]: no name) fails the JSON scan
@@ -211,7 +211,7 @@ class _Reader:
 
     def _word(self, at: int) -> int | None:
         """End of the name/id run starting at ``at``; None when it may continue past the buffer."""
-        end = _WORD.match(self.buf, at).end()
+        end = skip(_WORD, self.buf, at)
         return None if end == len(self.buf) and not self.final else end
 
     def _name(self) -> bool:
@@ -250,7 +250,7 @@ class _Reader:
         raise Malformed(end, "expected [ARGS] after the tool name" if allow_id else "expected [ARGS] after the id")
 
     def _args_start(self) -> bool:
-        j = self.pos = _WS.match(self.buf, self.pos).end()
+        j = self.pos = skip(_WS, self.buf, self.pos)
         if j == len(self.buf):
             return False
         if self.buf[j] != "{":
