@@ -130,6 +130,7 @@ class _Reader(StepReader):
     """
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
+    raw: list[str]  # consumed text of the current call (set by _reset_call)
 
     def __init__(self, tools: list | None, prefix: str, eager: bool):
         self.eager = eager
@@ -242,7 +243,7 @@ class _Reader(StepReader):
 
     def _reset_call(self) -> None:
         self.in_call = False
-        self.raw: list[str] = []  # consumed text of the current call
+        self.raw = []  # consumed text of the current call
         self.frags: list[str] = []  # its arguments as JSON fragments (held mode)
         self.stack: list[_Frame] = []
         self.name, self.key, self.index, self.quote = "", "", -1, ""
@@ -444,10 +445,15 @@ class _Reader(StepReader):
         self.scan = len(buf)
         return False
 
+    def _marked(self) -> int:
+        """``mark`` while a token is read (the steps that read one set it on entry)."""
+        assert self.mark is not None
+        return self.mark
+
     def _quoted_key(self) -> bool:
         i = self.buf.find(STRING_DELIM, self.scan)
         if i == -1:
-            self.scan = max(self.mark, len(self.buf) - len(STRING_DELIM) + 1)
+            self.scan = max(self._marked(), len(self.buf) - len(STRING_DELIM) + 1)
             return False
         self.key, self.mark, self.pos = self.buf[self.mark : i], None, i + len(STRING_DELIM)
         self.step = self._colon
@@ -529,7 +535,7 @@ class _Reader(StepReader):
         try:
             value = _scalar_value(token)
         except ValueError:
-            raise Malformed(self.mark, f"bad value {token[:30]!r}") from None
+            raise Malformed(self._marked(), f"bad value {token[:30]!r}") from None
         self._arg(json.dumps(value))
         self.mark, self.pos = None, m.start()
         self.step = self._after

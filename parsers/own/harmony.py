@@ -329,6 +329,8 @@ class _Reader:
         return True
 
     def _emit_field(self, text: str) -> None:
+        # Only _body calls this, and only _begin_text (which sets the field) makes _body the step.
+        assert self.field is not None
         text = self.field.push(text)
         if text:
             self.events.append((self.kind, text))

@@ -242,6 +242,7 @@ class _Reader:
             return False
         parsed = _builtin_call(self.buf[self.pos :].rstrip(), self.tools)
         if parsed is None:
+            assert self.tag_at is not None  # only _after_tag, after a tag, makes this the step
             self.pos = self.tag_at  # surfaced below from the tag on
             self._not_a_call(None, "text after <|python_tag|> is neither a call object nor NAME.call(...)")
             self._emit(self.buf[self.pos :])
@@ -258,9 +259,11 @@ class _Reader:
         self.step = self._candidate
 
     def _candidate(self) -> bool:
-        start = self.json.start
+        extent = self.json
+        assert extent is not None  # _candidate_at set it with this step
+        start = extent.start
         try:
-            end = self.json.advance(self.buf)
+            end = extent.advance(self.buf)
         except Malformed as exc:
             self._not_a_call(None, exc.reason)
             return True

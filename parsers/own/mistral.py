@@ -260,14 +260,16 @@ class _Reader:
         return True
 
     def _scan_json(self) -> tuple[int, object] | None:
+        extent = self.json
+        assert extent is not None  # set with the step (_args, _old_json) that calls this
         try:
-            end = self.json.advance(self.buf)
+            end = extent.advance(self.buf)
         except Malformed as exc:
             raise Malformed(exc.at, exc.reason) from None
         if end is None:
             return None  # at the end of the text, _advance surfaces the unterminated call
         try:
-            return end, decode_json(self.buf[self.json.start : end])
+            return end, decode_json(self.buf[extent.start : end])
         except ValueError as exc:
             raise Malformed(end, f"invalid JSON: {exc}") from None
 
@@ -288,9 +290,10 @@ class _Reader:
         end, value = scanned
         items = value if isinstance(value, list) else [value]
         calls = [_json_call(item) for item in items]
-        if not calls or None in calls:
+        found = [call for call in calls if call is not None]
+        if not found or len(found) < len(calls):
             raise Malformed(end, "JSON that is not a list of tool calls")
-        self._accept(calls, end)
+        self._accept(found, end)
         return True
 
     def _accept(self, calls: list[tuple], end: int) -> None:
