@@ -445,15 +445,11 @@ class _Reader(StepReader):
         self.scan = len(buf)
         return False
 
-    def _marked(self) -> int:
-        """``mark`` while a token is read (the steps that read one set it on entry)."""
-        assert self.mark is not None
-        return self.mark
-
     def _quoted_key(self) -> bool:
         i = self.buf.find(STRING_DELIM, self.scan)
         if i == -1:
-            self.scan = max(self._marked(), len(self.buf) - len(STRING_DELIM) + 1)
+            assert self.mark is not None  # set with this step
+            self.scan = max(self.mark, len(self.buf) - len(STRING_DELIM) + 1)
             return False
         self.key, self.mark, self.pos = self.buf[self.mark : i], None, i + len(STRING_DELIM)
         self.step = self._colon
@@ -535,7 +531,8 @@ class _Reader(StepReader):
         try:
             value = _scalar_value(token)
         except ValueError:
-            raise Malformed(self._marked(), f"bad value {token[:30]!r}") from None
+            assert self.mark is not None  # set with this step
+            raise Malformed(self.mark, f"bad value {token[:30]!r}") from None
         self._arg(json.dumps(value))
         self.mark, self.pos = None, m.start()
         self.step = self._after
