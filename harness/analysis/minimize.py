@@ -44,7 +44,7 @@ from harness.core.scenarios import Scenario
 from harness.corpus.drift import get_mutator
 from harness.corpus.random_calls import random_scenario
 from harness.formats import FormatSpec
-from harness.parse.calls import alarm_limit, guarded
+from harness.parse.calls import alarm_limit, guarded, judged
 from harness.score.checks import check_stream, check_truncation
 from harness.score.runner import evaluate_case
 from harness.score.verdicts import score
@@ -494,7 +494,7 @@ def minimize_sweep_failure(
     def run(case: Case):
         oneshot, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), limit)
         if failure.check == "oneshot":
-            return oneshot, error or score(case, oneshot, fmt)
+            return oneshot, judged(oneshot, error, lambda m: score(case, m, fmt))
         return check_stream(case, parser, fmt, oneshot, limit)
 
     def fails(sc: Scenario) -> bool:

@@ -34,7 +34,7 @@ from harness.corpus.generated import minimal_failing
 from harness.engines.client import runs_out_of_process
 from harness.formats import get_format
 from harness.jobs.eval_capture import capture_slice, plan_capture
-from harness.parse.calls import alarm_limit, guarded
+from harness.parse.calls import alarm_limit, guarded, judged
 from harness.parse.limitations import known_limitations
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S, ONESHOT, ROUNDTRIP, TOKENIZED_FORMATS, modes_for
 from harness.parse.registry import create_parsers
@@ -324,7 +324,7 @@ def _oneshot_outcome(scenario, parser, template, fmt, config):
     got, error = guarded(
         lambda: parser.parse(case.text, case.tools, case.prefix), alarm_limit(parser, config.timeout_s)
     )
-    return (error or score(case, got, fmt)).error_type, case, got
+    return judged(got, error, lambda m: score(case, m, fmt)).error_type, case, got
 
 
 def _worker_provenance(parsers: list[Parser]) -> dict:

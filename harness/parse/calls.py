@@ -5,6 +5,7 @@ as their per-response limit) and every exception, timeout or worker failure turn
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from harness.core import guards
 from harness.core.messages import Message
@@ -40,6 +41,16 @@ def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Messa
         return None, Score("error", "exception", clip(str(exc)))
     except Exception as exc:  # a parser's crash is a result, not a harness failure
         return None, Score("error", "exception", clip(f"{type(exc).__name__}: {exc}"))
+
+
+def judged(got: Message | None, error: Score | None, judge: Callable[[Message], Score]) -> Score:
+    """The score of a :func:`guarded` call: ``error`` when it failed, else ``judge(got)``.
+
+    ``got`` goes to ``judge`` as the call returned it: a parser that broke its contract and returned ``None``
+    fails inside ``judge`` as before (the caller turns that exception into its error record)."""
+    if error is not None:
+        return error
+    return judge(cast(Message, got))
 
 
 def alarm_limit(parser: Parser, timeout_s: float | None) -> float | None:

@@ -5,7 +5,7 @@ pieces), judged against its prompt's expectations (which tool, how many calls, p
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from jsonschema import Draft202012Validator
 
@@ -18,7 +18,7 @@ from harness.core.messages import Message
 from harness.core.protocol import Parser, run_stream
 from harness.core.results import Record, ResultsWriter, Score, clip
 from harness.formats import FormatSpec
-from harness.parse.calls import alarm_limit, guarded
+from harness.parse.calls import alarm_limit, guarded, judged
 from harness.score.compare import json_difference
 from harness.score.verdicts import delta_leak
 
@@ -33,13 +33,16 @@ def score_capture(
         yield "capture", Score("error", "capture_error", capture.error), None
         return
     timeout_s = alarm_limit(parser, timeout_s)
-    got, error = guarded(lambda: parser.parse(capture.text, prompt.tools, capture.prefix), timeout_s)
-    yield "oneshot", error or judge(prompt, got, fmt, capture.text), got
+    # A capture without an error has its text; a file that breaks that reaches the parser as is, as before,
+    # and guarded() records the parser's failure.
+    text = cast(str, capture.text)
+    got, error = guarded(lambda: parser.parse(text, prompt.tools, capture.prefix), timeout_s)
+    yield "oneshot", judged(got, error, lambda m: judge(prompt, m, fmt, capture.text)), got
     if capture.pieces:
         chunks = [text for text, _ in capture.pieces]
         ids = [list(token_ids) for _, token_ids in capture.pieces]
         got, error = guarded(lambda: run_stream(parser, chunks, prompt.tools, capture.prefix, token_ids=ids), timeout_s)
-        yield "pieces", error or judge(prompt, got, fmt, capture.text), got
+        yield "pieces", judged(got, error, lambda m: judge(prompt, m, fmt, capture.text)), got
 
 
 def judge(prompt: Prompt, got: Message, fmt: FormatSpec, raw: str | None = None) -> Score:

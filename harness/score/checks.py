@@ -13,7 +13,7 @@ from harness.core.messages import Message
 from harness.core.protocol import Delta, Parser, run_stream
 from harness.core.results import Score, clip
 from harness.formats import FormatSpec
-from harness.parse.calls import alarm_limit, guarded
+from harness.parse.calls import alarm_limit, guarded, judged
 from harness.score.verdicts import delta_leak, score
 
 CHECKS = ("oneshot", "stream", "truncation")
@@ -73,9 +73,8 @@ def check_stream(
 
     pieces = list(case.text) if chunks is None else chunks
     got, error = guarded(lambda: run_stream(parser, pieces, case.tools, case.prefix, on_delta=watch), timeout_s)
-    if error:
-        return None, error
-    return got, score(case, got, fmt, oneshot=oneshot, leaked_delta=leaks[0] if leaks else None)
+    leaked = leaks[0] if leaks else None
+    return got, judged(got, error, lambda m: score(case, m, fmt, oneshot=oneshot, leaked_delta=leaked))
 
 
 def check_truncation(
@@ -84,10 +83,12 @@ def check_truncation(
     """Parse ``case.text[:k]`` one-shot: error on exception/timeout, ``marker_leak`` per :func:`truncation_leak`."""
     cut = case.text[:k]
     got, error = guarded(lambda: parser.parse(cut, case.tools, case.prefix), timeout_s)
-    if error:
-        return None, error
-    leak = truncation_leak(cut, got, fmt)
-    return got, Score("fail", "marker_leak", leak) if leak else Score("pass")
+
+    def judge(message: Message) -> Score:
+        leak = truncation_leak(cut, message, fmt)
+        return Score("fail", "marker_leak", leak) if leak else Score("pass")
+
+    return got, judged(got, error, judge)
 
 
 def check_case(
@@ -114,7 +115,7 @@ def check_case(
         )
 
     oneshot, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), limit)
-    result = error or score(case, oneshot, fmt)
+    result = judged(oneshot, error, lambda m: score(case, m, fmt))
     if not result.passed:
         yield failure("oneshot", result, oneshot)
     streamed, result = check_stream(case, parser, fmt, oneshot, limit)

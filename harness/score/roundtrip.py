@@ -38,7 +38,7 @@ def roundtrip_check(template: ChatTemplate, fmt: FormatSpec) -> Check:
     def check(case: Case, parsed: Message) -> Score:
         scenario = Scenario(
             id=case.id,
-            tools=case.tools,
+            tools=case.tools or [],  # rendering reads no tools and [] alike
             calls=list(parsed.tool_calls),
             content_after=parsed.content or "",
             reasoning=parsed.reasoning or None,

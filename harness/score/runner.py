@@ -23,7 +23,7 @@ from harness.core.protocol import Delta, Parser, run_stream
 from harness.core.results import Record, Score
 from harness.formats import FormatSpec
 from harness.parse import modes as chunking
-from harness.parse.calls import alarm_limit, guarded
+from harness.parse.calls import alarm_limit, guarded, judged
 from harness.parse.modes import DEFAULT_TIMEOUT_S, ONESHOT, PREFIX, ROUNDTRIP
 from harness.score.outcomes import drift_info
 from harness.score.roundtrip import applies
@@ -46,14 +46,15 @@ def evaluate_case(
     started = time.perf_counter()
     oneshot, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), timeout_s)
     if ONESHOT in modes:
-        yield _record(case, parser, ONESHOT, error or score(case, oneshot, fmt), oneshot, started)
+        yield _record(case, parser, ONESHOT, judged(oneshot, error, lambda m: score(case, m, fmt)), oneshot, started)
     for mode in modes:
         if mode == ONESHOT:
             continue
         started = time.perf_counter()
         if mode == ROUNDTRIP:
             if roundtrip is not None and applies(case):
-                yield _record(case, parser, mode, error or roundtrip(case, oneshot), oneshot, started)
+                result = judged(oneshot, error, lambda m: roundtrip(case, m))
+                yield _record(case, parser, mode, result, oneshot, started)
             continue
         if mode == PREFIX:
             got, result = _every_prefix(case, parser, fmt, oneshot, timeout_s)
@@ -84,9 +85,8 @@ def _stream(
         ),
         timeout_s,
     )
-    if error:
-        return None, error
-    return got, score(case, got, fmt, oneshot=oneshot, leaked_delta=leaks[0] if leaks else None)
+    leaked = leaks[0] if leaks else None
+    return got, judged(got, error, lambda m: score(case, m, fmt, oneshot=oneshot, leaked_delta=leaked))
 
 
 def _every_prefix(

@@ -14,6 +14,23 @@ import re
 from parsers.own._schema_types import allowed_types, typed_value
 
 
+def skip(pattern: re.Pattern[str], text: str, pos: int = 0) -> int:
+    """Where a run of ``pattern`` (one that matches the empty string, such as ``\\s*``) starting at ``pos`` ends."""
+    return _always(pattern, text, pos).end()
+
+
+def run_at(pattern: re.Pattern[str], text: str, pos: int = 0) -> str:
+    """The run of ``pattern`` (one that matches the empty string) at ``pos``: possibly ``""``."""
+    return _always(pattern, text, pos).group()
+
+
+def _always(pattern: re.Pattern[str], text: str, pos: int) -> re.Match[str]:
+    match = pattern.match(text, pos)
+    if match is None:  # only for a pattern that cannot match the empty string: a caller's bug
+        raise ValueError(f"pattern {pattern.pattern!r} must match the empty string")
+    return match
+
+
 def suffix_in(text: str, prefixes: frozenset[str], maxlen: int) -> int:
     """Length of the longest suffix of ``text`` that is in ``prefixes`` (0 when none)."""
     for k in range(min(maxlen - 1, len(text)), 0, -1):

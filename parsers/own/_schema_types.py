@@ -9,8 +9,9 @@ whose text carries no types (GLM ``<arg_value>``, Qwen3-Coder ``<parameter>``, M
 3. Otherwise the first reading that the schema allows, in this order: ``null`` (``null``, ``None``),
    ``boolean`` (``true``/``false``, any case: templates that print Python values write ``True``), ``integer``
    (JSON integer syntax; also a number with a zero fraction such as ``140.0`` when the schema allows integers
-   but not other numbers: JSON Schema counts it as an integer), ``number`` (JSON number syntax), ``object`` / ``array`` (JSON, then a Python literal:
-   Qwen3-Coder's template prints dicts with ``True``/``None``), and finally ``string`` when allowed.
+   but not other numbers: JSON Schema counts it as an integer), ``number`` (JSON number syntax), ``object`` /
+   ``array`` (JSON, then a Python literal: Qwen3-Coder's template prints dicts with ``True``/``None``), and
+   finally ``string`` when allowed.
 4. Drift, only when the schema allows ``object`` or ``array`` but not ``string`` and step 3 found no container:
    JSON double-encoded inside the value (``{\\"a\\": 1}``, escaped quotes, seen in
    ``glm_literal_backslash_escapes_double_serialized_sglang`` and SGLang/smolagents reports) is decoded --

@@ -40,7 +40,7 @@ import json
 import re
 
 from parsers.own._base import OwnParser, StepReader, TextField, proper_prefixes
-from parsers.own._common import JsonExtent, Malformed
+from parsers.own._common import JsonExtent, Malformed, skip
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
 
@@ -93,6 +93,7 @@ class SectionReader(StepReader):
     STOPS: tuple[str, ...] = ()
     THINK = True  # read <think>...</think>
     REASONING_WITHOUT_PREFIX = False  # start in reasoning when the prefix has no think marker
+    complete: tuple[str, dict] | None  # (name, arguments) of a call that only lacks its closer
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -150,12 +151,12 @@ class SectionReader(StepReader):
 
     def skip_ws(self) -> int:
         """Offset of the first non-whitespace character at or after ``pos`` (``len(buf)`` when none)."""
-        return _WS.match(self.buf, self.pos).end()
+        return skip(_WS, self.buf, self.pos)
 
     # ---- text outside calls ----------------------------------------------------------------------
 
     def _text(self) -> bool:
-        markers = (self.SECTION_OPEN, self.CALL_OPEN)
+        markers: tuple[str, ...] = (self.SECTION_OPEN, self.CALL_OPEN)
         if self.think_allowed:
             markers += (THINK_OPEN, THINK_CLOSE)
         marker = self._scan(self._emit_content, markers)
@@ -295,6 +296,9 @@ class JsonCallReader(SectionReader):
 
     SEP = ""
     CALL_CLOSE = ""
+    name: str | None  # the current call (set by _begin_call)
+    args: dict | None
+    extent: JsonExtent | None  # its arguments' JSON, while read
 
     def head_name(self, head: str, arguments: dict) -> str | None:
         return head.strip() or None
@@ -334,11 +338,13 @@ class JsonCallReader(SectionReader):
         raise Malformed(i, "expected JSON arguments")
 
     def _args(self) -> bool:
-        end = self.extent.advance(self.buf)
+        extent = self.extent
+        assert extent is not None  # _args_start set it with this step
+        end = extent.advance(self.buf)
         if end is None:
             return False
         try:
-            value = decode_json(self.buf[self.extent.start : end])
+            value = decode_json(self.buf[extent.start : end])
         except ValueError as exc:
             raise Malformed(end, f"invalid JSON arguments: {exc}") from None
         args = arguments_object(value)
@@ -372,6 +378,7 @@ class JsonCallReader(SectionReader):
         if not self.name:
             raise Malformed(end, f"no tool name in {self.head!r}")
         self.pos = end
+        assert self.args is not None  # _args set it before making this the step
         self._accept(self.name, self.args)
         return True
 

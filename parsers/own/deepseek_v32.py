@@ -50,6 +50,7 @@ faults and streaming; this module reads one ``invoke``):
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from harness.formats.deepseek_v32 import (
     BLOCK_CLOSE,
@@ -61,6 +62,7 @@ from harness.formats.deepseek_v32 import (
     PARAM_OPEN,
     SPEC,
 )
+from parsers.own._common import skip
 from parsers.own._schema_types import allowed_types, property_schema, typed_value
 from parsers.own._token_sections import JsonExtent, Malformed, SectionParser, SectionReader, decode_json
 
@@ -85,6 +87,12 @@ class DeepSeekV32Reader(SectionReader):
     MARKERS = SPEC.markers
     STOPS = SPEC.stop_markers
     REASONING_WITHOUT_PREFIX = True
+    # The current invoke (set by _begin_call) and parameter.
+    name: str
+    args: dict
+    key: str
+    kind: str | None
+    extent: JsonExtent | Literal[False] | None  # the JSON being read; None: not looked at yet; False: not JSON
 
     def _begin_call(self, block_at: int, open_at: int) -> None:
         super()._begin_call(block_at, open_at)
@@ -137,11 +145,13 @@ class DeepSeekV32Reader(SectionReader):
 
     def _json_body(self) -> bool:
         """Drift: the arguments as one JSON object instead of parameters."""
-        end = self.extent.advance(self.buf)
+        extent = self.extent
+        assert isinstance(extent, JsonExtent)  # _body set it with this step
+        end = extent.advance(self.buf)
         if end is None:
             return False
         try:
-            value = decode_json(self.buf[self.extent.start : end])
+            value = decode_json(self.buf[extent.start : end])
         except ValueError as exc:
             raise Malformed(end, f"invalid JSON body: {exc}") from None
         if not isinstance(value, dict):
@@ -186,7 +196,7 @@ class DeepSeekV32Reader(SectionReader):
                 if end is None and not self.final:
                     return False
                 if end is not None and end >= 0:
-                    k = _JSON_WS.match(buf, end).end()
+                    k = skip(_JSON_WS, buf, end)
                     if buf.startswith(PARAM_CLOSE, k):
                         try:
                             value = decode_json(buf[start:end])

@@ -44,10 +44,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import NoReturn
 
 from harness.formats.functiongemma import CALL_CLOSE, CALL_OPEN, ESCAPE, SPEC
 from parsers.own._base import OwnParser
 from parsers.own._base import TextField as _Field
+from parsers.own._common import skip
 from parsers.own._schema_types import typed_value
 
 _STOPS = SPEC.stop_markers
@@ -214,12 +216,12 @@ class _CallReader:
         except RecursionError:
             return ("bad", len(self.buf), "nesting too deep")
 
-    def _short(self, at: int, reason: str):
+    def _short(self, at: int, reason: str) -> NoReturn:
         """The text ran out at ``at``: more may come, or (at the end) it is a fault."""
         raise _Bad(at, reason) if self.final else _More()
 
     def _ws(self, i: int) -> int:
-        i = _WS.match(self.buf, i).end()
+        i = skip(_WS, self.buf, i)
         if i == len(self.buf):
             self._short(i, "unterminated call")
         return i
@@ -248,7 +250,7 @@ class _CallReader:
             raise _Bad(j, f"bad tool name {name[:30]!r}")
         schema = _parameters(self.tools, name)
         args, i = self._object(j + 1, schema)
-        i = _WS.match(buf, i).end()
+        i = skip(_WS, buf, i)
         if buf.startswith(CALL_CLOSE, i):
             return i + len(CALL_CLOSE), name, args
         if buf.startswith(CALL_OPEN, i):  # drift: the closer is missing before the next call
@@ -262,7 +264,7 @@ class _CallReader:
         raise _Bad(i, "expected <end_function_call>")
 
     def _object(self, i: int, schema) -> tuple[dict, int]:
-        buf, out = self.buf, {}
+        buf, out = self.buf, dict[str, object]()
         props = schema.get("properties") if isinstance(schema, dict) else None
         props = props if isinstance(props, dict) else {}
         i = self._ws(i)
@@ -330,7 +332,7 @@ class _CallReader:
         return self._bare(i, schema)
 
     def _array(self, i: int, schema) -> tuple[list, int]:
-        buf, out = self.buf, []
+        buf, out = self.buf, list[object]()
         items = schema.get("items") if isinstance(schema, dict) else None
         i = self._ws(i)
         if buf[i] == "]":

@@ -66,7 +66,7 @@ import re
 from harness.formats.gemma4 import CALL_CLOSE, CALL_OPEN, CHANNEL_CLOSE, CHANNEL_OPEN, SPEC, STRING_DELIM
 from parsers.own._base import OwnParser, StepReader, proper_prefixes
 from parsers.own._base import TextField as _Field
-from parsers.own._common import Malformed
+from parsers.own._common import Malformed, skip
 from parsers.own._common import suffix_in as _suffix_in
 
 _STOPS = SPEC.stop_markers
@@ -130,6 +130,7 @@ class _Reader(StepReader):
     """
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
+    raw: list[str]  # consumed text of the current call (set by _reset_call)
 
     def __init__(self, tools: list | None, prefix: str, eager: bool):
         self.eager = eager
@@ -194,7 +195,7 @@ class _Reader(StepReader):
         """After a ``<tool_call|>`` met in text: followed (whitespace between) by ``<|tool_call>`` it is read as
         part of that call's opener (drift: dropped if the call is read, surfaced with it if not); else content."""
         at = self.pos - len(CALL_CLOSE)
-        j = _WS.match(self.buf, self.pos).end()
+        j = skip(_WS, self.buf, self.pos)
         rest = self.buf[j : j + len(CALL_OPEN)]
         if self.buf.startswith(CALL_OPEN, j):
             opener, self.pos = self.buf[at : j + len(CALL_OPEN)], j + len(CALL_OPEN)
@@ -242,7 +243,7 @@ class _Reader(StepReader):
 
     def _reset_call(self) -> None:
         self.in_call = False
-        self.raw: list[str] = []  # consumed text of the current call
+        self.raw = []  # consumed text of the current call
         self.frags: list[str] = []  # its arguments as JSON fragments (held mode)
         self.stack: list[_Frame] = []
         self.name, self.key, self.index, self.quote = "", "", -1, ""
@@ -303,7 +304,7 @@ class _Reader(StepReader):
             self.frags.append(fragment)
 
     def _skip_ws(self) -> int:
-        self.pos = _WS.match(self.buf, self.pos).end()
+        self.pos = skip(_WS, self.buf, self.pos)
         return self.pos
 
     def _head(self) -> bool:
@@ -355,7 +356,7 @@ class _Reader(StepReader):
 
     def _member(self) -> bool:
         """After ``{`` or ``,`` in an object: a key, or the close."""
-        j = _WS.match(self.buf, self.pos).end()
+        j = skip(_WS, self.buf, self.pos)
         if j == len(self.buf):
             return False
         if self.buf[j] == self.stack[-1].closer:
@@ -373,7 +374,7 @@ class _Reader(StepReader):
         while m is not None and m.group() in "<=":
             i = m.start()
             if m.group() == "=":
-                j = _WS.match(buf, i + 1).end()
+                j = skip(_WS, buf, i + 1)
                 if j == len(buf) and not self.final:
                     self.scan = i
                     return False
@@ -418,7 +419,7 @@ class _Reader(StepReader):
         limit = buf.find(CALL_CLOSE, at + 1)
         k = buf.find(quote, at + 1, limit if limit != -1 else len(buf))
         while k != -1:
-            j = _WS.match(buf, k + 1).end()
+            j = skip(_WS, buf, k + 1)
             if j == len(buf):
                 return k if self.final else None
             if buf[j] in (",", closer):
@@ -432,7 +433,7 @@ class _Reader(StepReader):
         buf, closer = self.buf, self.stack[-1].closer
         k = buf.find(self.quote, self.scan)
         while k != -1:
-            j = _WS.match(buf, k + 1).end()
+            j = skip(_WS, buf, k + 1)
             if j == len(buf) and not self.final:
                 self.scan = k
                 return False
@@ -447,6 +448,7 @@ class _Reader(StepReader):
     def _quoted_key(self) -> bool:
         i = self.buf.find(STRING_DELIM, self.scan)
         if i == -1:
+            assert self.mark is not None  # set with this step
             self.scan = max(self.mark, len(self.buf) - len(STRING_DELIM) + 1)
             return False
         self.key, self.mark, self.pos = self.buf[self.mark : i], None, i + len(STRING_DELIM)
@@ -529,6 +531,7 @@ class _Reader(StepReader):
         try:
             value = _scalar_value(token)
         except ValueError:
+            assert self.mark is not None  # set with this step
             raise Malformed(self.mark, f"bad value {token[:30]!r}") from None
         self._arg(json.dumps(value))
         self.mark, self.pos = None, m.start()

@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Literal, overload
 
 from harness.formats.glm45 import (
     CALL_CLOSE,
@@ -144,6 +145,8 @@ class _Reader(StepReader):
     """
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
+    call_at: int  # buffer offsets, set per block
+    value_at: int
 
     def __init__(self, tools: list | None, prefix: str, implicit_think: bool):
         self.tools = tools
@@ -306,6 +309,10 @@ class _Reader(StepReader):
         self._emit_content(raw)
         self.step = self._resync
 
+    @overload
+    def _skip(self, pos: int, escapes: Literal[False]) -> int: ...
+    @overload
+    def _skip(self, pos: int, escapes: bool) -> int | None: ...
     def _skip(self, pos: int, escapes: bool) -> int | None:
         """The offset after whitespace (and, with ``escapes``, two-character ``\\n``-style escapes) from ``pos``;
         None when the buffer ends inside what may be an escape."""
@@ -515,7 +522,8 @@ def _unescaped_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]] | No
     )
     raw = any(u is None for u in unescaped)
     if escaped and not raw:
-        return list(zip(unescaped[::2], unescaped[1::2], strict=False))
+        done = [u for u in unescaped if u is not None]  # all of them: none is raw
+        return list(zip(done[::2], done[1::2], strict=False))
     if (raw and not escaped) or unescaped == texts:
         return pairs
     return None

@@ -63,7 +63,7 @@ from harness.formats.harmony import (
 )
 from parsers.own._base import OwnParser
 from parsers.own._base import TextField as _Field
-from parsers.own._common import Malformed
+from parsers.own._common import Malformed, run_at, skip
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
 
@@ -115,6 +115,10 @@ class _Reader:
     more text. Handlers of a message raise :class:`Malformed`, which surfaces the message as content. While a
     header or a call is read, the buffer keeps the message's raw text from ``msg_at`` on.
     """
+
+    msg_at: int  # buffer offsets, set per message
+    scan: int
+    value_at: int
 
     def __init__(self, prefix: str):
         self.buf, self.pos = "", 0
@@ -235,7 +239,7 @@ class _Reader:
         h = header.lstrip()
         if h.startswith(START):
             h = h[len(START) :]
-            role = _WORD.match(h).group()
+            role = run_at(_WORD, h)
             if role != _ROLE:
                 raise Malformed(at, f"message from {role or 'no role'!r}")
             h = h[len(role) :]
@@ -243,13 +247,13 @@ class _Reader:
         words: list[str] = []
         i, n = 0, len(h)
         while True:
-            i = _WS.match(h, i).end()
+            i = skip(_WS, h, i)
             if i >= n:
                 break
             if h.startswith(CHANNEL, i) or h.startswith(CONSTRAIN, i):
                 is_channel = h.startswith(CHANNEL, i)
                 i += len(CHANNEL if is_channel else CONSTRAIN)
-                word = _WORD.match(h, i).group()
+                word = run_at(_WORD, h, i)
                 if not word or (channel if is_channel else ctype) is not None:
                     raise Malformed(at, "bad header")
                 if is_channel:
@@ -258,14 +262,14 @@ class _Reader:
                     ctype = word
             elif h.startswith(RECIPIENT, i):
                 i += len(RECIPIENT)
-                word = _WORD.match(h, i).group()
+                word = run_at(_WORD, h, i)
                 if not word or recipient is not None:
                     raise Malformed(at, "bad recipient")
                 recipient = word
             elif h.startswith("<|", i):
                 raise Malformed(at, "unknown marker in a header")
             else:
-                word = _WORD.match(h, i).group()
+                word = run_at(_WORD, h, i)
                 words.append(word)
             i += len(word)
         if words and words[0] == _ROLE:
@@ -325,6 +329,8 @@ class _Reader:
         return True
 
     def _emit_field(self, text: str) -> None:
+        # Only _body calls this, and only _begin_text (which sets the field) makes _body the step.
+        assert self.field is not None
         text = self.field.push(text)
         if text:
             self.events.append((self.kind, text))
@@ -368,7 +374,7 @@ class _Reader:
 
     def _call_body(self) -> bool:
         """Whitespace, then ``{`` (or, drift, an end marker right away: a call without arguments)."""
-        pos = _JSON_WS.match(self.buf, self.pos).end()
+        pos = skip(_JSON_WS, self.buf, self.pos)
         self.pos = pos
         if pos == len(self.buf):
             self.value_at = self.scan = pos
@@ -426,7 +432,7 @@ class _Reader:
     def _after_json(self) -> bool:
         """After the arguments: an end marker (consumed), the next header, or the end of the text."""
         buf = self.buf
-        pos = self.pos = _JSON_WS.match(buf, self.pos).end()
+        pos = self.pos = skip(_JSON_WS, buf, self.pos)
         if pos == len(buf):
             return False
         marker = next((m for m in _ENDS + (START, CHANNEL) if buf.startswith(m, pos)), None)

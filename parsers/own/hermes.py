@@ -54,7 +54,7 @@ import re
 from harness.formats.hermes import CALL_CLOSE, CALL_OPEN, SPEC
 from parsers.own._base import OwnParser, StepReader
 from parsers.own._base import TextField as _Field
-from parsers.own._common import Malformed
+from parsers.own._common import Malformed, skip
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
 
@@ -99,6 +99,9 @@ class _Reader(StepReader):
     """
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
+    call_at: int  # buffer offsets, set per block by _reset_call
+    value_at: int
+    scan: int
 
     def __init__(self, prefix: str):
         self.buf, self.pos = "", 0
@@ -209,7 +212,7 @@ class _Reader(StepReader):
 
     def _value_start(self) -> bool:
         """After ``<tool_call>`` (or between values of one block): whitespace, then ``{`` or ``[``."""
-        pos = self.pos = _JSON_WS.match(self.buf, self.pos).end()
+        pos = self.pos = skip(_JSON_WS, self.buf, self.pos)
         if pos == len(self.buf):
             return False
         if self.buf[pos] not in "{[":
@@ -261,7 +264,7 @@ class _Reader(StepReader):
     def _after_value(self) -> bool:
         """After a JSON value: ``</tool_call>``, another value, or (drift) the next ``<tool_call>``."""
         buf = self.buf
-        pos = self.pos = _JSON_WS.match(buf, self.pos).end()
+        pos = self.pos = skip(_JSON_WS, buf, self.pos)
         if pos == len(buf):
             return False
         if buf.startswith(CALL_CLOSE, pos):
@@ -294,9 +297,10 @@ def _calls(text: str, end: int) -> list[tuple[str, dict]]:
         raise Malformed(end, f"invalid JSON: {exc}") from None
     items = value if isinstance(value, list) else [value]
     calls = [_call(item) for item in items]
-    if not calls or None in calls:
+    found = [call for call in calls if call is not None]
+    if not found or len(found) < len(calls):
         raise Malformed(end, "JSON that is not a tool call")
-    return calls
+    return found
 
 
 def _call(obj) -> tuple[str, dict] | None:

@@ -46,7 +46,7 @@ import re
 
 from harness.formats.llama3_json import PYTHON_TAG, SPEC
 from parsers.own._base import OwnParser, TextField
-from parsers.own._common import JsonExtent, Malformed
+from parsers.own._common import JsonExtent, Malformed, skip
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
 from parsers.own._schema_types import allowed_types, property_schema, typed_value
@@ -200,13 +200,13 @@ class _Reader:
         """Right after a call: ``;`` (whitespace around it) before another call is dropped. Returns None when
         no separator follows (the text is read as usual), False when more text is needed, True on progress."""
         buf = self.buf
-        j = _WS.match(buf, self.pos).end()
+        j = skip(_WS, buf, self.pos)
         if j == len(buf) and not self.final:
             return False
         if j == len(buf) or buf[j] != ";":
             self.after_call = False
             return None
-        k = _WS.match(buf, j + 1).end()
+        k = skip(_WS, buf, j + 1)
         rest = buf[k : k + len(PYTHON_TAG)]
         if not self.final and (k == len(buf) or (rest != PYTHON_TAG and PYTHON_TAG.startswith(rest))):
             return False  # the next call (or its <|python_tag|>) may still be arriving
@@ -224,7 +224,7 @@ class _Reader:
     def _after_tag(self) -> bool:
         """After ``<|python_tag|>``: a call object, or a built-in ``NAME.call(...)`` to the end."""
         buf = self.buf
-        j = _WS.match(buf, self.pos).end()
+        j = skip(_WS, buf, self.pos)
         if j == len(buf):
             if not self.final:
                 return False
@@ -242,6 +242,7 @@ class _Reader:
             return False
         parsed = _builtin_call(self.buf[self.pos :].rstrip(), self.tools)
         if parsed is None:
+            assert self.tag_at is not None  # only _after_tag, after a tag, makes this the step
             self.pos = self.tag_at  # surfaced below from the tag on
             self._not_a_call(None, "text after <|python_tag|> is neither a call object nor NAME.call(...)")
             self._emit(self.buf[self.pos :])
@@ -258,9 +259,11 @@ class _Reader:
         self.step = self._candidate
 
     def _candidate(self) -> bool:
-        start = self.json.start
+        extent = self.json
+        assert extent is not None  # _candidate_at set it with this step
+        start = extent.start
         try:
-            end = self.json.advance(self.buf)
+            end = extent.advance(self.buf)
         except Malformed as exc:
             self._not_a_call(None, exc.reason)
             return True

@@ -45,7 +45,7 @@ import re
 
 from harness.formats.mistral import ARGS, CALL_ID, SPEC, TOOL_CALLS
 from parsers.own._base import OwnParser, TextField
-from parsers.own._common import JsonExtent, Malformed
+from parsers.own._common import JsonExtent, Malformed, skip
 from parsers.own.llama3_json import decode_json, object_arguments
 
 _STOPS = SPEC.stop_markers
@@ -198,7 +198,7 @@ class _Reader:
 
     def _head(self) -> bool:
         """After ``[TOOL_CALLS]``: a tool name, or JSON (the older format)."""
-        j = self.pos = _WS.match(self.buf, self.pos).end()
+        j = self.pos = skip(_WS, self.buf, self.pos)
         if j == len(self.buf):
             return False
         if self.buf[j] in "[{":  # the older format; a marker here ([ARGS]: no name) fails the JSON scan
@@ -211,7 +211,7 @@ class _Reader:
 
     def _word(self, at: int) -> int | None:
         """End of the name/id run starting at ``at``; None when it may continue past the buffer."""
-        end = _WORD.match(self.buf, at).end()
+        end = skip(_WORD, self.buf, at)
         return None if end == len(self.buf) and not self.final else end
 
     def _name(self) -> bool:
@@ -250,7 +250,7 @@ class _Reader:
         raise Malformed(end, "expected [ARGS] after the tool name" if allow_id else "expected [ARGS] after the id")
 
     def _args_start(self) -> bool:
-        j = self.pos = _WS.match(self.buf, self.pos).end()
+        j = self.pos = skip(_WS, self.buf, self.pos)
         if j == len(self.buf):
             return False
         if self.buf[j] != "{":
@@ -260,14 +260,16 @@ class _Reader:
         return True
 
     def _scan_json(self) -> tuple[int, object] | None:
+        extent = self.json
+        assert extent is not None  # set with the step (_args, _old_json) that calls this
         try:
-            end = self.json.advance(self.buf)
+            end = extent.advance(self.buf)
         except Malformed as exc:
             raise Malformed(exc.at, exc.reason) from None
         if end is None:
             return None  # at the end of the text, _advance surfaces the unterminated call
         try:
-            return end, decode_json(self.buf[self.json.start : end])
+            return end, decode_json(self.buf[extent.start : end])
         except ValueError as exc:
             raise Malformed(end, f"invalid JSON: {exc}") from None
 
@@ -288,9 +290,10 @@ class _Reader:
         end, value = scanned
         items = value if isinstance(value, list) else [value]
         calls = [_json_call(item) for item in items]
-        if not calls or None in calls:
+        found = [call for call in calls if call is not None]
+        if not found or len(found) < len(calls):
             raise Malformed(end, "JSON that is not a list of tool calls")
-        self._accept(calls, end)
+        self._accept(found, end)
         return True
 
     def _accept(self, calls: list[tuple], end: int) -> None:

@@ -499,6 +499,7 @@ def test_stream_is_incremental():
     (piece,) = session.feed("}")
     assert piece.tool_calls[0].arguments == "3}"
     assert session.feed("<tool_call|>") == [] and session.finish() == []
+    assert PARSER.parse(text).content == "Sure."  # the chunks above, whole
 
 
 def test_held_mode_emits_call_whole_at_close():

@@ -499,7 +499,8 @@ def test_content_before_becomes_a_preamble_or_final_text():
     assert case.text == "<|channel|>final<|message|>First. Then." and case.expected.content == "First. Then."
     assert (
         compose_content_before(" to=functions.f<|channel|>commentary json<|message|>{}", "P")
-        == "<|channel|>commentary<|message|>P<|end|><|start|>assistant to=functions.f<|channel|>commentary json<|message|>{}"
+        == "<|channel|>commentary<|message|>P<|end|><|start|>assistant"
+        " to=functions.f<|channel|>commentary json<|message|>{}"
     )
 
 

@@ -60,10 +60,10 @@ def block(*calls) -> str:
     return out + "</minimax:tool_call>"
 
 
-S, I, N, B, O, A = ({"type": t} for t in ("string", "integer", "number", "boolean", "object", "array"))
+S, INT, N, B, OBJ, A = ({"type": t} for t in ("string", "integer", "number", "boolean", "object", "array"))
 NULLABLE_S = {"anyOf": [S, {"type": "null"}]}
-WEATHER = tool("get_weather", {"location": S, "days": I})
-TYPED = tool("t", {"s": S, "i": I, "n": N, "b": B, "z": NULLABLE_S, "o": O, "a": A})
+WEATHER = tool("get_weather", {"location": S, "days": INT})
+TYPED = tool("t", {"s": S, "i": INT, "n": N, "b": B, "z": NULLABLE_S, "o": OBJ, "a": A})
 
 
 # ---- protocol and registry -------------------------------------------------------------------------
@@ -121,7 +121,7 @@ STRICT = {
 
 def test_values_are_typed_by_the_schema():
     lookup = tool(
-        "lookup", {"code": {"anyOf": [S, I]}, "flag": {"anyOf": [S, B]}, "n": {"type": ["string", "null"]}, "s": S}
+        "lookup", {"code": {"anyOf": [S, INT]}, "flag": {"anyOf": [S, B]}, "n": {"type": ["string", "null"]}, "s": S}
     )
     args = {"code": "001", "flag": "yes", "n": "nil", "s": "true"}
     assert PARSER.parse(block(("lookup", args)), [lookup]).tool_calls[0].arguments == args
@@ -163,14 +163,14 @@ RECOVERED = {
 def test_double_encoded_json_value_under_a_container_schema():
     """drift mutator escaped-json-value on edge-nested-object."""
     text = block(("create_user", {"user": '{\\"name\\": \\"Ada\\", \\"age\\": 36}'}))
-    message = stream_matches(text, [tool("create_user", {"user": O})])
+    message = stream_matches(text, [tool("create_user", {"user": OBJ})])
     assert message.tool_calls[0].arguments == {"user": {"name": "Ada", "age": 36}}
 
 
 def test_text_tojson_cannot_write_is_a_string_next_to_other_types():
     """generated seed 0 case gen-0-0248: MiniMax writes null as ``null``, so ``None`` under anyOf [string, null]
     is the string (Qwen3-Coder, which prints ``None``, reads it as null)."""
-    lookup = tool("f", {"a": NULLABLE_S, "b": NULLABLE_S, "c": {"anyOf": [S, I]}})
+    lookup = tool("f", {"a": NULLABLE_S, "b": NULLABLE_S, "c": {"anyOf": [S, INT]}})
     message = stream_matches(block(("f", {"a": "None", "b": "null", "c": " 5"})), [lookup])
     assert message.tool_calls[0].arguments == {"a": "None", "b": None, "c": " 5"}
 
@@ -245,11 +245,11 @@ AMBIGUOUS = re.compile(
 #   checked on the written value: an object's keys are written raw by tojson too
 TYPED_VALUES = st.one_of(
     st.tuples(st.just(S), STRINGS),
-    st.tuples(st.just(I), st.integers()),
+    st.tuples(st.just(INT), st.integers()),
     st.tuples(st.just(N), st.floats(allow_nan=False, allow_infinity=False)),
     st.tuples(st.just(B), st.booleans()),
     st.tuples(st.just(NULLABLE_S), st.none()),
-    st.tuples(st.just(O), st.dictionaries(STRINGS, st.one_of(st.none(), st.integers(), STRINGS), max_size=3)),
+    st.tuples(st.just(OBJ), st.dictionaries(STRINGS, st.one_of(st.none(), st.integers(), STRINGS), max_size=3)),
 )
 CALLS = st.lists(
     st.tuples(NAMES, st.dictionaries(KEYS, TYPED_VALUES, max_size=4)),
@@ -288,7 +288,8 @@ def test_catalog_row_and_rendered_shape():
     # The prompt always pre-fills an open <think>; a turn without reasoning has no closer in the history render,
     # so the case composes the one the model must write first.
     assert (case.text, case.prefix, case.extra["stop"], case.text_provenance) == (
-        '</think>Checking.\n<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="location">Paris</parameter>\n'
+        '</think>Checking.\n<minimax:tool_call>\n<invoke name="get_weather">\n'
+        '<parameter name="location">Paris</parameter>\n'
         '<parameter name="days">2</parameter>\n</invoke>\n</minimax:tool_call>',
         "<think>\n",
         "[e~[\n",

@@ -59,7 +59,7 @@ def call_text(name: str, arguments: dict, pad: str = "\n") -> str:
     return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
 
 
-S, I, N, B, O, A = ({"type": t} for t in ("string", "integer", "number", "boolean", "object", "array"))
+S, INT, N, B, OBJ, A = ({"type": t} for t in ("string", "integer", "number", "boolean", "object", "array"))
 NULLABLE_S = {"anyOf": [S, {"type": "null"}]}
 
 
@@ -68,8 +68,8 @@ NULLABLE_S = {"anyOf": [S, {"type": "null"}]}
 
 # ---- one-shot and streaming on small inputs ----------------------------------------------------------
 
-WEATHER = tool("get_weather", {"city": S, "days": I})
-TYPED = tool("t", {"s": S, "i": I, "n": N, "b": B, "z": NULLABLE_S, "o": O, "a": A})
+WEATHER = tool("get_weather", {"city": S, "days": INT})
+TYPED = tool("t", {"s": S, "i": INT, "n": N, "b": B, "z": NULLABLE_S, "o": OBJ, "a": A})
 
 STRICT = {
     "one-call": (
@@ -149,10 +149,10 @@ def test_anyof_lookalikes_stay_strings():
     lookup = tool(
         "lookup",
         {
-            "code": {"anyOf": [S, I]},
+            "code": {"anyOf": [S, INT]},
             "flag": {"anyOf": [S, B]},
             "n": {"type": ["string", "null"]},
-            "list": {"anyOf": [S, {"type": "array", "items": I}]},
+            "list": {"anyOf": [S, {"type": "array", "items": INT}]},
         },
     )
     args = {"code": "001", "flag": "yes", "n": "nil", "list": "[1, 2"}
@@ -241,12 +241,12 @@ def test_missing_parameter_close_keeps_the_values_own_newline():
 @pytest.mark.parametrize(
     "raw, schema, expected",
     [
-        ('{\\"name\\": \\"Ada\\", \\"age\\": 36}', O, {"name": "Ada", "age": 36}),
+        ('{\\"name\\": \\"Ada\\", \\"age\\": 36}', OBJ, {"name": "Ada", "age": 36}),
         ('[\\"a.txt\\", \\"b c.txt\\"]', A, ["a.txt", "b c.txt"]),
-        ('{\\"q\\": \\"say \\\\\\"hi\\\\\\"\\"}', O, {"q": 'say "hi"'}),  # fully double-encoded: one reading decodes
-        ('{\\"p\\": \\"C:\\\\x\\"}', O, {"p": "C:\\x"}),  # quotes escaped, backslash not: the other one
-        ('{\\"a\\": \\"x\\\\ny\\"}', O, '{\\"a\\": \\"x\\\\ny\\"}'),  # both decode, differently: kept as text
-        ('{\\"a\\": 1}', {"anyOf": [O, S]}, '{\\"a\\": 1}'),  # a string is allowed: the text is it
+        ('{\\"q\\": \\"say \\\\\\"hi\\\\\\"\\"}', OBJ, {"q": 'say "hi"'}),  # fully double-encoded: one reading decodes
+        ('{\\"p\\": \\"C:\\\\x\\"}', OBJ, {"p": "C:\\x"}),  # quotes escaped, backslash not: the other one
+        ('{\\"a\\": \\"x\\\\ny\\"}', OBJ, '{\\"a\\": \\"x\\\\ny\\"}'),  # both decode, differently: kept as text
+        ('{\\"a\\": 1}', {"anyOf": [OBJ, S]}, '{\\"a\\": 1}'),  # a string is allowed: the text is it
     ],
 )
 def test_double_encoded_json_value(raw, schema, expected):
@@ -258,7 +258,9 @@ def test_double_encoded_json_value(raw, schema, expected):
 SURFACED = {
     "no-function": "<tool_call>\nget_weather(city='Paris')\n</tool_call>",
     "empty-block": "<tool_call></tool_call>",
-    "text-between-parameters": "<tool_call>\n<function=f>\nhello\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+    "text-between-parameters": (
+        "<tool_call>\n<function=f>\nhello\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
+    ),
     "unterminated-value": "<tool_call>\n<function=f>\n<parameter=a>\n1",
     "unterminated-header": "<tool_call>\n<function=f",
     "newline-in-name": "<tool_call>\n<function=f\ng>\n</function>\n</tool_call>",
@@ -402,11 +404,11 @@ AMBIGUOUS = re.compile(
 # ^ documented limitations (the last: a call boundary, or a call end before a new block, inside a value)
 TYPED_VALUES = st.one_of(
     st.tuples(st.just(S), STRINGS),
-    st.tuples(st.just(I), st.integers()),
+    st.tuples(st.just(INT), st.integers()),
     st.tuples(st.just(N), st.floats(allow_nan=False, allow_infinity=False)),
     st.tuples(st.just(B), st.booleans()),
     st.tuples(st.just(NULLABLE_S), st.none()),
-    st.tuples(st.just(O), st.dictionaries(STRINGS, st.one_of(st.none(), st.integers(), STRINGS), max_size=3)),
+    st.tuples(st.just(OBJ), st.dictionaries(STRINGS, st.one_of(st.none(), st.integers(), STRINGS), max_size=3)),
     st.tuples(st.just(A), st.lists(st.one_of(st.booleans(), st.floats(allow_nan=False), STRINGS), max_size=3)),
 )
 CALLS = st.lists(

@@ -146,9 +146,7 @@ def test_project_imports_sit_at_module_level():
 PROJECT = ("harness", "parsers")
 #: The most lines a module may hold; data tables (rows, not logic) are exempt, each with its reason.
 MAX_LINES = 600
-DATA_TABLES = {
-    "harness.corpus.curated": "the curated scenarios: one row per case, each with its source",
-}
+DATA_TABLES = {"harness.corpus.curated": "the curated scenarios: one row per case, each with its source"}
 
 
 def test_no_module_over_the_line_limit():
