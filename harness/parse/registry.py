@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from harness.core.errors import HarnessError, did_you_mean
 from harness.core.plugins import entry_point_modules, package_modules
 from harness.core.protocol import Parser
-from harness.engines.client import WorkerError, WorkerParser, WorkerSpec
+from harness.engines.client import WorkerError, WorkerParser, WorkerSpec, runs_out_of_process
 from harness.engines.environments import EngineError, engines, split_spec, worker_spec
 from harness.formats import known_formats
 from harness.parse.loader import ParserLoadError, check_protocol, load_parser_object
@@ -288,8 +288,6 @@ def create_parsers(
     An engine or worker that cannot be built or started is reported unavailable with the reason; a name
     nobody knows raises :class:`UnknownParserError`.
     """
-    from harness.engines.client import runs_out_of_process
-
     reg = _registry()
     if names is None:
         return [factory() for factory in available_parsers(format).values()], dict(reg.unavailable)

@@ -203,11 +203,12 @@ def test_offline_parameter_overrides_env():
 
 def test_no_source_raises_listing_attempts(offline, monkeypatch, tmp_path):
     import harness.assets.sdist
+    import harness.template.sources
 
     def no_sdist(relpath):
         raise harness.assets.sdist.SdistError("could not download llama-cpp-python==0.3.36 with pip")
 
-    monkeypatch.setattr(harness.assets.sdist, "sdist_file", no_sdist)
+    monkeypatch.setattr(harness.template.sources, "sdist_file", no_sdist)  # the name sources.py calls
     with pytest.raises(TemplateNotFoundError) as info:
         load_template("gemma-4-e4b")
     msg = str(info.value)
