@@ -68,7 +68,7 @@ def test_a_failed_build_names_the_step_and_leaves_only_its_log(tmp_path, monkeyp
 
 
 def test_a_version_the_index_does_not_list_is_refused_before_building():
-    with pytest.raises(engines.EngineError, match="the package index has no vllm 9.9.9; newest: 0.33.0"):
+    with pytest.raises(engines.EngineError, match=r"the package index has no vllm 9\.9\.9; newest: (\S+, )*0\.33\.0\b"):
         engines.install("vllm==9.9.9")
     with pytest.raises(engines.EngineError, match="without :FORMAT"):
         engines.install("vllm==0.33.0:gemma4")
