@@ -41,6 +41,19 @@ baseline: $(STAMP)
 gate: $(STAMP)
 	$(BIN)/toolcall-harness gate --model $(MODEL) $(if $(PARSERS),--parsers $(PARSERS)) $(ARGS)
 
+# pinned engine verdicts (tests/engines/test_pinned_verdicts.py): every reference parser on the curated and observed
+# cases of each model in tests/engines/pins/, saved as compact baselines; run after an engine, template or judge
+# change and review the diff. A new model: make pin-engines PIN_MODELS=name
+PIN_MODELS ?= $(notdir $(wildcard tests/engines/pins/*))
+PIN_RUNS   ?= reports/pins
+.PHONY: pin-engines
+pin-engines: $(STAMP)
+	@for m in $(PIN_MODELS); do \
+	  rm -f tests/engines/pins/$$m/*.json; \
+	  $(BIN)/toolcall-harness baseline save --model $$m --parsers references --cases 0 --slices curated,observed \
+	    --compact --timeout 60 --dir tests/engines/pins --out $(PIN_RUNS) $(ARGS) || exit 1; \
+	done
+
 # random sweep (README "Random sweep"): make sweep MODEL=gemma-4-e2b PARSER=toolcall-harness:gemma4 N=200000
 PARSER ?= toolcall-harness
 N      ?= 2000

@@ -228,10 +228,17 @@ def _baseline_commands(sub) -> None:
     bs.add_argument("--slices", type=csv_list, default=list(SLICES), help=f"default: {','.join(SLICES)}")
     bs.add_argument("--seed", type=count, default=0)
     bs.add_argument("--cases", type=count, default=300, help="number of generated cases")
+    bs.add_argument(
+        "--compact",
+        action="store_true",
+        help="leave out case texts and the outputs of passing results (pinned verdicts kept in a repository)",
+    )
     gate_common_args(bs, BASELINES_DIR)
     bs.set_defaults(command="gate:cmd_baseline_save")
 
-    gt = sub.add_parser("gate", help="rerun saved baselines and compare case by case (exit 1 on any regression)")
+    gt = sub.add_parser(
+        "gate", help="rerun saved baselines and compare case by case (exit 1 on any regression; --strict: any change)"
+    )
     gt.add_argument("--model", default=None, help="catalog name (default: the --baseline file's, else gemma-4-e2b)")
     gt.add_argument(
         "--model-dir", default=None, help="template from this model directory instead of the recorded source"
@@ -255,6 +262,11 @@ def _baseline_commands(sub) -> None:
         "--no-minimize",
         action="store_true",
         help="skip reducing each regressed case to a minimal failing input (harness/analysis/minimize.py)",
+    )
+    gt.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail on any difference (fixes, changed fault classes or outputs, missing results), not only regressions",
     )
     gate_common_args(gt, BASELINES_DIR)
     gt.set_defaults(command="gate:cmd_gate")

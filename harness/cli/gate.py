@@ -1,4 +1,4 @@
-"""``baseline save``, ``gate`` (exit 1 on any regression) and ``sweep``."""
+"""``baseline save``, ``gate`` (exit 1 on any regression, or with ``--strict`` any change) and ``sweep``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from rich.console import Console
 
 from harness.cli.arguments import check_choices
 from harness.core.cases import SLICES
-from harness.jobs.gate import RunSettings, run_gate, save_baselines
+from harness.jobs.baseline import RunSettings, save_baselines
+from harness.jobs.gate import run_gate
 from harness.jobs.sweep import run_sweep
 from harness.parse.modes import DEFAULT_MODES
 from harness.report.sweep import SweepConfig
@@ -32,6 +33,7 @@ def cmd_baseline_save(args, console: Console) -> int:
         console=console,
         timeout_s=args.timeout,
         install_missing=not args.no_install,
+        compact=args.compact,
     )
     return 0
 
@@ -50,8 +52,9 @@ def cmd_gate(args, console: Console) -> int:
         shrink=args.shrink,
         install_missing=not args.no_install,
         minimize=not args.no_minimize,
+        strict=args.strict,
     )
-    return 1 if any(r.regressions for r in results) else 0
+    return 1 if any(r.failed for r in results) else 0
 
 
 def cmd_sweep(args, console: Console) -> int:

@@ -279,6 +279,7 @@ def create_parsers(
 
     - ``all``: every in-process parser of the format plus every engine parsing it (SGLang, vLLM, llama.cpp,
       at their default versions; engines that duplicate an in-process library are left out);
+    - ``references``: ``all`` without the project's own parser (the engines' verdicts, e.g. to pin them);
     - ``ENGINE[==VERSION][:FORMAT]`` (``sglang``, ``vllm==0.33.0:gemma4``, ``transformers==5.16.0:gemma4``):
       an engine's worker (:mod:`harness.engines.environments`), built first when missing and ``install_missing``;
     - ``cmd:COMMAND LINE``: any executable speaking the worker protocol (``docs/worker-protocol.md``);
@@ -293,7 +294,7 @@ def create_parsers(
         return [factory() for factory in available_parsers(format).values()], dict(reg.unavailable)
     parsers: list[Parser] = []
     unavailable: dict[str, str] = {}
-    for name in _expand_all(names, format):
+    for name in expand_names(names, format):
         try:
             parser = _create_one(name, format, install_missing, log)
         except _Unavailable as exc:
@@ -312,15 +313,17 @@ class _Unavailable(Exception):
     """A named parser that exists but cannot run here (reason in the message)."""
 
 
-def _expand_all(names: list[str], format: str) -> list[str]:
+def expand_names(names: list[str], format: str) -> list[str]:
+    """``names`` with ``all`` and ``references`` replaced by the parser names they stand for (see
+    :func:`create_parsers`), duplicates dropped, order kept."""
     out: list[str] = []
     for name in names:
-        if name != "all":
+        if name not in ("all", "references"):
             out.append(name)
             continue
-        out += list(available_parsers(format))
-        in_process_libraries = {e.library for e in _registry().entries.values()}
-
+        reg = _registry()
+        out += [n for n in available_parsers(format) if name == "all" or reg.entries[n].library != OWN_LIBRARY]
+        in_process_libraries = {e.library for e in reg.entries.values()}
         out += [
             engine.name
             for engine in engines().values()

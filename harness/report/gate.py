@@ -40,6 +40,15 @@ class GateResult:
     missing: int = 0  # baseline results with no result now (a mode that does not apply to this parser)
     extra: int = 0  # results now with none in the baseline
     minimal: dict = field(default_factory=dict)  # {case id: harness.analysis.minimize.minimize_case result + "mode"}
+    changes: list[Flip] = field(default_factory=list)  # failed in both, with another verdict, fault class or output
+    strict: bool = False  # any difference fails the gate (pinned verdicts), not only a regression
+
+    @property
+    def failed(self) -> bool:
+        """A regression; with ``strict``, also a fix, a change or a result missing on either side."""
+        if self.strict:
+            return bool(self.regressions or self.fixes or self.changes or self.missing or self.extra)
+        return bool(self.regressions)
 
 
 def _one_line(value) -> str:
@@ -72,13 +81,22 @@ def _by_case(flips: list[Flip]) -> dict[str, list[Flip]]:
 
 def _headline(result: GateResult) -> str:
     b = result.baseline
-    verdict = "FAILED" if result.regressions else "passed"
+    verdict = "FAILED" if result.failed else "passed"
+    changed = f"; {len(result.changes)} failing results changed" if result.changes or result.strict else ""
     return (
-        f"gate {verdict}: {result.parser} vs baseline {result.path} ({b['parser']['name']} "
-        f"{b['parser'].get('version', '?')}, {b.get('commit', '?')}, {b.get('created', '?')}): "
+        f"gate {verdict}{' (strict)' if result.strict else ''}: {result.parser} vs baseline {result.path} "
+        f"({b['parser']['name']} {b['parser'].get('version', '?')}, {b.get('commit', '?')}, {b.get('created', '?')}): "
         f"{len(result.regressions)} regressed and {len(result.fixes)} fixed of {result.compared} case×mode "
-        f"results ({len(_by_case(result.regressions))} and {len(_by_case(result.fixes))} cases)"
+        f"results ({len(_by_case(result.regressions))} and {len(_by_case(result.fixes))} cases){changed}"
     )
+
+
+def _got(result: dict, expected, show=_one_line) -> str:
+    """A result's output as one line (by ``show``); a compact baseline's passing result (``got`` None) is the
+    expected message."""
+    if result.get("got") is None and result.get("verdict") == "pass":
+        return f"{show(expected)} (as expected)"
+    return show(result.get("got"))
 
 
 def print_result(console: Console, result: GateResult, texts: dict[str, tuple[str, dict]]) -> None:
@@ -105,7 +123,7 @@ def print_result(console: Console, result: GateResult, texts: dict[str, tuple[st
         say(f"  input ({len(text)} chars): {_one_line(text)}")
         say(f"  expected: {_one_line(expected)}")
         for flip in flips:
-            say(f"  [{flip.mode}] baseline: pass, got {_one_line(flip.baseline['got'])}")
+            say(f"  [{flip.mode}] baseline: pass, got {_got(flip.baseline, expected)}")
             say(f"  [{flip.mode}] now: {clip(_outcome(flip.now), 400)}; got {_one_line(flip.now['got'])}")
         small = result.minimal.get(case_id)
         if small:
@@ -119,6 +137,16 @@ def print_result(console: Console, result: GateResult, texts: dict[str, tuple[st
             f"FIXED {case_id} ({flips[0].slice}) [{', '.join(f.mode for f in flips)}]: was "
             f"{clip(_outcome(flips[0].baseline), 200)}"
         )
+    for i, (case_id, flips) in enumerate(_by_case(result.changes).items()):
+        if i == SHOWN_CASES:
+            say(f"  … {len(_by_case(result.changes)) - SHOWN_CASES} more changed cases in {result.run_dir / 'gate.md'}")
+            break
+        for flip in flips:
+            say(
+                f"CHANGED {case_id} ({flip.slice}) [{flip.mode}]: was {clip(_outcome(flip.baseline), 200)}, got "
+                f"{clip(_one_line(flip.baseline['got']), 300)}; now {clip(_outcome(flip.now), 200)}, got "
+                f"{clip(_one_line(flip.now['got']), 300)}"
+            )
     say(f"gate report: {result.run_dir / 'gate.md'}")
 
 
@@ -161,7 +189,10 @@ def gate_markdown(result: GateResult, texts: dict[str, tuple[str, dict]]) -> lis
         "",
     ]
     lines += _summary_table(result)
-    for title, flips in (("Regressions", result.regressions), ("Fixes", result.fixes)):
+    sections = [("Regressions", result.regressions), ("Fixes", result.fixes)]
+    if result.changes:
+        sections.append(("Changes (failed in both)", result.changes))
+    for title, flips in sections:
         by_case = _by_case(flips)
         lines += [f"## {title} ({len(by_case)} cases)", ""]
         if len(by_case) > MD_DETAILED_CASES:
@@ -184,7 +215,7 @@ def gate_markdown(result: GateResult, texts: dict[str, tuple[str, dict]]) -> lis
             ]
             for flip in group:
                 lines += [
-                    f"- {flip.mode}: baseline {_outcome(flip.baseline)}, got `{_md(flip.baseline['got'])}`",
+                    f"- {flip.mode}: baseline {_outcome(flip.baseline)}, got `{_got(flip.baseline, expected, _md)}`",
                     f"- {flip.mode}: now {_outcome(flip.now)}, got `{_md(flip.now['got'])}`",
                 ]
             small = result.minimal.get(case_id)

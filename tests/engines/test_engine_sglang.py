@@ -204,12 +204,12 @@ def raw(case, before: str = "") -> dict:
 
 
 def test_every_new_format_has_a_parser_and_all_creates_it(sglang_for):
-    from harness.parse.registry import _expand_all
+    from harness.parse.registry import expand_names
 
     for fmt in NEW_FORMATS:
         assert sglang_for(fmt).name == f"sglang==0.5.23:{fmt}"
-        assert "sglang" in _expand_all(["all"], fmt)
-    assert "sglang" not in _expand_all(["all"], "functiongemma")
+        assert "sglang" in expand_names(["all"], fmt)
+    assert "sglang" not in expand_names(["all"], "functiongemma")
 
 
 def test_template_detection_gives_the_configured_server_state():

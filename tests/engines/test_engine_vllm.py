@@ -207,14 +207,14 @@ def everywhere(message: dict, modes=RENDERED_MODES) -> dict:
 
 
 def test_supported_formats_and_all_creates_them(vllm_for):
-    from harness.parse.registry import _expand_all
+    from harness.parse.registry import expand_names
     from parsers.reference.vllm import ENGINE
 
     assert set(ENGINE.formats) == {"gemma4", "hermes", *NEW_FORMATS}
     for fmt in NEW_FORMATS:
-        assert "vllm" in _expand_all(["all"], fmt), fmt
+        assert "vllm" in expand_names(["all"], fmt), fmt
     for fmt in ABSENT:
-        assert "vllm" not in _expand_all(["all"], fmt), fmt
+        assert "vllm" not in expand_names(["all"], fmt), fmt
     assert vllm_for("harmony").name == "vllm==0.33.0:harmony"
 
 

@@ -614,7 +614,7 @@ def test_registry_lists_hermes_references_and_all_names_every_engine(fresh_regis
     assert {"transformers==5.24.0:hermes", "mlx-lm==0.32.2:hermes"} <= set(names)
     assert registry.get_parser("transformers", format="hermes").name == "transformers==5.24.0:hermes"
     assert registry.get_parser("mlx-lm:hermes").name == "mlx-lm==0.32.2:hermes"
-    expanded = registry._expand_all(["all"], "hermes")
+    expanded = registry.expand_names(["all"], "hermes")
     assert {"sglang", "vllm", "llama.cpp"} <= set(expanded)
     assert {"transformers==5.24.0:hermes", "mlx-lm==0.32.2:hermes"} <= set(expanded)
 
@@ -625,9 +625,9 @@ def test_all_names_sglang_for_every_format_it_parses(fresh_registry):
     from parsers.reference.sglang import FORMATS, UNSUPPORTED
 
     for fmt in FORMATS:
-        assert "sglang" in registry._expand_all(["all"], fmt), fmt
+        assert "sglang" in registry.expand_names(["all"], fmt), fmt
     for fmt in UNSUPPORTED:
-        assert "sglang" not in registry._expand_all(["all"], fmt), fmt
+        assert "sglang" not in registry.expand_names(["all"], fmt), fmt
 
 
 def test_all_names_llama_cpp_for_every_format_it_parses(fresh_registry):
@@ -636,9 +636,9 @@ def test_all_names_llama_cpp_for_every_format_it_parses(fresh_registry):
     from parsers.reference.llama_cpp import FORMATS, UNSUPPORTED
 
     for fmt in FORMATS:
-        assert "llama.cpp" in registry._expand_all(["all"], fmt), fmt
+        assert "llama.cpp" in registry.expand_names(["all"], fmt), fmt
     for fmt in UNSUPPORTED:
-        assert "llama.cpp" not in registry._expand_all(["all"], fmt), fmt
+        assert "llama.cpp" not in registry.expand_names(["all"], fmt), fmt
 
 
 # ------------------------------------------------------------------------------------------------ newer formats
@@ -755,7 +755,7 @@ def test_tf_registers_only_formats_with_a_builtin_template(fresh_registry):
     from parsers.reference.transformers import FORMATS, UNSUPPORTED
 
     assert not set(FORMATS) & set(UNSUPPORTED)
-    assert "transformers==5.24.0:qwen3_coder" in registry._expand_all(["all"], "qwen3_coder")
+    assert "transformers==5.24.0:qwen3_coder" in registry.expand_names(["all"], "qwen3_coder")
     for fmt in UNSUPPORTED:
         assert not [n for n in registry.available_parsers(fmt) if n.startswith("transformers")], fmt
 
@@ -1139,7 +1139,7 @@ def test_mlx_registry_and_all_name_every_newer_format(fresh_registry):
 
     for fmt in set(FORMATS) - {"gemma4", "hermes"}:
         name = f"mlx-lm==0.32.2:{fmt}"
-        assert name in registry.available_parsers(fmt) and name in registry._expand_all(["all"], fmt), fmt
+        assert name in registry.available_parsers(fmt) and name in registry.expand_names(["all"], fmt), fmt
         assert registry.get_parser("mlx-lm", format=fmt).name == name
     for fmt in UNSUPPORTED:
         assert not [n for n in registry.available_parsers(fmt) if n.startswith("mlx-lm")], fmt
