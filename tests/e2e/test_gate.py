@@ -222,3 +222,24 @@ def test_gate_subprocess_exit_status(saved):
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert f"REGRESSION {target} (curated) [oneshot]" in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+def test_compact_baseline_and_the_strict_gate(saved, capsys):
+    """What the engine pins are: a compact baseline (no case texts, no passing outputs) that the strict gate holds
+    to every difference, here a fix that the plain gate lets through."""
+    root, _, target = saved
+    candidate = f"py:{root / 'candidate_gate_broken.py'}:Broken"
+    assert main(["baseline", "save", *SMALL, "--parsers", candidate, "--compact", *_dirs(root, "bl-compact")]) == 0
+    data = json.loads((root / "bl-compact" / MODEL / OWN_BASELINE).read_text(encoding="utf-8"))
+    assert all(set(c) == {"slice", "digest"} for c in data["cases"].values())
+    assert all("got" not in r for r in data["results"] if r["verdict"] == "pass")
+    (broken,) = [r for r in data["results"] if r["verdict"] != "pass"]
+    assert (broken["case_id"], broken["mode"], broken["got"]["tool_calls"]) == (target, "oneshot", [])
+    capsys.readouterr()
+    assert main(["gate", "--model", MODEL, "--parsers", candidate, "--strict", *_dirs(root, "bl-compact")]) == 0
+    assert "gate passed (strict)" in capsys.readouterr().out
+    assert main(["gate", "--model", MODEL, "--parsers", "own", *_dirs(root, "bl-compact")]) == 0
+    capsys.readouterr()
+    assert main(["gate", "--model", MODEL, "--parsers", "own", "--strict", *_dirs(root, "bl-compact")]) == 1
+    out = capsys.readouterr().out
+    assert "gate FAILED (strict)" in out and "0 regressed and 1 fixed" in out and f"FIXED {target}" in out

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.timeout(1800)
 
 PINS = Path(__file__).resolve().parent / "pins"
 FILES = sorted(PINS.glob("*/*.json"))
-REFRESH = "if the change is intended: `make pin-engines` saves the pins again (then review `git diff tests/engines/pins`)"
+REFRESH = "if the change is intended: `make pin-engines` saves the pins again (review `git diff tests/engines/pins`)"
 
 
 def test_every_pinned_model_pins_every_reference_of_its_format():
