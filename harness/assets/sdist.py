@@ -100,7 +100,7 @@ def sdist_file(relpath: str) -> Path:
         except KeyError:
             raise SdistError(f"{SDIST_FILE} has no file {LLAMA_CPP_DIR}/{relpath}") from None
         dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_suffix(dest.suffix + ".part")
+        tmp = dest.with_name(f"{dest.name}.{os.getpid()}.part")  # one per process: parallel test workers
         src = tar.extractfile(info)
         if src is None:
             raise SdistError(f"{SDIST_FILE}: {LLAMA_CPP_DIR}/{relpath} is not a regular file")

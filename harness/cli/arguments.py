@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--parsers",
         type=csv_list,
         default=None,
-        help="comma-separated parser names or aliases; 'all' adds every engine; ENGINE[==VERSION]; "
+        help="comma-separated parser names or aliases; 'all' adds every engine, 'references' is all but own; "
         "cmd:COMMAND (no commas in it); py:MODULE:CLASS or py:FILE.py:CLASS "
         "(default: the in-process parsers for the format)",
     )

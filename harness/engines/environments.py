@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from filelock import FileLock
+
 from harness.core.errors import HarnessError, did_you_mean
 from harness.core.paths import cache_dir
 from harness.core.plugins import entry_point_modules, package_modules
@@ -179,10 +181,15 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
         engine.check_version(version)
     except ValueError as exc:
         raise EngineError(f"{name}=={version}: {exc}") from exc
-    log(f"installing {name}=={version} into {target} (cold install: {engine.cold_install})")
     manifest: dict = {}
 
+    def built_meanwhile() -> bool:  # by another process, while this one waited for the lock
+        found = None if force else _read_manifest(target)
+        manifest.update(found or {})
+        return found is not None
+
     def build(folder: Path) -> None:
+        log(f"installing {name}=={version} into {target} (cold install: {engine.cold_install})")
         started = time.monotonic()
         engine.install(folder, version, log)
         manifest.update(
@@ -201,30 +208,38 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
         (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
     try:
-        build_in_place(target, build)
+        if not build_in_place(target, build, done=built_meanwhile):
+            return Installed(target, manifest)
     except EngineBuildError as exc:
         raise EngineError(f"building {name}=={version} failed (log: {exc.log}): {_last_lines(str(exc), 12)}") from exc
     log(f"installed {name}=={version} in {manifest['build_seconds']} s, {manifest['size_bytes'] / 1e6:.0f} MB")
     return Installed(target, manifest)
 
 
-def build_in_place(target: Path, build: Callable[[Path], None]) -> None:
+def build_in_place(target: Path, build: Callable[[Path], None], done: Callable[[], bool] = lambda: False) -> bool:
     """Run ``build(folder)`` in a scratch folder beside ``target`` and move the result into place only when
-    it succeeds, so ``target`` is always complete or absent. When ``build`` raises :class:`EngineBuildError`,
+    it succeeds, so ``target`` is always complete or absent; returns whether it built (False: ``done()`` said that
+    another process finished it while this one waited). One process builds at a time (a file lock
+    ``<target>.lock``; parallel test workers share the cache). When ``build`` raises :class:`EngineBuildError`,
     its message is kept in ``<target>.failed.log`` (the path is set as the exception's ``log``), the scratch
     folder — possibly gigabytes — is deleted, and the error propagates."""
-    building = target.with_name(target.name + ".building")
-    shutil.rmtree(building, ignore_errors=True)
-    building.mkdir(parents=True)
-    try:
-        build(building)
-    except EngineBuildError as exc:
-        exc.log = log = target.with_name(target.name + ".failed.log")
-        log.write_text(str(exc) + "\n", encoding="utf-8")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target.with_name(target.name + ".lock"))):
+        if done():
+            return False
+        building = target.with_name(target.name + ".building")
         shutil.rmtree(building, ignore_errors=True)
-        raise
-    shutil.rmtree(target, ignore_errors=True)
-    building.rename(target)
+        building.mkdir(parents=True)
+        try:
+            build(building)
+        except EngineBuildError as exc:
+            exc.log = log = target.with_name(target.name + ".failed.log")
+            log.write_text(str(exc) + "\n", encoding="utf-8")
+            shutil.rmtree(building, ignore_errors=True)
+            raise
+        shutil.rmtree(target, ignore_errors=True)
+        building.rename(target)
+    return True
 
 
 def _last_lines(text: str, n: int) -> str:

@@ -70,7 +70,7 @@ def cached_wheel(cmake_args: str = CMAKE_ARGS, log=print) -> Path:
             raise EngineBuildError(proc.stdout)  # all of pip's output goes to the failure log
 
     try:
-        build_in_place(folder, build)
+        build_in_place(folder, build, done=lambda: bool(list(folder.glob("*.whl"))))
     except EngineBuildError as exc:
         tail = "\n".join(str(exc).splitlines()[-15:])
         raise WheelBuildError(f"pip wheel {SDIST_NAME} failed (log: {exc.log}):\n{tail}") from None

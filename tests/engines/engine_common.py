@@ -91,40 +91,6 @@ HERMES_CASES = {
     "content_then_call": (lambda: hermes_render("Let me check.", [PARIS]), ("Let me check.", [PARIS])),
     "close_tag_in_string": (lambda: hermes_render("", [CLOSE_IN_STRING]), ("", [CLOSE_IN_STRING])),
 }
-HERMES_MODES = ("oneshot", "whole", "char", "pieces")
-
-
-def hermes_pieces(text: str) -> list[str]:
-    """Token-like chunks: the markers whole (single tokens in Qwen 2.5's vocabulary), then runs of letters or
-    digits, runs of whitespace and single punctuation characters."""
-    import re
-
-    return re.findall(r"</?tool_call>|<\|im_end\|>|\s+|\w+|[^\w\s]", text)
-
-
-def hermes_results(parser) -> dict[str, dict[str, dict]]:
-    """``{case: {mode: message as JSON without diagnostics}}`` for every Hermes case, one-shot and streamed
-    whole, by characters and by token-like pieces; an exception becomes ``{"error": "Type: message"}``."""
-    from harness.core.protocol import run_stream
-
-    out: dict[str, dict[str, dict]] = {}
-    for case, (make, _) in HERMES_CASES.items():
-        text = make()
-        chunkings = {"whole": [text], "char": list(text), "pieces": hermes_pieces(text)}
-        out[case] = {}
-        for mode in HERMES_MODES:
-            try:
-                if mode == "oneshot":
-                    got = parser.parse(text, HERMES_TOOLS, "")
-                else:
-                    got = run_stream(parser, chunkings[mode], HERMES_TOOLS, "")
-            except Exception as exc:  # what the library raised, recorded as the outcome
-                out[case][mode] = {"error": f"{type(exc).__name__}: {exc}"}
-                continue
-            message = got.to_json()
-            message.pop("diagnostics", None)
-            out[case][mode] = message
-    return out
 
 
 def hermes_msg(content=None, calls=(), reasoning=None, name="get_weather") -> dict:
@@ -245,11 +211,6 @@ def rendered_results(parser, cases: dict, modes=RENDERED_MODES) -> dict[str, dic
                 continue
             out[name][mode] = plain_message(got)
     return out
-
-
-def rendered_expected(cases: dict, modes=RENDERED_MODES) -> dict[str, dict[str, dict]]:
-    """What a correct parser gives for each case in every mode (the case's expected message)."""
-    return {name: {mode: plain_message(case.expected) for mode in modes} for name, case in cases.items()}
 
 
 def rendered_msg(content=None, calls=(), reasoning=None, name="get_weather") -> dict:

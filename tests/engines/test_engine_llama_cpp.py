@@ -13,23 +13,16 @@ import pytest
 from engine_common import (
     CALL,
     HERMES_CASES,
-    HERMES_MODES,
     HERMES_TEMPLATE,
     HERMES_TOOLS,
     OFF,
     PARIS,
-    RENDERED_MODES,
     TOOLS,
     engine_worker,
     hermes_expected,
-    hermes_msg,
-    hermes_results,
     hermes_worker,
     plain_message,
-    rendered_cases,
-    rendered_expected,
     rendered_msg,
-    rendered_results,
 )
 
 from harness.assets.sdist import sdist_file
@@ -41,7 +34,6 @@ from harness.engines.client import WorkerParser, WorkerParserError
 from harness.formats import get_format
 from harness.parse.registry import create_parsers, get_any_parser
 from harness.score.runner import evaluate_case
-from harness.template.catalog import get_model
 
 # A cold cache builds the environment inside the first test (minutes): allow for it.
 pytestmark = pytest.mark.timeout(1800)
@@ -162,15 +154,6 @@ def test_hermes_parser_is_named_for_the_format(llama_hermes):
     assert any(a.endswith("=" + str(sdist_file(HERMES_TEMPLATE))) for a in llama_hermes.spec.argv)
 
 
-def test_hermes_texts_one_shot_and_streaming(llama_hermes):
-    """The Qwen 2.5 template gives llama.cpp's generated ``peg-native`` parser: every text parses, content before
-    a call keeps its newline, ``</tool_call>`` inside a string stays in the value."""
-    got = hermes_results(llama_hermes)
-    expected = {case: {mode: hermes_expected(case) for mode in HERMES_MODES} for case in HERMES_CASES}
-    expected["content_then_call"] = dict.fromkeys(HERMES_MODES, hermes_msg("Let me check.\n", [PARIS]))
-    assert got == expected
-
-
 def test_hermes_text_after_a_call_or_an_undeclared_tool_raises(llama_hermes):
     """Nothing may follow the last call and every tool name is a literal of the grammar: the parse fails."""
     call = HERMES_CASES["one_call"][0]()
@@ -210,39 +193,6 @@ def test_hermes_3_template_gives_the_same_parser_but_fails_on_a_type_list():
 # value and reasoning before a call (tests/engines/engine_common.py: rendered_cases), parsed one-shot and streamed
 # whole, by characters and by token-like pieces. All four modes agree on every text.
 
-# preset -> the cases its template writes (Llama 3.x and gpt-oss write one call per turn, Mistral Small 3.2 and
-# gpt-oss drop the content of a turn with calls, only the thinking templates write reasoning)
-RENDERED = {
-    "glm-4.6": "one_call two_calls content_call marker_in_string reasoning_call",
-    "glm-4.7-flash": "one_call two_calls content_call marker_in_string reasoning_call",
-    "qwen3-coder-30b-a3b": "one_call two_calls content_call marker_in_string",
-    "nemotron-3-nano": "one_call two_calls content_call marker_in_string reasoning_call",
-    "minimax-m2": "one_call two_calls content_call marker_in_string reasoning_call",
-    "llama-3.1-8b": "one_call marker_in_string",
-    "llama-3.2-3b": "one_call marker_in_string",
-    "mistral-small-3.2": "one_call two_calls marker_in_string",
-    "devstral-small": "one_call two_calls content_call marker_in_string",
-    "kimi-k2": "one_call two_calls content_call marker_in_string",
-    "deepseek-v3.1": "one_call two_calls content_call marker_in_string",
-    "deepseek-v3.2": "one_call two_calls content_call marker_in_string reasoning_call",
-    "gpt-oss-20b": "one_call marker_in_string reasoning_call",
-}
-
-# preset -> {case: what llama.cpp returns instead of the case's own message, given the case}, every mode alike.
-# The case prefix selects the thinking setting whose generation prompt ends with it (GLM-4.7 `</think>` / `<think>`,
-# DeepSeek V3.2 `<think></think>` / `<think>`, MiniMax-M2 always `<think>\n`), so their texts parse as rendered.
-DEVIATIONS = {
-    # Nemotron through Qwen3-Coder's template, which pre-fills nothing: its `<think>\n` prefix matches no
-    # generation prompt, the server's setting stays (no thinking) and the reasoning and its </think> are content
-    "nemotron-3-nano": {"reasoning_call": lambda case: rendered_msg("The user wants the weather.\n</think>", [PARIS])},
-    # the generated parser joins calls with ", " (chat-auto-parser-generator.cpp:457): two <invoke>s fail the parse
-    "minimax-m2": {
-        "two_calls": lambda case: {
-            "error": "WorkerParserError: The model produced output that does not match the expected peg-native format"
-        }
-    },
-}
-
 
 @pytest.fixture(scope="module")
 def llama_format():
@@ -279,17 +229,6 @@ def test_every_new_format_is_served_with_its_presets_template(llama_format):
         assert worker.name == f"llama.cpp==0.3.36:{fmt}"
         assert f"{fmt}={sdist_file(FORMATS[fmt].template)}" in worker.spec.argv
     assert "functiongemma" not in FORMATS  # no template in the sdist, no handler in llama.cpp
-
-
-@pytest.mark.parametrize("preset", sorted(RENDERED))
-def test_new_format_texts_one_shot_and_streaming(llama_format, preset):
-    cases = rendered_cases(preset)
-    assert sorted(cases) == sorted(RENDERED[preset].split())
-    deviations = DEVIATIONS.get(preset, {})
-    expected = rendered_expected(cases)
-    for name, make in deviations.items():
-        expected[name] = dict.fromkeys(RENDERED_MODES, make(cases[name]))
-    assert rendered_results(llama_format(get_model(preset).format), cases) == expected
 
 
 def _describe(worker_argv, fmt, tools=HERMES_TOOLS) -> dict:

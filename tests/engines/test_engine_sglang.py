@@ -9,25 +9,14 @@ The first run builds the environment into the user cache (about 1-2.5 min, 2.5 G
 import pytest
 from engine_common import (
     CALL,
-    HERMES_CASES,
-    HERMES_MODES,
     HERMES_TOOLS,
     OFF,
-    PARIS,
-    RENDERED_MODES,
-    ROME,
     TOOLS,
     engine_worker,
-    hermes_expected,
-    hermes_msg,
-    hermes_results,
     hermes_worker,
     plain_message,
-    rendered_cases,
-    rendered_expected,
     rendered_msg,
     rendered_pieces,
-    rendered_results,
 )
 
 from harness.assets.tokenizers import token_pieces
@@ -132,21 +121,6 @@ def test_hermes_parser_is_named_for_the_format(sglang_hermes):
     assert sglang_hermes.name == "sglang==0.5.23:hermes"
 
 
-def test_hermes_texts_one_shot_and_streaming(sglang_hermes):
-    """``--tool-call-parser qwen`` (Qwen25Detector): one-shot strips the content before a call; streamed whole,
-    the text before a call and every call after the first are lost; streamed in pieces, content keeps its
-    newline. ``</tool_call>`` inside a string is handled (the detector needs ``\\n</tool_call>``)."""
-    got = hermes_results(sglang_hermes)
-    expected = {case: {mode: hermes_expected(case) for mode in HERMES_MODES} for case in HERMES_CASES}
-    expected["two_calls"]["whole"] = hermes_msg(calls=[PARIS])
-    expected["content_then_call"].update(
-        whole=hermes_msg(calls=[PARIS]),
-        char=hermes_msg("Let me check.\n", [PARIS]),
-        pieces=hermes_msg("Let me check.\n", [PARIS]),
-    )
-    assert got == expected
-
-
 def test_hermes_call_to_an_undeclared_tool_is_dropped_and_streaming_leaks_its_tail(sglang_hermes):
     text = '<tool_call>\n{"name": "send_mail", "arguments": {"to": "x"}}\n</tool_call>'
     got = sglang_hermes.parse(text, HERMES_TOOLS, "")
@@ -172,7 +146,6 @@ NEW_FORMATS = (
     "deepseek_v32",
     "harmony",
 )
-REASON = "The user wants the weather."
 
 
 @pytest.fixture(scope="module")
@@ -192,15 +165,6 @@ def sglang_for():
     yield get
     for parser in started.values():
         parser.close()
-
-
-def everywhere(message: dict) -> dict:
-    return {mode: message for mode in RENDERED_MODES}
-
-
-def raw(case, before: str = "") -> dict:
-    """No call: the text itself (after ``before``) is the content."""
-    return rendered_msg((before + case.text).strip() or None)
 
 
 def test_every_new_format_has_a_parser_and_all_creates_it(sglang_for):
@@ -272,175 +236,6 @@ def test_requests_carry_the_documented_thinking_switch():
     assert FORMATS["deepseek_v32"].request_kwargs("") == {"thinking": True}
     assert FORMATS["gemma4"].request_kwargs(OFF) is None
     assert FORMATS["gemma4"].request_kwargs("") == {"enable_thinking": True}
-
-
-def test_glm45_texts(sglang_for):
-    """GLM-4.6: a ``</tool_call>`` inside a value cuts the call (one-shot: key dropped; streamed: invalid JSON and
-    the rest in content); prose before a call streamed in one chunk with it is lost; one-shot reasoning keeps the
-    ``<think>`` written after a newline."""
-    cases = rendered_cases("glm-4.6")
-    got = rendered_results(sglang_for("glm45"), cases)
-    expected = rendered_expected(cases)
-    expected["content_call"]["whole"] = rendered_msg(calls=[PARIS])
-    cut = '{"city": "Paris", "note": "a}'
-    expected["marker_in_string"].update(
-        oneshot=rendered_msg(calls=[{"city": "Paris"}]),
-        whole=rendered_msg("b</arg_value>", [cut]),
-        char=rendered_msg("b</arg_value>\n</tool_call>", ['{"city": "Paris", "note": "a </tool_call}']),
-        pieces=rendered_msg("b</arg_value>", [cut]),
-    )
-    expected["reasoning_call"]["oneshot"] = rendered_msg(calls=[PARIS], reasoning="<think>" + REASON)
-    assert got == expected
-
-
-def test_glm47_texts(sglang_for):
-    """GLM-4.7-Flash: the thinking-off prefix ``</think>`` gives ``{"enable_thinking": false}`` and the
-    thinking-on prefix ``<think>`` the default request, so prose and reasoning parse; a ``</tool_call>`` inside a
-    value cuts the call."""
-    cases = rendered_cases("glm-4.7-flash")
-    got = rendered_results(sglang_for("glm47"), cases)
-    expected = rendered_expected(cases)
-    cut = '{"city": "Paris", "note": }'
-    expected["marker_in_string"].update(
-        oneshot=rendered_msg("b</arg_value></tool_call>", [{"city": "Paris"}]),
-        whole=rendered_msg("b</arg_value>", [cut]),
-        char=rendered_msg("b</arg_value></tool_call>", [cut]),
-        pieces=rendered_msg("b</arg_value>", [cut]),
-    )
-    assert got == expected
-
-
-def test_qwen3_coder_texts(sglang_for):
-    """Qwen3-Coder and Nemotron-3-Nano texts: one-shot cuts a value at ``</tool_call>``; without a reasoning parser
-    Nemotron's reasoning stays in content."""
-    parser = sglang_for("qwen3_coder")
-    for model in ("qwen3-coder-30b-a3b", "nemotron-3-nano"):
-        cases = rendered_cases(model)
-        got = rendered_results(parser, cases)
-        expected = rendered_expected(cases)
-        expected["marker_in_string"]["oneshot"] = rendered_msg(calls=[{"city": "Paris", "note": "a "}])
-        if "reasoning_call" in cases:
-            expected["reasoning_call"] = everywhere(rendered_msg(REASON + "\n</think>", [PARIS]))
-        assert got == expected, model
-    assert "reasoning_call" not in rendered_cases("qwen3-coder-30b-a3b")
-
-
-def test_minimax_m2_texts(sglang_for):
-    """``minimax-append-think`` prepends ``<think>`` and puts everything in content: a thinking-off text, which
-    closes the pre-filled block first, gives ``<think></think>``, reasoning gives ``<think>REASONING</think>``; by
-    characters no call is found; two calls in one chunk both get the second's arguments;
-    ``</minimax:tool_call>`` in a value ends the block."""
-    cases = rendered_cases("minimax-m2")
-    got = rendered_results(sglang_for("minimax_m2"), cases)
-    note_null = [{"city": "Paris", "note": None}]
-    empty = "<think></think>"
-    expected = {
-        "one_call": everywhere(rendered_msg(empty, [PARIS])),
-        "two_calls": {**everywhere(rendered_msg(empty, [PARIS, ROME])), "whole": rendered_msg(empty, [ROME, ROME])},
-        "content_call": everywhere(rendered_msg(empty + "Let me check.Done.", [PARIS])),
-        "marker_in_string": {
-            **everywhere(rendered_msg(empty, note_null)),
-            "oneshot": rendered_msg(empty + "\n b</parameter>\n</invoke>\n</minimax:tool_call>", note_null),
-        },
-        "reasoning_call": everywhere(rendered_msg(f"<think>{REASON}\n</think>", [PARIS])),
-    }
-    for name, case in cases.items():
-        expected[name]["char"] = raw(case, "<think>")
-    assert got == expected
-
-
-def test_llama3_json_texts(sglang_for):
-    """Llama 3.1: one call per turn and no content (the template's); ``<|eot_id|>`` inside a string is data."""
-    cases = rendered_cases("llama-3.1-8b", marker="<|eot_id|>")
-    assert set(cases) == {"one_call", "marker_in_string"}
-    assert rendered_results(sglang_for("llama3_json"), cases) == rendered_expected(cases)
-
-
-def test_mistral_texts(sglang_for):
-    """Devstral's ``[TOOL_CALLS]NAME[ARGS]`` passes; Mistral Small 3.2's ``[CALL_ID]`` becomes part of the name, an
-    undeclared tool: dropped one-shot (no content either), raw text streamed."""
-    parser = sglang_for("mistral")
-    cases = rendered_cases("devstral-small", marker="[TOOL_CALLS]")
-    assert rendered_results(parser, cases) == rendered_expected(cases)
-    cases = rendered_cases("mistral-small-3.2", marker="[TOOL_CALLS]")
-    got = rendered_results(parser, cases)
-    assert set(cases) == {"one_call", "two_calls", "marker_in_string"}
-    assert got == {name: {**everywhere(raw(case)), "oneshot": rendered_msg()} for name, case in cases.items()}
-    assert any(
-        "undefined function: get_weather[CALL_ID]call00000" in d
-        for d in parser.parse(cases["one_call"].text, cases["one_call"].tools, "").diagnostics
-    )
-
-
-def test_kimi_k2_texts(sglang_for):
-    """Kimi K2 passes except streamed by characters: a marker split after its first character is never found."""
-    cases = rendered_cases("kimi-k2")
-    got = rendered_results(sglang_for("kimi_k2"), cases)
-    expected = rendered_expected(cases)
-    for name, case in cases.items():
-        expected[name]["char"] = raw(case)
-    assert got == expected
-
-
-def test_deepseek_v31_texts(sglang_for):
-    """DeepSeek V3.1: streamed whole, prose before the calls is lost and two calls merge into one whose name spans
-    both; by characters no call."""
-    cases = rendered_cases("deepseek-v3.1")
-    got = rendered_results(sglang_for("deepseek_v31"), cases)
-    expected = rendered_expected(cases)
-    for name, case in cases.items():
-        expected[name]["char"] = raw(case)
-    expected["content_call"]["whole"] = rendered_msg(calls=[PARIS])
-    merged = (
-        "get_weather<｜tool▁sep｜>"
-        + '{"city": "Paris", "days": 3}'
-        + "<｜tool▁call▁end｜><｜tool▁call▁begin｜>get_weather"
-    )
-    expected["two_calls"]["whole"] = rendered_msg(calls=[ROME], name=merged)
-    assert got == expected
-
-
-def test_deepseek_v32_texts(sglang_for):
-    """DeepSeek V3.2: thinking off (prefix ``<think></think>``, no ``thinking`` kwarg) and on (prefix ``<think>``,
-    ``{"thinking": true}``) both pass, except that one-shot a value holding ``</｜DSML｜function_calls>`` drops the
-    call."""
-    cases = rendered_cases("deepseek-v3.2")
-    got = rendered_results(sglang_for("deepseek_v32"), cases)
-    expected = rendered_expected(cases)
-    expected["marker_in_string"]["oneshot"] = rendered_msg()
-    assert got == expected
-
-
-def test_harmony_template_texts_give_no_call(sglang_for):
-    """gpt-oss: the template's `` to=functions.NAME<|channel|>commentary json<|message|>`` header is not SGLang's
-    (recipient after the channel, ``<|constrain|>json``): no call in any mode; analysis reasoning is separated."""
-    cases = rendered_cases("gpt-oss-20b")
-    got = rendered_results(sglang_for("harmony"), cases)
-    assert set(cases) == {"one_call", "marker_in_string", "reasoning_call"}
-    twice = "to=functions.get_weather to=functions.get_weather"
-    header = "to=functions.get_weather<|channel|>commentary json<|message|>"
-    assert got == {
-        "one_call": {
-            **everywhere(rendered_msg(twice)),
-            "oneshot": rendered_msg(header + '{"city": "Paris", "days": 3}<|call|>'),
-        },
-        "marker_in_string": {
-            "oneshot": rendered_msg(cases["marker_in_string"].text),
-            "whole": rendered_msg('to=functions.get_weather b"}'),
-            "char": rendered_msg(twice + 'b"}'),
-            "pieces": rendered_msg(twice + 'b"}'),
-        },
-        "reasoning_call": {
-            "oneshot": rendered_msg(
-                "<|start|>assistant " + header + '{"city": "Paris", "days": 3}<|call|>', reasoning=REASON
-            ),
-            "whole": rendered_msg(reasoning=REASON),
-            "pieces": rendered_msg(reasoning=REASON),
-            "char": rendered_msg(
-                reasoning=f"{REASON}<|end|><|start|>assistant {header}" + '{"city": "Paris", "days": 3}'
-            ),
-        },
-    }
 
 
 def test_harmony_model_form_parses_streamed(sglang_for):

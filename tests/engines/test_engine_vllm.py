@@ -9,22 +9,12 @@ import pytest
 from engine_common import (
     CALL,
     HERMES_CASES,
-    HERMES_MODES,
-    HERMES_TOOLS,
     OFF,
-    PARIS,
-    RENDERED_MODES,
     RENDERED_PARAMETERS,
     TOOLS,
     engine_worker,
-    hermes_expected,
-    hermes_msg,
-    hermes_results,
     hermes_worker,
     rendered_cases,
-    rendered_expected,
-    rendered_msg,
-    rendered_results,
 )
 
 from harness.assets.tokenizers import token_pieces
@@ -102,23 +92,6 @@ def vllm_hermes():
 
 def test_hermes_parser_is_named_for_the_format(vllm_hermes):
     assert vllm_hermes.name == "vllm==0.33.0:hermes"
-
-
-def test_hermes_texts_one_shot_and_streaming(vllm_hermes):
-    """``--tool-call-parser hermes``: content before a call keeps its newline; ``</tool_call>`` inside a string
-    ends the call -- one-shot the whole text falls back to content (JSONDecodeError logged), streaming emits the
-    call with its arguments cut inside the string (invalid JSON)."""
-    got = hermes_results(vllm_hermes)
-    expected = {case: {mode: hermes_expected(case) for mode in HERMES_MODES} for case in HERMES_CASES}
-    expected["content_then_call"] = dict.fromkeys(HERMES_MODES, hermes_msg("Let me check.\n", [PARIS]))
-    text = HERMES_CASES["close_tag_in_string"][0]()
-    expected["close_tag_in_string"] = {
-        "oneshot": hermes_msg(text),
-        **dict.fromkeys(HERMES_MODES[1:], hermes_msg(calls=['{"city": "Paris", "note": "a'])),
-    }
-    assert got == expected
-    diagnostics = vllm_hermes.parse(text, HERMES_TOOLS, "").diagnostics
-    assert any("Error in extracting tool call" in d and "JSONDecodeError" in d for d in diagnostics)
 
 
 def test_hermes_request_without_tools_keeps_the_text_as_content(vllm_hermes):
@@ -202,10 +175,6 @@ def vllm_for():
         parser.close()
 
 
-def everywhere(message: dict, modes=RENDERED_MODES) -> dict:
-    return {mode: message for mode in modes}
-
-
 def test_supported_formats_and_all_creates_them(vllm_for):
     from harness.parse.registry import expand_names
     from parsers.reference.vllm import ENGINE
@@ -232,17 +201,6 @@ def test_requests_carry_the_documented_thinking_switch():
     assert FORMATS["deepseek_v32"].tokenizer_mode == "deepseek_v32"
 
 
-def test_qwen3_coder_texts(vllm_for):
-    """``--tool-call-parser qwen3_coder``: every rendered shape parses in every mode; a ``</parameter>`` inside a
-    value ends the value there (the rest of the value is dropped, no error)."""
-    cases = rendered_cases("qwen3-coder-30b-a3b")
-    assert rendered_results(vllm_for("qwen3_coder"), cases) == rendered_expected(cases)
-    cut = rendered_cases("qwen3-coder-30b-a3b", marker="</parameter>")["marker_in_string"]
-    assert rendered_results(vllm_for("qwen3_coder"), {"cut": cut}) == {
-        "cut": everywhere(rendered_msg(calls=[{"city": "Paris", "note": "a "}]))
-    }
-
-
 def test_qwen3_coder_template_none_stays_a_string(vllm_for):
     """The Qwen3-Coder template writes JSON null as Python's ``None``; the schema allows null, yet the value stays
     the string ``"None"``."""
@@ -254,80 +212,6 @@ def test_qwen3_coder_template_none_stays_a_string(vllm_for):
     assert vllm_for("qwen3_coder").parse(text, tools, "").tool_calls == [
         ToolCall("get_weather", {"city": "Paris", "note": "None"})
     ]
-
-
-def test_llama3_json_texts(vllm_for):
-    """``--tool-call-parser llama3_json`` (Llama 3.1's template writes one call per turn, no content): a call and a
-    ``}`` or ``<|eot_id|>`` inside a string parse in every mode; prose before the call is dropped one-shot, and
-    streaming (the text does not start with ``{``) makes it all content, no call."""
-    from harness.core.scenarios import call, edge
-    from harness.formats import get_format
-    from harness.template.render import render_scenario
-    from harness.template.sources import load_template
-
-    cases = rendered_cases("llama-3.1-8b")
-    assert set(cases) == {"one_call", "marker_in_string"}
-    cases["eot_in_string"] = rendered_cases("llama-3.1-8b", marker="<|eot_id|>")["marker_in_string"]
-    assert rendered_results(vllm_for("llama3_json"), cases) == rendered_expected(cases)
-    before = render_scenario(
-        load_template("llama-3.1-8b", offline=True),
-        edge(
-            "content-before",
-            [],
-            call("get_weather", PARIS),
-            parameters={"get_weather": RENDERED_PARAMETERS},
-            content_before="Let me check.",
-        ),
-        get_format("llama3_json"),
-    )
-    got = rendered_results(vllm_for("llama3_json"), {"before": before})["before"]
-    assert got == {"oneshot": rendered_msg(calls=[PARIS]), **everywhere(rendered_msg(before.text), RENDERED_MODES[1:])}
-
-
-def test_deepseek_v31_texts(vllm_for):
-    """``--tool-call-parser deepseek_v31``: one-shot parses every shape; streamed as token pieces or characters too;
-    a delta that opens and closes a call at once (the whole text in one engine output) streams no call.
-    ``<｜tool▁call▁end｜>`` inside a string cuts the arguments (invalid JSON) and streams the rest as content."""
-    cases = rendered_cases("deepseek-v3.1")
-    got = rendered_results(vllm_for("deepseek_v31"), cases)
-    expected = rendered_expected(cases)
-    for name in expected:
-        expected[name]["whole"] = rendered_msg()
-    assert got == expected
-    cut = rendered_cases("deepseek-v3.1", marker="<｜tool▁call▁end｜>")["marker_in_string"]
-    args = '{"city": "Paris", "note": "a '
-    assert rendered_results(vllm_for("deepseek_v31"), {"cut": cut})["cut"] == {
-        "oneshot": rendered_msg(calls=[args]),
-        "whole": rendered_msg('get_weather<｜tool▁sep｜>{"city": "Paris", "note": "a'),
-        "char": rendered_msg('b"}', [args]),
-        "pieces": rendered_msg('b"}', [args]),
-    }
-
-
-def test_deepseek_v32_texts(vllm_for):
-    """``--tokenizer-mode deepseek_v32 --tool-call-parser deepseek_v32 --reasoning-parser deepseek_v3``: calls,
-    content and reasoning parse in every mode, thinking off (prefix ``<think></think>``: the identity reasoning
-    parser) and on (prefix ``<think>``); ``</｜DSML｜function_calls>`` inside a string value drops the key one-shot
-    and streams invalid JSON."""
-    cases = rendered_cases("deepseek-v3.2")
-    got = rendered_results(vllm_for("deepseek_v32"), cases)
-    expected = rendered_expected(cases)
-    expected["marker_in_string"] = {
-        "oneshot": rendered_msg(calls=[{"city": "Paris"}]),
-        **everywhere(rendered_msg(calls=['{"city": "Paris", "note": ']), RENDERED_MODES[1:]),
-    }
-    assert got == expected
-
-
-def test_harmony_texts(vllm_for):
-    """gpt-oss (``--tool-call-parser openai --reasoning-parser openai_gptoss``, Harmony parser on openai-harmony's
-    token ids): a call and a call after reasoning parse in every mode; ``<|call|>`` inside a string is the special
-    token and ends the message: arguments cut (invalid JSON)."""
-    cases = rendered_cases("gpt-oss-20b")
-    assert set(cases) == {"one_call", "marker_in_string", "reasoning_call"}
-    expected = rendered_expected(cases)
-    expected["marker_in_string"] = everywhere(rendered_msg(calls=['{"city": "Paris", "note": "a ']))
-    assert rendered_results(vllm_for("harmony"), cases) == expected
 
 
 def test_harmony_request_without_tools_returns_no_call(vllm_for):

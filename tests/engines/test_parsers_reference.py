@@ -14,20 +14,7 @@ import logging
 from pathlib import Path
 
 import pytest
-from engine_common import (
-    HERMES_CASES,
-    HERMES_MODES,
-    HERMES_TOOLS,
-    PARIS,
-    RENDERED_MODES,
-    ROME,
-    hermes_expected,
-    hermes_msg,
-    hermes_results,
-    rendered_cases,
-    rendered_msg,
-    rendered_results,
-)
+from engine_common import HERMES_CASES, HERMES_TOOLS, PARIS, hermes_msg, rendered_cases, rendered_msg
 
 from harness.core.messages import Message, ToolCall
 from harness.core.protocol import StreamAccumulator
@@ -36,17 +23,6 @@ from harness.parse import registry
 OFF = "<|channel>thought\n<channel|>"  # the pre-filled empty thought channel (thinking off)
 S = '<|"|>'
 _REPO = Path(__file__).resolve().parents[2]
-OBSERVED = next(
-    (
-        p
-        for p in (
-            _REPO / "corpora" / "observed" / "observed_public.jsonl",
-            _REPO.parent / "shared" / "cases" / "observed_public.jsonl",
-        )
-        if p.exists()
-    ),
-    _REPO / "corpora" / "observed" / "observed_public.jsonl",
-)
 
 TOOLS = [
     {
@@ -129,13 +105,6 @@ def plain(message: Message) -> dict:
 
 def msg(content=None, reasoning=None, calls=()) -> dict:
     return Message(content, reasoning, [ToolCall(n, a) for n, a in calls]).to_json()
-
-
-def observed_cases() -> list[dict]:
-    if not OBSERVED.exists():
-        return []
-    rows = [json.loads(line) for line in OBSERVED.read_text().splitlines() if line.strip()]
-    return [r for r in rows if r["format"] == "gemma4"]
 
 
 NESTED = {"location": {"city": "Paris", "country": "FR"}, "days": 3, "note": 'say "hi", {braces} and\nnewline'}
@@ -262,38 +231,6 @@ def test_tf_tools_cast_string_arguments(tf):
     text = f"<|tool_call>call:f{{n:{S}7{S}}}<tool_call|>"
     assert tf.parse(text, tools, OFF).to_json() == msg(calls=[("f", {"n": 7})])
     assert tf.parse(text, None, OFF).to_json() == msg(calls=[("f", {"n": "7"})])
-
-
-# (one-shot outcome, as pinned for transformers 5.24.0) — "expected" means equal to the case's expected message
-TF_OBSERVED = {
-    "gemma4_plain_quote_in_string_xinference": "expected",
-    "gemma4_inner_quote_truncated_vllm_offline": "expected",
-    "gemma4_key_equals_value_ollama": ValueError,
-    "gemma4_nested_object_as_string_mlx_swift": "expected",
-    "gemma4_array_of_objects_truncated_mlx_vlm": "expected",
-    "gemma4_bare_scalars_as_strings_vllm": "expected",
-    "gemma4_paren_form_absorbed_into_name_vllm": ValueError,
-    "gemma4_markup_left_in_content_vllm019": "expected",
-    "gemma4_wrapper_call_with_id_field_fastflowlm": msg(
-        calls=[("tool_call", {"args": {"query": "тренировки на пресс или ноги"}, "id": "memory_search"})]
-    ),
-    "gemma4_hyphen_name_and_brace_in_string_mlx_lm": ValueError,
-}
-
-
-@pytest.mark.parametrize("case", observed_cases(), ids=lambda c: c["id"])
-def test_tf_observed_cases(tf, case):
-    assert case["id"] in TF_OBSERVED, "new observed case: pin its outcome in TF_OBSERVED"
-    outcome = TF_OBSERVED[case["id"]]
-    if isinstance(outcome, type):
-        with pytest.raises(outcome):
-            tf.parse(case["text"], case["tools"], OFF)
-        with pytest.raises(outcome):
-            stream_chars(tf, case["text"], case["tools"], OFF)
-        return
-    want = Message.from_json(case["expected"]).to_json() if outcome == "expected" else outcome
-    assert tf.parse(case["text"], case["tools"], OFF).to_json() == want
-    assert stream_chars(tf, case["text"], case["tools"], OFF)[0].to_json() == want
 
 
 # ------------------------------------------------------------------------------------------------ mlx-lm
@@ -425,36 +362,6 @@ def test_mlx_server_warnings_are_captured_not_logged(mlx, caplog, capsys):
     assert (list(root.handlers), root.level, list(root.filters)) == before
 
 
-MLX_OBSERVED = {
-    "gemma4_plain_quote_in_string_xinference": (msg(), "JSONDecodeError"),  # newline before a key
-    "gemma4_inner_quote_truncated_vllm_offline": ("expected", None),
-    "gemma4_key_equals_value_ollama": (msg(), "JSONDecodeError"),
-    "gemma4_nested_object_as_string_mlx_swift": ("expected", None),
-    "gemma4_array_of_objects_truncated_mlx_vlm": ("expected", None),
-    "gemma4_bare_scalars_as_strings_vllm": ("expected", None),
-    "gemma4_paren_form_absorbed_into_name_vllm": (msg(), "No function provided."),
-    "gemma4_markup_left_in_content_vllm019": ("expected", None),
-    "gemma4_wrapper_call_with_id_field_fastflowlm": (
-        msg(calls=[("tool_call", {"args": {"query": "тренировки на пресс или ноги"}, "id": "memory_search"})]),
-        None,
-    ),
-    "gemma4_hyphen_name_and_brace_in_string_mlx_lm": ("expected", None),
-}
-
-
-@pytest.mark.parametrize("case", observed_cases(), ids=lambda c: c["id"])
-def test_mlx_observed_cases(mlx, case):
-    assert case["id"] in MLX_OBSERVED, "new observed case: pin its outcome in MLX_OBSERVED"
-    outcome, diagnostic = MLX_OBSERVED[case["id"]]
-    want = Message.from_json(case["expected"]).to_json() if outcome == "expected" else outcome
-    got = mlx.parse(case["text"], case["tools"], OFF)
-    assert plain(got) == want
-    assert (diagnostic is None) == (not got.diagnostics)
-    if diagnostic:
-        assert diagnostic in got.diagnostics[0]
-    assert stream_chars(mlx, case["text"], case["tools"], OFF)[0].to_json() == want
-
-
 # ---------------------------------------------------------------------------------------------- registry
 
 
@@ -547,20 +454,6 @@ def test_tf_hermes_uses_the_builtin_qwen2_template(tf_hermes):
     assert tf_hermes.template_dict is _RESPONSE_TEMPLATE_FALLBACKS[key] and "qwen3" in key
 
 
-def test_tf_hermes_texts(tf_hermes):
-    """All parse except ``</tool_call>`` inside a string: the region closes there and the json content parser
-    raises (one-shot and streaming alike). ``\\s*<tool_call>`` absorbs the newline before a call."""
-    got = hermes_results(tf_hermes)
-    expected = {case: {mode: hermes_expected(case) for mode in HERMES_MODES} for case in HERMES_CASES}
-    unterminated = (
-        'ValueError: json parser could not parse region as JSON.\nContent: \'\\n{"name": "get_weather", '
-        '"arguments": {"city": "Paris", "note": "a \'\nError: Unterminated string starting at: '
-        "line 2 column 64 (char 64)"
-    )
-    expected["close_tag_in_string"] = dict.fromkeys(HERMES_MODES, {"error": unterminated})
-    assert got == expected
-
-
 def test_tf_hermes_thinking_and_text_after_calls(tf_hermes):
     call = HERMES_CASES["one_call"][0]()
     text = "<think>\nhmm\n</think>\n\n" + call + "\nDone."
@@ -582,22 +475,6 @@ def test_mlx_hermes_uses_json_tools_without_thinking(mlx_hermes):
         json_tools.parse_tool_call,
     )
     assert not tok.has_thinking  # Qwen 2.5's / Hermes 3's vocabulary has no <think> token
-
-
-def test_mlx_hermes_texts(mlx_hermes):
-    """Text outside the segments is content, newlines included (the one between two calls too);
-    ``</tool_call>`` inside a string ends the segment: the call is dropped (JSONDecodeError, logged) and the
-    rest of the string leaks into content."""
-    got = hermes_results(mlx_hermes)
-    expected = {
-        "one_call": dict.fromkeys(HERMES_MODES, hermes_expected("one_call")),
-        "two_calls": dict.fromkeys(HERMES_MODES, hermes_msg("\n", [PARIS, ROME])),
-        "content_then_call": dict.fromkeys(HERMES_MODES, hermes_msg("Let me check.\n", [PARIS])),
-        "close_tag_in_string": dict.fromkeys(HERMES_MODES, hermes_msg(' b"}}\n</tool_call>')),
-    }
-    assert got == expected
-    diagnostics = mlx_hermes.parse(HERMES_CASES["close_tag_in_string"][0](), HERMES_TOOLS, "").diagnostics
-    assert len(diagnostics) == 1 and "JSONDecodeError: Unterminated string" in diagnostics[0]
 
 
 def test_mlx_hermes_stops_at_im_end_and_keeps_think_tags_as_content(mlx_hermes):
@@ -659,10 +536,6 @@ def new_cases(preset: str) -> dict:
     return rendered_cases(preset, NEW_MARKERS.get(get_model(preset).format))
 
 
-def every_mode(message: dict) -> dict:
-    return dict.fromkeys(RENDERED_MODES, message)
-
-
 @pytest.fixture(scope="module")
 def tf_qwen3_coder():
     from parsers.reference.transformers import TransformersParser
@@ -686,44 +559,6 @@ def test_tf_qwen3_coder_uses_the_builtin_qwen3_5_template(tf_qwen3_coder):
     text = new_cases("qwen3-coder-30b-a3b")["one_call"].text
     with pytest.raises(ValueError, match="json parser could not parse region as JSON"):
         parse_response(text, load_response_template(builtin_template("qwen3_moe")), prefix="<|im_start|>assistant\n")
-
-
-def test_tf_qwen3_coder_rendered_texts_qwen3_coder(tf_qwen3_coder):
-    """Every Qwen3-Coder text parses in every mode, ``</tool_call>`` inside a value included (the region closes
-    only on ``</function>`` + ``</tool_call>``)."""
-    cases = new_cases("qwen3-coder-30b-a3b")
-    assert set(cases) == {"one_call", "two_calls", "content_call", "marker_in_string"}  # the template has no thinking
-    assert rendered_results(tf_qwen3_coder, cases) == {
-        "one_call": every_mode(rendered_msg(None, [PARIS3])),
-        "two_calls": every_mode(rendered_msg(None, [PARIS3, ROME1])),
-        "content_call": every_mode(rendered_msg("Let me check.Done.", [PARIS3])),
-        "marker_in_string": every_mode(rendered_msg(None, [{"city": "Paris", "note": "a </tool_call> b"}])),
-    }
-
-
-def test_tf_qwen3_coder_rendered_texts_nemotron(tf_qwen3_coder):
-    """Nemotron writes ``\\n`` after each ``</tool_call>``: on the case text (stop token removed) that newline opens
-    the implicit content region, whose close overwrites the content one-shot; streaming keeps it. With the stop
-    token the server keeps in ``generated_ids``, the content survives. A thinking-on text starts inside the
-    reasoning, after the prompt's pre-filled ``<think>\\n`` (the case prefix, which the adapter passes after the
-    start anchor): its reasoning parses in every mode."""
-    cases = new_cases("nemotron-3-nano")
-    got = rendered_results(tf_qwen3_coder, cases)
-    streamed = dict.fromkeys(("whole", "char", "pieces"))
-    assert got == {
-        "one_call": every_mode(rendered_msg(None, [PARIS3])),
-        "two_calls": every_mode(rendered_msg(None, [PARIS3, ROME1])),
-        "content_call": {
-            "oneshot": rendered_msg(None, [PARIS3]),
-            **{m: rendered_msg("Let me check.Done.", [PARIS3]) for m in streamed},
-        },
-        "marker_in_string": every_mode(rendered_msg(None, [{"city": "Paris", "note": "a </tool_call> b"}])),
-        "reasoning_call": every_mode(rendered_msg(None, [PARIS3], reasoning="The user wants the weather.")),
-    }
-    case = cases["content_call"]
-    assert case.text.endswith("</tool_call>\n")
-    with_stop = tf_qwen3_coder.parse(case.text + "<|im_end|>", case.tools, case.prefix)
-    assert plain(with_stop)["content"] == "Let me check.Done."
 
 
 def test_tf_qwen3_coder_faults(tf_qwen3_coder):
@@ -823,95 +658,6 @@ def test_mlx_new_formats_stop_markers_are_the_formats_and_special_tokens_are_sin
     ids = tok.encode("a<think>b</think><tool_call>")
     assert ids == [ord("a"), 0x110000, ord("b"), 0x110001, 0x110002]
     assert tok.decode(ids) == "a<think>b</think><tool_call>"
-
-
-# What mlx-lm 0.32.2 gives for each preset's rendered texts: the same in every mode (one-shot, streamed whole, by
-# characters, by token-like pieces); a call dropped by the server leaves its warning in diagnostics.
-_GLM_CUT = {"city": "Paris"}  # </tool_call> in the value: the call comes back without that argument, no warning
-MLX_RENDERED = {
-    "glm-4.6": {
-        "one_call": rendered_msg(None, [PARIS3]),
-        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-        "marker_in_string": rendered_msg("b</arg_value>\n</tool_call>", [_GLM_CUT]),
-        "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather."),
-    },
-    "glm-4.7-flash": {
-        "one_call": rendered_msg(None, [PARIS3]),
-        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-        "marker_in_string": rendered_msg("b</arg_value></tool_call>", [_GLM_CUT]),
-        # the prompt ends with the pre-filled <think>: the server starts in reasoning
-        "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather."),
-    },
-    "qwen3-coder-30b-a3b": {
-        "one_call": rendered_msg(None, [PARIS3]),
-        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-        "marker_in_string": rendered_msg("b\n</parameter>\n</function>\n</tool_call>"),
-    },
-    "nemotron-3-nano": {
-        "one_call": rendered_msg(None, [PARIS3]),
-        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-        "marker_in_string": rendered_msg("b\n</parameter>\n</function>\n</tool_call>"),
-        "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather."),
-    },
-    "minimax-m2": {
-        "one_call": rendered_msg(None, [PARIS3]),
-        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-        # the prompt ends <think>: a text without reasoning closes it first, then the content is content
-        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-        "marker_in_string": rendered_msg("b</parameter>\n</invoke>\n</minimax:tool_call>"),
-        "reasoning_call": rendered_msg(None, [PARIS3], reasoning="The user wants the weather."),
-    },
-    # Small 3.2 writes NAME[CALL_ID]ID[ARGS]: the header regex names each call after its id
-    "mistral-small-3.2": {
-        "one_call": rendered_msg(None, [PARIS3], name="call00000"),
-        "two_calls": {
-            **rendered_msg(None, [PARIS3], name="call00000"),
-            "tool_calls": [{"name": "call00000", "arguments": PARIS3}, {"name": "call00001", "arguments": ROME1}],
-        },
-        "marker_in_string": rendered_msg(None, [{"city": "Paris", "note": "a [TOOL_CALLS] b"}], name="call00000"),
-    },
-    "devstral-small": {
-        "one_call": rendered_msg(None, [PARIS3]),
-        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-        "marker_in_string": rendered_msg(None, [{"city": "Paris", "note": "a [TOOL_CALLS] b"}]),
-    },
-    "kimi-k2": {
-        "one_call": rendered_msg(None, [PARIS3]),
-        "two_calls": rendered_msg(None, [PARIS3, ROME1]),
-        "content_call": rendered_msg("Let me check.Done.", [PARIS3]),
-        # the cut section parsed as one call: name with the call-begin token, arguments the cut JSON text
-        "marker_in_string": rendered_msg(
-            'b"}<|tool_call_end|><|tool_calls_section_end|>',
-            ['{"city": "Paris", "note": "a '],
-            name="<|tool_call_begin|>functions.get_weather",
-        ),
-    },
-}
-MLX_DROPPED = {  # preset -> the server's warning for the marker_in_string call it drops
-    "qwen3-coder-30b-a3b": "ValueError: No function provided.",
-    "nemotron-3-nano": "ValueError: No function provided.",
-    "minimax-m2": "ValueError: No tool call found",
-}
-
-
-@pytest.mark.parametrize("preset", sorted(MLX_RENDERED))
-def test_mlx_rendered_texts_of_newer_formats(preset):
-    parser = mlx_parser(NEW_MLX_PRESETS[preset])
-    cases = new_cases(preset)
-    assert set(cases) == set(MLX_RENDERED[preset])
-    got = rendered_results(parser, cases)
-    assert got == {name: every_mode(message) for name, message in MLX_RENDERED[preset].items()}
-    for name, case in cases.items():
-        diagnostics = parser.parse(case.text, case.tools, case.prefix).diagnostics
-        if name == "marker_in_string" and preset in MLX_DROPPED:
-            assert len(diagnostics) == 1 and MLX_DROPPED[preset] in diagnostics[0]
-        else:
-            assert diagnostics == [], (name, diagnostics)
 
 
 def test_mlx_glm45_and_glm47_share_the_glm47_parser_on_the_same_template_shapes():
