@@ -371,6 +371,32 @@ def open_backend(settings: CaptureSettings, entry, *, gguf: str | None = None, m
     return create_backend(settings.backend, weights, **settings.backend_options())
 
 
+def capture_with(
+    settings: CaptureSettings,
+    prompts: list[Prompt],
+    backend: Backend,
+    template: ChatTemplate,
+    fmt: FormatSpec,
+    path: Path,
+    *,
+    examples: list | None = None,
+    on_capture: Callable[[Capture], None] | None = None,
+) -> CaptureRun:
+    """:func:`run_capture` with the sampling, ``force`` flag and recorded options of ``settings``."""
+    return run_capture(
+        prompts,
+        backend,
+        template,
+        fmt,
+        path,
+        sampling=settings.sampling,
+        force=settings.force,
+        options=settings.recorded_options(),
+        examples=examples,
+        on_capture=on_capture,
+    )
+
+
 def latest_captures(paths: Iterable[Path]) -> list[Capture]:
     """The last record of each prompt across capture files (a later success replaces an earlier failure)."""
     latest: dict[str, Capture] = {}

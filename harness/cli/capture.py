@@ -10,10 +10,10 @@ from harness.capture.run import (
     CaptureSettings,
     capture_key,
     capture_stats,
+    capture_with,
     load_examples,
     load_prompts,
     open_backend,
-    run_capture,
 )
 from harness.capture.suites import load_suite, suite_names
 from harness.core.errors import HarnessError
@@ -67,20 +67,11 @@ def cmd_capture(args, console: Console) -> int:
     path = args.out or REPORTS_DIR / args.model / "captures" / capture_key(backend.name, backend.weights.sha256)
     print(f"capturing {len(prompts)} prompts with {backend.name} ({backend.weights.path}) into {path}")
     examples = load_examples(settings.examples) if settings.examples else None
-    run = run_capture(
-        prompts,
-        backend,
-        template,
-        fmt,
-        path,
-        sampling=settings.sampling,
-        force=settings.force,
-        options=settings.recorded_options(),
-        examples=examples,
-        on_capture=lambda c: print(
-            f"  {c.prompt_id}: {c.error or c.finish_reason} ({c.tokens} tokens, {c.elapsed_s:.1f} s)"
-        ),
-    )
+
+    def show(c) -> None:
+        print(f"  {c.prompt_id}: {c.error or c.finish_reason} ({c.tokens} tokens, {c.elapsed_s:.1f} s)")
+
+    run = capture_with(settings, prompts, backend, template, fmt, path, examples=examples, on_capture=show)
     backend.close()
     print(f"{run.generated} prompts run, {run.reused} reused; capture errors: {run.errors}")
     if run.stopped:

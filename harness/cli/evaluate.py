@@ -19,46 +19,39 @@ from harness.report.runlog import RunLog
 from harness.report.terminal import show_run
 
 
+def _eval_config(args, **fields) -> EvalConfig:
+    """The :class:`EvalConfig` of the ``eval`` flags every run takes; ``fields`` adds one model's own."""
+    return EvalConfig(
+        parsers=args.parsers,
+        modes=tuple(args.modes),
+        slices=tuple(args.slices),
+        seed=args.seed,
+        n_generated=args.cases,
+        timeout_s=args.timeout,
+        shrink=not args.no_shrink,
+        install_missing=not args.no_install,
+        **fields,
+    )
+
+
 def cmd_eval(args, console: Console) -> int:
     check_choices("mode", args.modes, DEFAULT_MODES)
     check_choices("slice", args.slices, SLICES)
     if args.all_models:
-        result = run_all_models(
-            EvalConfig(
-                parsers=args.parsers,
-                modes=tuple(args.modes),
-                slices=tuple(args.slices),
-                seed=args.seed,
-                n_generated=args.cases,
-                timeout_s=args.timeout,
-                shrink=not args.no_shrink,
-                install_missing=not args.no_install,
-            ),
-            out_root=args.out,
-            progress=ConsoleProgress(console),
-        )
+        result = run_all_models(_eval_config(args), out_root=args.out, progress=ConsoleProgress(console))
         show_families(console, result.families, result.root)
         return 0
     capture = capture_settings(args, files=tuple(Path(f) for f in args.captures or ()), required=False)
-    log = run_eval(
-        EvalConfig(
-            model=args.model,
-            parsers=args.parsers,
-            modes=tuple(args.modes),
-            slices=tuple(args.slices),
-            seed=args.seed,
-            n_generated=args.cases,
-            model_dir=args.model_dir,
-            gguf=args.gguf,
-            out_dir=args.out,
-            timeout_s=args.timeout,
-            shrink=not args.no_shrink,
-            install_missing=not args.no_install,
-            capture=capture,
-            no_capture=args.no_capture,
-        ),
-        progress=ConsoleProgress(console),
+    config = _eval_config(
+        args,
+        model=args.model,
+        model_dir=args.model_dir,
+        gguf=args.gguf,
+        out_dir=args.out,
+        capture=capture,
+        no_capture=args.no_capture,
     )
+    log = run_eval(config, progress=ConsoleProgress(console))
     show_run(console, log)
     return 0
 

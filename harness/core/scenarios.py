@@ -1,6 +1,7 @@
 """Ground-truth scenarios and their builders: a :class:`Scenario` is an assistant turn (tools, calls, prose,
-reasoning) to render through a chat template; :func:`edge` builds one, :func:`shape_tags` names the edge shapes its
-data holds, :func:`infer_schema` gives a JSON schema its arguments validate against.
+reasoning) to render through a chat template; :func:`edge` builds one (:func:`text_case` / :func:`last_case` with one
+string value in a fixed call), :func:`shape_tags` names the edge shapes its data holds, :func:`infer_schema` gives a
+JSON schema its arguments validate against.
 """
 
 from __future__ import annotations
@@ -291,8 +292,13 @@ def infer_schema(value: Any) -> dict:
             items = s if items is None else merge_schemas(items, s)
         return {"type": "array", "items": items or {"type": "string"}}
     if isinstance(value, dict):
-        return {"type": "object", "properties": {k: infer_schema(v) for k, v in value.items()}, "required": list(value)}
+        return object_schema({k: infer_schema(v) for k, v in value.items()})
     raise TypeError(f"not a JSON value: {value!r}")
+
+
+def object_schema(properties: dict[str, dict]) -> dict:
+    """``{"type": "object", "properties": properties, "required": [every key, in order]}``."""
+    return {"type": "object", "properties": properties, "required": list(properties)}
 
 
 def _alternatives(schema: dict) -> list[dict]:
@@ -381,6 +387,20 @@ def edge(
     detected = [t for t in shape_tags(sc) if t not in tags]
     sc.tags = list(dict.fromkeys(tags)) + detected
     return sc
+
+
+def text_case(id: str, tags: list[str], value: str, note: str = "", *, path: str = "notes/edge.txt") -> Scenario:
+    """:func:`edge` with ``value`` as a string between other arguments: ``save_text(path, text=value, version=2)``.
+
+    Keys are in sorted order, so sorting formats (Gemma 4) and insertion-order formats write the same order and
+    the string is followed by another key in both; the inferred schema types ``version`` an integer.
+    """
+    return edge(id, tags, call("save_text", {"path": path, "text": value, "version": 2}), note=note)
+
+
+def last_case(id: str, tags: list[str], value: str, note: str = "") -> Scenario:
+    """:func:`edge` with ``value`` as the last (only) argument: ``set_pattern(pattern=value)``."""
+    return edge(id, tags, call("set_pattern", {"pattern": value}), note=note)
 
 
 _DESCRIPTIONS = {

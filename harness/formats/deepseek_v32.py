@@ -33,6 +33,9 @@ templates``): llama.cpp's Jinja rendition of DeepSeek's Python encoder (the mode
 from harness.core.scenarios import call, edge
 from harness.formats import FormatSpec, Markers
 
+# DeepSeek's turn and think tokens, the same in V3.1 (both templates write them; one ``deepseek`` vocabulary)
+from harness.formats.deepseek_v31 import ASSISTANT, BOS, EOS, THINK_CLOSE, THINK_OPEN, USER
+
 DSML = "｜DSML｜"
 BLOCK_OPEN = f"<{DSML}function_calls>"
 BLOCK_CLOSE = f"</{DSML}function_calls>"
@@ -40,11 +43,6 @@ INVOKE_OPEN = f"<{DSML}invoke"
 INVOKE_CLOSE = f"</{DSML}invoke>"
 PARAM_OPEN = f"<{DSML}parameter"
 PARAM_CLOSE = f"</{DSML}parameter>"
-EOS = "<｜end▁of▁sentence｜>"
-BOS = "<｜begin▁of▁sentence｜>"
-USER = "<｜User｜>"
-ASSISTANT = "<｜Assistant｜>"
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 
 def edge_scenarios() -> list:

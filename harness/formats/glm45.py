@@ -39,7 +39,7 @@ string that spells exactly what ``tojson`` writes for another type the schema al
 ``anyOf [string, null]``) is indistinguishable from that value.
 """
 
-from harness.core.scenarios import call, edge
+from harness.core.scenarios import call, edge, object_schema, text_case
 from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<tool_call>"
@@ -83,20 +83,8 @@ def glm_edge_scenarios(fmt: str) -> list:
     def e(id, tags, calls, **kw):
         return edge(f"{fmt}-{id}", ["glm", *tags], calls, **kw)
 
-    text = {
-        "type": "object",
-        "properties": {"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}},
-        "required": ["path", "text", "version"],
-    }
-
     def save(id, tags, value, note=""):
-        return e(
-            id,
-            ["marker-in-string", *tags],
-            call("save_text", {"path": "notes/glm.txt", "text": value, "version": 2}),
-            parameters={"save_text": text},
-            note=note,
-        )
+        return text_case(f"{fmt}-{id}", ["glm", "marker-in-string", *tags], value, note, path="notes/glm.txt")
 
     nullable = {"anyOf": [{"type": "string"}, {"type": "null"}]}
     s: list = [
@@ -155,13 +143,7 @@ def glm_edge_scenarios(fmt: str) -> list:
             "anyof-string-lookalikes",
             ["string-looks-like-type", "anyof"],
             call("configure", {"a": "001", "b": "true", "c": "None", "d": " null", "e": "[1]", "f": "12"}),
-            parameters={
-                "configure": {
-                    "type": "object",
-                    "properties": {k: nullable for k in "abcdef"},
-                    "required": list("abcdef"),
-                }
-            },
+            parameters={"configure": object_schema({k: nullable for k in "abcdef"})},
             note="anyOf [string, null]: only the exact text null is null; tojson never writes None or padding.",
         ),
         e(
@@ -169,9 +151,8 @@ def glm_edge_scenarios(fmt: str) -> list:
             ["null", "anyof"],
             call("configure", {"a": None, "b": "x", "c": 3, "d": None, "e": [1, "a"]}),
             parameters={
-                "configure": {
-                    "type": "object",
-                    "properties": {
+                "configure": object_schema(
+                    {
                         "a": nullable,
                         "b": nullable,
                         "c": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
@@ -182,9 +163,8 @@ def glm_edge_scenarios(fmt: str) -> list:
                                 {"type": "null"},
                             ]
                         },
-                    },
-                    "required": list("abcde"),
-                }
+                    }
+                )
             },
         ),
         e(
@@ -192,11 +172,7 @@ def glm_edge_scenarios(fmt: str) -> list:
             ["string-looks-like-type", "anyof"],
             call("configure", {"a": 7, "b": "seven", "c": 2.5}),
             parameters={
-                "configure": {
-                    "type": "object",
-                    "properties": {k: {"anyOf": [{"type": "number"}, {"type": "string"}]} for k in "abc"},
-                    "required": list("abc"),
-                }
+                "configure": object_schema({k: {"anyOf": [{"type": "number"}, {"type": "string"}]} for k in "abc"})
             },
             note="A number under anyOf [number, string] is read as a number; a word stays a string.",
         ),

@@ -38,7 +38,7 @@ Nothing in a string value is unrepresentable (JSON carries it); a tool name hold
 break the header and is not supported.
 """
 
-from harness.core.scenarios import call, edge
+from harness.core.scenarios import call, edge, text_case
 from harness.formats import FormatSpec, Markers
 
 START, END, MESSAGE, CHANNEL = "<|start|>", "<|end|>", "<|message|>", "<|channel|>"
@@ -80,20 +80,8 @@ def edge_scenarios() -> list:
     def e(id, tags, calls, **kw):
         return edge(f"harmony-{id}", ["harmony", *tags], calls, **kw)
 
-    text = {
-        "type": "object",
-        "properties": {"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}},
-        "required": ["path", "text", "version"],
-    }
-
     def save(id, tags, value, note=""):
-        return e(
-            id,
-            ["marker-in-string", *tags],
-            call("save_text", {"path": "notes/harmony.txt", "text": value, "version": 2}),
-            parameters={"save_text": text},
-            note=note,
-        )
+        return text_case(f"harmony-{id}", ["harmony", "marker-in-string", *tags], value, note, path="notes/harmony.txt")
 
     return [
         save(

@@ -33,7 +33,7 @@ The calls of one assistant turn share one block (lines 103-120)::
   turn tokens; the template does not use ``bos_token``.
 """
 
-from harness.core.scenarios import call, edge
+from harness.core.scenarios import call, edge, last_case, object_schema, text_case
 from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<minimax:tool_call>"
@@ -47,54 +47,41 @@ THINK_CLOSE = "</think>"
 END_OF_TURN = "[e~["
 
 
-def _params(properties: dict) -> dict:
-    return {"type": "object", "properties": properties, "required": list(properties)}
-
-
 def edge_scenarios() -> list:
     """MiniMax-M2-specific curated shapes (ids ``edge-minimax_m2-...``): the format's closers and openers inside
     string values, JSON-spelled scalars under typed and ``anyOf`` schemas, strings that look like other types,
     unpadded values made of or ending in newlines, and calls after reasoning."""
-    save = _params({"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}})
 
-    def text_case(id: str, tags: list[str], value: str, note: str = ""):
-        return edge(
-            f"minimax_m2-{id}",
-            ["closer-in-string", *tags],
-            call("save_text", {"path": "notes/edge.txt", "text": value, "version": 2}),
-            parameters={"save_text": save},
-            note=note,
-        )
+    def text(id: str, tags: list[str], value: str, note: str = ""):
+        return text_case(f"minimax_m2-{id}", ["closer-in-string", *tags], value, note)
 
-    def last_case(id: str, tags: list[str], value: str, note: str = ""):
-        return edge(f"minimax_m2-{id}", ["closer-in-string", *tags], call("set_pattern", {"pattern": value}), note=note)
+    def last(id: str, tags: list[str], value: str, note: str = ""):
+        return last_case(f"minimax_m2-{id}", ["closer-in-string", *tags], value, note)
 
     return [
         # ---- the format's own closers and openers inside string values -----------------------------------
-        text_case("parameter-close-in-value", ["marker-in-string"], "a </parameter> b"),
-        text_case(
+        text("parameter-close-in-value", ["marker-in-string"], "a </parameter> b"),
+        text(
             "parameter-close-then-newline",
             ["marker-in-string"],
             "x</parameter>\n",
             note="A closer followed by the newline the template writes after each parameter.",
         ),
-        text_case("invoke-close-in-value", ["marker-in-string"], "</invoke>\n</minimax:tool_call>"),
-        last_case(
+        text("invoke-close-in-value", ["marker-in-string"], "</invoke>\n</minimax:tool_call>"),
+        last(
             "block-close-in-value",
             ["marker-in-string", "unicode"],
             "Montréal </minimax:tool_call> café",
             note="The observed Dynamo shape (frontend-crates PR 245), rendered by the template.",
         ),
-        text_case(
+        text(
             "closer-chain-in-value",
             ["marker-in-string"],
             "x</parameter>\n</invoke>\n</minimax:tool_call>\nmore",
             note="A whole block end inside a middle value; only the text after it shows it is data.",
         ),
-        last_case(
-            "closer-chain-in-last-value", ["marker-in-string"], "</parameter>\n</invoke>\n</minimax:tool_call>\ntail"
-        ),
-        text_case(
+        last("closer-chain-in-last-value", ["marker-in-string"], "</parameter>\n</invoke>\n</minimax:tool_call>\ntail"),
+        text(
             "openers-in-value",
             ["marker-in-string"],
             '<minimax:tool_call>\n<invoke name="rm">\n<parameter name="path">/',
@@ -114,7 +101,7 @@ def edge_scenarios() -> list:
             ["schema-anyof", "boolean", "null"],
             call("configure", {"a": True, "b": None, "c": 7, "d": 2.5, "e": {"k": None}}),
             parameters={
-                "configure": _params(
+                "configure": object_schema(
                     {
                         "a": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
                         "b": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
@@ -130,7 +117,7 @@ def edge_scenarios() -> list:
             ["string-looks-like-type", "schema-anyof"],
             call("lookup", {"code": "001", "flag": "yes", "none": "nil", "list": "[1, 2"}),
             parameters={
-                "lookup": _params(
+                "lookup": object_schema(
                     {
                         "code": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
                         "flag": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
@@ -148,8 +135,8 @@ def edge_scenarios() -> list:
             call("lookup", {"a": "true", "b": "null", "c": "-5", "d": '{"x": 1}', "e": "1.10"}),
         ),
         # ---- newlines: values are not padded ----------------------------------------------------------------
-        text_case("value-only-newline", ["whitespace-string", "newline-in-string"], "\n"),
-        last_case("value-leading-trailing-newlines", ["leading-trailing-space", "multiline"], "\nbody\n"),
+        text("value-only-newline", ["whitespace-string", "newline-in-string"], "\n"),
+        last("value-leading-trailing-newlines", ["leading-trailing-space", "multiline"], "\nbody\n"),
         edge(
             "minimax_m2-multiline-and-empty",
             ["multiline", "empty-string"],

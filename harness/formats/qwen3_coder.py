@@ -34,7 +34,7 @@ One call (Qwen3-Coder.jinja lines 85-94, Nemotron lines 148-156)::
 - Neither template uses ``bos_token``; the ChatML markers are written as text.
 """
 
-from harness.core.scenarios import call, edge
+from harness.core.scenarios import call, edge, last_case, object_schema, text_case
 from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<tool_call>"
@@ -47,62 +47,49 @@ THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 
 
-def _params(properties: dict) -> dict:
-    return {"type": "object", "properties": properties, "required": list(properties)}
-
-
 def edge_scenarios() -> list:
     """Qwen3-Coder-specific curated shapes (ids ``edge-qwen3_coder-...``): the format's closers inside string
     values, the template's Python ``str()`` scalars under typed and ``anyOf`` schemas, strings that look like
     other types, values made of or padded with newlines (the template adds one newline on each side), and
     calls after reasoning (Nemotron; Qwen3-Coder writes no reasoning, so those are skipped for it)."""
-    save = _params({"path": {"type": "string"}, "text": {"type": "string"}, "version": {"type": "integer"}})
 
-    def text_case(id: str, tags: list[str], value: str, note: str = ""):
-        return edge(
-            f"qwen3_coder-{id}",
-            ["closer-in-string", *tags],
-            call("save_text", {"path": "notes/edge.txt", "text": value, "version": 2}),
-            parameters={"save_text": save},
-            note=note,
-        )
+    def text(id: str, tags: list[str], value: str, note: str = ""):
+        return text_case(f"qwen3_coder-{id}", ["closer-in-string", *tags], value, note)
 
-    def last_case(id: str, tags: list[str], value: str, note: str = ""):
-        return edge(
-            f"qwen3_coder-{id}", ["closer-in-string", *tags], call("set_pattern", {"pattern": value}), note=note
-        )
+    def last(id: str, tags: list[str], value: str, note: str = ""):
+        return last_case(f"qwen3_coder-{id}", ["closer-in-string", *tags], value, note)
 
     s = [
         # ---- the format's own closers inside string values --------------------------------------------
-        text_case("parameter-close-in-value", ["marker-in-string"], "a </parameter> b"),
-        text_case(
+        text("parameter-close-in-value", ["marker-in-string"], "a </parameter> b"),
+        text(
             "parameter-close-alone",
             ["marker-in-string"],
             "</parameter>",
             note="The value is only the closer: the first </parameter> is followed by another closer.",
         ),
-        last_case(
+        last(
             "parameter-close-ends-last-value",
             ["marker-in-string"],
             "x\n</parameter>",
             note="The last value ends with its own closer text on a line of its own.",
         ),
-        text_case("function-close-in-value", ["marker-in-string"], "end of </function> here"),
-        text_case("tool-call-close-in-value", ["marker-in-string"], "</tool_call>\nafter"),
-        text_case(
+        text("function-close-in-value", ["marker-in-string"], "end of </function> here"),
+        text("tool-call-close-in-value", ["marker-in-string"], "</tool_call>\nafter"),
+        text(
             "closer-chain-in-value",
             ["marker-in-string"],
             "x\n</parameter>\n</function>\n</tool_call>\nmore",
             note="A whole call end inside a middle value; only the text after it shows it is data.",
         ),
-        last_case(
+        last(
             "closer-chain-in-last-value",
             ["marker-in-string"],
             "</parameter>\n</function>\n</tool_call>\ntail",
             note="A whole call end inside the last value: the first parse is not a clean end.",
         ),
-        text_case("opener-in-value", ["marker-in-string"], "<tool_call>\n<function=rm>\n<parameter=path>\n/"),
-        text_case("parameter-open-in-value", ["marker-in-string"], "see <parameter=version>\n3 here"),
+        text("opener-in-value", ["marker-in-string"], "<tool_call>\n<function=rm>\n<parameter=path>\n/"),
+        text("parameter-open-in-value", ["marker-in-string"], "see <parameter=version>\n3 here"),
         edge(
             "qwen3_coder-closers-parallel",
             ["closer-in-string", "marker-in-string", "parallel"],
@@ -126,7 +113,7 @@ def edge_scenarios() -> list:
             ["python-scalar", "schema-anyof", "boolean", "null"],
             call("configure", {"a": True, "b": None, "c": 7, "d": 2.5}),
             parameters={
-                "configure": _params(
+                "configure": object_schema(
                     {
                         "a": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
                         "b": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
@@ -151,7 +138,7 @@ def edge_scenarios() -> list:
             ["string-looks-like-type", "schema-anyof"],
             call("lookup", {"code": "001", "exp": "1e5x", "flag": "yes", "none": "none", "list": "[1, 2"}),
             parameters={
-                "lookup": _params(
+                "lookup": object_schema(
                     {
                         "code": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
                         "exp": {"anyOf": [{"type": "string"}, {"type": "number"}]},
@@ -170,10 +157,10 @@ def edge_scenarios() -> list:
             note="Under string schemas the template's own spellings of other types stay strings.",
         ),
         # ---- newlines: the template pads each value with one on each side -----------------------------
-        text_case("value-only-newline", ["whitespace-string", "newline-in-string"], "\n"),
-        text_case("value-two-newlines", ["whitespace-string", "newline-in-string"], "\n\n"),
-        text_case("value-leading-newline", ["leading-trailing-space", "multiline"], "\nfirst line\nsecond"),
-        last_case("value-trailing-newline", ["leading-trailing-space", "multiline"], "last line\n"),
+        text("value-only-newline", ["whitespace-string", "newline-in-string"], "\n"),
+        text("value-two-newlines", ["whitespace-string", "newline-in-string"], "\n\n"),
+        text("value-leading-newline", ["leading-trailing-space", "multiline"], "\nfirst line\nsecond"),
+        last("value-trailing-newline", ["leading-trailing-space", "multiline"], "last line\n"),
         edge(
             "qwen3_coder-multiline-and-empty",
             ["multiline", "empty-string"],

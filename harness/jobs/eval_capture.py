@@ -14,11 +14,11 @@ from harness.capture.run import (
     CaptureSettings,
     capture_key,
     capture_stats,
+    capture_with,
     latest_captures,
     load_examples,
     load_prompts,
     open_backend,
-    run_capture,
 )
 from harness.capture.weights import WeightsNotFound
 from harness.core.errors import CatalogError, HarnessError
@@ -137,15 +137,13 @@ def capture_slice(
         versions = backend.versions()
         progress(BarStart("capturing", len(prompts)))
         try:
-            run = run_capture(
+            run = capture_with(
+                settings,
                 prompts,
                 backend,
                 template,
                 fmt,
                 path,
-                sampling=settings.sampling,
-                force=settings.force,
-                options=settings.recorded_options(),
                 examples=plan.examples,
                 on_capture=lambda capture: progress(BarAdvance("capturing")),
             )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import pkgutil
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -191,6 +192,31 @@ class PieceCollector:
                 if self.on_piece:
                     self.on_piece(keep, ids)
         self.held = []
+
+
+def generate_local(
+    request: Request,
+    on_piece: OnPiece | None,
+    decode: Callable[[list], str],
+    run: Callable[[Request, PieceCollector], str],
+) -> Generation:
+    """A local backend's ``generate``: ``run(request, collector)`` feeds token ids to a :class:`PieceCollector`
+    over ``decode`` and returns the finish reason. An exception it raises is recorded, not raised:
+    ``Generation.error`` is ``"Type: message"`` and the pieces are those collected so far. ``elapsed_s``: wall
+    time in seconds."""
+    started = time.perf_counter()
+    collector = PieceCollector(decode, request.stop, on_piece)
+    try:
+        finish = run(request, collector)
+    except Exception as exc:  # a failed generation is recorded, not raised
+        return Generation(
+            collector.flush(),
+            None,
+            error=f"{type(exc).__name__}: {exc}",
+            elapsed_s=time.perf_counter() - started,
+            tokens=collector.tokens,
+        )
+    return Generation(collector.flush(), finish, elapsed_s=time.perf_counter() - started, tokens=collector.tokens)
 
 
 BACKEND_ENTRY_POINTS = "toolcall_harness.backends"

@@ -16,9 +16,7 @@ Library: llama-cpp-python (0.3.36 here, installed from the wheel :mod:`harness.e
 
 from __future__ import annotations
 
-import time
-
-from harness.capture.backends import BackendError, Generation, PieceCollector, Request, Weights
+from harness.capture.backends import BackendError, Generation, PieceCollector, Request, Weights, generate_local
 
 N_CTX = 4096
 _BAD_GRAMMAR = (
@@ -85,19 +83,7 @@ class LlamaCppBackend:
         return {"llama-cpp-python": self._llama_cpp.__version__, "n_gpu_layers": str(self.n_gpu_layers)}
 
     def generate(self, request: Request, on_piece=None) -> Generation:
-        started = time.perf_counter()
-        collector = PieceCollector(self._decode, request.stop, on_piece)
-        try:
-            finish = self._run(request, collector)
-        except Exception as exc:  # a failed generation is recorded, not raised
-            return Generation(
-                collector.flush(),
-                None,
-                error=f"{type(exc).__name__}: {exc}",
-                elapsed_s=time.perf_counter() - started,
-                tokens=collector.tokens,
-            )
-        return Generation(collector.flush(), finish, elapsed_s=time.perf_counter() - started, tokens=collector.tokens)
+        return generate_local(request, on_piece, self._decode, self._run)
 
     def _run(self, request: Request, collector: PieceCollector) -> str:
         llm, s = self.llm, request.sampling

@@ -14,10 +14,9 @@ Library: mlx-lm (0.32.2 here) with mlx (0.32.4, CPU build here: the Metal path c
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from harness.capture.backends import BackendError, Generation, PieceCollector, Request, Weights
+from harness.capture.backends import BackendError, Generation, PieceCollector, Request, Weights, generate_local
 
 
 def create(weights: Weights) -> MlxLmBackend:
@@ -54,19 +53,7 @@ class MlxLmBackend:
         return {"mlx-lm": md.version("mlx-lm"), "mlx": md.version("mlx")}
 
     def generate(self, request: Request, on_piece=None) -> Generation:
-        started = time.perf_counter()
-        collector = PieceCollector(self._decode, request.stop, on_piece)
-        try:
-            finish = self._run(request, collector)
-        except Exception as exc:  # a failed generation is recorded, not raised
-            return Generation(
-                collector.flush(),
-                None,
-                error=f"{type(exc).__name__}: {exc}",
-                elapsed_s=time.perf_counter() - started,
-                tokens=collector.tokens,
-            )
-        return Generation(collector.flush(), finish, elapsed_s=time.perf_counter() - started, tokens=collector.tokens)
+        return generate_local(request, on_piece, self._decode, self._run)
 
     def _run(self, request: Request, collector: PieceCollector) -> str:
         mx, s = self.mx, request.sampling

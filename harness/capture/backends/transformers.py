@@ -14,9 +14,7 @@ Libraries: transformers (5.24.0 here) and torch (2.13.0+cpu here; ``pip install 
 
 from __future__ import annotations
 
-import time
-
-from harness.capture.backends import BackendError, Generation, PieceCollector, Request, Weights
+from harness.capture.backends import BackendError, Generation, PieceCollector, Request, Weights, generate_local
 
 
 def create(weights: Weights, *, device: str = "auto", dtype: str = "float32") -> TransformersBackend:
@@ -60,19 +58,7 @@ class TransformersBackend:
         return {"transformers": self.transformers.__version__, "torch": self.torch.__version__, "device": self.device}
 
     def generate(self, request: Request, on_piece=None) -> Generation:
-        started = time.perf_counter()
-        collector = PieceCollector(self._decode, request.stop, on_piece)
-        try:
-            finish = self._run(request, collector)
-        except Exception as exc:  # a failed generation is recorded, not raised
-            return Generation(
-                collector.flush(),
-                None,
-                error=f"{type(exc).__name__}: {exc}",
-                elapsed_s=time.perf_counter() - started,
-                tokens=collector.tokens,
-            )
-        return Generation(collector.flush(), finish, elapsed_s=time.perf_counter() - started, tokens=collector.tokens)
+        return generate_local(request, on_piece, self._decode, self._run)
 
     def _run(self, request: Request, collector: PieceCollector) -> str:
         torch, tf, s = self.torch, self.transformers, request.sampling
