@@ -91,13 +91,21 @@ class Malformed(Exception):
 
 class JsonExtent:
     """Finds, resumably, where one JSON object, array or string that starts at ``start`` ends, by scanning its
-    syntax (strings, escapes, nesting) -- so marker text inside strings is data."""
+    syntax (strings, escapes, nesting) -- so marker text inside strings is data. ``what`` names the value in the
+    fault for a stray character (``unexpected '<' in {what}``)."""
 
-    def __init__(self, start: int):
+    def __init__(self, start: int, what: str = "JSON"):
         self.start = self.scan = start
+        self.what = what
         self.stack: list[str] = []
         self.in_string = False
         self.end: int | None = None
+
+    def shift(self, cut: int) -> None:
+        """The buffer lost its first ``cut`` characters (all before ``start``): move the offsets with it."""
+        self.start, self.scan = self.start - cut, self.scan - cut
+        if self.end is not None:
+            self.end -= cut
 
     def advance(self, buf: str) -> int | None:
         """The end offset (exclusive) once the value is complete (and on every later call); None while more text
@@ -141,4 +149,4 @@ class JsonExtent:
                 if not self.stack:
                     return i + 1
             else:
-                raise Malformed(i, f"unexpected {c!r} in JSON")
+                raise Malformed(i, f"unexpected {c!r} in {self.what}")

@@ -63,7 +63,7 @@ from harness.formats.harmony import (
 )
 from parsers.own._base import OwnParser
 from parsers.own._base import TextField as _Field
-from parsers.own._common import Malformed, run_at, skip
+from parsers.own._common import JsonExtent, Malformed, run_at, skip
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
 
@@ -80,9 +80,6 @@ _BUILTINS = frozenset({"python", "browser", "container"})  # gpt-oss built-in to
 _WS = re.compile(r"\s*")
 _WORD = re.compile(r"(?:(?!<\|)\S)*")
 _JSON_WS = re.compile(r"[ \t\n\r]*")
-_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
-_OUTSIDE_STOP = re.compile(r"[^ \t\n\r,:0-9+\-.eEtrufalsn]")
-_CLOSERS = {"}": "{", "]": "["}
 
 
 class HarmonyParser(OwnParser):
@@ -118,7 +115,6 @@ class _Reader:
 
     msg_at: int  # buffer offsets, set per message
     scan: int
-    value_at: int
 
     def __init__(self, prefix: str):
         self.buf, self.pos = "", 0
@@ -159,7 +155,7 @@ class _Reader:
                 if not self.buf[self.msg_at :].strip():
                     return
                 self._surface(len(self.buf), "header without <|message|>", quiet=not self._has_marker())
-            elif self.step in (self._call_body, self._after_json) and self._json_done_or_empty():
+            elif self.step in (self._call_body, self._after_json) and self._json_done_or_none():
                 self._accept()  # the call ends at the end of the text (its <|call|> was the stop marker)
             else:
                 self._surface(len(self.buf), "unterminated call arguments")
@@ -173,7 +169,8 @@ class _Reader:
         cut = self.msg_at if self.holding else self.pos
         if cut:
             self.buf, self.pos, self.scan = self.buf[cut:], self.pos - cut, max(self.scan - cut, 0)
-            self.value_at -= cut
+            if self.json is not None:
+                self.json.shift(cut)
             self.msg_at = 0 if self.holding else self.msg_at - cut
 
     def _enter_prefix(self, prefix: str) -> None:
@@ -196,11 +193,8 @@ class _Reader:
     def _reset_message(self) -> None:
         self.holding = True  # a header or call is being read (raw text kept from msg_at)
         self.msg_at = self.pos
-        self.scan = self.pos  # where the header / JSON scan resumes
-        self.value_at = self.pos  # start of the call's JSON value
-        self.stack: list[str] = []
-        self.in_string = False
-        self.json_done = False
+        self.scan = self.pos  # where the header scan resumes
+        self.json: JsonExtent | None = None  # the call's JSON value, once its ``{`` is met
         self.name, self.kind = "", ""
         self.args: dict | None = None
 
@@ -288,7 +282,6 @@ class _Reader:
         ):
             raise Malformed(self.pos, f"not a function call (recipient {recipient!r})")
         self.name, self.kind = name, "call"
-        self.value_at = self.scan = self.pos
         self.step = self._call_body
 
     # ---- text bodies ---------------------------------------------------------------------------------
@@ -364,8 +357,8 @@ class _Reader:
 
     # ---- call bodies -----------------------------------------------------------------------------
 
-    def _json_done_or_empty(self) -> bool:
-        return self.json_done or (not self.stack and not self.in_string and self.scan == self.value_at)
+    def _json_done_or_none(self) -> bool:
+        return self.json is None or self.json.end is not None
 
     def _accept(self) -> None:
         self.events.append(("call", self.n_calls, self.name, json.dumps(self.args or {}, ensure_ascii=False)))
@@ -377,57 +370,27 @@ class _Reader:
         pos = skip(_JSON_WS, self.buf, self.pos)
         self.pos = pos
         if pos == len(self.buf):
-            self.value_at = self.scan = pos
             return False
         if self.buf.startswith("<", pos):
-            self.value_at = self.scan = pos
             self.step = self._after_json
             return True
         if self.buf[pos] != "{":
             raise Malformed(pos, "call arguments are not a JSON object")
-        self.value_at = self.scan = pos
+        self.json = JsonExtent(pos, "the call's JSON")
         self.step = self._json
         return True
 
     def _json(self) -> bool:
         """Find the end of the JSON value by its syntax (resumable), then decode it."""
-        buf = self.buf
-        while True:
-            if self.in_string:
-                m = _STRING_STOP.search(buf, self.scan)
-                if m is None:
-                    self.scan = len(buf)
-                    return False
-                i, c = m.start(), m.group()
-                if c == '"':
-                    self.in_string, self.scan = False, i + 1
-                elif c == "\\":
-                    if i + 1 == len(buf):  # the escaped character has not arrived yet
-                        self.scan = i
-                        return False
-                    self.scan = i + 2
-                else:
-                    raise Malformed(i, "control character inside a JSON string")
-                continue
-            m = _OUTSIDE_STOP.search(buf, self.scan)
-            if m is None:
-                self.scan = len(buf)
-                return False
-            i, c = m.start(), m.group()
-            self.scan = i + 1
-            if c == '"':
-                self.in_string = True
-            elif c in "{[":
-                self.stack.append(c)
-            elif c in "}]" and self.stack and self.stack[-1] == _CLOSERS[c]:
-                self.stack.pop()
-                if not self.stack:
-                    self.args = _arguments(buf[self.value_at : i + 1], i + 1)
-                    self.json_done, self.pos = True, i + 1
-                    self.step = self._after_json
-                    return True
-            else:
-                raise Malformed(i, f"unexpected {c!r} in the call's JSON")
+        extent = self.json
+        assert extent is not None  # _call_body set it with this step
+        end = extent.advance(self.buf)
+        if end is None:
+            return False
+        self.args = _arguments(self.buf[extent.start : end], end)
+        self.pos = end
+        self.step = self._after_json
+        return True
 
     def _after_json(self) -> bool:
         """After the arguments: an end marker (consumed), the next header, or the end of the text."""

@@ -54,7 +54,7 @@ import re
 from harness.formats.hermes import CALL_CLOSE, CALL_OPEN, SPEC
 from parsers.own._base import OwnParser, StepReader
 from parsers.own._base import TextField as _Field
-from parsers.own._common import Malformed, skip
+from parsers.own._common import JsonExtent, Malformed, skip
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
 
@@ -66,9 +66,6 @@ _PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # prop
 _MAXLEN = max(map(len, _MARKERS))
 
 _JSON_WS = re.compile(r"[ \t\n\r]*")
-_STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # inside a JSON string: its end, an escape, a control char
-_OUTSIDE_STOP = re.compile(r"[^ \t\n\r,:0-9+\-.eEtrufalsn]")  # outside strings: anything but plain lexemes
-_CLOSERS = {"}": "{", "]": "["}
 
 
 class HermesParser(OwnParser):
@@ -99,9 +96,7 @@ class _Reader(StepReader):
     """
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
-    call_at: int  # buffer offsets, set per block by _reset_call
-    value_at: int
-    scan: int
+    call_at: int  # buffer offset, set per block by _reset_call
 
     def __init__(self, prefix: str):
         self.buf, self.pos = "", 0
@@ -134,7 +129,9 @@ class _Reader(StepReader):
         if cut:
             self.buf, self.pos = self.buf[cut:], self.pos - cut
             if self.in_call:
-                self.call_at, self.scan, self.value_at = 0, self.scan - cut, self.value_at - cut
+                self.call_at = 0
+                if self.json is not None:
+                    self.json.shift(cut)
 
     # ---- text outside calls ----------------------------------------------------------------------
 
@@ -178,10 +175,7 @@ class _Reader(StepReader):
     def _reset_call(self) -> None:
         self.in_call = False
         self.call_at = 0  # buffer offset of the block's <tool_call>
-        self.value_at = 0  # start of the JSON value being read
-        self.scan = 0  # where the JSON scan resumes
-        self.stack: list[str] = []  # open "{" / "[" of the value
-        self.in_string = False
+        self.json: JsonExtent | None = None  # the JSON value being read
         self.pending: list[tuple[str, dict]] = []  # calls read in this block, emitted when it is accepted
 
     def _begin_call(self) -> None:
@@ -217,49 +211,21 @@ class _Reader(StepReader):
             return False
         if self.buf[pos] not in "{[":
             raise Malformed(pos, "expected a JSON object after <tool_call>")
-        self.value_at = self.scan = pos
+        self.json = JsonExtent(pos, "the call's JSON")
         self.step = self._value
         return True
 
     def _value(self) -> bool:
         """Find the end of the JSON value by its syntax (resumable), then decode it."""
-        buf = self.buf
-        while True:
-            if self.in_string:
-                m = _STRING_STOP.search(buf, self.scan)
-                if m is None:
-                    self.scan = len(buf)
-                    return False
-                i, c = m.start(), m.group()
-                if c == '"':
-                    self.in_string, self.scan = False, i + 1
-                elif c == "\\":
-                    if i + 1 == len(buf):  # the escaped character has not arrived yet
-                        self.scan = i
-                        return False
-                    self.scan = i + 2
-                else:
-                    raise Malformed(i, "control character inside a JSON string")
-                continue
-            m = _OUTSIDE_STOP.search(buf, self.scan)
-            if m is None:
-                self.scan = len(buf)
-                return False
-            i, c = m.start(), m.group()
-            self.scan = i + 1
-            if c == '"':
-                self.in_string = True
-            elif c in "{[":
-                self.stack.append(c)
-            elif c in "}]" and self.stack and self.stack[-1] == _CLOSERS[c]:
-                self.stack.pop()
-                if not self.stack:
-                    self.pending += _calls(buf[self.value_at : i + 1], i + 1)
-                    self.pos = i + 1
-                    self.step = self._after_value
-                    return True
-            else:
-                raise Malformed(i, f"unexpected {c!r} in the call's JSON")
+        extent = self.json
+        assert extent is not None  # _value_start set it with this step
+        end = extent.advance(self.buf)
+        if end is None:
+            return False
+        self.pending += _calls(self.buf[extent.start : end], end)
+        self.pos = end
+        self.step = self._after_value
+        return True
 
     def _after_value(self) -> bool:
         """After a JSON value: ``</tool_call>``, another value, or (drift) the next ``<tool_call>``."""
