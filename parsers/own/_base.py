@@ -13,6 +13,7 @@ hold-back and the surfacing of faults are the reader's (its grammar decides what
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _dist_version
@@ -120,11 +121,13 @@ class StepReader:
     progress and False when it needs more text, and raises :class:`~parsers.own._common.Malformed` at a fault,
     which :meth:`_surface` (the grammar's) gives to content. ``push``/``finish`` return the events made since.
 
-    Subclasses set ``buf``, ``pos``, ``final``, ``events``, ``step`` and the ``content``/``reasoning``
-    :class:`TextField` (fed by :meth:`_emit_content`/:meth:`_emit_reasoning`) in ``__init__``, ``prefixes``/``maxlen``
-    (the proper prefixes of every marker and the longest marker's length: :meth:`_scan` holds them back), and
-    implement :meth:`_held_call` (True while a call is read), :meth:`_at_end` (what a call open at the end of
-    the text becomes) and :meth:`_surface`; :meth:`_compact` drops consumed text before each push.
+    ``__init__`` sets the empty buffer (``buf``, ``pos``, ``final``), the ``content``/``reasoning``
+    :class:`TextField` (fed by :meth:`_emit_content`/:meth:`_emit_reasoning`), ``events``, ``diagnostics`` and
+    ``n_calls``; subclasses call it, then set ``step``. They set ``prefixes``/``maxlen`` (the proper prefixes of
+    every marker and the longest marker's length: :meth:`_scan` holds them back), ``text_stop`` where a marker
+    can start other than at ``<``, and implement :meth:`_held_call` (True while a call is read), :meth:`_at_end`
+    (what a call open at the end of the text becomes) and :meth:`_surface` (a grammar that raises
+    :class:`~parsers.own._common.Malformed` or holds calls); :meth:`_compact` drops consumed text before each push.
     """
 
     buf: str
@@ -137,6 +140,15 @@ class StepReader:
     step: Callable[[], bool]  # the handler of the current state
     prefixes: frozenset[str] = frozenset()
     maxlen = 1
+    text_stop: re.Pattern[str] = re.compile("<")  # where a marker may start
+
+    def __init__(self) -> None:
+        self.buf, self.pos = "", 0
+        self.final = False
+        self.content, self.reasoning = TextField(), TextField()
+        self.events = []
+        self.diagnostics = []
+        self.n_calls = 0
 
     def push(self, text: str) -> list[tuple]:
         self._compact()
@@ -187,22 +199,27 @@ class StepReader:
         if text:
             self.events.append(("reasoning", text))
 
+    def _held_prefix(self, i: int) -> bool:
+        """True when the buffer ends at ``i`` with a proper prefix of a marker that more text may complete."""
+        return not self.final and len(self.buf) - i < self.maxlen and self.buf[i:] in self.prefixes
+
     def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
-        """Emit text up to the first of ``markers`` and consume the marker; return it, or None when the buffer
-        ran out (a trailing possible marker prefix is held unless final)."""
+        """Emit text up to the first of ``markers`` (tried where ``text_stop`` matches) and consume the marker;
+        return it, or None when the buffer ran out (a trailing possible marker prefix is held unless final)."""
         buf, start = self.buf, self.pos
-        i = buf.find("<", start)
-        while i != -1:
+        found = self.text_stop.search(buf, start)
+        while found:
+            i = found.start()
             for marker in markers:
                 if buf.startswith(marker, i):
                     emit(buf[start:i])
                     self.pos = i + len(marker)
                     return marker
-            if not self.final and len(buf) - i < self.maxlen and buf[i:] in self.prefixes:
+            if self._held_prefix(i):
                 emit(buf[start:i])
                 self.pos = i
                 return None
-            i = buf.find("<", i + 1)
+            found = self.text_stop.search(buf, i + 1)
         emit(buf[start:])
         self.pos = len(buf)
         return None

@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import re
 
-from parsers.own._base import OwnParser, StepReader, TextField, proper_prefixes
+from parsers.own._base import OwnParser, StepReader, proper_prefixes
 from parsers.own._common import JsonExtent, Malformed, skip
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
@@ -103,12 +103,7 @@ class SectionReader(StepReader):
 
     def __init__(self, tools: list | None, prefix: str):
         self.tools = tools
-        self.buf, self.pos = "", 0
-        self.final = False
-        self.content, self.reasoning = TextField(), TextField()
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
+        super().__init__()
         self.think_allowed = self.THINK  # a think block may still open the text
         self.section_open_pending = False  # the section opener waits for its first call's verdict
         self.section_silent = True  # the section's closer is protocol (its opener was consumed, or a

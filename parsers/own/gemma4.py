@@ -135,15 +135,10 @@ class _Reader(StepReader):
     def __init__(self, tools: list | None, prefix: str, eager: bool):
         self.eager = eager
         self.declared = _declared_keys(tools)
-        self.buf, self.pos = "", 0
+        super().__init__()
         self.mark: int | None = None  # start of the token being read (name, key, scalar)
         self.scan = 0  # where the token scan resumes
-        self.final = False
         self.step = self._text
-        self.content, self.reasoning = _Field(), _Field()
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
         self._reset_call()
         self._enter_prefix(prefix)
 

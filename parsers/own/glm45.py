@@ -87,7 +87,6 @@ from harness.formats.glm45 import (
     VALUE_OPEN,
 )
 from parsers.own._base import OwnParser, StepReader
-from parsers.own._base import TextField as _Field
 from parsers.own._common import Malformed
 from parsers.own._common import reject_constant as _reject_constant
 from parsers.own._common import tojson_typed as _typed
@@ -150,14 +149,10 @@ class _Reader(StepReader):
 
     def __init__(self, tools: list | None, prefix: str, implicit_think: bool):
         self.tools = tools
-        self.buf, self.pos, self.scan = "", 0, 0
-        self.final = False
+        super().__init__()
+        self.scan = 0
         self.step = self._text
-        self.content, self.reasoning = _Field(), _Field()
         self.think_allowed = True  # a <think> block may still open the text
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
         self._reset_call()
         opened, closed = prefix.rfind(THINK_OPEN), prefix.rfind(THINK_CLOSE)
         if opened > closed:  # the prompt pre-filled an open <think>
@@ -188,10 +183,6 @@ class _Reader(StepReader):
 
     # ---- text outside calls ---------------------------------------------------------------------------------
 
-    def _held(self, i: int) -> bool:
-        """True when the buffer ends at ``i`` with a proper prefix of a marker that more text may complete."""
-        return not self.final and len(self.buf) - i < _MAXLEN and self.buf[i:] in _PREFIXES
-
     def _undecided(self) -> bool:
         """glm47 without a think marker in the prefix: is the text before the first ``</think>`` reasoning?
         Holds everything (``pos`` stays at its start) until ``</think>``, ``<tool_call>`` or the end decides."""
@@ -208,7 +199,7 @@ class _Reader(StepReader):
             if buf.startswith(THINK_OPEN, i) and not buf[self.pos : i].strip():  # an explicit block after all
                 self.pos, self.step, self.think_allowed = i + len(THINK_OPEN), self._think, False
                 return True
-            if self._held(i):
+            if self._held_prefix(i):
                 self.scan = i
                 return False
             i = buf.find("<", i + 1)
@@ -403,7 +394,7 @@ class _Reader(StepReader):
             self.pos = self.value_at = self.scan = pos
             self.step, self.json_kind = self._json, "args"
             return True
-        if self._held(pos) and (KEY_OPEN.startswith(self.buf[pos:]) or CALL_CLOSE.startswith(self.buf[pos:])):
+        if self._held_prefix(pos) and (KEY_OPEN.startswith(self.buf[pos:]) or CALL_CLOSE.startswith(self.buf[pos:])):
             return False
         raise Malformed(pos, "expected <arg_key> or </tool_call>")
 
@@ -418,7 +409,7 @@ class _Reader(StepReader):
                 return True
             if any(buf.startswith(m, i) for m in _INNER):
                 raise Malformed(i, "unterminated <arg_key>")
-            if self._held(i):
+            if self._held_prefix(i):
                 self.scan = i
                 return False
             i = buf.find("<", i + 1)
@@ -437,7 +428,7 @@ class _Reader(StepReader):
             self.pos, self.step = pos + len(VALUE_OPEN), self._value
             self.value_at = self.scan = self.pos
             return True
-        if self._held(pos) and VALUE_OPEN.startswith(self.buf[pos:]):
+        if self._held_prefix(pos) and VALUE_OPEN.startswith(self.buf[pos:]):
             return False
         raise Malformed(pos, "expected <arg_value> after </arg_key>")
 
@@ -458,7 +449,7 @@ class _Reader(StepReader):
                 self.pairs.append((self.key, buf[self.value_at : i]))
                 self.pos, self.step, self.after_value = i + len(VALUE_CLOSE), self._sep, True
                 return True
-            if j == len(buf) or (self._held(j) and (KEY_OPEN.startswith(rest) or CALL_CLOSE.startswith(rest))):
+            if j == len(buf) or (self._held_prefix(j) and (KEY_OPEN.startswith(rest) or CALL_CLOSE.startswith(rest))):
                 self.scan = i
                 return False
             self.scan = i + 1  # data: not followed by the next part

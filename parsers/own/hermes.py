@@ -53,7 +53,6 @@ import re
 
 from harness.formats.hermes import CALL_CLOSE, CALL_OPEN, SPEC
 from parsers.own._base import OwnParser, StepReader
-from parsers.own._base import TextField as _Field
 from parsers.own._common import JsonExtent, Malformed, skip
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
@@ -99,14 +98,9 @@ class _Reader(StepReader):
     call_at: int  # buffer offset, set per block by _reset_call
 
     def __init__(self, prefix: str):
-        self.buf, self.pos = "", 0
-        self.final = False
+        super().__init__()
         self.step = self._text
-        self.content, self.reasoning = _Field(), _Field()
         self.think_allowed = True  # a <think> block may still open the text
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
         self._reset_call()
         i = prefix.rfind(THINK_OPEN)
         if i >= 0 and THINK_CLOSE not in prefix[i:]:  # the prompt pre-filled an open <think>
