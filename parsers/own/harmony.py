@@ -61,7 +61,7 @@ from harness.formats.harmony import (
     SPEC,
     START,
 )
-from parsers.own._base import OwnParser
+from parsers.own._base import OwnParser, StepReader, proper_prefixes
 from parsers.own._base import TextField as _Field
 from parsers.own._common import JsonExtent, Malformed, run_at, skip
 from parsers.own._common import finite_float as _finite_float
@@ -69,8 +69,7 @@ from parsers.own._common import reject_constant as _reject_constant
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
-_PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
-_MAXLEN = max(map(len, _MARKERS))
+_PREFIXES, _MAXLEN = proper_prefixes(_MARKERS), max(map(len, _MARKERS))
 
 _ENDS = (END, CALL, RETURN, ENDOFTEXT)  # close a message (consumed)
 _HEADS = (START, CHANNEL, MESSAGE, CONSTRAIN)  # start a header (a body missing its closer ends there)
@@ -104,7 +103,7 @@ class HarmonyParser(OwnParser):
         return _Reader(prefix)
 
 
-class _Reader:
+class _Reader(StepReader):
     """Incremental reader of Harmony completions. ``push(text)`` / ``finish()`` return events:
     ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
 
@@ -113,16 +112,12 @@ class _Reader:
     header or a call is read, the buffer keeps the message's raw text from ``msg_at`` on.
     """
 
+    prefixes, maxlen = _PREFIXES, _MAXLEN
     msg_at: int  # buffer offsets, set per message
     scan: int
 
     def __init__(self, prefix: str):
-        self.buf, self.pos = "", 0
-        self.final = False
-        self.content, self.reasoning = _Field(), _Field()
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
+        super().__init__()
         self.field: _Field | None = None
         self._reset_message()
         self.step = self._header
@@ -130,39 +125,17 @@ class _Reader:
 
     # ---- driving -----------------------------------------------------------------------------------
 
-    def push(self, text: str) -> list[tuple]:
-        self._compact()
-        self.buf += text
-        self._advance()
-        return self._take()
+    def _held_call(self) -> bool:
+        """A header or call is being read (a header of only whitespace holds nothing)."""
+        return self.holding and not (self.step == self._header and not self.buf[self.msg_at :].strip())
 
-    def finish(self) -> list[tuple]:
-        self.final = True
-        self._advance()
-        return self._take()
-
-    def _advance(self) -> None:
-        while True:
-            try:
-                while self.step():
-                    pass
-            except Malformed as err:
-                self._surface(err.at, err.reason)
-                continue
-            if not self.final or not self.holding:
-                return
-            if self.step == self._header:
-                if not self.buf[self.msg_at :].strip():
-                    return
-                self._surface(len(self.buf), "header without <|message|>", quiet=not self._has_marker())
-            elif self.step in (self._call_body, self._after_json) and self._json_done_or_none():
-                self._accept()  # the call ends at the end of the text (its <|call|> was the stop marker)
-            else:
-                self._surface(len(self.buf), "unterminated call arguments")
-
-    def _take(self) -> list[tuple]:
-        events, self.events = self.events, []
-        return events
+    def _at_end(self) -> None:
+        if self.step == self._header:
+            self._surface(len(self.buf), "header without <|message|>", quiet=not self._has_marker())
+        elif self.step in (self._call_body, self._after_json) and self._json_done_or_none():
+            self._accept()  # the call ends at the end of the text (its <|call|> was the stop marker)
+        else:
+            self._surface(len(self.buf), "unterminated call arguments")
 
     def _compact(self) -> None:
         """Drop consumed text (a header or call being read keeps its raw text from ``msg_at``)."""
@@ -217,7 +190,7 @@ class _Reader:
                 return True
             marker = next((m for m in _MARKERS if buf.startswith(m, i)), None)
             if marker is None:
-                if not self.final and len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
+                if self._held_prefix(i):
                     self.scan = i
                     return False
             elif marker == START and buf[self.msg_at : i].strip():
@@ -292,32 +265,12 @@ class _Reader:
         self.field.sep()
         self.step = self._body
 
-    def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
-        """Emit text up to the first of ``markers`` and move ``pos`` to it; return it, or None when the buffer ran
-        out (a trailing possible marker prefix is held unless final)."""
-        buf, start = self.buf, self.pos
-        i = buf.find("<", start)
-        while i != -1:
-            for marker in markers:
-                if buf.startswith(marker, i):
-                    emit(buf[start:i])
-                    self.pos = i
-                    return marker
-            if not self.final and len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
-                emit(buf[start:i])
-                self.pos = i
-                return None
-            i = buf.find("<", i + 1)
-        emit(buf[start:])
-        self.pos = len(buf)
-        return None
-
     def _body(self) -> bool:
         marker = self._scan(self._emit_field, _ENDS + _HEADS)
         if marker is None:
             return False
-        if marker in _ENDS:
-            self.pos += len(marker)
+        if marker in _HEADS:  # the next header starts at it
+            self.pos -= len(marker)
         self._new_message()
         return True
 
@@ -328,11 +281,6 @@ class _Reader:
         if text:
             self.events.append((self.kind, text))
 
-    def _emit_content(self, text: str) -> None:
-        text = self.content.push(text)
-        if text:
-            self.events.append(("content", text))
-
     def _resync(self) -> bool:
         """After a surfaced message: content up to the next end marker (kept) or ``<|start|>``."""
         marker = self._scan(self._emit_content, _ENDS + (START,))
@@ -340,7 +288,8 @@ class _Reader:
             return False
         if marker in _ENDS:
             self._emit_content(marker)
-            self.pos += len(marker)
+        else:  # the next header starts at <|start|>
+            self.pos -= len(marker)
         self._new_message()
         return True
 
@@ -403,7 +352,7 @@ class _Reader:
             self.pos += len(marker) if marker in _ENDS else 0
             self._accept()
             return True
-        if not self.final and len(buf) - pos < _MAXLEN and buf[pos:] in _PREFIXES:
+        if self._held_prefix(pos):
             return False
         raise Malformed(pos, "text after the call's JSON")
 
