@@ -52,7 +52,7 @@ import json
 import re
 
 from harness.formats.hermes import CALL_CLOSE, CALL_OPEN, SPEC
-from parsers.own._base import OwnParser, StepReader
+from parsers.own._base import OwnParser, ThinkBlockReader, proper_prefixes
 from parsers.own._common import JsonExtent, Malformed, skip
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
@@ -61,8 +61,7 @@ THINK_OPEN, THINK_CLOSE = "<think>", "</think>"  # Qwen-Qwen3-0.6B.jinja
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS + (THINK_OPEN, THINK_CLOSE)))
-_PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
-_MAXLEN = max(map(len, _MARKERS))
+_PREFIXES, _MAXLEN = proper_prefixes(_MARKERS), max(map(len, _MARKERS))
 
 _JSON_WS = re.compile(r"[ \t\n\r]*")
 
@@ -85,17 +84,19 @@ class HermesParser(OwnParser):
         return _Reader(prefix)
 
 
-class _Reader(StepReader):
+class _Reader(ThinkBlockReader):
     """Incremental reader of Hermes completions. ``push(text)`` / ``finish()`` return events:
     ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it
     needs more text. Call-state handlers raise :class:`Malformed`, which surfaces the block as content.
-    Inside a block the buffer keeps the block's raw text from ``<tool_call>`` (``call_at``) on.
+    Inside a block the buffer keeps the block's raw text from ``<tool_call>`` (``call_at``) on. The text,
+    ``<think>`` block, surfacing and resync are :class:`~parsers.own._base.ThinkBlockReader`'s.
     """
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
-    call_at: int  # buffer offset, set per block by _reset_call
+    call_open, call_close = CALL_OPEN, CALL_CLOSE
+    think_open, think_close = THINK_OPEN, THINK_CLOSE
 
     def __init__(self, prefix: str):
         super().__init__()
@@ -107,9 +108,6 @@ class _Reader(StepReader):
             self.step, self.think_allowed = self._think, False
 
     # ---- driving -----------------------------------------------------------------------------------
-
-    def _held_call(self) -> bool:
-        return self.in_call
 
     def _at_end(self) -> None:
         if self.step == self._after_value and self.pos == len(self.buf):
@@ -127,43 +125,6 @@ class _Reader(StepReader):
                 if self.json is not None:
                     self.json.shift(cut)
 
-    # ---- text outside calls ----------------------------------------------------------------------
-
-    def _text(self) -> bool:
-        markers = (CALL_OPEN, THINK_OPEN) if self.think_allowed else (CALL_OPEN,)
-        marker = self._scan(self._emit_content, markers)
-        if marker == THINK_OPEN:
-            self.think_allowed = False
-            if self.content.started:  # only a block at the start of the text is reasoning
-                self._emit_content(THINK_OPEN)
-            else:
-                self.step = self._think
-        elif marker == CALL_OPEN:
-            self._begin_call()
-        return marker is not None
-
-    def _think(self) -> bool:
-        if self._scan(self._emit_reasoning, (THINK_CLOSE,)) is None:
-            return False
-        self.step = self._text
-        return True
-
-    def _resync(self) -> bool:
-        """After a malformed block: content up to the next ``</tool_call>`` (kept) or ``<tool_call>``."""
-        marker = self._scan(self._emit_content, (CALL_CLOSE, CALL_OPEN))
-        if marker == CALL_CLOSE:
-            self._emit_content(CALL_CLOSE)
-        elif marker == CALL_OPEN:
-            self.pos -= len(CALL_OPEN)
-        if marker is not None:
-            self.step = self._text
-        return marker is not None
-
-    def _emit_content(self, text: str) -> None:
-        if text and not text.isspace():
-            self.think_allowed = False
-        super()._emit_content(text)
-
     # ---- calls ---------------------------------------------------------------------------------
 
     def _reset_call(self) -> None:
@@ -172,12 +133,6 @@ class _Reader(StepReader):
         self.json: JsonExtent | None = None  # the JSON value being read
         self.pending: list[tuple[str, dict]] = []  # calls read in this block, emitted when it is accepted
 
-    def _begin_call(self) -> None:
-        self._reset_call()
-        self.in_call, self.call_at = True, self.pos - len(CALL_OPEN)
-        self.think_allowed = False
-        self.step = self._value_start
-
     def _accept(self) -> None:
         for name, arguments in self.pending:
             self.events.append(("call", self.n_calls, name, json.dumps(arguments, ensure_ascii=False)))
@@ -185,20 +140,7 @@ class _Reader(StepReader):
         self._reset_call()
         self.step = self._text
 
-    def _surface(self, at: int, reason: str) -> None:
-        """Give the block's raw text up to ``at`` (or to a later ``<tool_call>``, if sooner) to content;
-        the rest is read by ``_resync``."""
-        later = self.buf.find(CALL_OPEN, self.call_at + len(CALL_OPEN))
-        if 0 <= later < at:
-            at = later
-        raw = self.buf[self.call_at : at]
-        self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
-        self._reset_call()
-        self.pos = at
-        self._emit_content(raw)
-        self.step = self._resync
-
-    def _value_start(self) -> bool:
+    def _call_start(self) -> bool:
         """After ``<tool_call>`` (or between values of one block): whitespace, then ``{`` or ``[``."""
         pos = self.pos = skip(_JSON_WS, self.buf, self.pos)
         if pos == len(self.buf):
@@ -212,7 +154,7 @@ class _Reader(StepReader):
     def _value(self) -> bool:
         """Find the end of the JSON value by its syntax (resumable), then decode it."""
         extent = self.json
-        assert extent is not None  # _value_start set it with this step
+        assert extent is not None  # _call_start set it with this step
         end = extent.advance(self.buf)
         if end is None:
             return False
@@ -235,7 +177,7 @@ class _Reader(StepReader):
             self._accept()
             return True
         if buf[pos] in "{[":
-            self.step = self._value_start
+            self.step = self._call_start
             return True
         rest = buf[pos : pos + _MAXLEN]
         if not self.final and (CALL_CLOSE.startswith(rest) or CALL_OPEN.startswith(rest)):

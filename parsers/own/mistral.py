@@ -44,7 +44,7 @@ import json
 import re
 
 from harness.formats.mistral import ARGS, CALL_ID, SPEC, TOOL_CALLS
-from parsers.own._base import OwnParser, StepReader, proper_prefixes
+from parsers.own._base import BlockReader, OwnParser, proper_prefixes
 from parsers.own._common import JsonExtent, Malformed, skip
 from parsers.own.llama3_json import decode_json, object_arguments
 
@@ -79,17 +79,19 @@ class MistralParser(OwnParser):
         return _Reader()
 
 
-class _Reader(StepReader):
+class _Reader(BlockReader):
     """Incremental reader. ``push(text)`` / ``finish()`` return events (see
     :func:`parsers.own._base.deltas_from_events`).
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it
     needs more text. Call-state handlers raise :class:`Malformed`, which surfaces the call as content (once
     :meth:`_faulted` may). Inside a call the buffer keeps its raw text from ``[TOOL_CALLS]`` (``call_at``) on.
+    The format has no call closer: after a surfaced call the text reads on (:class:`~parsers.own._base.BlockReader`).
     """
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
     text_stop = _TEXT_STOP
+    call_open = TOOL_CALLS
 
     def __init__(self):
         super().__init__()
@@ -111,9 +113,6 @@ class _Reader(StepReader):
         if not self.in_call and self.pos >= _COMPACT_AT:
             self.buf, self.pos = self.buf[self.pos :], 0
 
-    def _held_call(self) -> bool:
-        return self.in_call
-
     def _at_end(self) -> None:
         self._surface(len(self.buf), "unterminated call")
 
@@ -127,9 +126,7 @@ class _Reader(StepReader):
     def _text(self) -> bool:
         if self._scan(self._emit_content, (TOOL_CALLS,)) is None:
             return False
-        self._reset_call()
-        self.in_call, self.call_at = True, self.pos - len(TOOL_CALLS)
-        self.step = self._head
+        self._begin_call()
         return True
 
     def _faulted(self) -> bool:
@@ -142,25 +139,12 @@ class _Reader(StepReader):
             for p in range(max(self.call_at + n, at - n + 1), min(at + 1, len(buf))):
                 if len(buf) - p < n and TOOL_CALLS.startswith(buf[p:]):
                     return False
-        self._surface_call(at, reason)
+        super()._surface(at, reason)
         return True
-
-    def _surface_call(self, at: int, reason: str) -> None:
-        """Give the call's raw text up to ``at`` (or to a later ``[TOOL_CALLS]``, if sooner) to content; the
-        rest is read as text."""
-        later = self.buf.find(TOOL_CALLS, self.call_at + len(TOOL_CALLS))
-        if 0 <= later < at:
-            at = later
-        raw = self.buf[self.call_at : at]
-        self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
-        self._reset_call()
-        self.pos = at
-        self._emit_content(raw)
-        self.step = self._text
 
     # ---- calls ---------------------------------------------------------------------------------
 
-    def _head(self) -> bool:
+    def _call_start(self) -> bool:
         """After ``[TOOL_CALLS]``: a tool name, or JSON (the older format)."""
         j = self.pos = skip(_WS, self.buf, self.pos)
         if j == len(self.buf):
