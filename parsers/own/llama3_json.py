@@ -46,9 +46,7 @@ import re
 
 from harness.formats.llama3_json import PYTHON_TAG, SPEC
 from parsers.own._base import OwnParser, StepReader, proper_prefixes
-from parsers.own._common import JsonExtent, Malformed, skip
-from parsers.own._common import finite_float as _finite_float
-from parsers.own._common import reject_constant as _reject_constant
+from parsers.own._common import JsonExtent, Malformed, object_arguments, skip
 from parsers.own._schema_types import allowed_types, property_schema, typed_value
 
 _STOPS = SPEC.stop_markers
@@ -61,6 +59,7 @@ _CALL_KEYS = frozenset({"name", "type", "parameters", "arguments"})
 _BUILTIN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.call\((.*)\)\Z", re.S)
 _RAW_ARG = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="(.*?)"(?:, (?=[A-Za-z_][A-Za-z0-9_]*=")|\Z)', re.S)
 _COMPACT_AT = 4096
+NESTED_TOO_DEEP = "nested too deeply"  # this reader's (and Mistral's) word for JSON nested past the decoder
 
 
 class Llama3JsonParser(OwnParser):
@@ -89,27 +88,6 @@ class Llama3JsonParser(OwnParser):
 
     def reader(self, tools: list | None, prefix: str, whole: bool) -> _Reader:
         return _Reader(tools)
-
-
-# ---- pieces shared in shape with parsers/own/mistral.py -------------------------------------------------------
-
-
-def decode_json(text: str):
-    """Strict JSON: no NaN/Infinity, no number that overflows a double. Raises ``ValueError``."""
-    try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-
-
-def object_arguments(args) -> dict | None:
-    """Call arguments as an object: a JSON object, or a JSON string holding one; None otherwise."""
-    if isinstance(args, str):
-        try:
-            args = decode_json(args)
-        except ValueError:
-            return None
-    return args if isinstance(args, dict) else None
 
 
 # ---- the Llama 3 reader ---------------------------------------------------------------------------------
@@ -226,22 +204,17 @@ class _Reader(StepReader):
     def _candidate(self) -> bool:
         extent = self.json
         assert extent is not None  # _candidate_at set it with this step
-        start = extent.start
         try:
-            end = extent.advance(self.buf)
-        except Malformed as exc:
+            done = extent.decoded(self.buf, too_deep=NESTED_TOO_DEEP)
+        except Malformed as exc:  # not JSON, or JSON that does not decode
             self._not_a_call(None, exc.reason)
             return True
-        if end is None:
+        if done is None:
             if not self.final:
                 return False
             self._not_a_call(None, "unterminated JSON")
             return True
-        try:
-            value = decode_json(self.buf[start:end])
-        except ValueError as exc:
-            self._not_a_call(None, f"invalid JSON: {exc}")
-            return True
+        end, value = done
         parsed = _json_call(value)
         if parsed is None:
             self._not_a_call(end, "JSON that is not a call")

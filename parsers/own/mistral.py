@@ -45,8 +45,8 @@ import re
 
 from harness.formats.mistral import ARGS, CALL_ID, SPEC, TOOL_CALLS
 from parsers.own._base import BlockReader, OwnParser, proper_prefixes
-from parsers.own._common import JsonExtent, Malformed, skip
-from parsers.own.llama3_json import decode_json, object_arguments
+from parsers.own._common import JsonExtent, Malformed, object_arguments, skip
+from parsers.own.llama3_json import NESTED_TOO_DEEP
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
@@ -210,16 +210,7 @@ class _Reader(BlockReader):
     def _scan_json(self) -> tuple[int, object] | None:
         extent = self.json
         assert extent is not None  # set with the step (_args, _old_json) that calls this
-        try:
-            end = extent.advance(self.buf)
-        except Malformed as exc:
-            raise Malformed(exc.at, exc.reason) from None
-        if end is None:
-            return None  # at the end of the text, _advance surfaces the unterminated call
-        try:
-            return end, decode_json(self.buf[extent.start : end])
-        except ValueError as exc:
-            raise Malformed(end, f"invalid JSON: {exc}") from None
+        return extent.decoded(self.buf, too_deep=NESTED_TOO_DEEP)  # None: at the end, the call is unterminated
 
     def _args(self) -> bool:
         scanned = self._scan_json()
