@@ -13,6 +13,7 @@ hold-back and the surfacing of faults are the reader's (its grammar decides what
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _dist_version
@@ -120,11 +121,13 @@ class StepReader:
     progress and False when it needs more text, and raises :class:`~parsers.own._common.Malformed` at a fault,
     which :meth:`_surface` (the grammar's) gives to content. ``push``/``finish`` return the events made since.
 
-    Subclasses set ``buf``, ``pos``, ``final``, ``events``, ``step`` and the ``content``/``reasoning``
-    :class:`TextField` (fed by :meth:`_emit_content`/:meth:`_emit_reasoning`) in ``__init__``, ``prefixes``/``maxlen``
-    (the proper prefixes of every marker and the longest marker's length: :meth:`_scan` holds them back), and
-    implement :meth:`_held_call` (True while a call is read), :meth:`_at_end` (what a call open at the end of
-    the text becomes) and :meth:`_surface`; :meth:`_compact` drops consumed text before each push.
+    ``__init__`` sets the empty buffer (``buf``, ``pos``, ``final``), the ``content``/``reasoning``
+    :class:`TextField` (fed by :meth:`_emit_content`/:meth:`_emit_reasoning`), ``events``, ``diagnostics`` and
+    ``n_calls``; subclasses call it, then set ``step``. They set ``prefixes``/``maxlen`` (the proper prefixes of
+    every marker and the longest marker's length: :meth:`_scan` holds them back), ``text_stop`` where a marker
+    can start other than at ``<``, and implement :meth:`_held_call` (True while a call is read), :meth:`_at_end`
+    (what a call open at the end of the text becomes) and :meth:`_surface` (a grammar that raises
+    :class:`~parsers.own._common.Malformed` or holds calls); :meth:`_compact` drops consumed text before each push.
     """
 
     buf: str
@@ -137,6 +140,15 @@ class StepReader:
     step: Callable[[], bool]  # the handler of the current state
     prefixes: frozenset[str] = frozenset()
     maxlen = 1
+    text_stop: re.Pattern[str] = re.compile("<")  # where a marker may start
+
+    def __init__(self) -> None:
+        self.buf, self.pos = "", 0
+        self.final = False
+        self.content, self.reasoning = TextField(), TextField()
+        self.events = []
+        self.diagnostics = []
+        self.n_calls = 0
 
     def push(self, text: str) -> list[tuple]:
         self._compact()
@@ -187,25 +199,126 @@ class StepReader:
         if text:
             self.events.append(("reasoning", text))
 
+    def _held_prefix(self, i: int) -> bool:
+        """True when the buffer ends at ``i`` with a proper prefix of a marker that more text may complete."""
+        return not self.final and len(self.buf) - i < self.maxlen and self.buf[i:] in self.prefixes
+
     def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
-        """Emit text up to the first of ``markers`` and consume the marker; return it, or None when the buffer
-        ran out (a trailing possible marker prefix is held unless final)."""
+        """Emit text up to the first of ``markers`` (tried where ``text_stop`` matches) and consume the marker;
+        return it, or None when the buffer ran out (a trailing possible marker prefix is held unless final)."""
         buf, start = self.buf, self.pos
-        i = buf.find("<", start)
-        while i != -1:
+        found = self.text_stop.search(buf, start)
+        while found:
+            i = found.start()
             for marker in markers:
                 if buf.startswith(marker, i):
                     emit(buf[start:i])
                     self.pos = i + len(marker)
                     return marker
-            if not self.final and len(buf) - i < self.maxlen and buf[i:] in self.prefixes:
+            if self._held_prefix(i):
                 emit(buf[start:i])
                 self.pos = i
                 return None
-            i = buf.find("<", i + 1)
+            found = self.text_stop.search(buf, i + 1)
         emit(buf[start:])
         self.pos = len(buf)
         return None
+
+
+class BlockReader(StepReader):
+    """A :class:`StepReader` whose calls are blocks that open at ``call_open`` (and close at ``call_close``, where
+    the format has a closer): :meth:`_text` reads the text outside them and calls :meth:`_begin_call` right after
+    a ``call_open``, which makes :meth:`_call_start` the step. While a block is read (``in_call``) the buffer keeps
+    its raw text from ``call_at`` on; a fault (:meth:`_surface`) gives that text, up to the fault or to a later
+    ``call_open`` when that comes first, to content with a diagnostic; then :meth:`_resync` reads content up to
+    the next ``call_close`` (kept) or ``call_open`` (a new block), or, for a format without a closer, the text
+    reads on. Subclasses implement :meth:`_text`, :meth:`_call_start` and :meth:`_reset_call` (which forgets the
+    current block and sets ``in_call`` False).
+    """
+
+    call_open = ""
+    call_close = ""
+    in_call: bool
+    call_at: int  # buffer offset of the current block's call_open
+
+    def _text(self) -> bool:  # pragma: no cover - subclasses implement it
+        raise NotImplementedError
+
+    def _call_start(self) -> bool:  # pragma: no cover - subclasses implement it
+        raise NotImplementedError
+
+    def _reset_call(self) -> None:  # pragma: no cover - subclasses implement it
+        raise NotImplementedError
+
+    def _held_call(self) -> bool:
+        return self.in_call
+
+    def _begin_call(self) -> None:
+        """A block starts at the ``call_open`` just consumed."""
+        self._reset_call()
+        self.in_call, self.call_at = True, self.pos - len(self.call_open)
+        self.step = self._call_start
+
+    def _surface(self, at: int, reason: str) -> None:
+        """Give the block's raw text up to ``at`` (or to a later ``call_open``, if sooner) to content."""
+        later = self.buf.find(self.call_open, self.call_at + len(self.call_open))
+        if 0 <= later < at:
+            at = later
+        raw = self.buf[self.call_at : at]
+        self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
+        self._reset_call()
+        self.pos = at
+        self._emit_content(raw)
+        self.step = self._resync if self.call_close else self._text
+
+    def _resync(self) -> bool:
+        """After a surfaced block: content up to the next ``call_close`` (kept) or ``call_open``."""
+        marker = self._scan(self._emit_content, (self.call_close, self.call_open))
+        if marker == self.call_close:
+            self._emit_content(marker)
+        elif marker == self.call_open:
+            self.pos -= len(marker)
+        if marker is not None:
+            self.step = self._text
+        return marker is not None
+
+
+class ThinkBlockReader(BlockReader):
+    """A :class:`BlockReader` whose text may open with a ``think_open`` ... ``think_close`` reasoning block (Qwen's
+    and GLM's ``<think>``): only a block at the start of the text (whitespace before it at most) is reasoning,
+    ``think_open`` anywhere else is content, and inside reasoning only ``think_close`` ends it. ``think_allowed``
+    (set in ``__init__``: False when the prefix already opened the block and :meth:`_think` is the first step)
+    turns False at the first other text or call.
+    """
+
+    think_open = ""
+    think_close = ""
+    think_allowed: bool
+
+    def _text(self) -> bool:
+        markers = (self.call_open, self.think_open) if self.think_allowed else (self.call_open,)
+        marker = self._scan(self._emit_content, markers)
+        if marker == self.think_open:
+            self.think_allowed = False
+            if self.content.started:  # only a block at the start of the text is reasoning
+                self._emit_content(marker)
+            else:
+                self.step = self._think
+        elif marker == self.call_open:
+            self.think_allowed = False
+            self._begin_call()
+        return marker is not None
+
+    def _think(self) -> bool:
+        if self._scan(self._emit_reasoning, (self.think_close,)) is None:
+            return False
+        self.step = self._text
+        return True
+
+    def _emit_content(self, text: str) -> None:
+        if text and not text.isspace():
+            self.think_allowed = False
+        super()._emit_content(text)
 
 
 def message_from_events(events: list[tuple], diagnostics: list[str]) -> Message:

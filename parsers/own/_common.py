@@ -1,7 +1,7 @@
 """Grammar pieces the project's own parsers share: the longest marker-prefix suffix of a buffer, finding where a
 JSON value ends by its syntax, resumably (:class:`JsonExtent`, raising :class:`Malformed`), strict JSON
-number/constant hooks, and typing the raw value text of a template that writes non-strings with ``tojson``
-(:func:`tojson_typed`). The protocol side (stream, stop tail, text fields, event folding) is
+decoding (:func:`decode_json`, :func:`object_arguments`), and typing the raw value text of a template that writes
+non-strings with ``tojson`` (:func:`tojson_typed`). The protocol side (stream, stop tail, text fields, event folding) is
 :mod:`parsers.own._base`.
 """
 
@@ -12,6 +12,8 @@ import math
 import re
 
 from parsers.own._schema_types import allowed_types, typed_value
+
+TOO_DEEP = "JSON nested too deeply"  # the fault of a JSON value nested deeper than the decoder follows
 
 
 def skip(pattern: re.Pattern[str], text: str, pos: int = 0) -> int:
@@ -48,6 +50,25 @@ def finite_float(text: str) -> float:
 
 def reject_constant(name: str):
     raise ValueError(f"{name} is not JSON")
+
+
+def decode_json(text: str, too_deep: str = TOO_DEEP):
+    """Strict JSON: no NaN/Infinity, no number that overflows a double. Raises ``ValueError`` (``too_deep``
+    when the value nests deeper than the decoder can follow)."""
+    try:
+        return json.loads(text, parse_constant=reject_constant, parse_float=finite_float)
+    except RecursionError:
+        raise ValueError(too_deep) from None
+
+
+def object_arguments(value) -> dict | None:
+    """Call arguments as an object: a JSON object, or (drift) a JSON string holding one; None otherwise."""
+    if isinstance(value, str):
+        try:
+            value = decode_json(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
 
 
 def is_json_text(text: str) -> bool:
@@ -91,13 +112,33 @@ class Malformed(Exception):
 
 class JsonExtent:
     """Finds, resumably, where one JSON object, array or string that starts at ``start`` ends, by scanning its
-    syntax (strings, escapes, nesting) -- so marker text inside strings is data."""
+    syntax (strings, escapes, nesting) -- so marker text inside strings is data. ``what`` names the value in the
+    fault for a stray character (``unexpected '<' in {what}``)."""
 
-    def __init__(self, start: int):
+    def __init__(self, start: int, what: str = "JSON"):
         self.start = self.scan = start
+        self.what = what
         self.stack: list[str] = []
         self.in_string = False
         self.end: int | None = None
+
+    def decoded(self, buf: str, what: str = "JSON", too_deep: str = TOO_DEEP) -> tuple[int, object] | None:
+        """``(end, value)`` once the value is complete (:meth:`advance`, then :func:`decode_json`); None while
+        more text is needed. Raises :class:`Malformed` where :meth:`advance` does, and at ``end`` (``invalid
+        {what}: ...``) for a value that does not decode."""
+        end = self.advance(buf)
+        if end is None:
+            return None
+        try:
+            return end, decode_json(buf[self.start : end], too_deep)
+        except ValueError as exc:
+            raise Malformed(end, f"invalid {what}: {exc}") from None
+
+    def shift(self, cut: int) -> None:
+        """The buffer lost its first ``cut`` characters (all before ``start``): move the offsets with it."""
+        self.start, self.scan = self.start - cut, self.scan - cut
+        if self.end is not None:
+            self.end -= cut
 
     def advance(self, buf: str) -> int | None:
         """The end offset (exclusive) once the value is complete (and on every later call); None while more text
@@ -141,4 +182,4 @@ class JsonExtent:
                 if not self.stack:
                     return i + 1
             else:
-                raise Malformed(i, f"unexpected {c!r} in JSON")
+                raise Malformed(i, f"unexpected {c!r} in {self.what}")

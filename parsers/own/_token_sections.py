@@ -39,37 +39,13 @@ from __future__ import annotations
 import json
 import re
 
-from parsers.own._base import OwnParser, StepReader, TextField, proper_prefixes
-from parsers.own._common import JsonExtent, Malformed, skip
-from parsers.own._common import finite_float as _finite_float
-from parsers.own._common import reject_constant as _reject_constant
+from parsers.own._base import OwnParser, StepReader, proper_prefixes
+from parsers.own._common import JsonExtent, Malformed, object_arguments, skip
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 _WS = re.compile(r"\s*")
 _JSON_WS = re.compile(r"[ \t\n\r]*")
-
-
-# ---- JSON helpers ----------------------------------------------------------------------------------------
-
-
-def decode_json(text: str):
-    """Strict JSON: no NaN/Infinity, no number that overflows a double. Raises ``ValueError``."""
-    try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
-
-
-def arguments_object(value):
-    """The arguments object a decoded JSON value stands for: the object itself, or (drift) a JSON string that
-    holds an object; None otherwise."""
-    if isinstance(value, str):
-        try:
-            value = decode_json(value)
-        except ValueError:
-            return None
-    return value if isinstance(value, dict) else None
 
 
 # ---- the reader ------------------------------------------------------------------------------------------
@@ -103,12 +79,7 @@ class SectionReader(StepReader):
 
     def __init__(self, tools: list | None, prefix: str):
         self.tools = tools
-        self.buf, self.pos = "", 0
-        self.final = False
-        self.content, self.reasoning = TextField(), TextField()
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
+        super().__init__()
         self.think_allowed = self.THINK  # a think block may still open the text
         self.section_open_pending = False  # the section opener waits for its first call's verdict
         self.section_silent = True  # the section's closer is protocol (its opener was consumed, or a
@@ -340,14 +311,11 @@ class JsonCallReader(SectionReader):
     def _args(self) -> bool:
         extent = self.extent
         assert extent is not None  # _args_start set it with this step
-        end = extent.advance(self.buf)
-        if end is None:
+        done = extent.decoded(self.buf, "JSON arguments")
+        if done is None:
             return False
-        try:
-            value = decode_json(self.buf[extent.start : end])
-        except ValueError as exc:
-            raise Malformed(end, f"invalid JSON arguments: {exc}") from None
-        args = arguments_object(value)
+        end, value = done
+        args = object_arguments(value)
         if args is None:
             raise Malformed(end, "the arguments are not a JSON object")
         self.args, self.pos = args, end

@@ -62,9 +62,9 @@ from harness.formats.deepseek_v32 import (
     PARAM_OPEN,
     SPEC,
 )
-from parsers.own._common import skip
+from parsers.own._common import JsonExtent, Malformed, decode_json, skip
 from parsers.own._schema_types import allowed_types, property_schema, typed_value
-from parsers.own._token_sections import JsonExtent, Malformed, SectionParser, SectionReader, decode_json
+from parsers.own._token_sections import SectionParser, SectionReader
 
 _INVOKE_HEAD = re.compile(r'\s+name="(?P<name>[^"]*)"\s*(?P<close>/?)>')
 _PARAM_HEAD = re.compile(r'\s+name="(?P<key>.*?)"(?:\s+string="(?P<kind>[^"]*)")?\s*>', re.DOTALL)
@@ -147,13 +147,10 @@ class DeepSeekV32Reader(SectionReader):
         """Drift: the arguments as one JSON object instead of parameters."""
         extent = self.extent
         assert isinstance(extent, JsonExtent)  # _body set it with this step
-        end = extent.advance(self.buf)
-        if end is None:
+        done = extent.decoded(self.buf, "JSON body")
+        if done is None:
             return False
-        try:
-            value = decode_json(self.buf[extent.start : end])
-        except ValueError as exc:
-            raise Malformed(end, f"invalid JSON body: {exc}") from None
+        end, value = done
         if not isinstance(value, dict):
             raise Malformed(end, "the JSON body is not an object")
         self.args, self.pos, self.step = value, end, self._body

@@ -47,15 +47,13 @@ import re
 from typing import NoReturn
 
 from harness.formats.functiongemma import CALL_CLOSE, CALL_OPEN, ESCAPE, SPEC
-from parsers.own._base import OwnParser
-from parsers.own._base import TextField as _Field
+from parsers.own._base import BlockReader, OwnParser, proper_prefixes
 from parsers.own._common import skip
 from parsers.own._schema_types import typed_value
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
-_PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
-_MAXLEN = max(map(len, _MARKERS))
+_PREFIXES, _MAXLEN = proper_prefixes(_MARKERS), max(map(len, _MARKERS))
 _HEAD = "call:"
 
 _WS = re.compile(r"\s*")
@@ -85,105 +83,66 @@ class FunctionGemmaParser(OwnParser):
         return _Reader(tools)
 
 
-class _Reader:
+class _Reader(BlockReader):
     """Incremental reader: ``push(text)`` / ``finish()`` return events ``("content", text)`` and
     ``("call", index, name, arguments_json)``. Outside a call the text is scanned for ``<start_function_call>``;
-    inside one, the buffer keeps the call's raw text from ``call_at`` and :class:`_CallReader` reads it whole."""
+    inside one, the buffer keeps the call's raw text from ``call_at`` and :class:`_CallReader` reads it whole
+    (again only once a ``>`` arrived: ``dirty``). Surfacing and resync are
+    :class:`~parsers.own._base.BlockReader`'s."""
+
+    prefixes, maxlen = _PREFIXES, _MAXLEN
+    call_open, call_close = CALL_OPEN, CALL_CLOSE
 
     def __init__(self, tools: list | None):
         self.tools = tools
-        self.buf, self.pos = "", 0
-        self.final = False
-        self.state = "text"  # text | call | resync
+        super().__init__()
+        self.step = self._text
         self.call_at = 0
+        self.in_call = False
         self.dirty = False  # a held call may have become decidable
-        self.content = _Field()
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
 
     def push(self, text: str) -> list[tuple]:
-        cut = self.call_at if self.state == "call" else self.pos
-        if cut:
-            self.buf, self.pos, self.call_at = self.buf[cut:], self.pos - cut, self.call_at - cut
-        self.buf += text
         self.dirty = self.dirty or ">" in text
-        self._advance()
-        return self._take()
+        return super().push(text)
 
     def finish(self) -> list[tuple]:
-        self.final = self.dirty = True
-        self._advance()
-        return self._take()
+        self.dirty = True
+        return super().finish()
 
-    def _take(self) -> list[tuple]:
-        events, self.events = self.events, []
-        return events
+    def _compact(self) -> None:
+        cut = self.call_at if self.in_call else self.pos
+        if cut:
+            self.buf, self.pos, self.call_at = self.buf[cut:], self.pos - cut, self.call_at - cut
 
-    def _advance(self) -> None:
-        while True:
-            if self.state == "text":
-                if self._scan((CALL_OPEN,)) is None:
-                    return
-                self.call_at, self.state, self.dirty = self.pos, "call", True
-                self.pos += len(CALL_OPEN)
-            elif self.state == "call":
-                if not self.dirty:
-                    return
-                self.dirty = False
-                result = _CallReader(self.buf, self.final, self.tools).read(self.call_at + len(CALL_OPEN))
-                if result[0] == "more":
-                    return
-                if result[0] == "ok":
-                    _, end, name, args = result
-                    self.events.append(("call", self.n_calls, name, json.dumps(args, ensure_ascii=False)))
-                    self.n_calls += 1
-                    self.pos, self.state = end, "text"
-                else:
-                    self._surface(result[1], result[2])
-            else:  # resync after a surfaced call
-                marker = self._scan((CALL_CLOSE, CALL_OPEN))
-                if marker is None:
-                    return
-                if marker == CALL_CLOSE:
-                    self._emit(CALL_CLOSE)
-                    self.pos += len(CALL_CLOSE)
-                self.state = "text"
+    def _held_call(self) -> bool:
+        return False  # at the end of the text (final, dirty) _CallReader decides every call
 
-    def _scan(self, markers: tuple[str, ...]) -> str | None:
-        """Emit content up to the first of ``markers`` and move ``pos`` to it; return it, or None when the buffer
-        ran out (a trailing possible marker prefix is held unless final)."""
-        buf, start = self.buf, self.pos
-        i = buf.find("<", start)
-        while i != -1:
-            for marker in markers:
-                if buf.startswith(marker, i):
-                    self._emit(buf[start:i])
-                    self.pos = i
-                    return marker
-            if not self.final and len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
-                self._emit(buf[start:i])
-                self.pos = i
-                return None
-            i = buf.find("<", i + 1)
-        self._emit(buf[start:])
-        self.pos = len(buf)
-        return None
+    def _reset_call(self) -> None:
+        self.in_call = False
 
-    def _emit(self, text: str) -> None:
-        text = self.content.push(text)
-        if text:
-            self.events.append(("content", text))
+    def _text(self) -> bool:
+        if self._scan(self._emit_content, (CALL_OPEN,)) is None:
+            return False
+        self.dirty = True
+        self._begin_call()
+        return True
 
-    def _surface(self, at: int, reason: str) -> None:
-        """The call's raw text up to ``at`` (or to a later ``<start_function_call>``, if sooner) becomes content."""
-        later = self.buf.find(CALL_OPEN, self.call_at + len(CALL_OPEN))
-        if 0 <= later < at:
-            at = later
-        raw = self.buf[self.call_at : at]
-        self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
-        self._emit(raw)
-        self.pos, self.state = at, "resync"
+    def _call_start(self) -> bool:
+        if not self.dirty:
+            return False
+        self.dirty = False
+        result = _CallReader(self.buf, self.final, self.tools).read(self.call_at + len(CALL_OPEN))
+        if result[0] == "more":
+            return False
+        if result[0] == "ok":
+            _, end, name, args = result
+            self.events.append(("call", self.n_calls, name, json.dumps(args, ensure_ascii=False)))
+            self.n_calls += 1
+            self._reset_call()
+            self.pos, self.step = end, self._text
+        else:
+            self._surface(result[1], result[2])
+        return True
 
 
 class _More(Exception):

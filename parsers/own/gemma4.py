@@ -64,7 +64,7 @@ import math
 import re
 
 from harness.formats.gemma4 import CALL_CLOSE, CALL_OPEN, CHANNEL_CLOSE, CHANNEL_OPEN, SPEC, STRING_DELIM
-from parsers.own._base import OwnParser, StepReader, proper_prefixes
+from parsers.own._base import BlockReader, OwnParser, proper_prefixes
 from parsers.own._base import TextField as _Field
 from parsers.own._common import Malformed, skip
 from parsers.own._common import suffix_in as _suffix_in
@@ -119,38 +119,32 @@ class _Frame:
         self.closer, self.count = closer, 0
 
 
-class _Reader(StepReader):
+class _Reader(BlockReader):
     """Pushdown reader of Gemma 4 completions (recursive descent with an explicit stack, so it can stop
     at any chunk boundary and resume). ``push(text)`` / ``finish()`` return events:
     ``("content"|"reasoning", text)``, ``("name", index, name)``, ``("args", index, json_fragment)`` (eager)
     or ``("call", index, name, json_text)`` (held calls, emitted at the close).
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it
-    needs more text. Handlers raise :class:`Malformed`, which surfaces the current call as content.
+    needs more text. Handlers raise :class:`Malformed`, which surfaces the current call as content (its raw
+    text is kept in ``raw``, the buffer cut at the call); :class:`~parsers.own._base.BlockReader` resyncs after it.
     """
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
+    call_open, call_close = CALL_OPEN, CALL_CLOSE
     raw: list[str]  # consumed text of the current call (set by _reset_call)
 
     def __init__(self, tools: list | None, prefix: str, eager: bool):
         self.eager = eager
         self.declared = _declared_keys(tools)
-        self.buf, self.pos = "", 0
+        super().__init__()
         self.mark: int | None = None  # start of the token being read (name, key, scalar)
         self.scan = 0  # where the token scan resumes
-        self.final = False
         self.step = self._text
-        self.content, self.reasoning = _Field(), _Field()
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
         self._reset_call()
         self._enter_prefix(prefix)
 
     # ---- driving -----------------------------------------------------------------------------------
-
-    def _held_call(self) -> bool:
-        return self.in_call
 
     def _at_end(self) -> None:
         if self.step == self._after_args and self.pos == len(self.buf):
@@ -228,17 +222,6 @@ class _Reader(StepReader):
             self._begin_call()
         return marker is not None
 
-    def _resync(self) -> bool:
-        """After a malformed call: raw text is content up to the next call close (kept) or open."""
-        marker = self._scan(self._emit_content, (CALL_CLOSE, CALL_OPEN))
-        if marker == CALL_CLOSE:
-            self._emit_content(CALL_CLOSE)
-        elif marker == CALL_OPEN:
-            self.pos -= len(CALL_OPEN)
-        if marker is not None:
-            self.step = self._text
-        return marker is not None
-
     # ---- calls ---------------------------------------------------------------------------------
 
     def _reset_call(self) -> None:
@@ -254,7 +237,7 @@ class _Reader(StepReader):
         self._reset_call()
         self.in_call, self.raw = True, [CALL_OPEN]
         self.buf, self.pos = self.buf[self.pos :], 0
-        self.step = self._head
+        self.step = self._call_start
 
     def _accept(self) -> None:
         if not self.streaming:
@@ -307,7 +290,7 @@ class _Reader(StepReader):
         self.pos = skip(_WS, self.buf, self.pos)
         return self.pos
 
-    def _head(self) -> bool:
+    def _call_start(self) -> bool:
         """``call:`` after ``<|tool_call>``."""
         pos = self._skip_ws()
         if self.buf.startswith(CALL_OPEN, pos):  # drift: the opener written twice

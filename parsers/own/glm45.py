@@ -86,8 +86,7 @@ from harness.formats.glm45 import (
     VALUE_CLOSE,
     VALUE_OPEN,
 )
-from parsers.own._base import OwnParser, StepReader
-from parsers.own._base import TextField as _Field
+from parsers.own._base import OwnParser, ThinkBlockReader, proper_prefixes
 from parsers.own._common import Malformed
 from parsers.own._common import reject_constant as _reject_constant
 from parsers.own._common import tojson_typed as _typed
@@ -95,8 +94,7 @@ from parsers.own._schema_types import property_schema
 
 _STOPS = STOP_MARKERS
 _SCAN_MARKERS = tuple(m for m in dict.fromkeys(MARKERS + _STOPS) if m.startswith("<"))
-_PREFIXES = frozenset(m[:k] for m in _SCAN_MARKERS for k in range(1, len(m)))  # proper prefixes
-_MAXLEN = max(map(len, _SCAN_MARKERS))
+_PREFIXES, _MAXLEN = proper_prefixes(_SCAN_MARKERS), max(map(len, _SCAN_MARKERS))
 _INNER = (VALUE_OPEN, VALUE_CLOSE, KEY_OPEN, CALL_CLOSE, CALL_OPEN)  # markers that may not occur inside a key
 
 _NAME_END = re.compile(r"[\s<{]")
@@ -135,29 +133,27 @@ class Glm45Parser(GlmParser):
     )
 
 
-class _Reader(StepReader):
+class _Reader(ThinkBlockReader):
     """Incremental reader of GLM completions. ``push(text)`` / ``finish()`` return events:
     ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it needs
     more text. Call-state handlers raise :class:`Malformed`, which surfaces the block as content. Inside a block
-    the buffer keeps the block's raw text from ``<tool_call>`` (``call_at``) on.
+    the buffer keeps the block's raw text from ``<tool_call>`` (``call_at``) on. The text, ``<think>`` block,
+    surfacing and resync are :class:`~parsers.own._base.ThinkBlockReader`'s.
     """
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
-    call_at: int  # buffer offsets, set per block
-    value_at: int
+    call_open, call_close = CALL_OPEN, CALL_CLOSE
+    think_open, think_close = THINK_OPEN, THINK_CLOSE
+    value_at: int  # buffer offset, set per block
 
     def __init__(self, tools: list | None, prefix: str, implicit_think: bool):
         self.tools = tools
-        self.buf, self.pos, self.scan = "", 0, 0
-        self.final = False
+        super().__init__()
+        self.scan = 0
         self.step = self._text
-        self.content, self.reasoning = _Field(), _Field()
         self.think_allowed = True  # a <think> block may still open the text
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
         self._reset_call()
         opened, closed = prefix.rfind(THINK_OPEN), prefix.rfind(THINK_CLOSE)
         if opened > closed:  # the prompt pre-filled an open <think>
@@ -166,9 +162,6 @@ class _Reader(StepReader):
             self.step = self._undecided
 
     # ---- driving ------------------------------------------------------------------------------------------
-
-    def _held_call(self) -> bool:
-        return self.in_call
 
     def _at_end(self) -> None:
         if self.step == self._sep and self.after_value and self.pos == len(self.buf):
@@ -188,10 +181,6 @@ class _Reader(StepReader):
 
     # ---- text outside calls ---------------------------------------------------------------------------------
 
-    def _held(self, i: int) -> bool:
-        """True when the buffer ends at ``i`` with a proper prefix of a marker that more text may complete."""
-        return not self.final and len(self.buf) - i < _MAXLEN and self.buf[i:] in _PREFIXES
-
     def _undecided(self) -> bool:
         """glm47 without a think marker in the prefix: is the text before the first ``</think>`` reasoning?
         Holds everything (``pos`` stays at its start) until ``</think>``, ``<tool_call>`` or the end decides."""
@@ -208,7 +197,7 @@ class _Reader(StepReader):
             if buf.startswith(THINK_OPEN, i) and not buf[self.pos : i].strip():  # an explicit block after all
                 self.pos, self.step, self.think_allowed = i + len(THINK_OPEN), self._think, False
                 return True
-            if self._held(i):
+            if self._held_prefix(i):
                 self.scan = i
                 return False
             i = buf.find("<", i + 1)
@@ -217,41 +206,6 @@ class _Reader(StepReader):
             self.step, self.think_allowed = self._text, False
             return True
         return False
-
-    def _text(self) -> bool:
-        markers = (CALL_OPEN, THINK_OPEN) if self.think_allowed else (CALL_OPEN,)
-        marker = self._scan(self._emit_content, markers)
-        if marker == THINK_OPEN:
-            self.think_allowed = False
-            if self.content.started:  # only a block at the start of the text is reasoning
-                self._emit_content(THINK_OPEN)
-            else:
-                self.step = self._think
-        elif marker == CALL_OPEN:
-            self._begin_call()
-        return marker is not None
-
-    def _think(self) -> bool:
-        if self._scan(self._emit_reasoning, (THINK_CLOSE,)) is None:
-            return False
-        self.step = self._text
-        return True
-
-    def _resync(self) -> bool:
-        """After a malformed block: content up to the next ``</tool_call>`` (kept) or ``<tool_call>``."""
-        marker = self._scan(self._emit_content, (CALL_CLOSE, CALL_OPEN))
-        if marker == CALL_CLOSE:
-            self._emit_content(CALL_CLOSE)
-        elif marker == CALL_OPEN:
-            self.pos -= len(CALL_OPEN)
-        if marker is not None:
-            self.step = self._text
-        return marker is not None
-
-    def _emit_content(self, text: str) -> None:
-        if text and not text.isspace():
-            self.think_allowed = False
-        super()._emit_content(text)
 
     # ---- calls ----------------------------------------------------------------------------------------------
 
@@ -265,12 +219,6 @@ class _Reader(StepReader):
         self.json_kind = ""  # drift: "call" (JSON call body) or "args" (JSON after the name)
         self.key = ""
         self.pairs: list[tuple[str, str]] = []  # raw (key, value) texts, typed when the block is accepted
-
-    def _begin_call(self) -> None:
-        self._reset_call()
-        self.in_call, self.call_at = True, self.pos - len(CALL_OPEN)
-        self.think_allowed = False
-        self.step = self._name
 
     def _accept(self) -> None:
         pairs = _unescaped_pairs(self.pairs) if self.escaped else self.pairs
@@ -296,19 +244,6 @@ class _Reader(StepReader):
             return stripped
         return key
 
-    def _surface(self, at: int, reason: str) -> None:
-        """Give the block's raw text up to ``at`` (or to a later ``<tool_call>``, if sooner) to content; the rest
-        is read by ``_resync``."""
-        later = self.buf.find(CALL_OPEN, self.call_at + len(CALL_OPEN))
-        if 0 <= later < at:
-            at = later
-        raw = self.buf[self.call_at : at]
-        self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
-        self._reset_call()
-        self.pos = at
-        self._emit_content(raw)
-        self.step = self._resync
-
     @overload
     def _skip(self, pos: int, escapes: Literal[False]) -> int: ...
     @overload
@@ -330,7 +265,7 @@ class _Reader(StepReader):
                 return pos
         return pos
 
-    def _name(self) -> bool:
+    def _call_start(self) -> bool:
         """``<tool_call>NAME``: the name runs to the first whitespace, ``<`` or ``{``. Drift: a JSON call object
         (or array of them) instead of a name."""
         start = self._skip(self.pos, False)
@@ -403,7 +338,7 @@ class _Reader(StepReader):
             self.pos = self.value_at = self.scan = pos
             self.step, self.json_kind = self._json, "args"
             return True
-        if self._held(pos) and (KEY_OPEN.startswith(self.buf[pos:]) or CALL_CLOSE.startswith(self.buf[pos:])):
+        if self._held_prefix(pos) and (KEY_OPEN.startswith(self.buf[pos:]) or CALL_CLOSE.startswith(self.buf[pos:])):
             return False
         raise Malformed(pos, "expected <arg_key> or </tool_call>")
 
@@ -418,7 +353,7 @@ class _Reader(StepReader):
                 return True
             if any(buf.startswith(m, i) for m in _INNER):
                 raise Malformed(i, "unterminated <arg_key>")
-            if self._held(i):
+            if self._held_prefix(i):
                 self.scan = i
                 return False
             i = buf.find("<", i + 1)
@@ -437,7 +372,7 @@ class _Reader(StepReader):
             self.pos, self.step = pos + len(VALUE_OPEN), self._value
             self.value_at = self.scan = self.pos
             return True
-        if self._held(pos) and VALUE_OPEN.startswith(self.buf[pos:]):
+        if self._held_prefix(pos) and VALUE_OPEN.startswith(self.buf[pos:]):
             return False
         raise Malformed(pos, "expected <arg_value> after </arg_key>")
 
@@ -458,7 +393,7 @@ class _Reader(StepReader):
                 self.pairs.append((self.key, buf[self.value_at : i]))
                 self.pos, self.step, self.after_value = i + len(VALUE_CLOSE), self._sep, True
                 return True
-            if j == len(buf) or (self._held(j) and (KEY_OPEN.startswith(rest) or CALL_CLOSE.startswith(rest))):
+            if j == len(buf) or (self._held_prefix(j) and (KEY_OPEN.startswith(rest) or CALL_CLOSE.startswith(rest))):
                 self.scan = i
                 return False
             self.scan = i + 1  # data: not followed by the next part

@@ -61,16 +61,15 @@ from harness.formats.harmony import (
     SPEC,
     START,
 )
-from parsers.own._base import OwnParser
+from parsers.own._base import OwnParser, StepReader, proper_prefixes
 from parsers.own._base import TextField as _Field
-from parsers.own._common import Malformed, run_at, skip
+from parsers.own._common import JsonExtent, Malformed, run_at, skip
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
-_PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
-_MAXLEN = max(map(len, _MARKERS))
+_PREFIXES, _MAXLEN = proper_prefixes(_MARKERS), max(map(len, _MARKERS))
 
 _ENDS = (END, CALL, RETURN, ENDOFTEXT)  # close a message (consumed)
 _HEADS = (START, CHANNEL, MESSAGE, CONSTRAIN)  # start a header (a body missing its closer ends there)
@@ -80,9 +79,6 @@ _BUILTINS = frozenset({"python", "browser", "container"})  # gpt-oss built-in to
 _WS = re.compile(r"\s*")
 _WORD = re.compile(r"(?:(?!<\|)\S)*")
 _JSON_WS = re.compile(r"[ \t\n\r]*")
-_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
-_OUTSIDE_STOP = re.compile(r"[^ \t\n\r,:0-9+\-.eEtrufalsn]")
-_CLOSERS = {"}": "{", "]": "["}
 
 
 class HarmonyParser(OwnParser):
@@ -107,7 +103,7 @@ class HarmonyParser(OwnParser):
         return _Reader(prefix)
 
 
-class _Reader:
+class _Reader(StepReader):
     """Incremental reader of Harmony completions. ``push(text)`` / ``finish()`` return events:
     ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
 
@@ -116,17 +112,12 @@ class _Reader:
     header or a call is read, the buffer keeps the message's raw text from ``msg_at`` on.
     """
 
+    prefixes, maxlen = _PREFIXES, _MAXLEN
     msg_at: int  # buffer offsets, set per message
     scan: int
-    value_at: int
 
     def __init__(self, prefix: str):
-        self.buf, self.pos = "", 0
-        self.final = False
-        self.content, self.reasoning = _Field(), _Field()
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
+        super().__init__()
         self.field: _Field | None = None
         self._reset_message()
         self.step = self._header
@@ -134,46 +125,25 @@ class _Reader:
 
     # ---- driving -----------------------------------------------------------------------------------
 
-    def push(self, text: str) -> list[tuple]:
-        self._compact()
-        self.buf += text
-        self._advance()
-        return self._take()
+    def _held_call(self) -> bool:
+        """A header or call is being read (a header of only whitespace holds nothing)."""
+        return self.holding and not (self.step == self._header and not self.buf[self.msg_at :].strip())
 
-    def finish(self) -> list[tuple]:
-        self.final = True
-        self._advance()
-        return self._take()
-
-    def _advance(self) -> None:
-        while True:
-            try:
-                while self.step():
-                    pass
-            except Malformed as err:
-                self._surface(err.at, err.reason)
-                continue
-            if not self.final or not self.holding:
-                return
-            if self.step == self._header:
-                if not self.buf[self.msg_at :].strip():
-                    return
-                self._surface(len(self.buf), "header without <|message|>", quiet=not self._has_marker())
-            elif self.step in (self._call_body, self._after_json) and self._json_done_or_empty():
-                self._accept()  # the call ends at the end of the text (its <|call|> was the stop marker)
-            else:
-                self._surface(len(self.buf), "unterminated call arguments")
-
-    def _take(self) -> list[tuple]:
-        events, self.events = self.events, []
-        return events
+    def _at_end(self) -> None:
+        if self.step == self._header:
+            self._surface(len(self.buf), "header without <|message|>", quiet=not self._has_marker())
+        elif self.step in (self._call_body, self._after_json) and self._json_done_or_none():
+            self._accept()  # the call ends at the end of the text (its <|call|> was the stop marker)
+        else:
+            self._surface(len(self.buf), "unterminated call arguments")
 
     def _compact(self) -> None:
         """Drop consumed text (a header or call being read keeps its raw text from ``msg_at``)."""
         cut = self.msg_at if self.holding else self.pos
         if cut:
             self.buf, self.pos, self.scan = self.buf[cut:], self.pos - cut, max(self.scan - cut, 0)
-            self.value_at -= cut
+            if self.json is not None:
+                self.json.shift(cut)
             self.msg_at = 0 if self.holding else self.msg_at - cut
 
     def _enter_prefix(self, prefix: str) -> None:
@@ -196,11 +166,8 @@ class _Reader:
     def _reset_message(self) -> None:
         self.holding = True  # a header or call is being read (raw text kept from msg_at)
         self.msg_at = self.pos
-        self.scan = self.pos  # where the header / JSON scan resumes
-        self.value_at = self.pos  # start of the call's JSON value
-        self.stack: list[str] = []
-        self.in_string = False
-        self.json_done = False
+        self.scan = self.pos  # where the header scan resumes
+        self.json: JsonExtent | None = None  # the call's JSON value, once its ``{`` is met
         self.name, self.kind = "", ""
         self.args: dict | None = None
 
@@ -223,7 +190,7 @@ class _Reader:
                 return True
             marker = next((m for m in _MARKERS if buf.startswith(m, i)), None)
             if marker is None:
-                if not self.final and len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
+                if self._held_prefix(i):
                     self.scan = i
                     return False
             elif marker == START and buf[self.msg_at : i].strip():
@@ -288,7 +255,6 @@ class _Reader:
         ):
             raise Malformed(self.pos, f"not a function call (recipient {recipient!r})")
         self.name, self.kind = name, "call"
-        self.value_at = self.scan = self.pos
         self.step = self._call_body
 
     # ---- text bodies ---------------------------------------------------------------------------------
@@ -299,32 +265,12 @@ class _Reader:
         self.field.sep()
         self.step = self._body
 
-    def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
-        """Emit text up to the first of ``markers`` and move ``pos`` to it; return it, or None when the buffer ran
-        out (a trailing possible marker prefix is held unless final)."""
-        buf, start = self.buf, self.pos
-        i = buf.find("<", start)
-        while i != -1:
-            for marker in markers:
-                if buf.startswith(marker, i):
-                    emit(buf[start:i])
-                    self.pos = i
-                    return marker
-            if not self.final and len(buf) - i < _MAXLEN and buf[i:] in _PREFIXES:
-                emit(buf[start:i])
-                self.pos = i
-                return None
-            i = buf.find("<", i + 1)
-        emit(buf[start:])
-        self.pos = len(buf)
-        return None
-
     def _body(self) -> bool:
         marker = self._scan(self._emit_field, _ENDS + _HEADS)
         if marker is None:
             return False
-        if marker in _ENDS:
-            self.pos += len(marker)
+        if marker in _HEADS:  # the next header starts at it
+            self.pos -= len(marker)
         self._new_message()
         return True
 
@@ -335,11 +281,6 @@ class _Reader:
         if text:
             self.events.append((self.kind, text))
 
-    def _emit_content(self, text: str) -> None:
-        text = self.content.push(text)
-        if text:
-            self.events.append(("content", text))
-
     def _resync(self) -> bool:
         """After a surfaced message: content up to the next end marker (kept) or ``<|start|>``."""
         marker = self._scan(self._emit_content, _ENDS + (START,))
@@ -347,7 +288,8 @@ class _Reader:
             return False
         if marker in _ENDS:
             self._emit_content(marker)
-            self.pos += len(marker)
+        else:  # the next header starts at <|start|>
+            self.pos -= len(marker)
         self._new_message()
         return True
 
@@ -364,8 +306,8 @@ class _Reader:
 
     # ---- call bodies -----------------------------------------------------------------------------
 
-    def _json_done_or_empty(self) -> bool:
-        return self.json_done or (not self.stack and not self.in_string and self.scan == self.value_at)
+    def _json_done_or_none(self) -> bool:
+        return self.json is None or self.json.end is not None
 
     def _accept(self) -> None:
         self.events.append(("call", self.n_calls, self.name, json.dumps(self.args or {}, ensure_ascii=False)))
@@ -377,57 +319,27 @@ class _Reader:
         pos = skip(_JSON_WS, self.buf, self.pos)
         self.pos = pos
         if pos == len(self.buf):
-            self.value_at = self.scan = pos
             return False
         if self.buf.startswith("<", pos):
-            self.value_at = self.scan = pos
             self.step = self._after_json
             return True
         if self.buf[pos] != "{":
             raise Malformed(pos, "call arguments are not a JSON object")
-        self.value_at = self.scan = pos
+        self.json = JsonExtent(pos, "the call's JSON")
         self.step = self._json
         return True
 
     def _json(self) -> bool:
         """Find the end of the JSON value by its syntax (resumable), then decode it."""
-        buf = self.buf
-        while True:
-            if self.in_string:
-                m = _STRING_STOP.search(buf, self.scan)
-                if m is None:
-                    self.scan = len(buf)
-                    return False
-                i, c = m.start(), m.group()
-                if c == '"':
-                    self.in_string, self.scan = False, i + 1
-                elif c == "\\":
-                    if i + 1 == len(buf):  # the escaped character has not arrived yet
-                        self.scan = i
-                        return False
-                    self.scan = i + 2
-                else:
-                    raise Malformed(i, "control character inside a JSON string")
-                continue
-            m = _OUTSIDE_STOP.search(buf, self.scan)
-            if m is None:
-                self.scan = len(buf)
-                return False
-            i, c = m.start(), m.group()
-            self.scan = i + 1
-            if c == '"':
-                self.in_string = True
-            elif c in "{[":
-                self.stack.append(c)
-            elif c in "}]" and self.stack and self.stack[-1] == _CLOSERS[c]:
-                self.stack.pop()
-                if not self.stack:
-                    self.args = _arguments(buf[self.value_at : i + 1], i + 1)
-                    self.json_done, self.pos = True, i + 1
-                    self.step = self._after_json
-                    return True
-            else:
-                raise Malformed(i, f"unexpected {c!r} in the call's JSON")
+        extent = self.json
+        assert extent is not None  # _call_body set it with this step
+        end = extent.advance(self.buf)
+        if end is None:
+            return False
+        self.args = _arguments(self.buf[extent.start : end], end)
+        self.pos = end
+        self.step = self._after_json
+        return True
 
     def _after_json(self) -> bool:
         """After the arguments: an end marker (consumed), the next header, or the end of the text."""
@@ -440,7 +352,7 @@ class _Reader:
             self.pos += len(marker) if marker in _ENDS else 0
             self._accept()
             return True
-        if not self.final and len(buf) - pos < _MAXLEN and buf[pos:] in _PREFIXES:
+        if self._held_prefix(pos):
             return False
         raise Malformed(pos, "text after the call's JSON")
 

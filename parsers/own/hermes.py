@@ -52,9 +52,8 @@ import json
 import re
 
 from harness.formats.hermes import CALL_CLOSE, CALL_OPEN, SPEC
-from parsers.own._base import OwnParser, StepReader
-from parsers.own._base import TextField as _Field
-from parsers.own._common import Malformed, skip
+from parsers.own._base import OwnParser, ThinkBlockReader, proper_prefixes
+from parsers.own._common import JsonExtent, Malformed, skip
 from parsers.own._common import finite_float as _finite_float
 from parsers.own._common import reject_constant as _reject_constant
 
@@ -62,13 +61,9 @@ THINK_OPEN, THINK_CLOSE = "<think>", "</think>"  # Qwen-Qwen3-0.6B.jinja
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS + (THINK_OPEN, THINK_CLOSE)))
-_PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
-_MAXLEN = max(map(len, _MARKERS))
+_PREFIXES, _MAXLEN = proper_prefixes(_MARKERS), max(map(len, _MARKERS))
 
 _JSON_WS = re.compile(r"[ \t\n\r]*")
-_STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # inside a JSON string: its end, an escape, a control char
-_OUTSIDE_STOP = re.compile(r"[^ \t\n\r,:0-9+\-.eEtrufalsn]")  # outside strings: anything but plain lexemes
-_CLOSERS = {"}": "{", "]": "["}
 
 
 class HermesParser(OwnParser):
@@ -89,38 +84,30 @@ class HermesParser(OwnParser):
         return _Reader(prefix)
 
 
-class _Reader(StepReader):
+class _Reader(ThinkBlockReader):
     """Incremental reader of Hermes completions. ``push(text)`` / ``finish()`` return events:
     ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it
     needs more text. Call-state handlers raise :class:`Malformed`, which surfaces the block as content.
-    Inside a block the buffer keeps the block's raw text from ``<tool_call>`` (``call_at``) on.
+    Inside a block the buffer keeps the block's raw text from ``<tool_call>`` (``call_at``) on. The text,
+    ``<think>`` block, surfacing and resync are :class:`~parsers.own._base.ThinkBlockReader`'s.
     """
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
-    call_at: int  # buffer offsets, set per block by _reset_call
-    value_at: int
-    scan: int
+    call_open, call_close = CALL_OPEN, CALL_CLOSE
+    think_open, think_close = THINK_OPEN, THINK_CLOSE
 
     def __init__(self, prefix: str):
-        self.buf, self.pos = "", 0
-        self.final = False
+        super().__init__()
         self.step = self._text
-        self.content, self.reasoning = _Field(), _Field()
         self.think_allowed = True  # a <think> block may still open the text
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
         self._reset_call()
         i = prefix.rfind(THINK_OPEN)
         if i >= 0 and THINK_CLOSE not in prefix[i:]:  # the prompt pre-filled an open <think>
             self.step, self.think_allowed = self._think, False
 
     # ---- driving -----------------------------------------------------------------------------------
-
-    def _held_call(self) -> bool:
-        return self.in_call
 
     def _at_end(self) -> None:
         if self.step == self._after_value and self.pos == len(self.buf):
@@ -134,61 +121,17 @@ class _Reader(StepReader):
         if cut:
             self.buf, self.pos = self.buf[cut:], self.pos - cut
             if self.in_call:
-                self.call_at, self.scan, self.value_at = 0, self.scan - cut, self.value_at - cut
-
-    # ---- text outside calls ----------------------------------------------------------------------
-
-    def _text(self) -> bool:
-        markers = (CALL_OPEN, THINK_OPEN) if self.think_allowed else (CALL_OPEN,)
-        marker = self._scan(self._emit_content, markers)
-        if marker == THINK_OPEN:
-            self.think_allowed = False
-            if self.content.started:  # only a block at the start of the text is reasoning
-                self._emit_content(THINK_OPEN)
-            else:
-                self.step = self._think
-        elif marker == CALL_OPEN:
-            self._begin_call()
-        return marker is not None
-
-    def _think(self) -> bool:
-        if self._scan(self._emit_reasoning, (THINK_CLOSE,)) is None:
-            return False
-        self.step = self._text
-        return True
-
-    def _resync(self) -> bool:
-        """After a malformed block: content up to the next ``</tool_call>`` (kept) or ``<tool_call>``."""
-        marker = self._scan(self._emit_content, (CALL_CLOSE, CALL_OPEN))
-        if marker == CALL_CLOSE:
-            self._emit_content(CALL_CLOSE)
-        elif marker == CALL_OPEN:
-            self.pos -= len(CALL_OPEN)
-        if marker is not None:
-            self.step = self._text
-        return marker is not None
-
-    def _emit_content(self, text: str) -> None:
-        if text and not text.isspace():
-            self.think_allowed = False
-        super()._emit_content(text)
+                self.call_at = 0
+                if self.json is not None:
+                    self.json.shift(cut)
 
     # ---- calls ---------------------------------------------------------------------------------
 
     def _reset_call(self) -> None:
         self.in_call = False
         self.call_at = 0  # buffer offset of the block's <tool_call>
-        self.value_at = 0  # start of the JSON value being read
-        self.scan = 0  # where the JSON scan resumes
-        self.stack: list[str] = []  # open "{" / "[" of the value
-        self.in_string = False
+        self.json: JsonExtent | None = None  # the JSON value being read
         self.pending: list[tuple[str, dict]] = []  # calls read in this block, emitted when it is accepted
-
-    def _begin_call(self) -> None:
-        self._reset_call()
-        self.in_call, self.call_at = True, self.pos - len(CALL_OPEN)
-        self.think_allowed = False
-        self.step = self._value_start
 
     def _accept(self) -> None:
         for name, arguments in self.pending:
@@ -197,69 +140,28 @@ class _Reader(StepReader):
         self._reset_call()
         self.step = self._text
 
-    def _surface(self, at: int, reason: str) -> None:
-        """Give the block's raw text up to ``at`` (or to a later ``<tool_call>``, if sooner) to content;
-        the rest is read by ``_resync``."""
-        later = self.buf.find(CALL_OPEN, self.call_at + len(CALL_OPEN))
-        if 0 <= later < at:
-            at = later
-        raw = self.buf[self.call_at : at]
-        self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
-        self._reset_call()
-        self.pos = at
-        self._emit_content(raw)
-        self.step = self._resync
-
-    def _value_start(self) -> bool:
+    def _call_start(self) -> bool:
         """After ``<tool_call>`` (or between values of one block): whitespace, then ``{`` or ``[``."""
         pos = self.pos = skip(_JSON_WS, self.buf, self.pos)
         if pos == len(self.buf):
             return False
         if self.buf[pos] not in "{[":
             raise Malformed(pos, "expected a JSON object after <tool_call>")
-        self.value_at = self.scan = pos
+        self.json = JsonExtent(pos, "the call's JSON")
         self.step = self._value
         return True
 
     def _value(self) -> bool:
         """Find the end of the JSON value by its syntax (resumable), then decode it."""
-        buf = self.buf
-        while True:
-            if self.in_string:
-                m = _STRING_STOP.search(buf, self.scan)
-                if m is None:
-                    self.scan = len(buf)
-                    return False
-                i, c = m.start(), m.group()
-                if c == '"':
-                    self.in_string, self.scan = False, i + 1
-                elif c == "\\":
-                    if i + 1 == len(buf):  # the escaped character has not arrived yet
-                        self.scan = i
-                        return False
-                    self.scan = i + 2
-                else:
-                    raise Malformed(i, "control character inside a JSON string")
-                continue
-            m = _OUTSIDE_STOP.search(buf, self.scan)
-            if m is None:
-                self.scan = len(buf)
-                return False
-            i, c = m.start(), m.group()
-            self.scan = i + 1
-            if c == '"':
-                self.in_string = True
-            elif c in "{[":
-                self.stack.append(c)
-            elif c in "}]" and self.stack and self.stack[-1] == _CLOSERS[c]:
-                self.stack.pop()
-                if not self.stack:
-                    self.pending += _calls(buf[self.value_at : i + 1], i + 1)
-                    self.pos = i + 1
-                    self.step = self._after_value
-                    return True
-            else:
-                raise Malformed(i, f"unexpected {c!r} in the call's JSON")
+        extent = self.json
+        assert extent is not None  # _call_start set it with this step
+        end = extent.advance(self.buf)
+        if end is None:
+            return False
+        self.pending += _calls(self.buf[extent.start : end], end)
+        self.pos = end
+        self.step = self._after_value
+        return True
 
     def _after_value(self) -> bool:
         """After a JSON value: ``</tool_call>``, another value, or (drift) the next ``<tool_call>``."""
@@ -275,7 +177,7 @@ class _Reader(StepReader):
             self._accept()
             return True
         if buf[pos] in "{[":
-            self.step = self._value_start
+            self.step = self._call_start
             return True
         rest = buf[pos : pos + _MAXLEN]
         if not self.final and (CALL_CLOSE.startswith(rest) or CALL_OPEN.startswith(rest)):

@@ -45,16 +45,13 @@ import json
 import re
 
 from harness.formats.llama3_json import PYTHON_TAG, SPEC
-from parsers.own._base import OwnParser, TextField
-from parsers.own._common import JsonExtent, Malformed, skip
-from parsers.own._common import finite_float as _finite_float
-from parsers.own._common import reject_constant as _reject_constant
+from parsers.own._base import OwnParser, StepReader, proper_prefixes
+from parsers.own._common import JsonExtent, Malformed, object_arguments, skip
 from parsers.own._schema_types import allowed_types, property_schema, typed_value
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
-_PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
-_MAXLEN = max(map(len, _MARKERS))
+_PREFIXES, _MAXLEN = proper_prefixes(_MARKERS), max(map(len, _MARKERS))
 
 _WS = re.compile(r"[ \t\n\r]*")
 _TEXT_STOP = re.compile(r"[{<]")
@@ -62,6 +59,7 @@ _CALL_KEYS = frozenset({"name", "type", "parameters", "arguments"})
 _BUILTIN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.call\((.*)\)\Z", re.S)
 _RAW_ARG = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="(.*?)"(?:, (?=[A-Za-z_][A-Za-z0-9_]*=")|\Z)', re.S)
 _COMPACT_AT = 4096
+NESTED_TOO_DEEP = "nested too deeply"  # this reader's (and Mistral's) word for JSON nested past the decoder
 
 
 class Llama3JsonParser(OwnParser):
@@ -92,48 +90,26 @@ class Llama3JsonParser(OwnParser):
         return _Reader(tools)
 
 
-# ---- pieces shared in shape with parsers/own/mistral.py -------------------------------------------------------
-
-
-def decode_json(text: str):
-    """Strict JSON: no NaN/Infinity, no number that overflows a double. Raises ``ValueError``."""
-    try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-
-
-def object_arguments(args) -> dict | None:
-    """Call arguments as an object: a JSON object, or a JSON string holding one; None otherwise."""
-    if isinstance(args, str):
-        try:
-            args = decode_json(args)
-        except ValueError:
-            return None
-    return args if isinstance(args, dict) else None
-
-
 # ---- the Llama 3 reader ---------------------------------------------------------------------------------
 
 
-class _Reader:
+class _Reader(StepReader):
     """Incremental reader. ``push(text)`` / ``finish()`` return events (see
     :func:`parsers.own._base.deltas_from_events`).
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it
     needs more text. Offsets kept across pushes (``sep_at``, ``tag_at``, the candidate's scan) point into
-    ``buf``; the buffer is compacted only in the plain-text state, where none is held.
+    ``buf``; the buffer is compacted only in the plain-text state, where none is held. No step raises
+    :class:`Malformed` (a candidate that is not a call is content) and none holds a call at the end.
     """
+
+    prefixes, maxlen = _PREFIXES, _MAXLEN
+    text_stop = _TEXT_STOP
 
     def __init__(self, tools: list | None):
         self.tools = tools
-        self.buf, self.pos = "", 0
-        self.final = False
+        super().__init__()
         self.step = self._text
-        self.content = TextField()
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
         self.after_call = False  # a ';' right after a call may separate the next one
         self.sep_at: int | None = None  # start of a held ';' separator
         self.tag_at: int | None = None  # start of the <|python_tag|> before the candidate
@@ -141,30 +117,12 @@ class _Reader:
 
     # ---- driving ---------------------------------------------------------------------------------
 
-    def push(self, text: str) -> list[tuple]:
+    def _compact(self) -> None:
         if self.step == self._text and self.pos >= _COMPACT_AT:
             self.buf, self.pos = self.buf[self.pos :], 0
-        self.buf += text
-        self._advance()
-        return self._take()
 
-    def finish(self) -> list[tuple]:
-        self.final = True
-        self._advance()
-        return self._take()
-
-    def _advance(self) -> None:
-        while self.step():
-            pass
-
-    def _take(self) -> list[tuple]:
-        events, self.events = self.events, []
-        return events
-
-    def _emit(self, text: str) -> None:
-        text = self.content.push(text)
-        if text:
-            self.events.append(("content", text))
+    def _held_call(self) -> bool:
+        return False
 
     # ---- text outside calls --------------------------------------------------------------------------
 
@@ -173,28 +131,13 @@ class _Reader:
             decided = self._separator()
             if decided is not None:
                 return decided
-        buf, i = self.buf, self.pos
-        while True:
-            m = _TEXT_STOP.search(buf, i)
-            if m is None:
-                self._emit(buf[self.pos :])
-                self.pos = len(buf)
-                return False
-            j = m.start()
-            if buf[j] == "{":
-                self._emit(buf[self.pos : j])
-                self._candidate_at(j)
-                return True
-            if buf.startswith(PYTHON_TAG, j):
-                self._emit(buf[self.pos : j])
-                self.tag_at, self.pos = j, j + len(PYTHON_TAG)
-                self.step = self._after_tag
-                return True
-            if not self.final and len(buf) - j < _MAXLEN and buf[j:] in _PREFIXES:
-                self._emit(buf[self.pos : j])
-                self.pos = j
-                return False
-            i = j + 1
+        marker = self._scan(self._emit_content, ("{", PYTHON_TAG))
+        if marker == "{":
+            self._candidate_at(self.pos - 1)
+        elif marker == PYTHON_TAG:
+            self.tag_at = self.pos - len(PYTHON_TAG)
+            self.step = self._after_tag
+        return marker is not None
 
     def _separator(self) -> bool | None:
         """Right after a call: ``;`` (whitespace around it) before another call is dropped. Returns None when
@@ -245,7 +188,7 @@ class _Reader:
             assert self.tag_at is not None  # only _after_tag, after a tag, makes this the step
             self.pos = self.tag_at  # surfaced below from the tag on
             self._not_a_call(None, "text after <|python_tag|> is neither a call object nor NAME.call(...)")
-            self._emit(self.buf[self.pos :])
+            self._emit_content(self.buf[self.pos :])
             self.pos = len(self.buf)
             return True
         self._accept(*parsed, end=len(self.buf))
@@ -261,22 +204,17 @@ class _Reader:
     def _candidate(self) -> bool:
         extent = self.json
         assert extent is not None  # _candidate_at set it with this step
-        start = extent.start
         try:
-            end = extent.advance(self.buf)
-        except Malformed as exc:
+            done = extent.decoded(self.buf, too_deep=NESTED_TOO_DEEP)
+        except Malformed as exc:  # not JSON, or JSON that does not decode
             self._not_a_call(None, exc.reason)
             return True
-        if end is None:
+        if done is None:
             if not self.final:
                 return False
             self._not_a_call(None, "unterminated JSON")
             return True
-        try:
-            value = decode_json(self.buf[start:end])
-        except ValueError as exc:
-            self._not_a_call(None, f"invalid JSON: {exc}")
-            return True
+        end, value = done
         parsed = _json_call(value)
         if parsed is None:
             self._not_a_call(end, "JSON that is not a call")
@@ -297,17 +235,17 @@ class _Reader:
         diagnostic), then the whole JSON value when it was valid (``end``), else only its ``{``."""
         start = self.json.start if self.json is not None else self.pos
         if self.sep_at is not None:
-            self._emit(self.buf[self.sep_at : self.tag_at if self.tag_at is not None else start])
+            self._emit_content(self.buf[self.sep_at : self.tag_at if self.tag_at is not None else start])
         if self.tag_at is not None:
             raw = self.buf[self.tag_at : start]
             self.diagnostics.append(
                 f"<|python_tag|> not followed by a call, surfaced as content ({reason}): "
                 f"{self.buf[self.tag_at : self.tag_at + 80]!r}"
             )
-            self._emit(raw)
+            self._emit_content(raw)
         if self.json is not None:
             stop = end if end is not None else start + 1
-            self._emit(self.buf[start:stop])
+            self._emit_content(self.buf[start:stop])
             self.pos = stop
         else:
             self.pos = start

@@ -44,14 +44,13 @@ import json
 import re
 
 from harness.formats.mistral import ARGS, CALL_ID, SPEC, TOOL_CALLS
-from parsers.own._base import OwnParser, TextField
-from parsers.own._common import JsonExtent, Malformed, skip
-from parsers.own.llama3_json import decode_json, object_arguments
+from parsers.own._base import BlockReader, OwnParser, proper_prefixes
+from parsers.own._common import JsonExtent, Malformed, object_arguments, skip
+from parsers.own.llama3_json import NESTED_TOO_DEEP
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
-_PREFIXES = frozenset(m[:k] for m in _MARKERS for k in range(1, len(m)))  # proper prefixes
-_MAXLEN = max(map(len, _MARKERS))
+_PREFIXES, _MAXLEN = proper_prefixes(_MARKERS), max(map(len, _MARKERS))
 
 _WS = re.compile(r"[ \t\n\r]*")
 _WORD = re.compile(r'[^\s\[\]{}"]*')
@@ -80,23 +79,23 @@ class MistralParser(OwnParser):
         return _Reader()
 
 
-class _Reader:
+class _Reader(BlockReader):
     """Incremental reader. ``push(text)`` / ``finish()`` return events (see
     :func:`parsers.own._base.deltas_from_events`).
 
     ``step`` is the handler of the current state; it returns True when it made progress and False when it
-    needs more text. Call-state handlers raise :class:`Malformed`, which surfaces the call as content. Inside
-    a call the buffer keeps its raw text from ``[TOOL_CALLS]`` (``call_at``) on.
+    needs more text. Call-state handlers raise :class:`Malformed`, which surfaces the call as content (once
+    :meth:`_faulted` may). Inside a call the buffer keeps its raw text from ``[TOOL_CALLS]`` (``call_at``) on.
+    The format has no call closer: after a surfaced call the text reads on (:class:`~parsers.own._base.BlockReader`).
     """
 
+    prefixes, maxlen = _PREFIXES, _MAXLEN
+    text_stop = _TEXT_STOP
+    call_open = TOOL_CALLS
+
     def __init__(self):
-        self.buf, self.pos = "", 0
-        self.final = False
+        super().__init__()
         self.step = self._text
-        self.content = TextField()
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
         self._reset_call()
 
     def _reset_call(self) -> None:
@@ -110,63 +109,25 @@ class _Reader:
 
     # ---- driving ---------------------------------------------------------------------------------
 
-    def push(self, text: str) -> list[tuple]:
+    def _compact(self) -> None:
         if not self.in_call and self.pos >= _COMPACT_AT:
             self.buf, self.pos = self.buf[self.pos :], 0
-        self.buf += text
-        self._advance()
-        return self._take()
 
-    def finish(self) -> list[tuple]:
-        self.final = True
-        self._advance()
-        return self._take()
+    def _at_end(self) -> None:
+        self._surface(len(self.buf), "unterminated call")
 
-    def _advance(self) -> None:
-        while True:
-            try:
-                while self.step():
-                    pass
-            except Malformed as err:
-                self.fault = (err.at, err.reason)
-                self.step = self._faulted
-                continue
-            if not (self.final and self.in_call):
-                return
-            self.fault = (len(self.buf), "unterminated call")
-            self.step = self._faulted
-
-    def _take(self) -> list[tuple]:
-        events, self.events = self.events, []
-        return events
-
-    def _emit(self, text: str) -> None:
-        text = self.content.push(text)
-        if text:
-            self.events.append(("content", text))
+    def _surface(self, at: int, reason: str) -> None:
+        """A fault at ``at``: :meth:`_faulted` surfaces the call once it may."""
+        self.fault = (at, reason)
+        self.step = self._faulted
 
     # ---- text outside calls ----------------------------------------------------------------------
 
     def _text(self) -> bool:
-        buf, i = self.buf, self.pos
-        while True:
-            m = _TEXT_STOP.search(buf, i)
-            if m is None:
-                self._emit(buf[self.pos :])
-                self.pos = len(buf)
-                return False
-            j = m.start()
-            if buf.startswith(TOOL_CALLS, j):
-                self._emit(buf[self.pos : j])
-                self._reset_call()
-                self.in_call, self.call_at, self.pos = True, j, j + len(TOOL_CALLS)
-                self.step = self._head
-                return True
-            if not self.final and len(buf) - j < _MAXLEN and buf[j:] in _PREFIXES:
-                self._emit(buf[self.pos : j])
-                self.pos = j
-                return False
-            i = j + 1
+        if self._scan(self._emit_content, (TOOL_CALLS,)) is None:
+            return False
+        self._begin_call()
+        return True
 
     def _faulted(self) -> bool:
         """The call broke the rules at ``fault``: surface it, once no later ``[TOOL_CALLS]`` can still be
@@ -178,25 +139,12 @@ class _Reader:
             for p in range(max(self.call_at + n, at - n + 1), min(at + 1, len(buf))):
                 if len(buf) - p < n and TOOL_CALLS.startswith(buf[p:]):
                     return False
-        self._surface(at, reason)
+        super()._surface(at, reason)
         return True
-
-    def _surface(self, at: int, reason: str) -> None:
-        """Give the call's raw text up to ``at`` (or to a later ``[TOOL_CALLS]``, if sooner) to content; the
-        rest is read as text."""
-        later = self.buf.find(TOOL_CALLS, self.call_at + len(TOOL_CALLS))
-        if 0 <= later < at:
-            at = later
-        raw = self.buf[self.call_at : at]
-        self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
-        self._reset_call()
-        self.pos = at
-        self._emit(raw)
-        self.step = self._text
 
     # ---- calls ---------------------------------------------------------------------------------
 
-    def _head(self) -> bool:
+    def _call_start(self) -> bool:
         """After ``[TOOL_CALLS]``: a tool name, or JSON (the older format)."""
         j = self.pos = skip(_WS, self.buf, self.pos)
         if j == len(self.buf):
@@ -262,16 +210,7 @@ class _Reader:
     def _scan_json(self) -> tuple[int, object] | None:
         extent = self.json
         assert extent is not None  # set with the step (_args, _old_json) that calls this
-        try:
-            end = extent.advance(self.buf)
-        except Malformed as exc:
-            raise Malformed(exc.at, exc.reason) from None
-        if end is None:
-            return None  # at the end of the text, _advance surfaces the unterminated call
-        try:
-            return end, decode_json(self.buf[extent.start : end])
-        except ValueError as exc:
-            raise Malformed(end, f"invalid JSON: {exc}") from None
+        return extent.decoded(self.buf, too_deep=NESTED_TOO_DEEP)  # None: at the end, the call is unterminated
 
     def _args(self) -> bool:
         scanned = self._scan_json()

@@ -70,8 +70,7 @@ from dataclasses import dataclass
 
 from harness.formats import FormatSpec
 from harness.formats import qwen3_coder as _fmt
-from parsers.own._base import OwnParser, proper_prefixes
-from parsers.own._base import TextField as _Field
+from parsers.own._base import OwnParser, StepReader, proper_prefixes
 from parsers.own._common import tojson_typed
 from parsers.own._schema_types import property_schema, typed_value
 
@@ -355,12 +354,14 @@ class _BlockSearch:
 # ---- the reader ---------------------------------------------------------------------------------------
 
 
-class _Reader:
+class _Reader(StepReader):
     """Incremental reader. ``push(text)`` / ``finish()`` return events: ``("content"|"reasoning", text)`` and
     ``("call", index, name, arguments_json)``.
 
     ``step`` is the handler of the current state (undecided start, explicit reasoning, text, call block); it
-    returns True when it made progress and False when it needs more text.
+    returns True when it made progress and False when it needs more text. No step raises
+    :class:`~parsers.own._common.Malformed` (:class:`_BlockSearch` decides a block) and none holds a call at the
+    end (at the end of the text a block is always decided).
     """
 
     def __init__(self, dialect: Dialect, tools: list | None, prefix: str):
@@ -368,13 +369,9 @@ class _Reader:
         markers = tuple(dict.fromkeys(dialect.spec.markers + dialect.spec.stop_markers + (THINK_OPEN, THINK_CLOSE)))
         self.prefixes = proper_prefixes(markers)
         self.maxlen = max(map(len, markers))
-        self.starts = re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]")  # a marker may start
-        self.buf, self.pos, self.scan = "", 0, 0
-        self.final = False
-        self.content, self.reasoning = _Field(), _Field()
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.n_calls = 0
+        self.text_stop = re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]")
+        super().__init__()
+        self.scan = 0
         self.call_at = -1
         i = prefix.rfind(THINK_OPEN)
         closed = i >= 0 and THINK_CLOSE in prefix[i:]
@@ -382,22 +379,8 @@ class _Reader:
 
     # ---- driving
 
-    def push(self, text: str) -> list[tuple]:
-        self._compact()
-        self.buf += text
-        while self.step():
-            pass
-        return self._take()
-
-    def finish(self) -> list[tuple]:
-        self.final = True
-        while self.step():
-            pass
-        return self._take()
-
-    def _take(self) -> list[tuple]:
-        events, self.events = self.events, []
-        return events
+    def _held_call(self) -> bool:
+        return False
 
     def _compact(self) -> None:
         cut = self.call_at if self.call_at >= 0 else self.pos
@@ -408,16 +391,12 @@ class _Reader:
             if self.call_at >= 0:
                 self.call_at = 0
 
-    def _held_prefix(self, i: int) -> bool:
-        """True when the buffer ends at ``i`` with a proper prefix of a marker (and more text may come)."""
-        return not self.final and len(self.buf) - i < self.maxlen and self.buf[i:] in self.prefixes
-
     # ---- text states
 
     def _start(self) -> bool:
         """Undecided start: reasoning if a ``</think>`` comes before any call, else content."""
         buf, start = self.buf, self.pos
-        found = self.starts.search(buf, max(self.scan, start))
+        found = self.text_stop.search(buf, max(self.scan, start))
         while found:
             i = found.start()
             if buf.startswith(THINK_CLOSE, i):
@@ -436,55 +415,25 @@ class _Reader:
             if self._held_prefix(i):
                 self.scan = i
                 return False
-            found = self.starts.search(buf, i + 1)
+            found = self.text_stop.search(buf, i + 1)
         if self.final:
             self.step = self._text
             return True
         self.scan = len(buf)
         return False
 
-    def _scan(self, emit, marker: str) -> bool:
-        """Emit text up to ``marker`` and consume both; False when the buffer ran out first (a trailing possible
-        marker prefix is held unless final)."""
-        buf, start = self.buf, self.pos
-        found = self.starts.search(buf, start)
-        while found:
-            i = found.start()
-            if buf.startswith(marker, i):
-                emit(buf[start:i])
-                self.pos = i + len(marker)
-                return True
-            if self._held_prefix(i):
-                emit(buf[start:i])
-                self.pos = i
-                return False
-            found = self.starts.search(buf, i + 1)
-        emit(buf[start:])
-        self.pos = len(buf)
-        return False
-
     def _reasoning(self) -> bool:
-        if self._scan(self._emit_reasoning, THINK_CLOSE):
+        if self._scan(self._emit_reasoning, (THINK_CLOSE,)) is not None:
             self.step = self._text
             return True
         return False
 
     def _text(self) -> bool:
-        if self._scan(self._emit_content, self.d.call_open):
+        if self._scan(self._emit_content, (self.d.call_open,)) is not None:
             self.call_at = self.pos - len(self.d.call_open)
             self.step = self._call
             return True
         return False
-
-    def _emit_content(self, text: str) -> None:
-        text = self.content.push(text)
-        if text:
-            self.events.append(("content", text))
-
-    def _emit_reasoning(self, text: str) -> None:
-        text = self.reasoning.push(text)
-        if text:
-            self.events.append(("reasoning", text))
 
     # ---- calls
 
