@@ -89,3 +89,20 @@ def test_factory_label():
 
     assert registry._factory_label("m", functools.partial(Adapter, "glm45")) == "m.Adapter('glm45')"
     assert registry._factory_label("m", Adapter) == "m.Adapter"
+
+
+def test_references_is_all_without_the_own_parser(fresh_registry):
+    """``--parsers references`` (what ``make pin-engines`` pins): every in-process reference and engine of the
+    format, in the order of ``all``, without ``toolcall-harness:<format>``."""
+    for fmt in ("gemma4", "hermes", "harmony", "functiongemma"):
+        everything = registry.expand_names(["all"], fmt)
+        references = registry.expand_names(["references"], fmt)
+        assert f"toolcall-harness:{fmt}" in everything and f"toolcall-harness:{fmt}" not in references
+        assert references == [n for n in everything if n != f"toolcall-harness:{fmt}"]
+    assert {"transformers==5.24.0:gemma4", "mlx-lm==0.32.2:gemma4", "sglang", "vllm", "llama.cpp"} == set(
+        registry.expand_names(["references"], "gemma4")
+    )
+    assert registry.expand_names(["own", "references", "vllm"], "harmony") == [
+        "own",
+        *registry.expand_names(["references"], "harmony"),
+    ]
