@@ -67,10 +67,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-# the full suite (CI: .ci/run), after lint
+# the full suite (CI: .ci/run), after lint, on 2 workers: each test file on one worker (its engine and corpus
+# fixtures built once), engine and wheel builds under a file lock (harness/engines/environments.py)
 test: $(STAMP) lint
 	@sh scripts/install_chromium.sh
-	$(BIN)/python -m pytest -q $(ARGS)
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile $(ARGS)
 
 # everything but the engine builds, the browser and the slow end-to-end runs (markers: tests/conftest.py),
 # on 2 workers: under 2 minutes on 2 cores
