@@ -5,27 +5,38 @@ templates``), llama.cpp's copy of the model's chat template (first line ``{# ver
 numbers below are that file's.
 
 - Line 11: the prompt starts with ``bos_token`` (Llama 3.1's ``<|begin_of_text|>``, which the engine's tokenizer
-  adds itself), so prompts render with an empty ``bos_token`` (``template_vars``), as for Llama 3 JSON. A system
-  header with "Cutting Knowledge Date: December 2023" (no date variable) and the tool declarations (``tojson``
-  each, lines 18-28) follow; the function-call instructions name the syntax ``<function=NAME>{...}</function>``.
-- Lines 31-35: user and system turns ``<|start_header_id|>ROLE<|end_header_id|>\\n\\nTEXT<|eot_id|>``; a tool
+  adds itself), so prompts render with an empty ``bos_token`` (``template_vars``), as for Llama 3 JSON. The system
+  header (lines 11-17: "Cutting Knowledge Date: December 2023", no date variable; "Environment: ipython" when a
+  tool has ``"type": "code_interpreter"``) and the tool declarations (lines 18-28) follow; the instructions name
+  the syntax ``<function=NAME>{...}</function>`` (and ask for one call at a time, although lines 43-49 write any
+  number). Each declaration is ``"..."|safe + (t | tojson)``: a ``Markup`` plus a ``str`` escapes the ``str``, so
+  transformers' rendering writes the declarations HTML-escaped (``{&#34;name&#34;: ...``). Only the prompt is
+  affected: the assistant turn concatenates plain strings.
+- Lines 33-36: user and system turns ``<|start_header_id|>ROLE<|end_header_id|>\\n\\nTEXT<|eot_id|>``; a tool
   result is an ``ipython`` turn.
-- Lines 37-52, an assistant turn: ``<|start_header_id|>assistant<|end_header_id|>\\n\\n``, then the content
-  raw (when non-empty), then each call with nothing between: ``<function=NAME>ARGS</function>``, or for the
-  tool named ``python`` (lines 43-44) ``<|python_tag|>ARGS`` with no closer. ``NAME`` is pasted raw (no
-  escape); ``ARGS`` is ``arguments | tojson`` (the filter binds tighter than ``+``; transformers' ``tojson``:
-  ``json.dumps``, non-ASCII kept, nothing HTML-escaped), so a string value may hold ``</function>`` or
-  ``<|eom_id|>`` literally. (An ``arguments`` given as a JSON string would be double-encoded; the harness
+- Lines 37-53, an assistant turn: ``<|start_header_id|>assistant<|end_header_id|>\\n\\n``, then the content
+  raw (line 40, when non-empty), then each call with nothing between (lines 43-49): ``<function=NAME>ARGS</function>``
+  (line 47), or for the tool named ``python`` (lines 44-45) ``<|python_tag|>ARGS`` with no closer. ``NAME`` is
+  pasted raw (no escape); ``ARGS`` is ``arguments | tojson`` (the filter binds tighter than ``+``; transformers'
+  ``tojson``: ``json.dumps``, non-ASCII kept, nothing HTML-escaped), so a string value may hold ``</function>``
+  or ``<|eom_id|>`` literally. (An ``arguments`` given as a JSON string would be double-encoded; the harness
   passes objects.) Content and calls mix only in this order: the content, then the calls; no reasoning.
-- Line 49 ends a turn with calls with ``<|eom_id|>``; line 51 ends one without with ``<|eot_id|>``. Both are
-  Llama 3.1 end-of-generation tokens, as is ``<|end_of_text|>`` (llama.cpp's Llama 3 vocabulary stops on all
-  three; the template does not write it).
-- Lines 55-57: the generation prompt is ``<|start_header_id|>assistant<|end_header_id|>\\n\\n``; nothing is
+- Line 50 ends a turn with calls with ``<|eom_id|>``; line 52 ends one without with ``<|eot_id|>``. Both are stop
+  markers, and so is ``<|end_of_text|>``, Llama 3.1's end-of-text token (Llama 3.1 Instruct's
+  ``generation_config.json`` lists 128001, 128008 and 128009 as eos ids; functionary's own is not in the sdist),
+  as for Llama 3 JSON; the template never writes it.
+- Lines 56-58: the generation prompt is ``<|start_header_id|>assistant<|end_header_id|>\\n\\n``; nothing is
   pre-filled after it (parse prefix ``""``).
 
-The vocabulary is the Llama 3.2 tokenizer of :mod:`harness.formats.llama3_json` (``llama``): functionary v3.1 is
-fine-tuned from Llama 3.1, whose vocabulary 3.2 shares; it holds ``<|python_tag|>`` (128010), ``<|eom_id|>``
-(128008), ``<|eot_id|>`` (128009) as single tokens, and ``<function=`` / ``</function>`` are plain text in it.
+The vocabulary is the Llama 3.2 tokenizer that ``llama3_json`` names too (``llama``,
+:data:`harness.assets.tokenizers.TOKENIZERS`): functionary v3.1 is fine-tuned from Llama 3.1 Instruct, whose
+vocabulary 3.2 shares, and the template uses only Llama 3.1's special tokens; ``<|python_tag|>`` (128010),
+``<|eom_id|>`` (128008) and ``<|eot_id|>`` (128009) are single tokens in it, ``<function=`` / ``</function>``
+plain text.
+
+llama.cpp in the pinned sdist reads this template with its auto-parser and a patch for it
+(``common/chat-diff-analyzer.cpp``, "Functionary 3.1": no section, per call ``<function=`` ... ``</function>``;
+``<|python_tag|>`` is not among its preserved tokens); no engine module configures the format yet.
 
 A scenario whose only call is to ``python`` renders no ``<function=`` (the spec's call opener), which the
 renderer takes for a template that writes no calls: such scenarios are skipped; the edge scenarios put the python
@@ -41,7 +52,7 @@ CALL_OPEN = "<function="
 NAME_END = ">"
 CALL_CLOSE = "</function>"
 PYTHON_TAG = "<|python_tag|>"
-PYTHON_TOOL = "python"  # the tool whose call is written after <|python_tag|> (line 43)
+PYTHON_TOOL = "python"  # the tool whose call is written after <|python_tag|> (line 44)
 EOT = "<|eot_id|>"
 EOM = "<|eom_id|>"
 END_OF_TEXT = "<|end_of_text|>"
