@@ -54,9 +54,8 @@ class FunctionaryV31Parser(OwnParser):
     formats = ("functionary_v31",)
     stops = SPEC.stop_markers
     limitations = (
-        "Raw code after ``<|python_tag|>`` (what functionary models write for the code interpreter, and llama.cpp "
-        'reads as ``{"code": ...}``) is not mapped to a ``python`` call: the template writes the arguments\' JSON '
-        "object there; raw code is surfaced as content with the tag.",
+        "Raw code after ``<|python_tag|>`` is not mapped to a ``python`` call (the template writes the arguments' "
+        "JSON object there); it is surfaced as content with the tag.",
         "Text after the calls is content, although the template never writes any; a ``python`` call has no closer, "
         "so text right after its object is content too.",
         "A name is read up to the first ``>``; a name holding whitespace or ``<`` is a fault (surfaced).",
