@@ -36,8 +36,7 @@ import re
 
 from harness.formats.functionary_v31 import CALL_CLOSE, CALL_OPEN, NAME_END, PYTHON_TAG, PYTHON_TOOL, SPEC
 from parsers.own._base import OwnParser, StepReader, TextField, proper_prefixes
-from parsers.own._common import JsonExtent, Malformed, skip
-from parsers.own._token_sections import arguments_object, decode_json
+from parsers.own._common import JsonExtent, Malformed, decode_json, object_arguments, skip
 
 _OPENERS = (CALL_OPEN, PYTHON_TAG)
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + SPEC.stop_markers))
@@ -156,7 +155,7 @@ class _Reader(StepReader):
         if end is None:
             return False
         try:
-            value = arguments_object(decode_json(self.buf[extent.start : end]))
+            value = object_arguments(decode_json(self.buf[extent.start : end]))
         except ValueError as exc:
             raise Malformed(end, f"invalid JSON arguments: {exc}") from None
         if value is None:
