@@ -36,7 +36,7 @@ from harness.formats import case_formats, get_format
 from harness.jobs.evaluate import REPORTS_DIR, EvalConfig, harness_commit, run_eval
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S
 from harness.parse.registry import available_parsers, expand_names
-from harness.report.gate import _some
+from harness.report.gate import some_ids
 from harness.report.progress import ConsoleProgress
 from harness.report.terminal import show_run
 from harness.template.catalog import get_model
@@ -140,13 +140,13 @@ def _sha(text: str) -> str:
 
 
 @dataclass
-class _Run:
+class ParserRun:
     run_dir: Path
     parser: dict  # {name, library, version}
     records: list[dict]
 
 
-def _run(
+def run_parser(
     settings: RunSettings,
     spec: str,
     cases: list[Case],
@@ -155,7 +155,7 @@ def _run(
     timeout_s: float,
     shrink: bool,
     install_missing: bool,
-) -> _Run:
+) -> ParserRun:
     """One ``run_eval`` of parser ``spec`` (captures off); its records and the parser's identity. Raises
     ``HarnessError`` if the corpus it ran is not ``cases`` (the corpus that was hashed)."""
     config = EvalConfig(
@@ -177,7 +177,7 @@ def _run(
     show_run(console, log)
     _check_ran(log.run_dir / "corpus.jsonl", cases)
     ((name, identity),) = log.provenance.parsers.items()
-    return _Run(log.run_dir, {"name": name, **identity}, [r for r in log.records if r["parser"] == name])
+    return ParserRun(log.run_dir, {"name": name, **identity}, [r for r in log.records if r["parser"] == name])
 
 
 def _check_ran(corpus_file: Path, cases: list[Case]) -> None:
@@ -188,11 +188,11 @@ def _check_ran(corpus_file: Path, cases: list[Case]) -> None:
         differ = sorted(k for k in ran.keys() | hashed.keys() if ran.get(k) != hashed.get(k))
         raise HarnessError(
             f"{corpus_file}: the run's corpus differs from the one hashed in {len(differ)} cases "
-            f"({_some(differ)}): corpus building is not reproducible here"
+            f"({some_ids(differ)}): corpus building is not reproducible here"
         )
 
 
-def _new_run_dir(root: Path, kind: str, spec: str) -> Path:
+def new_run_dir(root: Path, kind: str, spec: str) -> Path:
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = root / f"{kind}-{stamp}-{slug(spec)}"
     n = 2
@@ -233,8 +233,8 @@ def save_baselines(
     runs_root = runs_root or REPORTS_DIR / settings.model
     paths = []
     for spec in specs:
-        run = _run(
-            settings, spec, cases, _new_run_dir(runs_root, "baseline", spec), console, timeout_s, False, install_missing
+        run = run_parser(
+            settings, spec, cases, new_run_dir(runs_root, "baseline", spec), console, timeout_s, False, install_missing
         )
         data = {
             "schema": SCHEMA,
@@ -247,7 +247,7 @@ def save_baselines(
             "corpus": {"hash": corpus_hash(inputs), "inputs": inputs},
             "run_dir": str(run.run_dir),
             "cases": {c.id: _case_entry(c, compact) for c in cases},
-            "results": [_result(r, compact) for r in run.records],
+            "results": [result_fields(r, compact) for r in run.records],
         }
         path = Path(baseline_dir) / settings.model / f"{slug(run.parser['name'])}.json"
         write_baseline(path, data)
@@ -268,7 +268,7 @@ def _case_entry(case: Case, compact: bool) -> dict:
     return entry if compact else {**entry, "text": case.text, "expected": case.expected.to_json()}
 
 
-def _result(record: dict, compact: bool = False) -> dict:
+def result_fields(record: dict, compact: bool = False) -> dict:
     """The fields of a result record a baseline keeps (``compact``: a passing result keeps only its case, slice,
     mode, verdict and a non-empty detail; readers take a missing field as None)."""
     out = {k: record.get(k) for k in ("case_id", "slice", "mode", "verdict", "error_type", "detail", "got")}
@@ -334,7 +334,7 @@ def load_baseline(path: Path) -> dict:
     return data
 
 
-def _save_command(settings: dict, spec: str) -> str:
+def save_command(settings: dict, spec: str) -> str:
     parts = [
         f"toolcall-harness baseline save --model {settings['model']} --parsers {spec}",
         f"--seed {settings['seed']} --cases {settings['n_generated']}",

@@ -24,22 +24,22 @@ from harness.formats import get_format
 from harness.jobs.baseline import (
     BaselineError,
     RunSettings,
-    _new_run_dir,
-    _result,
-    _run,
-    _save_command,
     build_cases,
     case_digest,
     corpus_hash,
     corpus_inputs,
     load_baseline,
+    new_run_dir,
+    result_fields,
+    run_parser,
+    save_command,
 )
 from harness.jobs.evaluate import REPORTS_DIR
 from harness.parse import registry
 from harness.parse.loader import load_parser_object
 from harness.parse.modes import DEFAULT_TIMEOUT_S, ROUNDTRIP
 from harness.parse.registry import get_any_parser
-from harness.report.gate import SHOWN_CASES, Flip, GateResult, _by_case, _some, gate_markdown, print_result
+from harness.report.gate import SHOWN_CASES, Flip, GateResult, by_case, gate_markdown, print_result, some_ids
 from harness.template.catalog import get_model
 
 
@@ -71,7 +71,7 @@ def check_same_corpus(baseline: dict, path: Path, inputs: dict, cases: list[Case
         ),
     ):
         if ids:
-            lines.append(f"  {label}: {len(ids)} ({_some(ids)})")
+            lines.append(f"  {label}: {len(ids)} ({some_ids(ids)})")
     if not lines:
         lines.append(f"  hash inputs: baseline {recorded}, now {inputs}")
     raise CorpusMismatchError(
@@ -79,7 +79,7 @@ def check_same_corpus(baseline: dict, path: Path, inputs: dict, cases: list[Case
         f"{corpus_hash(inputs)[:12]}…), so its verdicts cannot be compared case by case:\n"
         + "\n".join(lines)
         + "\nIf the change is intended, save a new baseline: "
-        + _save_command(settings.to_json(), baseline["parser"]["spec"])
+        + save_command(settings.to_json(), baseline["parser"]["spec"])
     )
 
 
@@ -161,7 +161,7 @@ def compare(baseline_results: list[dict], records: list[dict]) -> Comparison:
             kind = "changes"
         else:
             continue
-        found[kind].append(Flip(key[0], key[1], a.get("slice", ""), _result(a), _result(b)))
+        found[kind].append(Flip(key[0], key[1], a.get("slice", ""), result_fields(a), result_fields(b)))
     return Comparison(
         **found,
         compared=len(then.keys() & now.keys()),
@@ -213,11 +213,11 @@ def run_gate(
         cases, template, slices = build_cases(settings)
         check_same_corpus(baseline, path, corpus_inputs(settings, cases, template, slices), cases, settings)
         root = runs_root or REPORTS_DIR / settings.model
-        run = _run(
+        run = run_parser(
             replace(settings, slices=slices),
             spec,
             cases,
-            _new_run_dir(root, "gate", spec),
+            new_run_dir(root, "gate", spec),
             console,
             timeout_s,
             shrink,
@@ -274,7 +274,7 @@ def _minimize(
 
     found = {}
     try:
-        for case_id, flips in list(_by_case(regressions).items())[:SHOWN_CASES]:
+        for case_id, flips in list(by_case(regressions).items())[:SHOWN_CASES]:
             flip = min((f for f in flips if f.mode != ROUNDTRIP), key=cost, default=None)
             if flip is None or case_id not in cases:
                 continue

@@ -72,7 +72,7 @@ def _outcome(result: dict) -> str:
     return f"{result['verdict']} {result['error_type'] or ''}: {' '.join((result['detail'] or '').split())}".strip()
 
 
-def _by_case(flips: list[Flip]) -> dict[str, list[Flip]]:
+def by_case(flips: list[Flip]) -> dict[str, list[Flip]]:
     grouped: dict[str, list[Flip]] = {}
     for flip in flips:
         grouped.setdefault(flip.case_id, []).append(flip)
@@ -87,7 +87,7 @@ def _headline(result: GateResult) -> str:
         f"gate {verdict}{' (strict)' if result.strict else ''}: {result.parser} vs baseline {result.path} "
         f"({b['parser']['name']} {b['parser'].get('version', '?')}, {b.get('commit', '?')}, {b.get('created', '?')}): "
         f"{len(result.regressions)} regressed and {len(result.fixes)} fixed of {result.compared} case×mode "
-        f"results ({len(_by_case(result.regressions))} and {len(_by_case(result.fixes))} cases){changed}"
+        f"results ({len(by_case(result.regressions))} and {len(by_case(result.fixes))} cases){changed}"
     )
 
 
@@ -113,10 +113,10 @@ def print_result(console: Console, result: GateResult, texts: dict[str, tuple[st
             f"  not compared: {result.missing} baseline results with no result now, {result.extra} new results "
             "with no baseline (modes that apply to only one of the two parsers)"
         )
-    for i, (case_id, flips) in enumerate(_by_case(result.regressions).items()):
+    for i, (case_id, flips) in enumerate(by_case(result.regressions).items()):
         if i == SHOWN_CASES:
-            rest = list(_by_case(result.regressions))[SHOWN_CASES:]
-            say(f"  … {len(rest)} more regressed cases in {result.run_dir / 'gate.md'}: {_some(rest, 30)}")
+            rest = list(by_case(result.regressions))[SHOWN_CASES:]
+            say(f"  … {len(rest)} more regressed cases in {result.run_dir / 'gate.md'}: {some_ids(rest, 30)}")
             break
         text, expected = texts.get(case_id, ("?", None))
         say(f"REGRESSION {case_id} ({flips[0].slice}) [{', '.join(f.mode for f in flips)}]")
@@ -132,14 +132,14 @@ def print_result(console: Console, result: GateResult, texts: dict[str, tuple[st
                 f"{small['method']}): {_one_line(small['text'])}"
             )
             say(f"    expected {_one_line(small['expected'])}; got {_one_line(small['got'])}")
-    for case_id, flips in _by_case(result.fixes).items():
+    for case_id, flips in by_case(result.fixes).items():
         say(
             f"FIXED {case_id} ({flips[0].slice}) [{', '.join(f.mode for f in flips)}]: was "
             f"{clip(_outcome(flips[0].baseline), 200)}"
         )
-    for i, (case_id, flips) in enumerate(_by_case(result.changes).items()):
+    for i, (case_id, flips) in enumerate(by_case(result.changes).items()):
         if i == SHOWN_CASES:
-            say(f"  … {len(_by_case(result.changes)) - SHOWN_CASES} more changed cases in {result.run_dir / 'gate.md'}")
+            say(f"  … {len(by_case(result.changes)) - SHOWN_CASES} more changed cases in {result.run_dir / 'gate.md'}")
             break
         for flip in flips:
             say(
@@ -193,15 +193,15 @@ def gate_markdown(result: GateResult, texts: dict[str, tuple[str, dict]]) -> lis
     if result.changes:
         sections.append(("Changes (failed in both)", result.changes))
     for title, flips in sections:
-        by_case = _by_case(flips)
-        lines += [f"## {title} ({len(by_case)} cases)", ""]
-        if len(by_case) > MD_DETAILED_CASES:
+        grouped = by_case(flips)
+        lines += [f"## {title} ({len(grouped)} cases)", ""]
+        if len(grouped) > MD_DETAILED_CASES:
             lines += [
                 f"The first {MD_DETAILED_CASES} in full; the others: "
-                + ", ".join(f"`{c}`" for c in list(by_case)[MD_DETAILED_CASES:]),
+                + ", ".join(f"`{c}`" for c in list(grouped)[MD_DETAILED_CASES:]),
                 "",
             ]
-        for case_id, group in list(by_case.items())[:MD_DETAILED_CASES]:
+        for case_id, group in list(grouped.items())[:MD_DETAILED_CASES]:
             text, expected = texts.get(case_id, ("?", None))
             lines += [
                 f"### `{case_id}` ({group[0].slice}; {', '.join(f.mode for f in group)})",
@@ -238,5 +238,5 @@ def gate_markdown(result: GateResult, texts: dict[str, tuple[str, dict]]) -> lis
 SHOWN_CASES = 20
 
 
-def _some(ids: list[str], limit: int = 8) -> str:
+def some_ids(ids: list[str], limit: int = 8) -> str:
     return ", ".join(ids[:limit]) + (f", … {len(ids) - limit} more" if len(ids) > limit else "")

@@ -3,7 +3,7 @@ engine pins use, one result per line, and what the strict gate counts as a chang
 
 import json
 
-from harness.jobs.baseline import _result, write_baseline
+from harness.jobs.baseline import result_fields, write_baseline
 from harness.jobs.gate import compare
 from harness.report.gate import GateResult
 
@@ -21,11 +21,11 @@ def rec(case, mode, verdict="pass", error_type=None, got=None, detail=""):
 
 
 def test_compact_result_keeps_failures_whole_and_passes_short():
-    passed = _result(rec("a", "char", got={"content": "x"}), compact=True)
+    passed = result_fields(rec("a", "char", got={"content": "x"}), compact=True)
     assert passed == {"case_id": "a", "slice": "curated", "mode": "char", "verdict": "pass"}
     failed = rec("a", "char", "fail", "wrong_args", {"content": None}, "city differs")
-    assert _result(failed, compact=True) == failed
-    assert _result(rec("a", "char", got={"content": "x"}))["got"] == {"content": "x"}
+    assert result_fields(failed, compact=True) == failed
+    assert result_fields(rec("a", "char", got={"content": "x"}))["got"] == {"content": "x"}
 
 
 def test_written_baseline_is_json_with_one_result_per_line(tmp_path):
