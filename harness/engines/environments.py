@@ -219,12 +219,12 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
 def build_in_place(target: Path, build: Callable[[Path], None], done: Callable[[], bool] = lambda: False) -> bool:
     """Run ``build(folder)`` in a scratch folder beside ``target`` and move the result into place only when
     it succeeds, so ``target`` is always complete or absent; returns whether it built (False: ``done()`` said that
-    another process finished it while this one waited). One process builds at a time (a file lock
-    ``<target>.lock``; parallel test workers share the cache). When ``build`` raises :class:`EngineBuildError`,
+    another process finished it while this one waited). One process builds at a time (a file lock in
+    ``<cache>/locks/``; parallel test workers share the cache). When ``build`` raises :class:`EngineBuildError`,
     its message is kept in ``<target>.failed.log`` (the path is set as the exception's ``log``), the scratch
     folder — possibly gigabytes — is deleted, and the error propagates."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(target.with_name(target.name + ".lock"))):
+    with FileLock(str(_lock_file(target))):
         if done():
             return False
         building = target.with_name(target.name + ".building")
@@ -240,6 +240,14 @@ def build_in_place(target: Path, build: Callable[[Path], None], done: Callable[[
         shutil.rmtree(target, ignore_errors=True)
         building.rename(target)
     return True
+
+
+def _lock_file(target: Path) -> Path:
+    """``<cache>/locks/<folder>-<name>.lock`` for a build target: outside the folders that hold builds, so a
+    listing of them shows builds only."""
+    locks = cache_dir() / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    return locks / f"{target.parent.name}-{target.name}.lock"
 
 
 def _last_lines(text: str, n: int) -> str:
