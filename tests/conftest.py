@@ -23,6 +23,7 @@ TESTS = Path(__file__).resolve().parent
 
 ENGINE_FILES = (
     "engines/test_engine_*.py",  # one engine each: build, serve, pinned verdicts
+    "engines/test_pinned_verdicts.py",  # every reference parser on the pinned models (starts every engine)
     "engines/test_engines.py",  # builds transformers and mlx-lm environments of other versions
     "engines/test_eval_all_engines.py",  # `make eval PARSERS=all`
     "unit/engines/test_wheels.py",  # compiles the llama-cpp-python wheel on a cold cache
