@@ -1,6 +1,9 @@
 """What the engine tests share: a declared tool, a call to it, the thinking-off prefix, and the fixture body
-that builds an engine (from the user cache, or cold) and starts its worker."""
+that builds an engine (from the user cache, or cold) and starts its worker; the Hermes and newer-format cases;
+and the helpers of the in-process reference tests (``test_parsers_reference*.py``)."""
 
+from harness.core.messages import Message, ToolCall
+from harness.core.protocol import StreamAccumulator
 from harness.engines import environments as engines
 from harness.parse.registry import get_any_parser
 
@@ -95,8 +98,6 @@ HERMES_CASES = {
 
 def hermes_msg(content=None, calls=(), reasoning=None, name="get_weather") -> dict:
     """A message as ``Message.to_json()`` writes it (calls given as argument dicts or raw JSON strings)."""
-    from harness.core.messages import Message, ToolCall
-
     return Message(content, reasoning, [ToolCall(name, a) for a in calls]).to_json()
 
 
@@ -216,6 +217,33 @@ def rendered_results(parser, cases: dict, modes=RENDERED_MODES) -> dict[str, dic
 def rendered_msg(content=None, calls=(), reasoning=None, name="get_weather") -> dict:
     """A plain message (see :func:`plain_message`) with calls to ``name``, given as argument dicts or raw
     JSON argument strings."""
-    from harness.core.messages import Message, ToolCall
-
     return plain_message(Message(content, reasoning, [ToolCall(name, a) for a in calls]))
+
+
+# ----------------------------------------------------------------------------------- in-process references
+
+
+def stream_chars(parser, text: str, tools=None, prefix: str = OFF):
+    """Feed ``text`` one character at a time: ``(message, [(chars fed when emitted, delta)], session)``."""
+    session = parser.stream(tools, prefix)
+    acc, seen = StreamAccumulator(), []
+    for i, ch in enumerate(text, 1):
+        deltas = session.feed(ch)
+        seen.extend((i, d) for d in deltas)
+        acc.add(deltas)
+    deltas = session.finish()
+    seen.extend((len(text) + 1, d) for d in deltas)  # position len+1 = emitted by finish()
+    acc.add(deltas)
+    return acc.message(), seen, session
+
+
+def plain(message: Message) -> dict:
+    """The scored part of a message (no diagnostics)."""
+    out = message.to_json()
+    out.pop("diagnostics", None)
+    return out
+
+
+def msg(content=None, reasoning=None, calls=()) -> dict:
+    """A message as ``Message.to_json()`` writes it, calls given as ``(name, arguments)`` pairs."""
+    return Message(content, reasoning, [ToolCall(n, a) for n, a in calls]).to_json()
