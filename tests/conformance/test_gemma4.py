@@ -1,5 +1,6 @@
 """Conformance of the project's own Gemma 4 parser on text rendered by the real Gemma 4 chat template: the
-shared suite's protocol and registry tests (:class:`TestGemma4`) plus the format's own tests.
+shared suite's protocol and registry tests (:class:`TestGemma4`) plus the format's own tests; its property tests
+are in ``test_gemma4_properties.py``, the helpers both use in :mod:`conformance.gemma4_helpers`.
 
 Completions are rendered with transformers' jinja renderer from ``google-gemma-4-31B-it.jinja`` (fetched
 through :func:`harness.assets.sdist.sdist_file`): completion = render(conversation + assistant turn) minus the
@@ -8,105 +9,19 @@ prompt up to ``<|turn>model\\n``; what the generation prompt pre-fills after tha
 
 from __future__ import annotations
 
-import functools
 import json
 import random
-import re
-from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
+from conformance.gemma4_helpers import HELD, PARSER, assert_stream_matches, random_split, render, streamed, token_pieces
 from conformance.suite import Conformance, ParserConformance, expected_view, view
-from harness.assets.sdist import sdist_file
 from harness.core.messages import Message
 from harness.core.paths import OBSERVED_FILE
-from harness.core.protocol import run_stream
-from harness.formats.gemma4 import SPEC
 from parsers.own.gemma4 import Gemma4Parser
 
-TEMPLATE = "models/templates/google-gemma-4-31B-it.jinja"
 OBSERVED = OBSERVED_FILE  # corpora/observed/observed_public.jsonl
-MODEL_TURN = "<|turn>model\n"
 THINKING_OFF_PREFIX = "<|channel>thought\n<channel|>"
-ALL_MARKERS = tuple(dict.fromkeys(SPEC.markers + SPEC.stop_markers))
-MARKER_PREFIXES = {m[:k] for m in ALL_MARKERS for k in range(1, len(m))}
-
-PARSER = Gemma4Parser(eager=True)  # streams call names and argument fragments as they are read
-HELD = Gemma4Parser()  # the default: each call emitted whole at its close
-
-
-# ---- helpers ---------------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=1)
-def template_text() -> str:
-    return Path(sdist_file(TEMPLATE)).read_text(encoding="utf-8")
-
-
-def render(
-    calls, content: str = "", reasoning: str | None = None, thinking: bool = False, tools: list | None = None
-) -> tuple[str, str]:
-    """Render one assistant turn; returns ``(completion text, parse prefix)``.
-
-    ``calls`` is a list of ``(name, arguments)``. The completion keeps the template's trailing stop marker.
-    """
-    from transformers.utils.chat_template_utils import render_jinja_template
-
-    user = {"role": "user", "content": "Hi"}
-    assistant = {
-        "role": "assistant",
-        "content": content,
-        "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
-    }
-    if reasoning is not None:
-        assistant["reasoning_content"] = reasoning
-    kw = dict(chat_template=template_text(), tools=tools, bos_token="<bos>", enable_thinking=thinking)
-    full = render_jinja_template(conversations=[[user, assistant]], add_generation_prompt=False, **kw)[0][0]
-    prompt = render_jinja_template(conversations=[[user]], add_generation_prompt=True, **kw)[0][0]
-    head = prompt[: prompt.rindex(MODEL_TURN) + len(MODEL_TURN)]
-    assert full.startswith(head)
-    return full[len(head) :], prompt[len(head) :]
-
-
-TOKEN_RE = re.compile(r'<\|"\|>|<\|?[a-z_]+\|?>| ?[:,]?[{}\[\]()]+[,:]?| ?\w+|\s+|[^\w\s]', re.S)
-
-
-def token_pieces(text: str) -> list[str]:
-    """Chunks shaped like real Gemma 4 token pieces: whole markers, ``:{``, ``},``, ``}]}``, `` word``."""
-    pieces = TOKEN_RE.findall(text)
-    assert "".join(pieces) == text
-    return pieces
-
-
-def random_split(text: str, rng: random.Random) -> list[str]:
-    cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(0, 12)))) if len(text) > 1 else []
-    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)]
-
-
-def check_delta(delta) -> None:
-    """Content/reasoning pieces never hold a marker nor end in what may still become one."""
-    for piece in (delta.content, delta.reasoning):
-        if piece:
-            assert not any(m in piece for m in ALL_MARKERS), piece
-            assert not any(piece.endswith(p) for p in MARKER_PREFIXES), piece
-
-
-def streamed(parser, chunks, tools=None, prefix="", leak_check=True):
-    return run_stream(parser, chunks, tools, prefix, on_delta=check_delta if leak_check else None)
-
-
-def assert_stream_matches(text: str, prefix: str = "", tools=None, seed: int = 0, leak_check=True) -> Message:
-    """One-shot parse, then streaming (eager and held) under several chunkings must give the same message."""
-    one_shot = PARSER.parse(text, tools, prefix)
-    rng = random.Random(seed)
-    chunkings = [[text], list(text), token_pieces(text)] + [random_split(text, rng) for _ in range(4)]
-    for chunks in chunkings:
-        for parser in (PARSER, HELD):
-            got = streamed(parser, chunks, tools, prefix, leak_check)
-            assert view(got) == view(one_shot), (chunks, parser.eager)
-    return one_shot
 
 
 # ---- strict text rendered by the real template -----------------------------------------------------
@@ -527,131 +442,6 @@ def test_unterminated_call_at_finish():
     assert PARSER.parse(text).content == text
 
 
-# ---- property tests ----------------------------------------------------------------------------------
-
-
-def _plain_key(key: str) -> bool:
-    """Keys the template can write bare and this reader reads back raw (documented limits)."""
-    if ":" in key or "<" in key:
-        return False
-    edges = key[: len(key) - len(key.lstrip())] + key[len(key.rstrip()) :]
-    return not ("\n" in edges or "\r" in edges) and not key.lstrip().startswith("}")
-
-
-TRICKY = st.sampled_from(
-    [
-        '"',
-        "\\",
-        "a\\",
-        "<tool_call|>",
-        "<|tool_call>",
-        "}",
-        "]",
-        ",",
-        ":",
-        "\r\n",
-        '<|"',
-        '<|"|',
-        "<",
-        "None",
-        "true",
-        "1",
-        "",
-        " ",
-        "\t\x00",
-        "é😀",
-    ]
-)
-KEYS = st.one_of(st.text(max_size=10), st.from_regex(r"[a-z][a-z0-9_.\- ]{0,8}", fullmatch=True)).filter(_plain_key)
-STRINGS = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join)).filter(
-    lambda s: '<|"|>' not in s
-)
-SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(),
-    st.integers(min_value=10**20, max_value=10**60),
-    st.floats(allow_nan=False, allow_infinity=False),
-    STRINGS,
-)
-VALUES = st.recursive(
-    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4), max_leaves=10
-)
-NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True)
-CALLS = st.lists(st.tuples(NAMES, st.dictionaries(KEYS, VALUES, max_size=5)), min_size=1, max_size=3)
-PROSE = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30)
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(calls=CALLS, after=PROSE, before=PROSE, reasoning=PROSE, thinking=st.booleans(), data=st.data())
-def test_property_render_parse_roundtrip(calls, after, before, reasoning, thinking, data):
-    reasoning = reasoning.strip() or None
-    text, prefix = render(calls, content=after, reasoning=reasoning, thinking=thinking)
-    text = before + text
-    content = (before + after.strip()).strip() or None
-    message = PARSER.parse(text, None, prefix)
-    assert view(message) == expected_view(calls, content, reasoning)
-    splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    chunks = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)]
-    for chunking in (chunks, token_pieces(text), list(text)):
-        for parser in (PARSER, HELD):
-            assert view(streamed(parser, chunking, None, prefix)) == view(message)
-
-
-FRAGMENTS = st.sampled_from(
-    [
-        "<|tool_call>",
-        "call:",
-        "f",
-        "{",
-        "}",
-        "[",
-        "]",
-        "(",
-        ")",
-        ":",
-        ",",
-        '<|"|>',
-        "a",
-        "1",
-        "None",
-        " ",
-        "\n",
-        "<tool_call|>",
-        "<turn|>",
-        "<|tool_response>",
-        "<eos>",
-        "=",
-        '"',
-        "<",
-        "|",
-        ">",
-        "<|",
-        "x y",
-        "-2.5e+3",
-        "<|channel>",
-        "<channel|>",
-        "thought",
-    ]
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(pieces=st.lists(FRAGMENTS, max_size=30), data=st.data())
-def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
-    text = "".join(pieces)
-    message = PARSER.parse(text)
-    if not message.tool_calls and "<|channel>" not in text:  # all is content, bar trailing stop markers
-        body = re.sub(r"(?:<\|tool_response>|<turn\|>|<eos>)(?:\s|<\|tool_response>|<turn\|>|<eos>)*\Z", "", text)
-        assert message.content == (body.strip() or None)
-    splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    chunks = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)]
-    for chunking in (chunks, list(text)):
-        assert view(streamed(HELD, chunking, leak_check=False)) == view(message)
-        if not message.diagnostics:
-            assert view(streamed(PARSER, chunking, leak_check=False)) == view(message)
-
-
 # ---- speed -------------------------------------------------------------------------------------------
 
 
@@ -669,5 +459,5 @@ class TestGemma4(ParserConformance):
     test_strict_text = None  # test_strict_rendered
     test_drift_recovered = None  # test_drift_recovered above (calls compared, content None)
     test_malformed_call_stays_in_content = None  # test_malformed_call_is_surfaced
-    test_marker_hold_back_at_every_split_point = None  # no hold-back table yet (streaming: the property tests)
-    test_own_parser_passes_every_strict_rendered_case = None  # no corpus test yet (test_property_render_...)
+    test_marker_hold_back_at_every_split_point = None  # no hold-back table yet (streaming: test_gemma4_properties)
+    test_own_parser_passes_every_strict_rendered_case = None  # no corpus test yet (test_gemma4_properties)
