@@ -2,16 +2,18 @@
 ``parsers/own/glm45.py`` whose text may start inside reasoning) and of the glm47 family end to end (GLM-4.7-Flash,
 ``GLM-4.7-Flash.jinja`` from the llama-cpp-python 0.3.36 sdist): the shared suite's config (the GLM texts of
 ``tests/conformance/test_glm45.py``) plus the tests specific to GLM-4.7. Layout-independent behaviour of the shared
-reader is tested in ``tests/conformance/test_glm45.py`` for both parsers.
+reader is tested in ``tests/conformance/test_glm45.py`` and ``tests/conformance/test_glm45_properties.py`` for both
+parsers.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from conformance.glm45_helpers import CHECK_DELTA, call45, call47
+from conformance.glm45_helpers import stream_matches as assert_stream_matches
 from conformance.suite import Conformance, ParserConformance, expected_view, template, tool, view
-from conformance.test_glm45 import CHECK_DELTA, GLM_TEXTS, call45, call47, check_glm_corpus
-from conformance.test_glm45 import stream_matches as assert_stream_matches
+from conformance.test_glm45 import GLM_TEXTS, check_glm_corpus
 from harness.core.messages import ToolCall
 from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
