@@ -14,6 +14,7 @@ from harness.core.paths import BASELINES_DIR
 from harness.corpus.random_calls import DEFAULT_CUTS, DEFAULT_FULL_EVERY
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S
 from harness.report.sweep import DEFAULT_KEEP
+from harness.score.policy import CHOICES, DEFAULT_POLICY, Policy, PolicyError, parse_policy
 
 
 def count(text: str) -> int:
@@ -49,6 +50,26 @@ def csv_list(text: str) -> list[str]:
     if not parts:
         raise argparse.ArgumentTypeError("empty list")
     return parts
+
+
+def policy_arg(text: str) -> Policy:
+    try:
+        return parse_policy(text)
+    except PolicyError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def policy_flag(parser: argparse.ArgumentParser, default: Policy | None) -> None:
+    """``--policy KEY=VALUE,...``: the judging policy (:mod:`harness.score.policy`)."""
+    keys = "; ".join(f"{k}: {'|'.join(v)}" for k, v in CHOICES.items())
+    parser.add_argument(
+        "--policy",
+        type=policy_arg,
+        default=default,
+        metavar="KEY=VALUE[,...]",
+        help=f"judging policy ({keys}; default {DEFAULT_POLICY.describe()})"
+        + ("" if default is not None else "; default here: the baseline's"),
+    )
 
 
 def check_choices(what: str, given: list[str], known) -> None:
@@ -94,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="score these capture files (JSON Lines) instead of generating",
     )
     ev.add_argument("--no-capture", action="store_true", help="skip capturing even when the catalog names a backend")
+    policy_flag(ev, DEFAULT_POLICY)
     ev.add_argument(
         "--all-models",
         action="store_true",
@@ -233,6 +255,7 @@ def _baseline_commands(sub) -> None:
         action="store_true",
         help="leave out case texts and the outputs of passing results (pinned verdicts kept in a repository)",
     )
+    policy_flag(bs, DEFAULT_POLICY)
     gate_common_args(bs, BASELINES_DIR)
     bs.set_defaults(command="gate:cmd_baseline_save")
 
@@ -258,6 +281,7 @@ def _baseline_commands(sub) -> None:
         help="compare with this baseline file (default: the model's baselines in --dir)",
     )
     gt.add_argument("--shrink", action="store_true", help="hypothesis-shrink generated failures (in the run report)")
+    policy_flag(gt, None)
     gt.add_argument(
         "--no-minimize",
         action="store_true",

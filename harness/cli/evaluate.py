@@ -30,6 +30,7 @@ def _eval_config(args, **fields) -> EvalConfig:
         timeout_s=args.timeout,
         shrink=not args.no_shrink,
         install_missing=not args.no_install,
+        policy=args.policy,
         **fields,
     )
 

@@ -24,6 +24,7 @@ def cmd_baseline_save(args, console: Console) -> int:
         modes=tuple(args.modes),
         model_dir=args.model_dir,
         gguf=args.gguf,
+        policy=args.policy,
     )
     save_baselines(
         settings,
@@ -53,6 +54,7 @@ def cmd_gate(args, console: Console) -> int:
         install_missing=not args.no_install,
         minimize=not args.no_minimize,
         strict=args.strict,
+        policy=args.policy,
     )
     return 1 if any(r.failed for r in results) else 0
 

@@ -2,20 +2,22 @@
 
 A :class:`Mutator` turns one rendered case (what the template writes) into a ``kind="drift"`` case that
 models one deviation seen in the field, and states which outcome classes a parser may answer with
-(:mod:`harness.score.outcomes`): ``recovered`` (the intended calls) and/or ``surfaced`` (no call for the damaged
-part, its raw text kept in content). Every mutator names where the deviation was seen (``seen``: an observed
-case id of ``corpora/observed/observed_public.jsonl`` or a public report).
+(:mod:`harness.score.outcomes`): ``recovered`` (the intended calls) and/or ``declined`` (no call for the damaged
+part: its raw text kept in content, or its markup scrubbed, as the judging policy allows). Every mutator names
+where the deviation was seen (``seen``: an observed case id of ``corpora/observed/observed_public.jsonl`` or a
+public report).
 
 Rules shared by every mutator:
 
 - Only the *first* call is damaged (truncations cut inside the *last* call, as ``max_tokens`` does); prose,
   reasoning and the other calls stay as rendered. The expected message of a mutation is the base case's, except
-  for truncations: their expected calls are the complete calls before the cut, and their expected content is
-  the prose before the cut followed by the cut-off fragment, which a parser must keep (not drop).
+  for truncations: their expected calls are the complete calls before the cut and their expected content the
+  prose before the cut; the cut-off fragment is the damaged text (unrecoverable: no call may be made of it).
 - A mutated case has id ``<base id>~<mutator>``, ``slice="drift"``, ``kind="drift"``, the base's tags plus
   ``mutator:<name>``, ``text_provenance="reconstructed"``, and ``extra["drift"] = {"mutator", "base",
-  "outcomes", "raw", "tolerated"}``: ``raw`` is the damaged text a surfacing parser must keep in content,
-  ``tolerated`` marker text a recovering parser may keep in content or drop (a stray closer).
+  "outcomes", "raw", "tolerated", "recoverable"}``: ``raw`` is the damaged text a surfacing parser keeps in
+  content, ``tolerated`` marker text a recovering parser may keep in content or drop (a stray closer),
+  ``recoverable`` false when the damaged part holds no call (a cut-off call, a partial opener).
 - Mutations are pure and deterministic; :func:`drift_cases` picks the base cases with a seeded
   ``random.Random`` (the run seed is recorded as the case's ``seed``).
 - Base cases are rendered curated cases whose calls can be located by their markers: no marker text or
@@ -62,8 +64,10 @@ from harness.corpus.mutations import (
 )
 from harness.formats import FormatSpec, get_format, known_formats
 
-RECOVERED, SURFACED = "recovered", "surfaced"
-EITHER = (RECOVERED, SURFACED)
+# what a mutator allows: recovering the intended calls, declining the damaged part (surfaced or scrubbed, as the
+# judging policy says: harness.score.policy), or either
+RECOVERED, DECLINED = "recovered", "declined"
+EITHER = (RECOVERED, DECLINED)
 DEFAULT_PER_MUTATOR = 3
 MAX_BASE_LEN = 400
 EXCLUDED_BASE_TAGS = frozenset({"marker-in-string", "injection", "long-string", "nul-in-string"})
@@ -109,7 +113,7 @@ class Mutator:
     """One named deviation: ``apply(case, fmt) -> Mutation | None`` (``None``: it does not apply to the case).
 
     ``selects(fmt) -> bool``: whether it is defined for a format (a property of its spec; ``formats`` lists the
-    known formats it selects); ``outcomes``: the allowed outcome classes (``recovered``, ``surfaced`` or both);
+    known formats it selects); ``outcomes``: what it allows (``recovered``, ``declined`` or both);
     ``seen``: where the deviation was reported; ``deviation``: one line of what changes.
     """
 
@@ -138,6 +142,7 @@ class Mutator:
             "outcomes": list(self.outcomes),
             "raw": mutation.raw,
             "tolerated": list(mutation.tolerated),
+            "recoverable": mutation.recoverable,
         }
         return Case(
             id=f"{case.id}~{self.name}",
@@ -337,7 +342,7 @@ MUTATORS: tuple[Mutator, ...] = (
     Mutator(
         "truncate-in-opener",
         _opener_is_marker,
-        EITHER,
+        (DECLINED,),
         "deepseek_v31_tool_call_inside_thinking_sglang (the stream ends inside a marker)",
         "the text ends inside the last call's opener",
         truncate_in_opener,
@@ -345,7 +350,7 @@ MUTATORS: tuple[Mutator, ...] = (
     Mutator(
         "truncate-in-key",
         _every,
-        EITHER,
+        (DECLINED,),
         "qwen3coder_parallel_calls_llamacpp_autoparser (cut-off output)",
         "the text ends inside the last call's first key",
         truncate_in_key,
@@ -353,7 +358,7 @@ MUTATORS: tuple[Mutator, ...] = (
     Mutator(
         "truncate-in-string",
         _every,
-        EITHER,
+        (DECLINED,),
         "qwen3coder_parallel_calls_llamacpp_autoparser (cut-off output)",
         "the text ends inside a string value of the last call",
         truncate_in_string,
@@ -377,7 +382,7 @@ MUTATORS: tuple[Mutator, ...] = (
     Mutator(
         "partial-opener-after-call",
         _opener_is_marker,
-        (RECOVERED,),
+        (DECLINED,),
         "deepseek_v31_tool_call_inside_thinking_sglang (ends `<｜tool▁calls▁e` after a complete call)",
         "half of a call opener after the complete calls, at the end of the text",
         partial_opener_after_call,

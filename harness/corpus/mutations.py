@@ -22,12 +22,14 @@ CALL_KEYWORD = "call:"
 @dataclass(frozen=True)
 class Mutation:
     """What a mutator makes of one case: the new ``text``, the ``expected`` message, the damaged ``raw`` text
-    (kept in content by a surfacing parser) and ``tolerated`` marker text a recovering parser may keep."""
+    (kept in content by a surfacing parser), ``tolerated`` marker text a recovering parser may keep, and whether
+    the damaged part holds a call to recover (``recoverable``; not for a cut-off call or a partial opener)."""
 
     text: str
     expected: Message
     raw: str
     tolerated: tuple[str, ...] = ()
+    recoverable: bool = True
 
 
 def call_spans(text: str, fmt: FormatSpec) -> list[tuple[int, int]]:
@@ -100,9 +102,10 @@ def find_json(text: str, value) -> tuple[int, int] | None:
 def _truncated(
     case: Case, fmt: FormatSpec, cut: int, complete_calls: int, tolerated: tuple[str, ...] = ()
 ) -> Mutation | None:
-    """``case.text[:cut]``: the first ``complete_calls`` calls stay expected, the prose before the cut stays
-    content and the fragment of the cut call (from its opener) must be kept after it. ``None`` when the cut
-    splits the expected content or reasoning."""
+    """``case.text[:cut]``: the first ``complete_calls`` calls stay expected and the prose before the cut stays
+    content; the fragment of the cut call (from its opener) is the damaged text, unrecoverable when a call was cut
+    (``complete_calls`` short of the expected calls). ``None`` when the cut splits the expected content or
+    reasoning."""
     start = call_spans(case.text, fmt)[complete_calls][0] if complete_calls < len(case.expected.tool_calls) else cut
     head, tail = case.text[:cut], case.text[cut:]
     content = case.expected.content or ""
@@ -115,11 +118,9 @@ def _truncated(
         return None
     fragment = case.text[start:cut]
     expected = Message(
-        content=(content + fragment) or None,
-        reasoning=reasoning,
-        tool_calls=list(case.expected.tool_calls[:complete_calls]),
+        content=content or None, reasoning=reasoning, tool_calls=list(case.expected.tool_calls[:complete_calls])
     )
-    return Mutation(head, expected, fragment, tolerated)
+    return Mutation(head, expected, fragment, tolerated, complete_calls >= len(case.expected.tool_calls))
 
 
 def truncate_in_opener(case: Case, fmt: FormatSpec) -> Mutation | None:
@@ -167,9 +168,7 @@ def closer_cut(case: Case, fmt: FormatSpec, into_closer: bool) -> Mutation | Non
 
 def partial_opener_after_call(case: Case, fmt: FormatSpec) -> Mutation | None:
     fragment = fmt.call_open[: len(fmt.call_open) // 2]
-    content = (case.expected.content or "") + fragment
-    expected = Message(content, case.expected.reasoning, list(case.expected.tool_calls))
-    return Mutation(case.text + fragment, expected, fragment)
+    return Mutation(case.text + fragment, case.expected, fragment, recoverable=False)
 
 
 def stray_closer(case: Case, fmt: FormatSpec) -> Mutation | None:

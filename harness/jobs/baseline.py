@@ -39,6 +39,7 @@ from harness.parse.registry import available_parsers, expand_names
 from harness.report.gate import some_ids
 from harness.report.progress import ConsoleProgress
 from harness.report.terminal import show_run
+from harness.score.policy import DEFAULT_POLICY, Policy
 from harness.template.catalog import get_model
 from harness.template.sources import load_template
 
@@ -63,9 +64,10 @@ class RunSettings:
     modes: tuple[str, ...] = DEFAULT_MODES
     model_dir: str | None = None
     gguf: str | None = None
+    policy: Policy = DEFAULT_POLICY
 
     def to_json(self) -> dict:
-        return {**asdict(self), "slices": list(self.slices), "modes": list(self.modes)}
+        return {**asdict(self), "slices": list(self.slices), "modes": list(self.modes), "policy": self.policy.to_json()}
 
     @classmethod
     def from_json(cls, data: dict) -> RunSettings:
@@ -77,6 +79,7 @@ class RunSettings:
             modes=tuple(data["modes"]),
             model_dir=data.get("model_dir"),
             gguf=data.get("gguf"),
+            policy=Policy.from_json(data.get("policy")),  # a baseline saved before policies: the default
         )
 
 
@@ -172,6 +175,7 @@ def run_parser(
         shrink=shrink,
         install_missing=install_missing,
         no_capture=True,
+        policy=settings.policy,
     )
     log = run_eval(config, progress=ConsoleProgress(console))
     show_run(console, log)
@@ -343,4 +347,7 @@ def save_command(settings: dict, spec: str) -> str:
     for flag in ("model_dir", "gguf"):
         if settings.get(flag):
             parts.append(f"--{flag.replace('_', '-')} {settings[flag]}")
+    policy = Policy.from_json(settings.get("policy"))
+    if policy != DEFAULT_POLICY:
+        parts.append(f"--policy {policy.describe()}")
     return " ".join(parts)

@@ -41,6 +41,7 @@ from harness.parse.registry import create_parsers
 from harness.report.files import write_reports
 from harness.report.progress import BarAdvance, BarStart, BarStop, Note, ProgressCallback, silent
 from harness.report.runlog import CORPUS_FILE, RESULTS_FILE, FaultClass, Provenance, RunLog, Shrunk
+from harness.score.policy import DEFAULT_POLICY, Policy
 from harness.score.roundtrip import applies, roundtrip_check
 from harness.score.runner import evaluate_case
 from harness.score.verdicts import score
@@ -79,6 +80,7 @@ class EvalConfig:
     install_missing: bool = True  # build engines named in ``parsers`` that are not built yet
     capture: CaptureSettings | None = None  # None: the catalog row's capture_backend, if any
     no_capture: bool = False  # skip capturing even when the catalog names a backend
+    policy: Policy = DEFAULT_POLICY  # the judging policy (harness.score.policy)
 
 
 def library_versions() -> dict[str, str]:
@@ -206,6 +208,8 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
         seeds={"run_seed": config.seed, "hypothesis_seed": config.seed, "random_split_seed": config.seed},
         corpus={s: corpus.count(s) for s in config.slices},
         skipped=corpus.skipped,
+        unsupported=list(getattr(corpus, "unsupported", [])),
+        policy=config.policy.to_json(),
         workers=_worker_provenance(parsers),
         unavailable=unavailable,
         parsers={p.name: {"library": p.library, "version": str(p.version)} for p in parsers},
@@ -272,7 +276,9 @@ def _run_all(
             for case in cases:
                 check_interrupted()
                 for parser, modes in plan:
-                    for record in evaluate_case(case, parser, fmt, modes, config.seed, config.timeout_s, check):
+                    for record in evaluate_case(
+                        case, parser, fmt, modes, config.seed, config.timeout_s, check, config.policy
+                    ):
                         writer.write(record)
                         records.append(record.to_json())
                         progress(BarAdvance("parsing"))
@@ -324,7 +330,7 @@ def _oneshot_outcome(scenario, parser, template, fmt, config):
     got, error = guarded(
         lambda: parser.parse(case.text, case.tools, case.prefix), alarm_limit(parser, config.timeout_s)
     )
-    return judged(got, error, lambda m: score(case, m, fmt)).error_type, case, got
+    return judged(got, error, lambda m: score(case, m, fmt, policy=config.policy)).error_type, case, got
 
 
 def _worker_provenance(parsers: list[Parser]) -> dict:

@@ -40,7 +40,24 @@ from harness.parse.loader import load_parser_object
 from harness.parse.modes import DEFAULT_TIMEOUT_S, ROUNDTRIP
 from harness.parse.registry import get_any_parser
 from harness.report.gate import SHOWN_CASES, Flip, GateResult, by_case, gate_markdown, print_result, some_ids
+from harness.score.policy import Policy
 from harness.template.catalog import get_model
+
+
+class PolicyMismatchError(HarnessError):
+    """A gate asked to judge under another policy than its baseline's (verdicts under two policies differ by
+    design, so they are never compared); the message names both and the command that saves a new baseline."""
+
+
+def check_same_policy(recorded: Policy, asked: Policy | None, path: Path) -> None:
+    """Raise :class:`PolicyMismatchError` when ``asked`` (``--policy``; ``None``: not given) is not the
+    ``recorded`` policy of baseline ``path``."""
+    if asked is not None and asked != recorded:
+        raise PolicyMismatchError(
+            f"{path}: the baseline was judged under --policy {recorded.describe()}, this gate asks for "
+            f"{asked.describe()}: verdicts under different policies are not compared (save a baseline with "
+            f"`toolcall-harness baseline save --policy {asked.describe()}` first)"
+        )
 
 
 class CorpusMismatchError(HarnessError):
@@ -196,20 +213,24 @@ def run_gate(
     install_missing: bool = True,
     minimize: bool = True,
     strict: bool = False,
+    policy: Policy | None = None,
 ) -> list[GateResult]:
     """Rerun each selected baseline (:func:`select_baselines`) with its recorded settings (``model_dir`` /
     ``gguf`` override the recorded template source) and compare case by case; prints each result
     (:func:`print_result`) and writes ``gate.md`` into each run directory. With ``minimize``, the first
     :data:`SHOWN_CASES` regressed cases get a minimal failing input (:func:`_minimize`). With ``strict``, a
     result fails (:attr:`GateResult.failed`) on any difference: fixes, changes and results missing on either side.
+    The rerun is judged under the baseline's policy; a ``policy`` that differs from it is refused.
 
-    Raises :class:`BaselineError` and :class:`CorpusMismatchError` (checked before any parser runs)."""
+    Raises :class:`BaselineError`, :class:`PolicyMismatchError` and :class:`CorpusMismatchError` (checked before
+    any parser runs)."""
     console = console or Console()
     results = []
     for path, baseline, spec in select_baselines(model, specs, baseline_file, baseline_dir):
         settings = RunSettings.from_json({**baseline["settings"], "model": baseline["model"]})
         if model_dir or gguf:
             settings = replace(settings, model_dir=model_dir, gguf=gguf)
+        check_same_policy(settings.policy, policy, path)
         cases, template, slices = build_cases(settings)
         check_same_corpus(baseline, path, corpus_inputs(settings, cases, template, slices), cases, settings)
         root = runs_root or REPORTS_DIR / settings.model

@@ -1,5 +1,5 @@
-"""The drift slice by outcome class (the records' ``outcome``: recovered, surfaced, dropped, leaked, wrong,
-error), per parser and per mutator × parser, as terminal tables and Markdown."""
+"""The drift slice by outcome class (the records' ``outcome``: recovered, surfaced, scrubbed, dropped, leaked,
+wrong, error), per parser and per mutator × parser, as terminal tables and Markdown."""
 
 from __future__ import annotations
 
@@ -11,16 +11,20 @@ from rich.text import Text
 from harness.core.results import clip
 from harness.corpus.drift import get_mutator
 from harness.report.summary import flat, plural
+from harness.score.outcomes import OUTCOMES, allowed_outcomes
+from harness.score.policy import DEFAULT_POLICY, Policy
 
 if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
     import pandas as pd
 
-OUTCOME_LETTERS = {"recovered": "R", "surfaced": "S", "dropped": "D", "leaked": "L", "wrong": "W", "error": "E"}
+OUTCOME_LETTERS = dict(zip(OUTCOMES, ("R", "S", "C", "D", "L", "W", "E"), strict=True))
 OUTCOME_LEGEND = (
     "drift slice (curated cases mutated as models and servers deviate, harness/corpus/drift.py), one-shot: "
     "R recovered (the intended calls), S surfaced (no call, the damaged text kept in content), "
+    "C scrubbed (no call, the damaged markup removed, the prose kept), "
     "D dropped (text lost), L leaked (markers left in content), W wrong (another call), E error; "
-    "ok = cases whose class the mutator allows (mutators allow R and/or S)."
+    "ok = cases whose class the mutator and the judging policy allow (allowed: R and/or what the policy lets a "
+    "parser do with damage it declines)."
 )
 
 
@@ -45,12 +49,13 @@ def drift_outcomes(records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["parser", "case_id", "mode", "mutator", "outcome", "verdict", "detail"])
 
 
-def _allowed(mutator: str) -> str:
-    """The outcome letters a mutator allows (its definition in :mod:`harness.corpus.drift`), ``?`` if unknown."""
+def _allowed(mutator: str, policy: Policy) -> str:
+    """The outcome letters a mutator allows under ``policy`` (:mod:`harness.corpus.drift`), ``?`` if unknown."""
     try:
-        return "/".join(OUTCOME_LETTERS[o] for o in get_mutator(mutator).outcomes)
+        outcomes = list(get_mutator(mutator).outcomes)
     except KeyError:
         return "?"
+    return "/".join(OUTCOME_LETTERS[o] for o in allowed_outcomes({"outcomes": outcomes}, policy))
 
 
 def _outcome_cell(rows: pd.DataFrame) -> str:
@@ -61,7 +66,7 @@ def _outcome_cell(rows: pd.DataFrame) -> str:
     return f"{int((rows.verdict == 'pass').sum())}/{len(rows)} {letters}"
 
 
-def outcome_grids(records: list[dict], parsers: list[str]):
+def outcome_grids(records: list[dict], parsers: list[str], policy: Policy = DEFAULT_POLICY):
     """``(per_parser, per_mutator)`` for the drift slice, or ``None`` without drift records.
 
     ``per_parser``: ``(columns, [(parser, cells)])`` with one-shot counts per outcome class, ``ok`` and
@@ -92,16 +97,20 @@ def outcome_grids(records: list[dict], parsers: list[str]):
             )
         )
     per_mutator = [
-        (m, _allowed(m), [_outcome_cell(oneshot[(oneshot.mutator == m) & (oneshot.parser == p)]) for p in parsers])
+        (
+            m,
+            _allowed(m, policy),
+            [_outcome_cell(oneshot[(oneshot.mutator == m) & (oneshot.parser == p)]) for p in parsers],
+        )
         for m in dict.fromkeys(oneshot.mutator)
     ]
     return (columns, per_parser), (parsers, per_mutator)
 
 
-def outcome_tables(records: list[dict], parsers: list[str]) -> list[Table]:
+def outcome_tables(records: list[dict], parsers: list[str], policy: Policy = DEFAULT_POLICY) -> list[Table]:
     """Rich tables of the drift slice: outcome classes per parser, then per mutator × parser (none without
     drift records)."""
-    grids = outcome_grids(records, parsers)
+    grids = outcome_grids(records, parsers, policy)
     if grids is None:
         return []
     (columns, per_parser), (_, per_mutator) = grids
@@ -121,10 +130,12 @@ def outcome_tables(records: list[dict], parsers: list[str]) -> list[Table]:
     return [summary, detail]
 
 
-def outcome_markdown(records: list[dict], parsers: list[str], limit: int = 30) -> list[str]:
+def outcome_markdown(
+    records: list[dict], parsers: list[str], limit: int = 30, policy: Policy = DEFAULT_POLICY
+) -> list[str]:
     """Markdown lines of the drift section: both tables of :func:`outcome_tables` and, per parser, the first
     ``limit`` drift cases whose one-shot class the mutator does not allow. ``[]`` without drift records."""
-    grids = outcome_grids(records, parsers)
+    grids = outcome_grids(records, parsers, policy)
     if grids is None:
         return []
     (columns, per_parser), (_, per_mutator) = grids

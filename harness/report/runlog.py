@@ -20,7 +20,7 @@ from harness.core.results import Record
 
 LOG_VERSION = 1
 CAPTURE_PREFIX = "capture:"  # slice prefix of records scored on captured output
-VERDICTS = ("pass", "fail", "surfaced", "error")
+VERDICTS = ("pass", "soft_pass", "fail", "surfaced", "error")
 RUN_FILE, RESULTS_FILE, CORPUS_FILE = "run.json", "results.jsonl", "corpus.jsonl"
 
 
@@ -35,8 +35,10 @@ class Provenance:
     ``template``: the template's provenance (``source, file, location, sha256, fallback[, fallback_note]``);
     ``tokenizer``: the ``tokens`` mode's vocabulary or None; ``versions``: ``{library: version}``; ``seeds``:
     ``{name: seed}``; ``corpus``: cases per slice; ``skipped``: ``[(scenario id, reason)]`` the template cannot
-    write; ``workers``: ``{parser: {command, engine_env, recipe_key, restarts, hello}}`` for out-of-process
-    parsers; ``unavailable``: ``{parser: reason}``; ``parsers``: ``{name: {library, version}}`` in run order.
+    write; ``unsupported``: ``[(peer case id, reason)]`` a peer suite holds that the harness cannot judge;
+    ``policy``: the judging policy (:class:`harness.score.policy.Policy` as JSON); ``workers``: ``{parser:
+    {command, engine_env, recipe_key, restarts, hello}}`` for out-of-process parsers; ``unavailable``: ``{parser:
+    reason}``; ``parsers``: ``{name: {library, version}}`` in run order.
     """
 
     model: str
@@ -54,6 +56,8 @@ class Provenance:
     workers: dict = field(default_factory=dict)
     unavailable: dict = field(default_factory=dict)
     parsers: dict = field(default_factory=dict)
+    unsupported: list = field(default_factory=list)
+    policy: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,7 @@ class RunLog:
         p = self.provenance
         return {
             **{name: getattr(p, name) for name in _PROVENANCE_HEAD},
+            **{name: getattr(p, name) for name in _PROVENANCE_LATER},
             "capture": self.capture,
             "limitations": list(self.limitations),
             "parsers": p.parsers,
@@ -181,6 +186,7 @@ class RunLog:
         data = _read_run_json(path)
         try:
             head = {name: data[name] for name in _PROVENANCE_HEAD} | {"parsers": data["parsers"]}
+            head |= {name: data[name] for name in _PROVENANCE_LATER if name in data}  # absent in older runs
             rest = {name: data[name] for name in _LOG_KEYS}
         except KeyError as exc:
             raise RunLogError(
@@ -233,6 +239,8 @@ _PROVENANCE_HEAD = (
     "workers",
     "unavailable",
 )
+#: provenance keys added after log version 1 (a run folder written before them reads their defaults)
+_PROVENANCE_LATER = ("unsupported", "policy")
 _LOG_KEYS = ("capture", "limitations", "slices", "modes", "shrunk", "fault_classes", "capture_texts")
 _RECORD_FIELDS = tuple(f.name for f in fields(Record) if f.name != "outcome")
 

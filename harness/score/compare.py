@@ -86,11 +86,34 @@ def marker_leak(got: Message, expected: Message, fmt: FormatSpec, tolerated: tup
         for marker in fmt.markers:
             if marker in text and marker not in allowed:
                 return f"{name} contains {marker!r}"
-        for marker in fmt.markers:
-            for cut in range(2, len(marker)):
-                if text.rstrip().endswith(marker[:cut]) and not allowed.rstrip().endswith(marker[:cut]):
-                    return f"{name} ends with {marker[:cut]!r}, a prefix of {marker!r}"
+        partial = trailing_marker_prefix(text, fmt)
+        if partial and not allowed.rstrip().endswith(partial[0]):
+            return f"{name} ends with {partial[0]!r}, a prefix of {partial[1]!r}"
     return None
+
+
+def trailing_marker_prefix(text: str | None, fmt: FormatSpec) -> tuple[str, str] | None:
+    """``(prefix, marker)`` when ``text`` (trailing whitespace aside) ends with the first 2 or more characters of
+    one of the format's markers but not the whole marker; the longest such prefix, else ``None``."""
+    tail = (text or "").rstrip()
+    found: tuple[str, str] | None = None
+    for marker in fmt.markers:
+        for cut in range(2, len(marker)):
+            if tail.endswith(marker[:cut]) and (found is None or cut > len(found[0])):
+                found = (marker[:cut], marker)
+    return found
+
+
+def text_match(want: str | None, have: str | None, whitespace: str = "ignore") -> str | None:
+    """How ``have`` matches ``want`` under a whitespace policy (:mod:`harness.score.policy`): ``"pass"``,
+    ``"soft"`` (equal only after stripping surrounding whitespace, whitespace-only as absent: canitoolcall's
+    soft-v1) or ``None`` (different). ``None`` equals ``""``; ``whitespace="ignore"`` turns "soft" into "pass"
+    and ``"strict"`` into ``None``."""
+    if (want or "") == (have or ""):
+        return "pass"
+    if norm(want) != norm(have):
+        return None
+    return {"ignore": "pass", "soft-v1": "soft"}.get(whitespace)
 
 
 def without(text: str | None, tolerated: tuple[str, ...]) -> str:

@@ -1,23 +1,30 @@
 """Outcome classes of a parser's answer to a drift case (a case with ``extra["drift"]``, see
-:mod:`harness.corpus.drift`), and the verdict they give.
+:mod:`harness.corpus.drift`, or a peer case with ``extra["expected_error"]``), and the verdict they give under a
+judging policy (:mod:`harness.score.policy`).
+
+A drift description says what was damaged: ``raw`` (the damaged text), ``tolerated`` (marker text a recovering
+parser may keep, e.g. a stray closer), ``recoverable`` (false when the damaged part holds no call to recover: a
+truncation, a partial opener) and ``outcomes`` (what the damage allows: ``recovered`` and/or ``declined``, which
+the policy turns into ``surfaced`` and/or ``scrubbed``; the older ``surfaced`` means ``declined``). The expected
+message is a recovering parser's answer; for an unrecoverable case, the intact calls and the prose.
 
 Classes, decided in this order:
 
 - ``error``: the parser raised or timed out (decided by the runner, never here);
-- ``surfaced``: no call, and the damaged text (``drift.raw``) is kept in content; also when the calls returned
-  are some of the expected calls, in order, and the damaged text is kept (the other calls recovered);
-- ``dropped``: no call and the damaged text not kept; or the intended calls but expected prose or reasoning
-  lost;
-- ``leaked``: the intended calls, but content or reasoning holds marker text the expected message does not
-  (``drift.tolerated`` text, e.g. a stray closer, may stay), or a streamed delta did;
-- ``recovered``: the intended calls (names, arguments as JSON values), expected content and reasoning kept
-  (tolerated text may sit between pieces of the content);
+- ``recovered``: every intended call (names, arguments as JSON values), expected content and reasoning kept
+  (tolerated text may sit between pieces of the content), no marker left;
+- ``leaked``: the intended calls, but content or reasoning holds marker text the expected message does not, or a
+  streamed delta did; also a damaged part half scrubbed (markers left, the damaged text not kept whole);
+- ``surfaced``: no call for the damaged part (the other calls recovered, in order) and its text kept in content;
+- ``scrubbed``: no call for the damaged part, its text not kept, the prose and reasoning kept, no marker left;
+- ``dropped``: no call for the damaged part and expected prose or reasoning lost;
 - ``wrong``: any other call list (a wrong name, wrong arguments, a call made of damaged text).
 
-Text is compared whitespace-insensitively (all whitespace removed), as :mod:`harness.score.verdicts` compares
-surfaced text. A drift case passes when its class is in ``drift.outcomes``. Convention from
-``corpora/observed/FORMAT.md``: dropping the text, a wrong call, or a call with markers left in content are
-failures whatever the mutator allows.
+Text is compared whitespace-insensitively (all whitespace removed). A case passes when its class is allowed: the
+case's ``outcomes``, ``declined`` read by the policy (``lossless``: surfaced; ``no-markup``: scrubbed, or surfaced
+without markers; ``either``: both), and never a surfaced text ending in a partial marker under ``no-markup`` (and
+``either``, after complete calls). Dropping prose, a wrong call, or a call with markers left in content fail under
+every policy (a peer case's own ``accept`` list aside, which ``either`` follows as the peer wrote it).
 """
 
 from __future__ import annotations
@@ -25,20 +32,59 @@ from __future__ import annotations
 from harness.core.cases import Case
 from harness.core.messages import Message, ToolCall
 from harness.core.results import Score
+from harness.corpus.drift import DECLINED, RECOVERED
 from harness.formats import FormatSpec
-from harness.score.compare import json_difference, marker_leak, short, squash, without
+from harness.score.compare import json_difference, marker_leak, short, squash, trailing_marker_prefix, without
+from harness.score.policy import DEFAULT_POLICY, Policy
 
-OUTCOMES = ("recovered", "surfaced", "dropped", "leaked", "wrong", "error")
+OUTCOMES = ("recovered", "surfaced", "scrubbed", "dropped", "leaked", "wrong", "error")
+#: what a policy's ``malformed`` choice lets a parser do with damage it declines to recover.
+DECLINED_AS = {"lossless": ("surfaced",), "no-markup": ("scrubbed", "surfaced"), "either": ("surfaced", "scrubbed")}
+#: canitoolcall's ``expected_error.accept`` values as outcome classes (``exception`` is the runner's ``error``).
+ACCEPTED_AS = {
+    "content_passthrough": ("surfaced",),
+    "no_tool_calls": ("surfaced", "scrubbed", "dropped", "leaked"),
+    "exception": ("error",),
+}
 #: error type of a disallowed class (``wrong`` is typed by the first call difference instead).
-ERROR_TYPE_OF = {"surfaced": "not_recovered", "dropped": "content_lost", "leaked": "marker_leak"}
+ERROR_TYPE_OF = {
+    "surfaced": "not_recovered",
+    "scrubbed": "content_lost",
+    "dropped": "content_lost",
+    "leaked": "marker_leak",
+}
 
 
 def drift_info(case: Case) -> dict | None:
-    """The case's ``extra["drift"]`` when it is a drift description with allowed ``outcomes``, else ``None``."""
+    """The case's drift description (module docstring), or ``None`` when it has none.
+
+    A peer case's ``extra["expected_error"]`` (``{"accept": [...], "reason"}``) reads as an unrecoverable
+    description of the whole text whose ``outcomes`` are the accepted classes (:data:`ACCEPTED_AS`)."""
     info = case.extra.get("drift")
     if isinstance(info, dict) and isinstance(info.get("outcomes"), list):
         return info
+    error = case.extra.get("expected_error")
+    if isinstance(error, dict) and isinstance(error.get("accept"), list):
+        accepted = [c for value in error["accept"] for c in ACCEPTED_AS.get(value, ())]
+        return {"outcomes": accepted, "raw": case.text, "recoverable": False, "accept": True}
     return None
+
+
+def allowed_outcomes(info: dict, policy: Policy = DEFAULT_POLICY) -> tuple[str, ...]:
+    """The classes a drift description allows under ``policy`` (a peer's accepted classes narrowed by the policy
+    where that leaves any)."""
+    outcomes = info.get("outcomes") or []
+    declined = DECLINED_AS[policy.malformed]
+    if info.get("accept"):  # the peer's own judgement under ``either``; the other policies keep their classes
+        if policy.malformed == "either":
+            return tuple(outcomes)
+        return tuple([c for c in outcomes if c == "error" or c in declined] or outcomes)
+    allowed: list[str] = []
+    if RECOVERED in outcomes and info.get("recoverable", True):
+        allowed.append(RECOVERED)
+    if DECLINED in outcomes or "surfaced" in outcomes or not info.get("recoverable", True):
+        allowed.extend(declined)
+    return tuple(allowed)
 
 
 def classify(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | None = None) -> tuple[str, str]:
@@ -46,42 +92,85 @@ def classify(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | None
     info = drift_info(case) or {}
     raw = info.get("raw") or ""
     tolerated = tuple(info.get("tolerated") or ())
+    recoverable = info.get("recoverable", True)
     want, have = case.expected.tool_calls, got.tool_calls
-    kept = _contains(got.content, raw)
-    if not have:
-        return (
-            ("surfaced", "no call; damaged text kept in content")
-            if kept
-            else ("dropped", "no call and the damaged text is not in content")
-        )
-    if _same_calls(want, have):
+    if recoverable and _same_calls(want, have):
         leak = marker_leak(got, case.expected, fmt, tolerated) or _delta_leak(
             leaked_delta, case.expected, fmt, tolerated
         )
         if leak:
             return "leaked", leak
-        if not _contains(without(got.content, tolerated), case.expected.content or ""):
-            return "dropped", f"expected content {short(case.expected.content)} not kept"
-        if not _contains(got.reasoning, case.expected.reasoning or ""):
-            return "dropped", f"expected reasoning {short(case.expected.reasoning)} not kept"
-        return "recovered", "the intended call(s)"
-    if kept and _is_subsequence(have, want):
-        return "surfaced", f"{len(have)} of {len(want)} call(s) recovered; damaged text kept in content"
-    return "wrong", _call_difference(want, have)
+        lost = _prose_lost(case.expected, got, tolerated)
+        return ("dropped", lost) if lost else ("recovered", "the intended call(s)")
+    intact = _same_calls(want, have) if not recoverable else _is_subsequence(have, want)
+    if not intact:
+        return "wrong", _call_difference(want, have)
+    if not have:
+        calls = "no call; "
+    else:
+        calls = f"{len(have)} of {len(want)} call(s) recovered; " if recoverable else "the complete call(s) kept; "
+    if raw and _contains(got.content, raw):
+        return "surfaced", calls + "damaged text kept in content"
+    lost = _prose_lost(case.expected, got, tolerated)
+    if lost:
+        return "dropped", calls + lost
+    leak = marker_leak(got, case.expected, fmt, tolerated)
+    if leak:
+        return "leaked", calls + f"damaged text half removed: {leak}"
+    return "scrubbed", calls + "damaged text removed, prose kept"
 
 
-def drift_score(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | None = None) -> Score:
-    """The :class:`Score` of ``got`` on drift ``case``: ``pass`` when its class is allowed, else ``fail`` typed
-    by the class (:data:`ERROR_TYPE_OF`, or the first call difference for ``wrong``); ``outcome`` set."""
+def drift_score(
+    case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | None = None, policy: Policy = DEFAULT_POLICY
+) -> Score:
+    """The :class:`Score` of ``got`` on drift ``case`` under ``policy``: ``pass`` when its class is allowed
+    (:func:`allowed_outcomes`; a surfaced text must also satisfy the policy's marker rule), else ``fail`` typed by
+    the class (:data:`ERROR_TYPE_OF`, or the first call difference for ``wrong``); ``outcome`` set."""
     info = drift_info(case)
     if info is None:
         raise ValueError(f"drift_score: case {case.id!r} has no drift description")
     outcome, detail = classify(case, got, fmt, leaked_delta)
-    allowed = info["outcomes"]
+    allowed = allowed_outcomes(info, policy)
     if outcome in allowed:
+        markup = _surfaced_markup(got, case.expected, fmt, policy) if outcome == "surfaced" else None
+        if markup:
+            return Score("fail", "marker_leak", f"surfaced under malformed={policy.malformed}: {markup}", outcome)
         return Score("pass", None, detail, outcome=outcome)
     error_type = ERROR_TYPE_OF.get(outcome) or _call_difference_type(case.expected.tool_calls, got.tool_calls)
     return Score("fail", error_type, f"{outcome} (allowed: {', '.join(allowed)}): {detail}", outcome=outcome)
+
+
+def accepted_error(case: Case, result: Score) -> Score:
+    """``result`` of a parser that raised, or a pass when the case accepts an exception (a peer's
+    ``expected_error.accept`` holding ``exception``): then the outcome is ``error``."""
+    info = drift_info(case)
+    if result.error_type == "exception" and info is not None and "error" in (info.get("outcomes") or []):
+        return Score("pass", None, f"the parser raised, which the case accepts: {result.detail}", outcome="error")
+    return result
+
+
+def _surfaced_markup(got: Message, expected: Message, fmt: FormatSpec, policy: Policy) -> str | None:
+    """What the policy forbids in surfaced content: any marker the expected content lacks (``no-markup``), or a
+    trailing partial marker (``no-markup``; ``either`` when complete calls come before it)."""
+    if policy.malformed == "lossless" or (policy.malformed == "either" and not expected.tool_calls):
+        return None
+    allowed = expected.content or ""
+    if policy.malformed == "no-markup":
+        for marker in fmt.markers:
+            if marker in (got.content or "") and marker not in allowed:
+                return f"content contains {marker!r}"
+    partial = trailing_marker_prefix(got.content, fmt)
+    if partial and not allowed.rstrip().endswith(partial[0]):
+        return f"content ends with {partial[0]!r}, a prefix of {partial[1]!r}"
+    return None
+
+
+def _prose_lost(expected: Message, got: Message, tolerated: tuple[str, ...]) -> str | None:
+    if not _contains(without(got.content, tolerated), expected.content or ""):
+        return f"expected content {short(expected.content)} not kept"
+    if not _contains(got.reasoning, expected.reasoning or ""):
+        return f"expected reasoning {short(expected.reasoning)} not kept"
+    return None
 
 
 def _contains(text: str | None, part: str) -> bool:

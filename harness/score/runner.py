@@ -25,7 +25,8 @@ from harness.formats import FormatSpec
 from harness.parse import modes as chunking
 from harness.parse.calls import alarm_limit, guarded, judged
 from harness.parse.modes import DEFAULT_TIMEOUT_S, ONESHOT, PREFIX, ROUNDTRIP
-from harness.score.outcomes import drift_info
+from harness.score.outcomes import accepted_error, drift_info
+from harness.score.policy import DEFAULT_POLICY, Policy
 from harness.score.roundtrip import applies
 from harness.score.verdicts import delta_leak, score
 
@@ -38,15 +39,20 @@ def evaluate_case(
     seed: int,
     timeout_s: float | None = DEFAULT_TIMEOUT_S,
     roundtrip=None,
+    policy: Policy = DEFAULT_POLICY,
 ) -> Iterator[Record]:
-    """Yield one :class:`Record` per mode for ``case`` under ``parser`` (one-shot first). ``roundtrip`` is a
-    :func:`harness.score.roundtrip.roundtrip_check`; without it, or for a case it does not apply to, the
-    ``roundtrip`` mode yields nothing."""
+    """Yield one :class:`Record` per mode for ``case`` under ``parser`` (one-shot first), judged under ``policy``.
+    ``roundtrip`` is a :func:`harness.score.roundtrip.roundtrip_check`; without it, or for a case it does not
+    apply to, the ``roundtrip`` mode yields nothing. A parser that raises on a case that accepts an exception
+    (a peer's ``expected_error``) passes (:func:`harness.score.outcomes.accepted_error`)."""
     timeout_s = alarm_limit(parser, timeout_s)
     started = time.perf_counter()
     oneshot, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), timeout_s)
+    if error is not None:
+        error = accepted_error(case, error)
     if ONESHOT in modes:
-        yield _record(case, parser, ONESHOT, judged(oneshot, error, lambda m: score(case, m, fmt)), oneshot, started)
+        result = judged(oneshot, error, lambda m: score(case, m, fmt, policy=policy))
+        yield _record(case, parser, ONESHOT, result, oneshot, started)
     for mode in modes:
         if mode == ONESHOT:
             continue
@@ -57,15 +63,21 @@ def evaluate_case(
                 yield _record(case, parser, mode, result, oneshot, started)
             continue
         if mode == PREFIX:
-            got, result = _every_prefix(case, parser, fmt, oneshot, timeout_s)
+            got, result = _every_prefix(case, parser, fmt, oneshot, timeout_s, policy)
         else:
             chunks = chunking.chunks_for(mode, case.text, seed=seed, case_key=case.id, fmt=case.format)
-            got, result = _stream(case, parser, fmt, chunks, oneshot, timeout_s)
+            got, result = _stream(case, parser, fmt, chunks, oneshot, timeout_s, policy)
         yield _record(case, parser, mode, result, got, started)
 
 
 def _stream(
-    case: Case, parser: Parser, fmt: FormatSpec, chunks: list, oneshot: Message | None, timeout_s: float | None
+    case: Case,
+    parser: Parser,
+    fmt: FormatSpec,
+    chunks: list,
+    oneshot: Message | None,
+    timeout_s: float | None,
+    policy: Policy,
 ) -> tuple[Message | None, Score]:
     leaks: list[str] = []
 
@@ -86,16 +98,18 @@ def _stream(
         timeout_s,
     )
     leaked = leaks[0] if leaks else None
-    return got, judged(got, error, lambda m: score(case, m, fmt, oneshot=oneshot, leaked_delta=leaked))
+    if error is not None:
+        error = accepted_error(case, error)
+    return got, judged(got, error, lambda m: score(case, m, fmt, oneshot=oneshot, leaked_delta=leaked, policy=policy))
 
 
 def _every_prefix(
-    case: Case, parser: Parser, fmt: FormatSpec, oneshot: Message | None, timeout_s: float | None
+    case: Case, parser: Parser, fmt: FormatSpec, oneshot: Message | None, timeout_s: float | None, policy: Policy
 ) -> tuple[Message | None, Score]:
     """Split at every position; the first split whose result fails decides the verdict."""
     got, result = None, Score("pass")
     for k, split in enumerate(chunking.every_prefix_splits(case.text)):
-        got, result = _stream(case, parser, fmt, [(part, None) for part in split], oneshot, timeout_s)
+        got, result = _stream(case, parser, fmt, [(part, None) for part in split], oneshot, timeout_s, policy)
         if not result.passed:
             result.detail = f"split at {k}/{len(case.text)}: {result.detail}"
             return got, result

@@ -1,11 +1,12 @@
 """Scoring one parser output against a case: a verdict and, on failure, an error type.
 
-Verdicts: ``pass``; ``fail`` (wrong output, typed by :data:`ERROR_TYPES`); ``surfaced`` (drift cases only:
-no call, the raw text kept in content — the parser declined safely; counted apart from passes and
-failures); ``error`` (the parser raised or timed out).
+Verdicts: ``pass``; ``soft_pass`` (content or reasoning equal only after stripping surrounding whitespace, under the
+``whitespace=soft-v1`` policy: shown apart from passes); ``fail`` (wrong output, typed by :data:`ERROR_TYPES`);
+``surfaced`` (observed drift cases without a drift description: no call, the raw text kept in content, counted
+apart from passes and failures); ``error`` (the parser raised or timed out).
 
-Conventions (from ``corpora/observed/FORMAT.md``): content ``None`` equals ``""`` and content is compared
-after stripping surrounding whitespace; arguments compare as JSON values with free key order.
+Conventions (from ``corpora/observed/FORMAT.md``): content ``None`` equals ``""``; surrounding whitespace per the
+policy (:mod:`harness.score.policy`); arguments compare as JSON values with free key order.
 
 Numeric equality policy: numbers compare by exact mathematical value (Python semantics), so ``1 == 1.0``,
 while a large integer that lost precision through a float (``10**30`` vs ``1e30``) does not match; a number
@@ -20,10 +21,11 @@ from harness.core.cases import Case
 from harness.core.messages import Message
 from harness.core.results import Score
 from harness.formats import FormatSpec
-from harness.score.compare import json_difference, marker_leak, messages_equal, norm, short, squash
+from harness.score.compare import json_difference, marker_leak, messages_equal, norm, short, squash, text_match
 from harness.score.outcomes import drift_info, drift_score
+from harness.score.policy import DEFAULT_POLICY, Policy
 
-VERDICTS = ("pass", "fail", "surfaced", "error")
+VERDICTS = ("pass", "soft_pass", "fail", "surfaced", "error")
 
 ERROR_TYPES = {
     "wrong_call_count": "number of tool calls differs from the expected calls",
@@ -46,25 +48,30 @@ ERROR_TYPES = {
 
 
 def score(
-    case: Case, got: Message, fmt: FormatSpec, oneshot: Message | None = None, leaked_delta: str | None = None
+    case: Case,
+    got: Message,
+    fmt: FormatSpec,
+    oneshot: Message | None = None,
+    leaked_delta: str | None = None,
+    policy: Policy = DEFAULT_POLICY,
 ) -> Score:
-    """Score ``got`` for ``case``.
+    """Score ``got`` for ``case`` under the judging ``policy``.
 
     ``oneshot`` is the same parser's one-shot result when ``got`` comes from streaming: a failing stream
     whose result differs from it is typed ``stream_diverges``. ``leaked_delta`` is the first streamed delta
-    text that contained a marker, if any. A drift case with mutator facts (``extra["drift"]``) is scored by its
-    outcome class (:func:`harness.score.outcomes.drift_score`).
+    text that contained a marker, if any. A drift case with mutator facts (``extra["drift"]``) or a peer's
+    ``expected_error`` is scored by its outcome class (:func:`harness.score.outcomes.drift_score`).
     """
     if drift_info(case) is not None:
-        result = drift_score(case, got, fmt, leaked_delta)
+        result = drift_score(case, got, fmt, leaked_delta, policy)
     else:
-        result = _score_message(case, got, fmt, leaked_delta)
+        result = _score_message(case, got, fmt, leaked_delta, policy.whitespace)
     if result.verdict == "fail" and oneshot is not None and not messages_equal(got, oneshot):
         return Score("fail", "stream_diverges", f"{result.error_type}: {result.detail}", outcome=result.outcome)
     return result
 
 
-def _score_message(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | None) -> Score:
+def _score_message(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | None, whitespace: str) -> Score:
     expected = case.expected
     if case.kind == "drift" and not got.tool_calls and _surfaces(case, got, fmt):
         return Score("surfaced", None, "no call; raw text kept in content")
@@ -81,17 +88,22 @@ def _score_message(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str 
     leak = marker_leak(got, expected, fmt) or (f"delta {leaked_delta!r}" if leaked_delta else None)
     if leak:
         return Score("fail", "marker_leak", leak)
-    want_content, have_content = norm(expected.content), norm(got.content)
-    if want_content != have_content:
+    content = text_match(expected.content, got.content, whitespace)
+    if content is None:
+        want_content, have_content = norm(expected.content), norm(got.content)
         if want_content and not have_content:
             return Score("fail", "content_lost", f"expected content {short(want_content)}, got none")
+        if want_content == have_content:  # a whitespace-only difference, under whitespace=strict
+            want_content, have_content = expected.content or "", got.content or ""
         return Score("fail", "wrong_content", f"expected content {short(want_content)}, got {short(have_content)}")
-    if norm(expected.reasoning) != norm(got.reasoning):
+    reasoning = text_match(expected.reasoning, got.reasoning, whitespace)
+    if reasoning is None:
         return Score(
-            "fail",
-            "wrong_reasoning",
-            f"expected reasoning {short(norm(expected.reasoning))}, got {short(norm(got.reasoning))}",
+            "fail", "wrong_reasoning", f"expected reasoning {short(expected.reasoning)}, got {short(got.reasoning)}"
         )
+    if "soft" in (content, reasoning):
+        which = " and ".join(name for name, m in (("content", content), ("reasoning", reasoning)) if m == "soft")
+        return Score("soft_pass", None, f"{which} differ only in surrounding whitespace")
     return Score("pass")
 
 

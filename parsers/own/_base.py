@@ -203,6 +203,13 @@ class StepReader:
         """True when the buffer ends at ``i`` with a proper prefix of a marker that more text may complete."""
         return not self.final and len(self.buf) - i < self.maxlen and self.buf[i:] in self.prefixes
 
+    def _cut_marker(self, i: int) -> bool:
+        """True when the text ended (``final``) at ``i`` with 2 or more characters of a marker after complete
+        calls: markup cut off by the end of generation, which is dropped rather than given to content (the
+        judge's ``malformed=either`` and ``no-markup`` policies; SGLang's Gemma 4 fix, ``shared/seeds/004``)."""
+        rest = self.buf[i:]
+        return self.final and self.n_calls > 0 and len(rest) >= 2 and rest in self.prefixes
+
     def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
         """Emit text up to the first of ``markers`` (tried where ``text_stop`` matches) and consume the marker;
         return it, or None when the buffer ran out (a trailing possible marker prefix is held unless final)."""
@@ -218,6 +225,10 @@ class StepReader:
             if self._held_prefix(i):
                 emit(buf[start:i])
                 self.pos = i
+                return None
+            if self._cut_marker(i):
+                emit(buf[start:i])
+                self.pos = len(buf)
                 return None
             found = self.text_stop.search(buf, i + 1)
         emit(buf[start:])

@@ -76,12 +76,8 @@ class _Reader(StepReader):
     maxlen = max(map(len, _MARKERS))
 
     def __init__(self) -> None:
-        self.buf, self.pos, self.final = "", 0, False
-        self.events: list[tuple] = []
-        self.diagnostics: list[str] = []
-        self.content = TextField()
+        super().__init__()
         self.step = self._outside
-        self.calls = 0
         self.opener_at = -1  # buffer offset of the current call's opener; -1 between calls
         self.tool = ""
         self.extent: JsonExtent | None = None
@@ -186,8 +182,8 @@ class _Reader(StepReader):
         return True
 
     def _emit_call(self) -> None:
-        self.events.append(("call", self.calls, self.tool, json.dumps(self.arguments, ensure_ascii=False)))
-        self.calls += 1
+        self.events.append(("call", self.n_calls, self.tool, json.dumps(self.arguments, ensure_ascii=False)))
+        self.n_calls += 1
         self.opener_at, self.extent = -1, None
         self.step = self._outside
 

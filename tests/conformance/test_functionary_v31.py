@@ -90,7 +90,7 @@ RECOVERED = {
     "no-closer-at-end": (f'{CALL_OPEN}f>{{"a": "x"}}', [("f", {"a": "x"})], None),
     "no-closer-before-next": (f"{CALL_OPEN}f>{{}}" + fn("g", {"b": 2}), [("f", {}), ("g", {"b": 2})], None),
     "no-closer-before-python": (f"{CALL_OPEN}f>{{}}" + py({"code": "1"}), [("f", {}), ("python", {"code": "1"})], None),
-    "cut-off-closer": (f"{CALL_OPEN}f>{{}}</func", [("f", {})], "</func"),
+    "cut-off-closer": (f"{CALL_OPEN}f>{{}}</func", [("f", {})], None),  # a cut-off marker after calls: dropped
     "arguments-as-string": (fn("f", json.dumps(json.dumps({"a": CALL_CLOSE}))), [("f", {"a": CALL_CLOSE})], None),
     "python-arguments-as-string": (
         PYTHON_TAG + json.dumps(json.dumps({"code": "1"})),

@@ -23,6 +23,7 @@ from harness.formats import get_format, known_formats
 from harness.parse.registry import get_parser
 from harness.report.drift import outcome_grids, outcome_markdown, outcome_tables
 from harness.score.outcomes import OUTCOMES, classify
+from harness.score.policy import Policy
 from harness.score.runner import evaluate_case
 from harness.score.verdicts import ERROR_TYPES, score
 from harness.template.catalog import list_models
@@ -135,28 +136,29 @@ def test_gemma4_structure_mutations_keep_the_damaged_call_as_raw():
     assert case.extra["drift"] == {
         "mutator": "paren-call",
         "base": "one",
-        "outcomes": ["recovered", "surfaced"],
+        "outcomes": ["recovered", "declined"],
         "raw": '<|tool_call>call:get_weather(city:<|"|>Paris<|"|>,days:3)<tool_call|>',
         "tolerated": [],
+        "recoverable": True,
     }
 
 
-def test_truncation_expects_the_complete_calls_and_keeps_the_fragment():
+def test_truncation_expects_the_complete_calls_and_declines_the_fragment():
     single = mutated("truncate-in-string", "gemma4", "one")
-    assert single.expected == Message(content='Checking.<|tool_call>call:get_weather{city:<|"|>Pa')
+    assert single.expected == Message(content="Checking.")
     assert single.extra["drift"]["raw"] == '<|tool_call>call:get_weather{city:<|"|>Pa'
+    assert single.extra["drift"]["recoverable"] is False and single.extra["drift"]["outcomes"] == ["declined"]
     two = mutated("truncate-in-string", "gemma4", "two")
     assert two.text == (
         '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|><|tool_call>call:get_weather{city:<|"|>Ro'
     )
-    assert two.expected == Message(
-        content='<|tool_call>call:get_weather{city:<|"|>Ro', tool_calls=[ToolCall("get_weather", WEATHER)]
-    )
-    closer = mutated("truncate-in-closer", "gemma4", "one")
+    assert two.expected == Message(tool_calls=[ToolCall("get_weather", WEATHER)])
+    closer = mutated("truncate-in-closer", "gemma4", "one")  # every call complete: recoverable
     assert closer.expected == Message(content="Checking.", tool_calls=[ToolCall("get_weather", WEATHER)])
-    assert closer.extra["drift"]["tolerated"] == ["<tool_"]
+    assert closer.extra["drift"]["tolerated"] == ["<tool_"] and closer.extra["drift"]["recoverable"] is True
     after = mutated("partial-opener-after-call", "gemma4", "one")
-    assert after.expected == Message(content="Checking.<|tool", tool_calls=[ToolCall("get_weather", WEATHER)])
+    assert after.expected == Message(content="Checking.", tool_calls=[ToolCall("get_weather", WEATHER)])
+    assert after.extra["drift"] == {**after.extra["drift"], "raw": "<|tool", "recoverable": False}
 
 
 # ------------------------------------------------------------------------- mutator outputs (other formats)
@@ -234,11 +236,13 @@ def test_mutator_output_is_an_exact_edit_of_the_rendered_text(fmt_name, name, sc
     assert mutated(name, fmt_name, scenario).text == expected_text
 
 
-def test_every_mutator_names_where_it_was_seen_and_allows_recovery():
+def test_every_mutator_names_where_it_was_seen_and_what_it_allows():
     assert len({m.name for m in MUTATORS}) == len(MUTATORS)
+    declined_only = {"truncate-in-opener", "truncate-in-key", "truncate-in-string", "partial-opener-after-call"}
     for mutator in MUTATORS:
         assert mutator.seen and mutator.deviation and mutator.formats, mutator.name
-        assert "recovered" in mutator.outcomes and set(mutator.outcomes) <= {"recovered", "surfaced"}, mutator.name
+        assert mutator.outcomes and set(mutator.outcomes) <= {"recovered", "declined"}, mutator.name
+        assert ("recovered" not in mutator.outcomes) == (mutator.name in declined_only), mutator.name
 
 
 def test_a_mutator_skips_cases_it_cannot_damage():
@@ -270,8 +274,8 @@ def own():
     [
         ("gemma4", "paren-call", "one", "recovered"),
         ("gemma4", "stray-closer", "one", "recovered"),  # the stray closer stays in content: tolerated
-        ("gemma4", "truncate-in-string", "two", "recovered"),  # the complete first call, the fragment as content
-        ("gemma4", "partial-opener-after-call", "one", "recovered"),
+        ("gemma4", "truncate-in-string", "two", "surfaced"),  # the complete first call, the fragment as content
+        ("gemma4", "partial-opener-after-call", "one", "scrubbed"),  # the cut-off opener dropped
         ("gemma4", "plain-quote-closer", "one", "surfaced"),
         ("gemma4", "truncate-in-key", "one", "surfaced"),
         ("glm47", "missing-arg-key", "one", "surfaced"),
@@ -291,17 +295,27 @@ def test_wrong_dropped_and_leaked_outcomes():
     wrong = Message(content="Checking.", tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": "3"})])
     result = score(paren, wrong, fmt)
     assert (result.outcome, result.verdict, result.error_type) == ("wrong", "fail", "wrong_argument_type")
-    assert result.detail == ("wrong (allowed: recovered, surfaced): call 0: days: expected number 3, got string '3'")
-    lost = score(paren, Message(content="Checking."), fmt)
+    assert result.detail == (
+        "wrong (allowed: recovered, surfaced, scrubbed): call 0: days: expected number 3, got string '3'"
+    )
+    scrubbed = score(paren, Message(content="Checking."), fmt)  # the malformed call dropped, the prose kept
+    assert (scrubbed.outcome, scrubbed.verdict) == ("scrubbed", "pass")
+    lossless = score(paren, Message(content="Checking."), fmt, policy=Policy(malformed="lossless"))
+    assert (lossless.outcome, lossless.verdict, lossless.error_type) == ("scrubbed", "fail", "content_lost")
+    lost = score(paren, Message(), fmt)
     assert (lost.outcome, lost.error_type) == ("dropped", "content_lost")
     leaked = Message(content="Checking." + paren.extra["drift"]["raw"], tool_calls=paren.expected.tool_calls)
     result = score(paren, leaked, fmt)
     assert (result.outcome, result.error_type) == ("leaked", "marker_leak")
     prose_lost = score(paren, Message(tool_calls=paren.expected.tool_calls), fmt)
     assert prose_lost.outcome == "dropped" and "Checking." in prose_lost.detail
-    truncated = mutated("truncate-in-string", "gemma4", "two")  # the fragment must be kept
-    dropped = Message(tool_calls=truncated.expected.tool_calls)
-    assert classify(truncated, dropped, fmt)[0] == "dropped"
+    truncated = mutated("truncate-in-string", "gemma4", "two")  # the fragment may be kept or scrubbed
+    scrubbed = Message(tool_calls=truncated.expected.tool_calls)
+    assert classify(truncated, scrubbed, fmt)[0] == "scrubbed"
+    half = Message(content="<|tool_call>call:get_weather", tool_calls=truncated.expected.tool_calls)
+    assert classify(truncated, half, fmt)[0] == "leaked"
+    prose = mutated("truncate-in-string", "gemma4", "one")
+    assert classify(prose, Message(), fmt)[0] == "dropped"  # "Checking." lost
 
 
 def test_surfaced_when_only_recovery_is_allowed_is_not_recovered():
@@ -339,7 +353,7 @@ def test_drift_cases_survive_the_case_file_round_trip(tmp_path, own):
     [again] = load_cases(tmp_path / "drift.jsonl")
     assert again.to_json() == case.to_json()
     got = own["gemma4"].parse(again.text, again.tools, again.prefix)
-    assert score(again, got, get_format("gemma4")).outcome == "recovered"
+    assert score(again, got, get_format("gemma4")).outcome == "surfaced"
 
 
 # ------------------------------------------------------------------------------------- the drift slice
@@ -388,13 +402,16 @@ def test_outcome_tables_count_classes_per_parser_and_mutator(own):
     (columns, per_parser), (_, per_mutator) = outcome_grids(records, ["toolcall-harness:gemma4", "other"])
     assert columns == [*OUTCOMES, "ok", "stream≠oneshot"]
     assert per_parser == [
-        ("toolcall-harness:gemma4", ["1", "1", "0", "0", "0", "0", "2/2", "0"]),
-        ("other", ["0", "0", "0", "0", "1", "0", "0/1", "0"]),
+        ("toolcall-harness:gemma4", ["1", "1", "0", "0", "0", "0", "0", "2/2", "0"]),
+        ("other", ["0", "0", "0", "0", "0", "1", "0", "0/1", "0"]),
     ]
-    assert per_mutator == [("paren-call", "R/S", ["1/1 R1", "0/1 W1"]), ("plain-quote-closer", "R/S", ["1/1 S1", "-"])]
+    assert per_mutator == [
+        ("paren-call", "R/S/C", ["1/1 R1", "0/1 W1"]),
+        ("plain-quote-closer", "R/S/C", ["1/1 S1", "-"]),
+    ]
     assert len(outcome_tables(records, ["toolcall-harness:gemma4", "other"])) == 2
     lines = outcome_markdown(records, ["toolcall-harness:gemma4", "other"])
-    assert "| paren-call | R/S | 1/1 R1 | 0/1 W1 |" in lines
+    assert "| paren-call | R/S/C | 1/1 R1 | 0/1 W1 |" in lines
     assert "- `one~paren-call`: wrong: x" in lines
     assert outcome_tables([r for r in records if r["slice"] != "drift"], ["other"]) == []
 

@@ -23,7 +23,8 @@ def got(args=None, name="get_weather", content=None, reasoning=None, calls=None)
 
 def test_pass_and_none_equals_empty_content():
     assert score(case(), got(), FMT).verdict == "pass"
-    assert score(case(content=None), got(content="  \n"), FMT).verdict == "pass"
+    assert score(case(content=None), got(content=""), FMT).verdict == "pass"
+    assert score(case(content=None), got(content="  \n"), FMT).verdict == "soft_pass"  # whitespace=soft-v1
 
 
 def test_error_types_are_named_by_the_fault():
