@@ -5,8 +5,9 @@ fixture spec v0.1; ``fixture.schema.json``, ``family.schema.json``) and ``canito
 (``family.json`` plus ``*.jsonl``, one fixture per line). :func:`load_suite` reads the pinned wheel (downloaded
 once with pip into ``cache_dir()/peers/canitoolcall-0.1.1``, sha256 checked) or any folder laid out the same way.
 
-A fixture becomes a :class:`~harness.core.cases.Case` of the format whose ``FormatSpec.peers`` selects it
-(``canitoolcall:<family>/<models[0]>`` before ``canitoolcall:<family>``):
+A fixture becomes a :class:`~harness.core.cases.Case` of the format its ``models[0]`` reference model's
+``variant`` names (``toolcall-harness:<format>``: the harness' own export), else of the format whose
+``FormatSpec.peers`` selects it (``canitoolcall:<family>/<models[0]>`` before ``canitoolcall:<family>``):
 
 - ``id`` ``canitoolcall/<fixture id>``; ``text`` the ``raw_output``; ``tools`` as given; ``tags`` the fixture's;
   ``source`` ``canitoolcall 0.1.1 <family>/<file>:<line>``; ``text_provenance`` ``reconstructed`` for tags
@@ -66,6 +67,8 @@ SPEC_MAJOR = 0
 SPEC_VERSION = "0.1"
 ACCEPT = ("no_tool_calls", "content_passthrough", "exception")
 PROVENANCE_KINDS = ("template_render", "engine_test", "bug_report", "recorded", "spec_example")
+#: a family.json reference model whose ``variant`` is ``toolcall-harness:<format>`` is in that harness format.
+VARIANT_PREFIX = "toolcall-harness:"
 _ID = re.compile(r"[a-z0-9][a-z0-9.-]*/[a-z0-9][a-z0-9._-]*")
 _VERSION = re.compile(r"([0-9]+)\.([0-9]+)")
 
@@ -97,6 +100,7 @@ class _Family:
     major: int
     version: str
     prompts: dict[str, str | None]  # reference model repo -> default_generation_prompt
+    variants: dict[str, str]  # reference model repo -> variant label
 
 
 def peer_cases(fmt: FormatSpec) -> tuple[list[Case], list[tuple[str, str]]]:
@@ -200,7 +204,7 @@ def _read(files, texts, *, version: str, sha256: str, source: str, label: str) -
                     suite.unsupported.append((peer_id, reason))
                     continue
                 fixture = _fixture(data, where, family)
-                fmt = by_model.get((fixture["family"], fixture["models"][0])) or by_family.get(fixture["family"])
+                fmt = _format_of(fixture, family, by_model, by_family)
                 if fmt is None:
                     reason = f"no harness format for {SUITE} {fixture['family']}/{fixture['models'][0]}"
                     suite.unsupported.append((peer_id, reason))
@@ -211,6 +215,19 @@ def _read(files, texts, *, version: str, sha256: str, source: str, label: str) -
                 else:
                     suite.cases.setdefault(fmt.name, []).append(made)
     return suite
+
+
+def _format_of(fixture: dict, family: _Family, by_model: dict, by_family: dict) -> FormatSpec | None:
+    """The format a fixture is in: the one its reference model's ``variant`` names (``toolcall-harness:<format>``,
+    written by :mod:`harness.corpus.peers.canitoolcall_export`), else the format selecting its family/model, else
+    the one selecting its family."""
+    model = fixture["models"][0]
+    variant = family.variants.get(model, "")
+    if variant.startswith(VARIANT_PREFIX):
+        spec = all_formats().get(variant[len(VARIANT_PREFIX) :])
+        if spec is not None:
+            return spec
+    return by_model.get((fixture["family"], model)) or by_family.get(fixture["family"])
 
 
 def _selectors() -> tuple[dict[tuple[str, str], FormatSpec], dict[str, FormatSpec]]:
@@ -262,6 +279,7 @@ def _family(text: str, where: str, folder: str) -> _Family:
     if not isinstance(refs, list) or not refs:
         raise CaseFileError(f"{where}: field 'reference_models' must be a non-empty list")
     prompts: dict[str, str | None] = {}
+    variants: dict[str, str] = {}
     for i, ref in enumerate(refs):
         if not isinstance(ref, dict):
             raise CaseFileError(f"{where}: field 'reference_models[{i}]' must be an object")
@@ -270,7 +288,9 @@ def _family(text: str, where: str, folder: str) -> _Family:
         if prompt is not None and not isinstance(prompt, str):
             raise CaseFileError(f"{where}: field 'reference_models[{i}].default_generation_prompt' must be a string")
         prompts[repo] = prompt
-    return _Family(slug=slug, major=major, version=data["spec_version"], prompts=prompts)
+        if isinstance(ref.get("variant"), str):
+            variants[repo] = ref["variant"]
+    return _Family(slug=slug, major=major, version=data["spec_version"], prompts=prompts, variants=variants)
 
 
 def _major(data: dict, where: str) -> int:
