@@ -183,11 +183,30 @@ def build_parser() -> argparse.ArgumentParser:
     tp.add_argument("--print", action="store_true", help="print the template text too")
     tp.set_defaults(command="info:cmd_template")
 
-    cp = sub.add_parser("corpus", help="write the model's rendered corpus as a case file")
+    cp = sub.add_parser(
+        "corpus", help="write (export) the model's corpus: a case file, or canitoolcall fixtures (--spec canitoolcall)"
+    )
+    cp.add_argument("action", nargs="?", choices=["export"], default="export", help="export (the only action)")
     template_args(cp)
     cp.add_argument("--seed", type=count, default=0)
     cp.add_argument("--cases", type=count, default=300)
-    cp.add_argument("--slices", type=csv_list, default=list(SLICES))
+    cp.add_argument(
+        "--slices",
+        type=csv_list,
+        default=None,
+        help="default: every slice for --spec cases; curated,generated,drift for --spec canitoolcall",
+    )
+    cp.add_argument(
+        "--spec",
+        choices=["cases", "canitoolcall"],
+        default="cases",
+        help="cases: one JSON Lines case file (--out FILE); canitoolcall: fixture spec v0.1 folder (--out DIR)",
+    )
+    cp.add_argument(
+        "--revision",
+        default=None,
+        help="canitoolcall: the 40-hex Hugging Face commit of the model (default: the hub commit of its template)",
+    )
     cp.add_argument("--out", type=Path, required=True)
     cp.set_defaults(command="info:cmd_corpus")
     _baseline_commands(sub)

@@ -8,8 +8,7 @@ import json
 from rich.console import Console
 
 from harness.cli.arguments import check_choices
-from harness.core.cases import SLICES, write_cases
-from harness.corpus.build import build_corpus
+from harness.core.cases import SLICES
 from harness.engines.client import runs_out_of_process
 from harness.engines.environments import (
     broken_engines,
@@ -20,11 +19,12 @@ from harness.engines.environments import (
     list_installed,
     recipe_summary,
 )
-from harness.formats import DEFAULT_FORMAT, case_formats, get_format
+from harness.formats import DEFAULT_FORMAT, case_formats
 from harness.jobs.check import check_file
+from harness.jobs.export import default_slices, export_corpus
 from harness.parse.modes import DEFAULT_MODES
 from harness.parse.registry import describe_parsers, get_any_parser
-from harness.template.catalog import get_model, list_models
+from harness.template.catalog import list_models
 from harness.template.sources import load_template
 
 
@@ -117,14 +117,22 @@ def cmd_template(args, console: Console) -> int:
 
 
 def cmd_corpus(args, console: Console) -> int:
-    check_choices("slice", args.slices, SLICES)
-    fmt = get_format(get_model(args.model).format)
-    template = load_template(args.model, model_dir=args.model_dir, gguf=args.gguf)
-    print(
-        f"template: {template.provenance['source']} {template.file} sha256 {template.sha256}"
-        + (f" (fallback: {template.provenance['fallback_note']})" if template.fallback else "")
+    slices = tuple(args.slices) if args.slices else default_slices(args.spec)
+    check_choices("slice", list(slices), SLICES)
+    result = export_corpus(
+        args.model,
+        args.spec,
+        args.out,
+        seed=args.seed,
+        n_generated=args.cases,
+        slices=slices,
+        revision=args.revision,
+        model_dir=args.model_dir,
+        gguf=args.gguf,
     )
-    corpus = build_corpus(template, fmt, seed=args.seed, n_generated=args.cases, slices=tuple(args.slices))
-    count = write_cases(args.out, corpus.cases)
-    print(f"wrote {count} cases to {args.out} ({len(corpus.skipped)} skipped)")
+    print(f"template: {result.template}")
+    what = "cases" if args.spec == "cases" else f"{args.spec} fixtures"
+    print(f"wrote {result.count} {what} to {args.out} ({len(result.skipped)} skipped)")
+    for path in result.files if args.spec != "cases" else []:
+        print(f"  {path}")
     return 0

@@ -165,7 +165,8 @@ def write_cases(path: str | Path, cases: Iterable[Case]) -> int:
 KINDS = ("strict", "drift")
 
 
-SLICES = ("curated", "generated", "observed", "drift")
+#: the slices of a run, in report order; ``peer-*``: a peer test suite's cases (:mod:`harness.corpus.peers`).
+SLICES = ("curated", "generated", "observed", "drift", "peer-canitoolcall")
 
 
 @dataclass
@@ -175,8 +176,9 @@ class Case:
     Fields beyond the external format:
     - ``prefix``: text the chat template pre-fills after the generation prompt (e.g. Gemma 4 with thinking
       off ends the prompt with ``<|channel>thought\\n<channel|>``); parsers that need the prompt get it.
-    - ``slice``: ``curated``, ``generated``, ``observed`` or ``drift`` (curated cases mutated by
-      :mod:`harness.corpus.drift`; their mutator facts are in ``extra["drift"]``).
+    - ``slice``: ``curated``, ``generated``, ``observed``, ``drift`` (curated cases mutated by
+      :mod:`harness.corpus.drift`; their mutator facts are in ``extra["drift"]``) or a peer suite's
+      (``peer-canitoolcall``: provenance in ``extra["peer"]``).
     - ``tags``: edge shapes the case exercises (e.g. ``nested-object``, ``quote-in-string``).
     - ``seed``: the seed that generated the case (generated slice), for reproduction.
     - ``template``: provenance of the template that rendered it (source, file, sha256).

@@ -1,6 +1,6 @@
 """Building a model's corpus: curated edge cases and generated cases rendered through its real chat
-template, the drift slice (curated cases mutated, :mod:`harness.corpus.drift`), plus the observed field outputs
-shipped in ``corpora/observed/``."""
+template, the drift slice (curated cases mutated, :mod:`harness.corpus.drift`), the observed field outputs
+shipped in ``corpora/observed/`` and the peer suites' cases of the format (:mod:`harness.corpus.peers`)."""
 
 from __future__ import annotations
 
@@ -13,20 +13,26 @@ from harness.core.paths import OBSERVED_FILE
 from harness.corpus.curated import curated_scenarios
 from harness.corpus.drift import drift_cases
 from harness.corpus.generated import generate_scenarios
+from harness.corpus.peers import canitoolcall
 from harness.formats import FormatSpec, case_formats, format_edge_scenarios
 from harness.template.render import render_scenario
 from harness.template.sources import ChatTemplate
 
-#: the default of :func:`build_corpus`: every slice but ``drift`` (which callers ask for by name).
-RENDERED_SLICES = tuple(s for s in SLICES if s != "drift")
+#: the default of :func:`build_corpus`: the curated, generated and observed slices (``drift`` and the peer
+#: suites' ``peer-*`` slices are asked for by name; ``eval`` asks for every slice of ``SLICES``).
+RENDERED_SLICES = tuple(s for s in SLICES if s != "drift" and not s.startswith("peer-"))
 
 
 @dataclass
 class Corpus:
-    """The cases of one run, by slice, and what was skipped and why (``skipped``: ``[(id, reason)]``)."""
+    """The cases of one run, by slice, and what was skipped and why (``skipped``: ``[(id, reason)]``).
+
+    ``unsupported``: ``[(peer id, reason)]`` of the peer suites' cases that map to no harness format, or that this
+    format cannot turn into cases; reports count them per reason."""
 
     cases: list[Case]
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    unsupported: list[tuple[str, str]] = field(default_factory=list)
 
     def count(self, slice_name: str) -> int:
         return sum(1 for c in self.cases if c.slice == slice_name)
@@ -44,6 +50,9 @@ def build_corpus(
     """Render the curated and ``n_generated`` generated scenarios (seeded) and load the observed cases; with
     ``"drift"`` in ``slices`` (``eval`` asks for every slice of :data:`harness.core.cases.SLICES`), also mutate the
     curated cases (:func:`harness.corpus.drift.drift_cases`, seeded by ``seed``).
+
+    With ``"peer-canitoolcall"`` in ``slices``, add canitoolcall's fixtures of the format (the pinned wheel,
+    downloaded once; :mod:`harness.corpus.peers.canitoolcall`) and its unsupported ones to ``Corpus.unsupported``.
 
     Scenarios the format cannot represent (e.g. a Gemma 4 string containing ``<|"|>``) are skipped and
     listed in ``Corpus.skipped``. Raises :class:`harness.core.errors.HarnessError` subclasses for a template that
@@ -64,6 +73,10 @@ def build_corpus(
         _render_all(corpus, template, fmt, scenarios, "generated")
     if "observed" in slices:
         corpus.cases.extend(load_cases(observed_file, fmt=fmt.name, default_slice="observed", formats=case_formats()))
+    if canitoolcall.SLICE in slices:
+        cases, unsupported = canitoolcall.peer_cases(fmt)
+        corpus.cases.extend(cases)
+        corpus.unsupported.extend(unsupported)
     return corpus
 
 

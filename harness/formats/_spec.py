@@ -24,6 +24,8 @@ ARGUMENT_STYLES = {
     "FunctionGemma's <escape>), other values as literals",
 }
 _DELIMITED = ("quote-token", "escape-token")
+#: the peer test suites a format's ``peers`` selectors may name.
+PEER_SUITES = ("canitoolcall", "llama.cpp")
 
 
 class FormatSpecError(HarnessError, ValueError):
@@ -79,6 +81,17 @@ class FormatSpec:
       ``compose_content_before``: ``(completion, prose) -> text``, where prose written before the calls goes
       when it cannot be raw text (Harmony); ``None`` when the format has none.
 
+    Generation prompt and peer suites:
+
+    - ``role_headers``: the text a generation prompt of the format's templates writes to start the model's turn,
+      before anything it pre-fills (``<|turn>model\\n``; Mistral, which has no assistant header, ends the user
+      turn ``[/INST]``); measured on the rendered prompts of the catalog's templates. A peer case's prefix is its
+      generation prompt minus the longest of these (:mod:`harness.corpus.peers.canitoolcall`). ``()``: unknown.
+    - ``peers``: selectors of peer-suite cases in this format: ``'canitoolcall:<family>'`` or
+      ``'canitoolcall:<family>/<models[0] HF repo>'`` (a model-specific selector wins over a family one), and
+      ``'llama.cpp:<template file name>'`` (a template in ``vendor/llama.cpp/models/templates`` used by
+      ``test-chat.cpp``). An entry is added only where the peer's texts really are this format.
+
     Derived (the names the parsers read): ``call_open`` / ``call_close`` (where the tool-call part of a
     completion starts and ends: the section's markers, else the call's; ``call_close`` falls back to
     ``call_end``, ``""`` when nothing ends it), ``reasoning_markers`` (``(open, close)`` or ``()``) and
@@ -105,6 +118,8 @@ class FormatSpec:
     template_vars: dict[str, Any] = field(default_factory=dict)
     edge_scenarios: Callable[[], list] | None = field(default=None, repr=False)
     compose_content_before: Callable[[str, str], str] | None = field(default=None, repr=False)
+    role_headers: tuple[str, ...] = ()
+    peers: tuple[str, ...] = ()
     source: str
 
     @property
@@ -207,4 +222,12 @@ def _check(spec: FormatSpec) -> None:
     for name in ("edge_scenarios", "compose_content_before"):
         if getattr(spec, name) is not None and not callable(getattr(spec, name)):
             raise bad(name, f"must be a function or None, got {getattr(spec, name)!r}")
+    strings("role_headers", spec.role_headers)
+    strings("peers", spec.peers)
+    for entry in spec.peers:
+        suite, _, selector = entry.partition(":")
+        if suite not in PEER_SUITES or not selector.strip("/"):
+            raise bad(
+                "peers", f"has {entry!r}; each entry is 'SUITE:SELECTOR' with SUITE one of {', '.join(PEER_SUITES)}"
+            )
     text("source", spec.source, empty_ok=False)

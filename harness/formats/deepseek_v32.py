@@ -158,5 +158,8 @@ SPEC = FormatSpec(
     unrepresentable=(PARAM_CLOSE,),
     template_vars={"bos_token": BOS},
     edge_scenarios=edge_scenarios,
+    role_headers=(ASSISTANT,),
+    # canitoolcall: V4 (<｜DSML｜tool_calls>) and V4.1 (<｜DSML｜ calls>) use other block markers: unmapped.
+    peers=("canitoolcall:deepseek/deepseek-ai/DeepSeek-V3.2",),
     source="deepseek-ai-DeepSeek-V3.2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-141",
 )

@@ -42,5 +42,7 @@ SPEC = FormatSpec(
     string_delimiter=STRING_DELIM,
     vocabulary="gemma4",
     unrepresentable=(STRING_DELIM,),
+    role_headers=("<|turn>model\n",),
+    peers=("canitoolcall:gemma4",),
     source="google-gemma-4-31B-it.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -236,5 +236,7 @@ SPEC = FormatSpec(
     vocabulary=None,
     no_vocabulary=NO_VOCABULARY,
     edge_scenarios=edge_scenarios,
+    role_headers=("<|assistant|>",),
+    peers=("canitoolcall:glm/zai-org/GLM-4.5",),
     source="GLM-4.6.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -54,5 +54,8 @@ SPEC = FormatSpec(
     vocabulary=None,
     no_vocabulary=NO_VOCABULARY,
     edge_scenarios=edge_scenarios,
+    role_headers=("<|assistant|>",),
+    # canitoolcall: GLM-5.3's fixtures are the same compact format (no newlines between the parts of a call).
+    peers=("canitoolcall:glm/zai-org/GLM-4.7", "canitoolcall:glm/zai-org/GLM-5.3"),
     source="GLM-4.7-Flash.jinja (llama-cpp-python 0.3.36 sdist)",
 )

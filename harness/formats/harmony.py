@@ -182,5 +182,7 @@ SPEC = FormatSpec(
     "engine environment installs",
     edge_scenarios=edge_scenarios,
     compose_content_before=compose_content_before,
+    role_headers=("<|start|>assistant",),
+    peers=("canitoolcall:gpt-oss",),
     source="openai-gpt-oss-120b.jinja (llama-cpp-python 0.3.36 sdist)",
 )

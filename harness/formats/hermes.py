@@ -29,6 +29,8 @@ SPEC = FormatSpec(
     call_newlines=True,
     vocabulary="qwen",
     template_vars={"bos_token": ""},
+    role_headers=("<|im_start|>assistant\n",),
+    peers=("canitoolcall:qwen3-hermes",),
     source="NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja, Qwen-Qwen2.5-7B-Instruct.jinja "
     "(llama-cpp-python 0.3.36 sdist)",
 )

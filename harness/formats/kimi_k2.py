@@ -111,5 +111,9 @@ SPEC = FormatSpec(
     vocabulary=None,
     no_vocabulary="Kimi's tiktoken vocabulary with its section tokens is not available offline",
     edge_scenarios=edge_scenarios,
+    role_headers=("<|im_assistant|>assistant<|im_middle|>",),
+    # canitoolcall: Kimi K2.6 writes these calls after a <think> block (read as reasoning by the own parser);
+    # Kimi K3's XTML format (<|open|>call ...) is another format.
+    peers=("canitoolcall:kimi/moonshotai/Kimi-K2-Instruct-0905", "canitoolcall:kimi/moonshotai/Kimi-K2.6"),
     source="moonshotai-Kimi-K2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-43",
 )

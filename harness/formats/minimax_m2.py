@@ -172,5 +172,6 @@ SPEC = FormatSpec(
     vocabulary=None,
     no_vocabulary="MiniMax-M2's tokenizer is not available offline",
     edge_scenarios=edge_scenarios,
+    role_headers=("]~b]ai\n",),
     source="MiniMax-M2.jinja (llama-cpp-python 0.3.36 sdist)",
 )

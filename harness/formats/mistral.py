@@ -139,6 +139,16 @@ SPEC = FormatSpec(
     "tokenizers lack [ARGS]",
     template_vars={"bos_token": "", "eos_token": EOS},
     edge_scenarios=edge_scenarios,
+    role_headers=("[/INST]",),
+    # canitoolcall: 7B v0.3 writes the older [TOOL_CALLS] [{...}] array, which this format's parser reads as a form
+    # of the format; Ministral 3 Instruct writes Devstral's [TOOL_CALLS]NAME[ARGS]. Magistral and Ministral 3
+    # Reasoning write [THINK]...[/THINK] reasoning, which this format has not: they stay unmapped.
+    peers=(
+        "canitoolcall:mistral/mistralai/Mistral-7B-Instruct-v0.3",
+        "canitoolcall:mistral/mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+        "canitoolcall:mistral/mistralai/Devstral-Small-2507",
+        "canitoolcall:mistral/mistralai/Ministral-3-14B-Instruct-2512",
+    ),
     source="Mistral-Small-3.2-24B-Instruct-2506.jinja, unsloth-mistral-Devstral-Small-2507.jinja "
     "(llama-cpp-python 0.3.36 sdist)",
 )

@@ -206,5 +206,7 @@ SPEC = FormatSpec(
     call_newlines=True,
     vocabulary="qwen",
     edge_scenarios=edge_scenarios,
+    role_headers=("<|im_start|>assistant\n",),
+    peers=("canitoolcall:qwen3-xml",),
     source="Qwen3-Coder.jinja, NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -118,6 +118,12 @@ BAD = [
     ("template_vars", {**GOOD, "template_vars": {1: "x"}}),
     ("edge_scenarios", {**GOOD, "edge_scenarios": ["not", "callable"]}),
     ("compose_content_before", {**GOOD, "compose_content_before": "text"}),
+    ("role_headers", {**GOOD, "role_headers": "<|im_start|>assistant\n"}),
+    ("role_headers", {**GOOD, "role_headers": ("",)}),
+    ("peers", {**GOOD, "peers": ("gemma4",)}),
+    ("peers", {**GOOD, "peers": ("vllm:gemma4",)}),
+    ("peers", {**GOOD, "peers": ("canitoolcall:",)}),
+    ("peers", {**GOOD, "peers": ("canitoolcall:a", "canitoolcall:a")}),
     ("source", {**GOOD, "source": ""}),
 ]
 
