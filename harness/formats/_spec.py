@@ -24,6 +24,8 @@ ARGUMENT_STYLES = {
     "FunctionGemma's <escape>), other values as literals",
 }
 _DELIMITED = ("quote-token", "escape-token")
+#: the peer suites a ``FormatSpec.peers`` selector may name.
+PEER_SUITES = ("canitoolcall", "llama.cpp")
 
 
 class FormatSpecError(HarnessError, ValueError):
@@ -79,6 +81,13 @@ class FormatSpec:
       ``compose_content_before``: ``(completion, prose) -> text``, where prose written before the calls goes
       when it cannot be raw text (Harmony); ``None`` when the format has none.
 
+    Peer suites:
+
+    - ``peers``: selectors of peer-suite cases in this format: ``'canitoolcall:<family>'`` or
+      ``'canitoolcall:<family>/<models[0] HF repo>'`` (a model-specific selector wins over a family one), and
+      ``'llama.cpp:<template file name>'`` (a template in ``vendor/llama.cpp/models/templates`` used by
+      ``test-chat.cpp``). Only templates whose tool-call, reasoning and turn markers are this format's.
+
     Derived (the names the parsers read): ``call_open`` / ``call_close`` (where the tool-call part of a
     completion starts and ends: the section's markers, else the call's; ``call_close`` falls back to
     ``call_end``, ``""`` when nothing ends it), ``reasoning_markers`` (``(open, close)`` or ``()``) and
@@ -105,6 +114,7 @@ class FormatSpec:
     template_vars: dict[str, Any] = field(default_factory=dict)
     edge_scenarios: Callable[[], list] | None = field(default=None, repr=False)
     compose_content_before: Callable[[str, str], str] | None = field(default=None, repr=False)
+    peers: tuple[str, ...] = ()
     source: str
 
     @property
@@ -207,4 +217,9 @@ def _check(spec: FormatSpec) -> None:
     for name in ("edge_scenarios", "compose_content_before"):
         if getattr(spec, name) is not None and not callable(getattr(spec, name)):
             raise bad(name, f"must be a function or None, got {getattr(spec, name)!r}")
+    strings("peers", spec.peers)
+    for selector in spec.peers:
+        suite, sep, rest = selector.partition(":")
+        if not sep or suite not in PEER_SUITES or not rest.strip():
+            raise bad("peers", f"has {selector!r}; each entry is 'SUITE:SELECTOR' with SUITE one of {PEER_SUITES}")
     text("source", spec.source, empty_ok=False)
