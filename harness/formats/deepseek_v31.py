@@ -105,5 +105,6 @@ SPEC = FormatSpec(
     vocabulary="deepseek",
     template_vars={"bos_token": BOS},
     edge_scenarios=edge_scenarios,
+    peers=("llama.cpp:deepseek-ai-DeepSeek-V3.1.jinja",),
     source="deepseek-ai-DeepSeek-V3.1.jinja (llama-cpp-python 0.3.36 sdist), lines 1-71",
 )

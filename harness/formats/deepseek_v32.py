@@ -158,5 +158,6 @@ SPEC = FormatSpec(
     unrepresentable=(PARAM_CLOSE,),
     template_vars={"bos_token": BOS},
     edge_scenarios=edge_scenarios,
+    peers=("llama.cpp:deepseek-ai-DeepSeek-V3.2.jinja",),
     source="deepseek-ai-DeepSeek-V3.2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-141",
 )

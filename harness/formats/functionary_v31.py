@@ -135,5 +135,6 @@ SPEC = FormatSpec(
     vocabulary="llama",
     template_vars={"bos_token": ""},
     edge_scenarios=edge_scenarios,
+    peers=("llama.cpp:meetkai-functionary-medium-v3.1.jinja",),
     source="meetkai-functionary-medium-v3.1.jinja (llama-cpp-python 0.3.36 sdist)",
 )

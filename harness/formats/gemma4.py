@@ -42,5 +42,6 @@ SPEC = FormatSpec(
     string_delimiter=STRING_DELIM,
     vocabulary="gemma4",
     unrepresentable=(STRING_DELIM,),
+    peers=("llama.cpp:google-gemma-4-31B-it.jinja",),
     source="google-gemma-4-31B-it.jinja (llama-cpp-python 0.3.36 sdist)",
 )

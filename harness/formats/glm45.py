@@ -236,5 +236,6 @@ SPEC = FormatSpec(
     vocabulary=None,
     no_vocabulary=NO_VOCABULARY,
     edge_scenarios=edge_scenarios,
+    peers=("llama.cpp:GLM-4.6.jinja",),
     source="GLM-4.6.jinja (llama-cpp-python 0.3.36 sdist)",
 )

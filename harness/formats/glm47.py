@@ -54,5 +54,6 @@ SPEC = FormatSpec(
     vocabulary=None,
     no_vocabulary=NO_VOCABULARY,
     edge_scenarios=edge_scenarios,
+    peers=("llama.cpp:GLM-4.7-Flash.jinja",),
     source="GLM-4.7-Flash.jinja (llama-cpp-python 0.3.36 sdist)",
 )

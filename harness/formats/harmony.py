@@ -182,5 +182,6 @@ SPEC = FormatSpec(
     "engine environment installs",
     edge_scenarios=edge_scenarios,
     compose_content_before=compose_content_before,
+    peers=("llama.cpp:openai-gpt-oss-120b.jinja",),
     source="openai-gpt-oss-120b.jinja (llama-cpp-python 0.3.36 sdist)",
 )

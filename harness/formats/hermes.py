@@ -29,6 +29,14 @@ SPEC = FormatSpec(
     call_newlines=True,
     vocabulary="qwen",
     template_vars={"bos_token": ""},
+    peers=(
+        "llama.cpp:NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
+        "llama.cpp:NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja",
+        "llama.cpp:Qwen-Qwen2.5-7B-Instruct.jinja",
+        "llama.cpp:Qwen-Qwen3-0.6B.jinja",
+        "llama.cpp:Qwen-QwQ-32B.jinja",
+        "llama.cpp:MiMo-VL.jinja",
+    ),
     source="NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja, Qwen-Qwen2.5-7B-Instruct.jinja "
     "(llama-cpp-python 0.3.36 sdist)",
 )

@@ -111,5 +111,10 @@ SPEC = FormatSpec(
     vocabulary=None,
     no_vocabulary="Kimi's tiktoken vocabulary with its section tokens is not available offline",
     edge_scenarios=edge_scenarios,
+    peers=(
+        "llama.cpp:moonshotai-Kimi-K2.jinja",
+        "llama.cpp:Kimi-K2-Instruct.jinja",
+        "llama.cpp:Kimi-K2-Thinking.jinja",
+    ),
     source="moonshotai-Kimi-K2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-43",
 )

@@ -137,6 +137,11 @@ SPEC = FormatSpec(
     vocabulary="llama",
     template_vars={"bos_token": "", "date_string": DATE_STRING},
     edge_scenarios=edge_scenarios,
+    peers=(
+        "llama.cpp:meta-llama-Llama-3.1-8B-Instruct.jinja",
+        "llama.cpp:meta-llama-Llama-3.2-3B-Instruct.jinja",
+        "llama.cpp:meta-llama-Llama-3.3-70B-Instruct.jinja",
+    ),
     source="meta-llama-Llama-3.1-8B-Instruct.jinja, meta-llama-Llama-3.2-3B-Instruct.jinja "
     "(llama-cpp-python 0.3.36 sdist)",
 )

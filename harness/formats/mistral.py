@@ -139,6 +139,11 @@ SPEC = FormatSpec(
     "tokenizers lack [ARGS]",
     template_vars={"bos_token": "", "eos_token": EOS},
     edge_scenarios=edge_scenarios,
+    peers=(
+        "llama.cpp:Mistral-Small-3.2-24B-Instruct-2506.jinja",
+        "llama.cpp:unsloth-mistral-Devstral-Small-2507.jinja",
+        "llama.cpp:mistralai-Mistral-Nemo-Instruct-2407.jinja",
+    ),
     source="Mistral-Small-3.2-24B-Instruct-2506.jinja, unsloth-mistral-Devstral-Small-2507.jinja "
     "(llama-cpp-python 0.3.36 sdist)",
 )
