@@ -118,6 +118,9 @@ BAD = [
     ("template_vars", {**GOOD, "template_vars": {1: "x"}}),
     ("edge_scenarios", {**GOOD, "edge_scenarios": ["not", "callable"]}),
     ("compose_content_before", {**GOOD, "compose_content_before": "text"}),
+    ("peers", {**GOOD, "peers": ["llama.cpp:x.jinja"]}),
+    ("peers", {**GOOD, "peers": ("vllm:x",)}),
+    ("peers", {**GOOD, "peers": ("llama.cpp:",)}),
     ("source", {**GOOD, "source": ""}),
 ]
 
