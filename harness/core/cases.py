@@ -165,7 +165,7 @@ def write_cases(path: str | Path, cases: Iterable[Case]) -> int:
 KINDS = ("strict", "drift")
 
 
-SLICES = ("curated", "generated", "observed", "drift")
+SLICES = ("curated", "generated", "observed", "drift", "peer-llama.cpp")
 
 
 @dataclass
@@ -176,7 +176,8 @@ class Case:
     - ``prefix``: text the chat template pre-fills after the generation prompt (e.g. Gemma 4 with thinking
       off ends the prompt with ``<|channel>thought\\n<channel|>``); parsers that need the prompt get it.
     - ``slice``: ``curated``, ``generated``, ``observed`` or ``drift`` (curated cases mutated by
-      :mod:`harness.corpus.drift`; their mutator facts are in ``extra["drift"]``).
+      :mod:`harness.corpus.drift`; their mutator facts are in ``extra["drift"]``), or a peer suite's
+      (``peer-llama.cpp``: :mod:`harness.corpus.peers.llama_cpp`, provenance in ``extra["peer"]``).
     - ``tags``: edge shapes the case exercises (e.g. ``nested-object``, ``quote-in-string``).
     - ``seed``: the seed that generated the case (generated slice), for reproduction.
     - ``template``: provenance of the template that rendered it (source, file, sha256).

@@ -1,6 +1,6 @@
 """Building a model's corpus: curated edge cases and generated cases rendered through its real chat
 template, the drift slice (curated cases mutated, :mod:`harness.corpus.drift`), plus the observed field outputs
-shipped in ``corpora/observed/``."""
+shipped in ``corpora/observed/``, and the peer suites' cases of the format (:mod:`harness.corpus.peers`)."""
 
 from __future__ import annotations
 
@@ -13,20 +13,28 @@ from harness.core.paths import OBSERVED_FILE
 from harness.corpus.curated import curated_scenarios
 from harness.corpus.drift import drift_cases
 from harness.corpus.generated import generate_scenarios
+from harness.corpus.peers import llama_cpp
 from harness.formats import FormatSpec, case_formats, format_edge_scenarios
 from harness.template.render import render_scenario
 from harness.template.sources import ChatTemplate
 
-#: the default of :func:`build_corpus`: every slice but ``drift`` (which callers ask for by name).
-RENDERED_SLICES = tuple(s for s in SLICES if s != "drift")
+#: the slices read from peer suites (downloaded or extracted at run time; callers ask for them by name).
+PEER_SLICES = (llama_cpp.SLICE,)
+#: the default of :func:`build_corpus`: every slice but ``drift`` and the peer slices (which callers ask for by
+#: name; ``eval`` asks for every slice of :data:`harness.core.cases.SLICES`).
+RENDERED_SLICES = tuple(s for s in SLICES if s != "drift" and s not in PEER_SLICES)
 
 
 @dataclass
 class Corpus:
-    """The cases of one run, by slice, and what was skipped and why (``skipped``: ``[(id, reason)]``)."""
+    """The cases of one run, by slice, and what was skipped and why (``skipped``: ``[(id, reason)]``).
+
+    ``unsupported``: ``[(id, reason)]`` of the peer suites' cases this run cannot judge: those that map to no
+    harness format, and those of this format whose options the judge cannot apply (never dropped silently)."""
 
     cases: list[Case]
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    unsupported: list[tuple[str, str]] = field(default_factory=list)
 
     def count(self, slice_name: str) -> int:
         return sum(1 for c in self.cases if c.slice == slice_name)
@@ -49,6 +57,10 @@ def build_corpus(
     listed in ``Corpus.skipped``. Raises :class:`harness.core.errors.HarnessError` subclasses for a template that
     fails to render or a malformed observed file. ``template`` may be ``None`` for the observed slice alone
     (no model template found); a rendered slice without one raises ``ValueError``.
+
+    With ``"peer-llama.cpp"`` in ``slices``, llama.cpp's own chat tests of the format are added (read from the
+    pinned sdist, :func:`harness.corpus.peers.llama_cpp.load_cases`) and ``Corpus.unsupported`` lists that suite's
+    cases this run cannot judge.
     """
     corpus = Corpus(cases=[])
     if "curated" in slices or "drift" in slices:
@@ -64,6 +76,10 @@ def build_corpus(
         _render_all(corpus, template, fmt, scenarios, "generated")
     if "observed" in slices:
         corpus.cases.extend(load_cases(observed_file, fmt=fmt.name, default_slice="observed", formats=case_formats()))
+    if llama_cpp.SLICE in slices:
+        peers = llama_cpp.load_cases()
+        corpus.cases.extend(peers.for_format(fmt.name))
+        corpus.unsupported.extend(peers.corpus_unsupported(fmt.name))
     return corpus
 
 
