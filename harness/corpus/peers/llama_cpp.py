@@ -18,7 +18,8 @@ repository. :mod:`harness.corpus.peers._test_chat` reads each ``.run()`` case; h
 
 Cases are never dropped: one whose template maps to no format, that the reader cannot read, or whose options
 the judge cannot apply by plain comparison (:func:`judge_gap`) is listed in ``unsupported`` as
-``(id, reason)`` with ``id`` = ``"llama.cpp/<template stem>/<n> (test-chat.cpp:<line>)"``.
+``(id, reason)`` with ``id`` = ``"llama.cpp/<template stem>/<n> (test-chat.cpp:<line>)"`` (``... via <line>``
+for a helper function's case).
 """
 
 from __future__ import annotations
@@ -157,7 +158,8 @@ def cases_from_source(source: str, templates: dict[str, str], *, version: str, s
         stem = file.removesuffix(".jinja") or "unknown-template"
         numbers[stem] = numbers.get(stem, 0) + 1
         peer_id = f"{stem}/{numbers[stem]}"
-        listed = f"{SUITE}/{peer_id} (test-chat.cpp:{raw.line})"
+        via = f" via {raw.via}" if raw.via is not None else ""
+        listed = f"{SUITE}/{peer_id} (test-chat.cpp:{raw.line}{via})"
         fmt_name = mapping.get(file)
         result.templates.setdefault(file, fmt_name)
         if fmt_name is None:
