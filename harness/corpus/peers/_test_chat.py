@@ -45,8 +45,8 @@ ENUMS = {
     "tool_choice": ("COMMON_CHAT_TOOL_CHOICE_", ("AUTO", "REQUIRED", "NONE")),
 }
 BOOL_OPTIONS = ("enable_thinking", "parallel_tool_calls", "add_generation_prompt", "is_partial")
-#: ``common_chat_templates_inputs`` / ``peg_test_case`` defaults (common/chat.h; test-chat.cpp line 1500 sets
-#: add_generation_prompt, line 1158 the default messages ``{ message_user }``).
+#: ``common_chat_templates_inputs`` / ``peg_test_case`` defaults (common/chat.h; test-chat.cpp line 1501 sets
+#: add_generation_prompt, line 1157 the default messages ``{ message_user }``).
 DEFAULTS = {
     "reasoning_format": "none",
     "enable_thinking": True,
