@@ -166,7 +166,7 @@ KINDS = ("strict", "drift")
 
 
 #: the slices of a run, in report order; ``peer-*``: a peer test suite's cases (:mod:`harness.corpus.peers`).
-SLICES = ("curated", "generated", "observed", "drift", "peer-canitoolcall")
+SLICES = ("curated", "generated", "observed", "drift", "peer-canitoolcall", "peer-llama.cpp")
 
 
 @dataclass
@@ -178,7 +178,7 @@ class Case:
       off ends the prompt with ``<|channel>thought\\n<channel|>``); parsers that need the prompt get it.
     - ``slice``: ``curated``, ``generated``, ``observed``, ``drift`` (curated cases mutated by
       :mod:`harness.corpus.drift`; their mutator facts are in ``extra["drift"]``) or a peer suite's
-      (``peer-canitoolcall``: provenance in ``extra["peer"]``).
+      (``peer-canitoolcall``, ``peer-llama.cpp``: :mod:`harness.corpus.peers`, provenance in ``extra["peer"]``).
     - ``tags``: edge shapes the case exercises (e.g. ``nested-object``, ``quote-in-string``).
     - ``seed``: the seed that generated the case (generated slice), for reproduction.
     - ``template``: provenance of the template that rendered it (source, file, sha256).

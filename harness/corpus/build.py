@@ -13,7 +13,7 @@ from harness.core.paths import OBSERVED_FILE
 from harness.corpus.curated import curated_scenarios
 from harness.corpus.drift import drift_cases
 from harness.corpus.generated import generate_scenarios
-from harness.corpus.peers import canitoolcall
+from harness.corpus.peers import canitoolcall, llama_cpp
 from harness.formats import FormatSpec, case_formats, format_edge_scenarios
 from harness.template.render import render_scenario
 from harness.template.sources import ChatTemplate
@@ -27,8 +27,9 @@ RENDERED_SLICES = tuple(s for s in SLICES if s != "drift" and not s.startswith("
 class Corpus:
     """The cases of one run, by slice, and what was skipped and why (``skipped``: ``[(id, reason)]``).
 
-    ``unsupported``: ``[(peer id, reason)]`` of the peer suites' cases that map to no harness format, or that this
-    format cannot turn into cases; reports count them per reason."""
+    ``unsupported``: ``[(peer id, reason)]`` of the peer suites' cases this run cannot judge: those that map to
+    no harness format, and those of this format the judge cannot apply (never dropped silently); reports count
+    them per reason."""
 
     cases: list[Case]
     skipped: list[tuple[str, str]] = field(default_factory=list)
@@ -58,6 +59,10 @@ def build_corpus(
     listed in ``Corpus.skipped``. Raises :class:`harness.core.errors.HarnessError` subclasses for a template that
     fails to render or a malformed observed file. ``template`` may be ``None`` for the observed slice alone
     (no model template found); a rendered slice without one raises ``ValueError``.
+
+    With ``"peer-llama.cpp"`` in ``slices``, llama.cpp's own chat tests of the format are added (read from the
+    pinned sdist, :func:`harness.corpus.peers.llama_cpp.load_cases`) and ``Corpus.unsupported`` lists that suite's
+    cases this run cannot judge.
     """
     corpus = Corpus(cases=[])
     if "curated" in slices or "drift" in slices:
@@ -77,6 +82,10 @@ def build_corpus(
         cases, unsupported = canitoolcall.peer_cases(fmt)
         corpus.cases.extend(cases)
         corpus.unsupported.extend(unsupported)
+    if llama_cpp.SLICE in slices:
+        peers = llama_cpp.load_cases()
+        corpus.cases.extend(peers.for_format(fmt.name))
+        corpus.unsupported.extend(peers.corpus_unsupported(fmt.name))
     return corpus
 
 

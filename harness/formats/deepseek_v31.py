@@ -107,6 +107,6 @@ SPEC = FormatSpec(
     edge_scenarios=edge_scenarios,
     role_headers=(ASSISTANT,),
     # canitoolcall: V3-0324's function<｜tool▁sep｜>NAME ```json``` calls are V3's format (drift here): unmapped.
-    peers=("canitoolcall:deepseek/deepseek-ai/DeepSeek-V3.1",),
+    peers=("canitoolcall:deepseek/deepseek-ai/DeepSeek-V3.1", "llama.cpp:deepseek-ai-DeepSeek-V3.1.jinja"),
     source="deepseek-ai-DeepSeek-V3.1.jinja (llama-cpp-python 0.3.36 sdist), lines 1-71",
 )

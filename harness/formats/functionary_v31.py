@@ -136,5 +136,6 @@ SPEC = FormatSpec(
     template_vars={"bos_token": ""},
     edge_scenarios=edge_scenarios,
     role_headers=("<|start_header_id|>assistant<|end_header_id|>\n\n",),
+    peers=("llama.cpp:meetkai-functionary-medium-v3.1.jinja",),
     source="meetkai-functionary-medium-v3.1.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -43,6 +43,6 @@ SPEC = FormatSpec(
     vocabulary="gemma4",
     unrepresentable=(STRING_DELIM,),
     role_headers=("<|turn>model\n",),
-    peers=("canitoolcall:gemma4",),
+    peers=("canitoolcall:gemma4", "llama.cpp:google-gemma-4-31B-it.jinja"),
     source="google-gemma-4-31B-it.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -237,6 +237,6 @@ SPEC = FormatSpec(
     no_vocabulary=NO_VOCABULARY,
     edge_scenarios=edge_scenarios,
     role_headers=("<|assistant|>",),
-    peers=("canitoolcall:glm/zai-org/GLM-4.5",),
+    peers=("canitoolcall:glm/zai-org/GLM-4.5", "llama.cpp:GLM-4.6.jinja"),
     source="GLM-4.6.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -56,6 +56,6 @@ SPEC = FormatSpec(
     edge_scenarios=edge_scenarios,
     role_headers=("<|assistant|>",),
     # canitoolcall: GLM-5.3's fixtures are the same compact format (no newlines between the parts of a call).
-    peers=("canitoolcall:glm/zai-org/GLM-4.7", "canitoolcall:glm/zai-org/GLM-5.3"),
+    peers=("canitoolcall:glm/zai-org/GLM-4.7", "canitoolcall:glm/zai-org/GLM-5.3", "llama.cpp:GLM-4.7-Flash.jinja"),
     source="GLM-4.7-Flash.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -183,6 +183,6 @@ SPEC = FormatSpec(
     edge_scenarios=edge_scenarios,
     compose_content_before=compose_content_before,
     role_headers=("<|start|>assistant",),
-    peers=("canitoolcall:gpt-oss",),
+    peers=("canitoolcall:gpt-oss", "llama.cpp:openai-gpt-oss-120b.jinja"),
     source="openai-gpt-oss-120b.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -30,7 +30,15 @@ SPEC = FormatSpec(
     vocabulary="qwen",
     template_vars={"bos_token": ""},
     role_headers=("<|im_start|>assistant\n",),
-    peers=("canitoolcall:qwen3-hermes",),
+    peers=(
+        "canitoolcall:qwen3-hermes",
+        "llama.cpp:NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
+        "llama.cpp:NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja",
+        "llama.cpp:Qwen-Qwen2.5-7B-Instruct.jinja",
+        "llama.cpp:Qwen-Qwen3-0.6B.jinja",
+        "llama.cpp:Qwen-QwQ-32B.jinja",
+        "llama.cpp:MiMo-VL.jinja",
+    ),
     source="NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja, Qwen-Qwen2.5-7B-Instruct.jinja "
     "(llama-cpp-python 0.3.36 sdist)",
 )

@@ -114,6 +114,12 @@ SPEC = FormatSpec(
     role_headers=("<|im_assistant|>assistant<|im_middle|>",),
     # canitoolcall: Kimi K2.6 writes these calls after a <think> block (read as reasoning by the own parser);
     # Kimi K3's XTML format (<|open|>call ...) is another format.
-    peers=("canitoolcall:kimi/moonshotai/Kimi-K2-Instruct-0905", "canitoolcall:kimi/moonshotai/Kimi-K2.6"),
+    peers=(
+        "canitoolcall:kimi/moonshotai/Kimi-K2-Instruct-0905",
+        "canitoolcall:kimi/moonshotai/Kimi-K2.6",
+        "llama.cpp:moonshotai-Kimi-K2.jinja",
+        "llama.cpp:Kimi-K2-Instruct.jinja",
+        "llama.cpp:Kimi-K2-Thinking.jinja",
+    ),
     source="moonshotai-Kimi-K2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-43",
 )

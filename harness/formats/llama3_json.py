@@ -139,7 +139,12 @@ SPEC = FormatSpec(
     edge_scenarios=edge_scenarios,
     role_headers=("<|start_header_id|>assistant<|end_header_id|>\n\n",),
     # canitoolcall: Llama 4's pythonic [f(a=1)] calls are another format.
-    peers=("canitoolcall:llama/meta-llama/Llama-3.3-70B-Instruct",),
+    peers=(
+        "canitoolcall:llama/meta-llama/Llama-3.3-70B-Instruct",
+        "llama.cpp:meta-llama-Llama-3.1-8B-Instruct.jinja",
+        "llama.cpp:meta-llama-Llama-3.2-3B-Instruct.jinja",
+        "llama.cpp:meta-llama-Llama-3.3-70B-Instruct.jinja",
+    ),
     source="meta-llama-Llama-3.1-8B-Instruct.jinja, meta-llama-Llama-3.2-3B-Instruct.jinja "
     "(llama-cpp-python 0.3.36 sdist)",
 )

@@ -173,5 +173,6 @@ SPEC = FormatSpec(
     no_vocabulary="MiniMax-M2's tokenizer is not available offline",
     edge_scenarios=edge_scenarios,
     role_headers=("]~b]ai\n",),
+    peers=("llama.cpp:MiniMax-M2.jinja",),
     source="MiniMax-M2.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -148,6 +148,9 @@ SPEC = FormatSpec(
         "canitoolcall:mistral/mistralai/Mistral-Small-3.2-24B-Instruct-2506",
         "canitoolcall:mistral/mistralai/Devstral-Small-2507",
         "canitoolcall:mistral/mistralai/Ministral-3-14B-Instruct-2512",
+        "llama.cpp:Mistral-Small-3.2-24B-Instruct-2506.jinja",
+        "llama.cpp:unsloth-mistral-Devstral-Small-2507.jinja",
+        "llama.cpp:mistralai-Mistral-Nemo-Instruct-2407.jinja",
     ),
     source="Mistral-Small-3.2-24B-Instruct-2506.jinja, unsloth-mistral-Devstral-Small-2507.jinja "
     "(llama-cpp-python 0.3.36 sdist)",

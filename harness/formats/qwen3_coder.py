@@ -207,6 +207,12 @@ SPEC = FormatSpec(
     vocabulary="qwen",
     edge_scenarios=edge_scenarios,
     role_headers=("<|im_start|>assistant\n",),
-    peers=("canitoolcall:qwen3-xml",),
+    peers=(
+        "canitoolcall:qwen3-xml",
+        "llama.cpp:Qwen3-Coder.jinja",
+        "llama.cpp:NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja",
+        "llama.cpp:Qwen3.5-4B.jinja",
+        "llama.cpp:StepFun3.5-Flash.jinja",
+    ),
     source="Qwen3-Coder.jinja, NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja (llama-cpp-python 0.3.36 sdist)",
 )

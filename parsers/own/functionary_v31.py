@@ -35,7 +35,7 @@ import json
 import re
 
 from harness.formats.functionary_v31 import CALL_CLOSE, CALL_OPEN, NAME_END, PYTHON_TAG, PYTHON_TOOL, SPEC
-from parsers.own._base import OwnParser, StepReader, TextField, proper_prefixes
+from parsers.own._base import OwnParser, StepReader, proper_prefixes
 from parsers.own._common import JsonExtent, Malformed, decode_json, object_arguments, skip
 
 _OPENERS = (CALL_OPEN, PYTHON_TAG)

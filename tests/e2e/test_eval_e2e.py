@@ -39,7 +39,7 @@ def test_results_have_one_line_per_case_parser_mode(run):
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().strip("\n").split("\n")]
     cases = (out / "corpus.jsonl").read_text().strip("\n").split("\n")
     slices = {json.loads(c)["slice"] for c in cases}
-    assert slices == {"curated", "generated", "observed", "drift", "peer-canitoolcall"}
+    assert slices == {"curated", "generated", "observed", "drift", "peer-canitoolcall", "peer-llama.cpp"}
     modes = {r["mode"] for r in records}
     assert modes == {"oneshot", "roundtrip", "whole", "char", "random", "tokens", "prefix"}
     assert {r["mode"] for r in records if r["parser"] != "toolcall-harness:gemma4"} == modes - {"prefix"}
@@ -50,7 +50,8 @@ def test_results_have_one_line_per_case_parser_mode(run):
     full = {
         json.loads(c)["id"]
         for c in cases
-        if json.loads(c)["slice"] != "observed" and json.loads(c).get("text_provenance", "full") == "full"
+        if json.loads(c)["slice"] in ("curated", "generated", "drift")
+        and json.loads(c).get("text_provenance", "full") == "full"
     }
     assert all(ids == full for (_, mode), ids in per_parser.items() if mode == "roundtrip")
     assert all(len(ids) == len(cases) for (_, mode), ids in per_parser.items() if mode != "roundtrip")

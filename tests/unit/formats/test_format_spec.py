@@ -124,6 +124,9 @@ BAD = [
     ("peers", {**GOOD, "peers": ("vllm:gemma4",)}),
     ("peers", {**GOOD, "peers": ("canitoolcall:",)}),
     ("peers", {**GOOD, "peers": ("canitoolcall:a", "canitoolcall:a")}),
+    ("peers", {**GOOD, "peers": ["llama.cpp:x.jinja"]}),
+    ("peers", {**GOOD, "peers": ("vllm:x",)}),
+    ("peers", {**GOOD, "peers": ("llama.cpp:",)}),
     ("source", {**GOOD, "source": ""}),
 ]
 
