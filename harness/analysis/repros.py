@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from harness.analysis.minimize import minimize_case
 from harness.core.cases import Case
+from harness.core.results import PASSING
 from harness.formats import FormatSpec
 
 CLUSTER_BUDGET = 300
@@ -38,7 +39,7 @@ def cluster_repros(
     by_name = {p.name: p for p in parsers}
     passed: dict[tuple, list[str]] = {}
     for r in records:
-        if r["verdict"] == "pass":
+        if r["verdict"] in PASSING:
             passed.setdefault((r["case_id"], r["mode"]), []).append(r["parser"])
     for cluster in clusters:
         ex = cluster["example"]

@@ -30,6 +30,7 @@ from rich.console import Console
 from harness.core.cases import SLICES, Case, load_cases
 from harness.core.errors import HarnessError, TemplateNotFoundError
 from harness.core.paths import BASELINES_DIR
+from harness.core.results import PASSING
 from harness.corpus.build import build_corpus
 from harness.corpus.generated import GENERATOR_VERSION
 from harness.formats import case_formats, get_format
@@ -255,7 +256,7 @@ def save_baselines(
         }
         path = Path(baseline_dir) / settings.model / f"{slug(run.parser['name'])}.json"
         write_baseline(path, data)
-        passed = sum(r["verdict"] == "pass" for r in run.records)
+        passed = sum(r["verdict"] in PASSING for r in run.records)
         console.print(
             f"baseline saved: {path} ({run.parser['name']} {run.parser['version']}: {passed}/"
             f"{len(run.records)} case×mode results pass; corpus {corpus_hash(inputs)[:12]}…)",

@@ -13,6 +13,7 @@ from harness.formats import DEFAULT_FORMAT, case_formats, get_format
 from harness.parse.modes import DEFAULT_TIMEOUT_S, modes_for
 from harness.parse.registry import get_any_parser
 from harness.score.runner import evaluate_case
+from harness.score.verdicts import VERDICTS
 
 SHOWN_FAILURES = 20
 
@@ -31,7 +32,7 @@ class CheckSummary:
 
     def describe(self) -> str:
         """A few lines for the terminal: totals, then up to :data:`SHOWN_FAILURES` failing results."""
-        verdicts = ", ".join(f"{v} {self.counts[v]}" for v in ("pass", "fail", "surfaced", "error") if self.counts[v])
+        verdicts = ", ".join(f"{v} {self.counts[v]}" for v in VERDICTS if self.counts[v])
         lines = [
             f"{self.parser}: {self.cases} cases × {len(self.modes)} mode(s) ({', '.join(self.modes)}) = "
             f"{sum(self.counts.values())} results: {verdicts or 'none'}"

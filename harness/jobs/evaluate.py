@@ -210,6 +210,7 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
         skipped=corpus.skipped,
         unsupported=list(corpus.unsupported),
         policy=config.policy.to_json(),
+        peers=_peer_provenance(corpus.cases),
         workers=_worker_provenance(parsers),
         unavailable=unavailable,
         parsers={p.name: {"library": p.library, "version": str(p.version)} for p in parsers},
@@ -331,6 +332,16 @@ def _oneshot_outcome(scenario, parser, template, fmt, config):
         lambda: parser.parse(case.text, case.tools, case.prefix), alarm_limit(parser, config.timeout_s)
     )
     return judged(got, error, lambda m: score(case, m, fmt, policy=config.policy)).error_type, case, got
+
+
+def _peer_provenance(cases: list[Case]) -> dict:
+    """``{suite: {version, sha256}}`` of the peer suites the cases come from (their ``extra["peer"]``)."""
+    out: dict[str, dict] = {}
+    for case in cases:
+        peer = case.extra.get("peer")
+        if isinstance(peer, dict) and peer.get("suite") not in out:
+            out[str(peer.get("suite"))] = {"version": peer.get("version"), "sha256": peer.get("sha256")}
+    return out
 
 
 def _worker_provenance(parsers: list[Parser]) -> dict:

@@ -19,6 +19,7 @@ from harness.analysis.minimize import MODE_COST, minimize_case
 from harness.core.cases import Case
 from harness.core.errors import HarnessError
 from harness.core.paths import BASELINES_DIR
+from harness.core.results import PASSING
 from harness.engines.client import runs_out_of_process
 from harness.formats import get_format
 from harness.jobs.baseline import (
@@ -161,20 +162,23 @@ def _parser_name(spec: str, model: str) -> str:
 
 
 def compare(baseline_results: list[dict], records: list[dict]) -> Comparison:
-    """Baseline results against new records, keyed by (case_id, mode): a regression passed in the baseline and
-    does not now, a fix is the reverse, and a change failed in both with another verdict, fault class or output
-    (``got``; a ``detail`` text alone is no change)."""
+    """Baseline results against new records, keyed by (case_id, mode): a regression passed (``pass`` or
+    ``soft_pass``) in the baseline and does not now, a fix is the reverse, and a change failed in both with another
+    verdict, fault class or output (``got``; a ``detail`` text alone is no change), or passed in both, once
+    softly."""
     then = {(r["case_id"], r["mode"]): r for r in baseline_results}
     now = {(r["case_id"], r["mode"]): r for r in records}
     found: dict[str, list[Flip]] = {"regressions": [], "fixes": [], "changes": []}
     for key in sorted(then.keys() & now.keys()):
         a, b = then[key], now[key]
-        passed = (a["verdict"] == "pass", b["verdict"] == "pass")
+        passed = (a["verdict"] in PASSING, b["verdict"] in PASSING)
         if passed == (True, False):
             kind = "regressions"
         elif passed == (False, True):
             kind = "fixes"
         elif not any(passed) and any(a.get(k) != b.get(k) for k in ("verdict", "error_type", "got")):
+            kind = "changes"
+        elif all(passed) and a["verdict"] != b["verdict"]:  # pass <-> soft_pass
             kind = "changes"
         else:
             continue

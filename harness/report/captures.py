@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.core.results import PASSING
 from harness.report.summary import flat
 
 if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
@@ -103,7 +104,7 @@ def capture_failures(records: list[dict]) -> dict[str, list[tuple[str, int, dict
         failed = [
             r
             for r in records
-            if r["parser"] == parser and r["mode"] in ("oneshot", "server") and r["verdict"] != "pass"
+            if r["parser"] == parser and r["mode"] in ("oneshot", "server") and r["verdict"] not in PASSING
         ]
         counts = Counter(r["error_type"] or r["verdict"] for r in failed)
         out[parser] = [

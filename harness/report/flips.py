@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.core.results import clip
+from harness.core.results import PASSING, clip
 from harness.report.summary import flat, plural
 
 
@@ -58,11 +58,11 @@ def flips(records: list[dict], old: str, new: str) -> dict:
         a, b = pair[old], pair[new]
         stats = out["modes"].setdefault(mode, {"fixed": 0, "broken": 0, "old": 0, "new": 0, "total": 0})
         stats["total"] += 1
-        stats["old"] += a["verdict"] == "pass"
-        stats["new"] += b["verdict"] == "pass"
-        if (a["verdict"] == "pass") == (b["verdict"] == "pass"):
+        stats["old"] += a["verdict"] in PASSING
+        stats["new"] += b["verdict"] in PASSING
+        if (a["verdict"] in PASSING) == (b["verdict"] in PASSING):
             continue
-        kind = "fixed" if b["verdict"] == "pass" else "broken"
+        kind = "fixed" if b["verdict"] in PASSING else "broken"
         stats[kind] += 1
         out[kind].append(
             {"case_id": case_id, "slice": a["slice"], "mode": mode, "old": _outcome(a), "new": _outcome(b)}
@@ -80,8 +80,8 @@ def group_flips(rows: list[dict]) -> list[dict]:
 
 
 def _outcome(record: dict) -> str:
-    if record["verdict"] == "pass":
-        return "pass"
+    if record["verdict"] in PASSING:
+        return str(record["verdict"])
     return f"{record['error_type'] or record['verdict']}: {flat(record['detail'])}"
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from harness.core.results import clip
+from harness.core.results import PASSING, clip
 
 
 @dataclass
@@ -67,8 +67,8 @@ def _fenced(text: str) -> list[str]:
 
 
 def _outcome(result: dict) -> str:
-    if result["verdict"] == "pass":
-        return "pass"
+    if result["verdict"] in PASSING:
+        return str(result["verdict"])
     return f"{result['verdict']} {result['error_type'] or ''}: {' '.join((result['detail'] or '').split())}".strip()
 
 

@@ -27,7 +27,7 @@ from jinja2 import Environment
 from markupsafe import Markup
 
 from harness.core.cases import Case
-from harness.core.results import clip
+from harness.core.results import PASSING, clip
 from harness.formats import get_format
 from harness.report.flips import flip_tables
 from harness.report.markdown import provenance_lines
@@ -46,6 +46,7 @@ DRIFT_SLICE = "drift"
 OUTCOME_COLOURS = {
     "recovered": "#2ca02c",
     "surfaced": "#bcbd22",
+    "scrubbed": "#17becf",
     "dropped": "#d62728",
     "leaked": "#9467bd",
     "wrong": "#ff7f0e",
@@ -103,7 +104,7 @@ def pass_rate_figure(records: list[dict], parsers: list[str]) -> go.Figure:
     import plotly.graph_objects as go
 
     frame = pd.DataFrame(records, columns=["parser", "slice", "mode", "verdict"])
-    frame["passed"] = frame.verdict == "pass"
+    frame["passed"] = frame.verdict.isin(PASSING)
     frame["surfaced"] = frame.verdict == "surfaced"
     grouped = frame.groupby(["parser", "slice", "mode"], sort=False).agg(
         sum=("passed", "sum"), count=("passed", "count"), surfaced=("surfaced", "sum")
@@ -173,11 +174,12 @@ def drift_records(records: list[dict]) -> list[dict]:
 
 
 def outcome_class(record: dict) -> str:
-    """A drift record's outcome class: its ``outcome`` field (``recovered``, ``surfaced``, ``dropped``, ``leaked``,
-    ``wrong``, ``error``), else ``pass``, ``surfaced`` or the error type."""
+    """A drift record's outcome class: its ``outcome`` field (:data:`harness.score.outcomes.OUTCOMES`), else
+    ``pass``, ``soft_pass``, ``surfaced`` or the error type."""
     if record.get("outcome"):
         return str(record["outcome"])
-    return record["verdict"] if record["verdict"] in ("pass", "surfaced") else record["error_type"] or record["verdict"]
+    verdict = record["verdict"]
+    return verdict if verdict in (*PASSING, "surfaced") else record["error_type"] or verdict
 
 
 def drift_figure(records: list[dict], parsers: list[str]) -> go.Figure:
@@ -220,7 +222,7 @@ def backend_figure(records: list[dict]) -> go.Figure:
     bars = []
     for (backend, mode), rows in scored.groupby(["kind", "mode"], sort=False):
         parsers = list(dict.fromkeys(rows.parser))
-        passed = [int((rows[rows.parser == p].verdict == "pass").sum()) for p in parsers]
+        passed = [int((rows[rows.parser == p].verdict.isin(PASSING)).sum()) for p in parsers]
         totals = [int((rows.parser == p).sum()) + int(errors.get((backend, p), 0)) for p in parsers]
         bars.append(
             go.Bar(

@@ -6,6 +6,7 @@ the fault classes and the captured output."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ from harness.report.summary import (
     summarize,
     top_failures,
 )
+from harness.score.policy import Policy
 
 if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
     import pandas as pd
@@ -38,7 +40,7 @@ def write_report_md(log: RunLog, path: Path) -> None:
 def report_markdown(log: RunLog) -> str:
     """The whole ``report.md`` of a run."""
     text = "\n".join(_body(log)) + "\n"
-    drift = outcome_markdown(log.corpus_records, log.parsers)
+    drift = outcome_markdown(log.corpus_records, log.parsers, policy=Policy.from_json(log.provenance.policy or None))
     if drift:
         text += "\n" + "\n".join(drift)
     text += "\n" + "\n".join(clusters_markdown(log.fault_classes)) + "\n"
@@ -177,4 +179,12 @@ def provenance_lines(p: Provenance) -> list[str]:
     lines.append("- corpus: " + ", ".join(f"{k} {v}" for k, v in p.corpus.items()) + " cases")
     for case_id, reason in p.skipped:
         lines.append(f"  - skipped `{case_id}`: {reason}")
+    for suite, pin in p.peers.items():
+        lines.append(f"  - peer suite {suite} {pin.get('version')}, sha256 `{pin.get('sha256')}`")
+    if p.unsupported:
+        reasons = Counter(reason for _, reason in p.unsupported)
+        lines.append(f"  - {len(p.unsupported)} peer case(s) the harness cannot judge (listed in run.json):")
+        lines += [f"    - {n} × {reason}" for reason, n in reasons.most_common()]
+    policy = Policy.from_json(p.policy or None)
+    lines.append(f"- judging policy: `--policy {policy.describe()}` (harness/score/policy.py)")
     return lines

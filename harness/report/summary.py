@@ -9,33 +9,38 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.report.runlog import RunLog
+from harness.core.results import PASSING
+from harness.report.runlog import VERDICTS, RunLog
 
 if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
     import pandas as pd
 
-COUNT_COLUMNS = ("passed", "failed", "surfaced", "errors", "total")
+COUNT_COLUMNS = ("passed", "soft", "failed", "surfaced", "errors", "total")
 
 
 def summarize(records: list[dict]) -> pd.DataFrame:
-    """Counts per (parser, slice, mode): columns ``parser, slice, mode, passed, failed, surfaced, errors, total``."""
+    """Counts per (parser, slice, mode): columns ``parser, slice, mode, passed, soft, failed, surfaced, errors,
+    total``; ``passed`` counts every passing verdict (``pass`` and ``soft_pass``), ``soft`` the soft passes."""
     import pandas as pd
 
     frame = pd.DataFrame(records, columns=["parser", "slice", "mode", "verdict"])
     if frame.empty:
         return pd.DataFrame(columns=["parser", "slice", "mode", *COUNT_COLUMNS])
     counts = pd.crosstab([frame.parser, frame.slice, frame["mode"]], frame.verdict)
-    for verdict in ("pass", "fail", "surfaced", "error"):
+    for verdict in VERDICTS:
         if verdict not in counts:
             counts[verdict] = 0
-    out = counts.rename(columns={"pass": "passed", "fail": "failed", "error": "errors"})
+    out = counts.rename(columns={"soft_pass": "soft", "fail": "failed", "error": "errors"})
+    out["passed"] = out["pass"] + out["soft"]
     out["total"] = out[["passed", "failed", "surfaced", "errors"]].sum(axis=1)
     return out[list(COUNT_COLUMNS)].reset_index()
 
 
 def cell(row) -> str:
-    """``passed/total``, with surfaced drift cases noted as ``+N surfaced``."""
+    """``passed/total``, soft passes noted as ``(N soft)`` and surfaced drift cases as ``+N surfaced``."""
     text = f"{int(row.passed)}/{int(row.total)}"
+    if row.soft:
+        text += f" ({int(row.soft)} soft)"
     if row.surfaced:
         text += f" +{int(row.surfaced)} surfaced"
     return text
@@ -60,7 +65,7 @@ def failing_cases(records: list[dict], slices: tuple[str, ...] = ("curated", "ob
     "verdict", "error_type", "detail", "modes"}]}`` (one-shot result preferred as the representative)."""
     out: dict[str, dict[str, dict]] = {}
     for r in records:
-        if r["slice"] not in slices or r["verdict"] == "pass":
+        if r["slice"] not in slices or r["verdict"] in PASSING:
             continue
         rows = out.setdefault(r["parser"], {})
         row = rows.get(r["case_id"])
@@ -106,9 +111,10 @@ def top_failures(records: list[dict], texts: dict[str, str], limit: int = 5) -> 
 
 
 LEGEND = (
-    "cells: passed/total cases; +N surfaced: observed field outputs where the parser made no call and kept the "
-    "raw text in content (counted apart from passes and failures; in the drift slice an allowed surfaced "
-    "outcome is a pass); "
+    "cells: passed/total cases; (N soft): passes that differ from the expected message only in whitespace "
+    "around content or reasoning (whitespace=soft-v1); +N surfaced: observed field outputs where the parser made "
+    "no call and kept the raw text in content (counted apart from passes and failures; in the drift slice an "
+    "allowed surfaced outcome is a pass); "
     "-: mode not applicable (prefix: own parser only). oneshot = parse(); whole/char/random/tokens/prefix "
     "= streaming chunkings."
 )

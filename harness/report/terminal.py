@@ -16,6 +16,7 @@ from harness.report.faults import print_clusters
 from harness.report.flips import flip_tables, print_flips
 from harness.report.runlog import RunLog, Shrunk
 from harness.report.summary import LEGEND, flat, plural, slice_grids, summarize, top_failures
+from harness.score.policy import Policy
 
 if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
     import pandas as pd
@@ -28,7 +29,15 @@ def show_run(console: Console, log: RunLog) -> None:
     for table in pass_tables(summarize(records), parsers, list(log.slices), modes, title=title):
         console.print(table)
     console.print(LEGEND, markup=False, highlight=False)
-    drift_tables = outcome_tables(records, parsers)
+    policy = Policy.from_json(log.provenance.policy or None)
+    console.print(f"judging policy: --policy {policy.describe()}", markup=False, highlight=False)
+    if log.provenance.unsupported:
+        console.print(
+            f"peer suites: {len(log.provenance.unsupported)} case(s) the harness cannot judge (reasons in report.md)",
+            markup=False,
+            highlight=False,
+        )
+    drift_tables = outcome_tables(records, parsers, policy)
     for table in drift_tables:
         console.print(table)
     if drift_tables:
