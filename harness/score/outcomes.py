@@ -151,8 +151,8 @@ def accepted_error(case: Case, result: Score) -> Score:
 
 def _surfaced_markup(got: Message, expected: Message, fmt: FormatSpec, policy: Policy) -> str | None:
     """What the policy forbids in surfaced content: any marker the expected content lacks (``no-markup``), or a
-    trailing partial marker (``no-markup``; ``either`` when complete calls come before it)."""
-    if policy.malformed == "lossless" or (policy.malformed == "either" and not expected.tool_calls):
+    trailing partial marker (``no-markup``; ``either`` when the parser returned complete calls before it)."""
+    if policy.malformed == "lossless" or (policy.malformed == "either" and not got.tool_calls):
         return None
     allowed = expected.content or ""
     if policy.malformed == "no-markup":
