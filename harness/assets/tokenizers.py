@@ -446,6 +446,29 @@ def _slice_by_offsets(text: str, pieces: list[tuple[str, list[int]]], starts: li
     return out
 
 
+def pieces_of_ids(ids: list[int], name: str = "gemma4") -> list[tuple[str, list[int]]] | None:
+    """The chunks an engine streams for token ``ids`` it generated (a peer fixture's ``output_token_ids``), grouped
+    as :func:`token_pieces` groups them; ``None`` when an id is not in tokenizer ``name``'s vocabulary (another
+    tokenizer's ids). Raises like :func:`load_tokenizer`."""
+    tok = load_tokenizer(name)
+    size = tok.get_vocab_size(with_added_tokens=True)
+    if any(not 0 <= i < size for i in ids):
+        return None
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    pieces: list[tuple[str, list[int]]] = []
+    pending: list[int] = []
+    for token_id in ids:
+        pending.append(token_id)
+        out = decoder.decode(_token_bytes(name, tok, token_id))
+        if out:
+            pieces.append((out, pending))
+            pending = []
+    tail = decoder.decode(b"", final=True)
+    if pending or tail:
+        pieces.append((tail, pending))
+    return pieces
+
+
 def token_pieces(text: str, name: str = "gemma4") -> list[tuple[str, list[int]]]:
     """Split ``text`` into the chunks an engine streams when it generates ``text``'s tokens one by one.
 

@@ -13,7 +13,9 @@ Modes (registered in :data:`MODES`; call them through :func:`chunks_for`):
   run seed, independent of which other cases run or in what order (str seeds hash with sha512 in CPython, so
   ``PYTHONHASHSEED`` does not matter).
 - ``tokens``: the real token pieces of the format's tokenizer (:func:`harness.assets.tokenizers.token_pieces`), ids
-  included: structure merged with text as an engine emits it (``:{``, ``}}``, ``<|"|>`` ...). Only for formats
+  included: structure merged with text as an engine emits it (``:{``, ``}}``, ``<|"|>`` ...). A case that carries
+  the ids the model generated (``token_ids``: a peer fixture's ``output_token_ids``) streams those ids' pieces when
+  they decode to the text exactly in the format's vocabulary, else the text's own tokenization. Only for formats
   with a real vocabulary (``FormatSpec.vocabulary``, collected in :data:`TOKENIZED_FORMATS`; :func:`has_tokenizer`);
   other formats raise ``ValueError`` with the spec's ``no_vocabulary`` reason.
 
@@ -29,7 +31,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
-from harness.assets.tokenizers import token_pieces
+from harness.assets.tokenizers import pieces_of_ids, token_pieces
 from harness.core.protocol import Parser
 from harness.formats import FormatSpec, all_formats
 
@@ -66,8 +68,11 @@ def random_splits(text: str, seed: int = 0, case_key: str = "", fmt: str | None 
     return out
 
 
-def tokens(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None) -> Chunking:
-    """The real token pieces of ``fmt``'s tokenizer, with their ids.
+def tokens(
+    text: str, seed: int = 0, case_key: str = "", fmt: str | None = None, token_ids: list[int] | None = None
+) -> Chunking:
+    """The real token pieces of ``fmt``'s tokenizer, with their ids (those of ``token_ids`` when they decode to
+    ``text`` exactly).
 
     Raises ``ValueError`` when ``fmt`` has no real vocabulary here (``FormatSpec.vocabulary``) and
     :class:`harness.assets.tokenizers.TokenizerUnavailable` when a package tokenizer cannot be fetched. The first call
@@ -83,6 +88,10 @@ def tokens(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None)
             f"({why}formats with one: {', '.join(sorted(TOKENIZED_FORMATS))})"
         )
 
+    if token_ids:
+        given = pieces_of_ids(list(token_ids), name)
+        if given is not None and "".join(piece for piece, _ in given) == text:
+            return [(piece, list(ids)) for piece, ids in given]
     return [(piece, list(ids)) for piece, ids in token_pieces(text, name)]
 
 
@@ -94,8 +103,11 @@ def has_tokenizer(fmt: str) -> bool:
     return fmt in TOKENIZED_FORMATS
 
 
-def chunks_for(mode: str, text: str, *, seed: int, case_key: str, fmt: str) -> Chunking:
-    """Chunk ``text`` for streaming mode ``mode``; see the module doc for each mode.
+def chunks_for(
+    mode: str, text: str, *, seed: int, case_key: str, fmt: str, token_ids: list[int] | None = None
+) -> Chunking:
+    """Chunk ``text`` for streaming mode ``mode``; see the module doc for each mode (``token_ids``: the ids the
+    model generated, for ``tokens``).
 
     Raises ``ValueError`` for an unknown mode (``prefix`` included: use :func:`every_prefix_splits`) and for
     ``tokens`` on a format without a real vocabulary.
@@ -104,6 +116,8 @@ def chunks_for(mode: str, text: str, *, seed: int, case_key: str, fmt: str) -> C
     if fn is None:
         hint = " ('prefix' is not one chunking: use every_prefix_splits)" if mode == "prefix" else ""
         raise ValueError(f"unknown streaming mode {mode!r}; known: {', '.join(MODES)}{hint}")
+    if mode == "tokens":
+        return tokens(text, seed, case_key, fmt, token_ids)
     return fn(text, seed, case_key, fmt)
 
 

@@ -65,7 +65,10 @@ def evaluate_case(
         if mode == PREFIX:
             got, result = _every_prefix(case, parser, fmt, oneshot, timeout_s, policy)
         else:
-            chunks = chunking.chunks_for(mode, case.text, seed=seed, case_key=case.id, fmt=case.format)
+            ids = case.extra.get("token_ids")
+            chunks = chunking.chunks_for(
+                mode, case.text, seed=seed, case_key=case.id, fmt=case.format, token_ids=ids if ids else None
+            )
             got, result = _stream(case, parser, fmt, chunks, oneshot, timeout_s, policy)
         yield _record(case, parser, mode, result, got, started)
 

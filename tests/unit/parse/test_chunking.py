@@ -104,6 +104,27 @@ def test_tokens_mode_carries_real_ids():
     assert (":{", [29616]) in chunks and ("}}", [1807]) in chunks
 
 
+def test_tokens_mode_streams_the_ids_a_model_generated():
+    ids = [i for _, group in chunking.chunks_for("tokens", CALL, seed=0, case_key="", fmt="gemma4") for i in group]
+    split = ids[:1] + [236787] + ids[1:]  # another id sequence for other text: the text's own tokens stream instead
+    given = chunking.chunks_for("tokens", CALL, seed=0, case_key="", fmt="gemma4", token_ids=ids)
+    assert given == chunking.chunks_for("tokens", CALL, seed=0, case_key="", fmt="gemma4")
+    other = chunking.chunks_for("tokens", CALL, seed=0, case_key="", fmt="gemma4", token_ids=split)
+    assert "".join(c for c, _ in other) == CALL and [i for _, g in other for i in g] == ids
+    out_of_range = chunking.chunks_for("tokens", "x", seed=0, case_key="", fmt="gemma4", token_ids=[10**9])
+    assert out_of_range == chunking.chunks_for("tokens", "x", seed=0, case_key="", fmt="gemma4")
+    shorter = chunking.chunks_for("tokens", CALL[12:], seed=0, case_key="", fmt="gemma4")
+    pieces = chunking.chunks_for(
+        "tokens",
+        "<|tool_call>" + CALL[12:],
+        seed=0,
+        case_key="",
+        fmt="gemma4",
+        token_ids=[48, *[i for _, g in shorter for i in g]],
+    )
+    assert pieces[0] == ("<|tool_call>", [48]) and pieces[1:] == shorter  # the given ids, grouped as generated
+
+
 @pytest.mark.parametrize("fmt", sorted(FORMAT_CALLS))
 def test_tokens_mode_for_package_tokenizers(fmt):
     text, markers = FORMAT_CALLS[fmt]
