@@ -24,7 +24,9 @@ Text is compared whitespace-insensitively (all whitespace removed). A case passe
 case's ``outcomes``, ``declined`` read by the policy (``lossless``: surfaced; ``no-markup``: scrubbed, or surfaced
 without markers; ``either``: both), and never a surfaced text ending in a partial marker under ``no-markup`` (and
 ``either``, after complete calls). Dropping prose, a wrong call, or a call with markers left in content fail under
-every policy (a peer case's own ``accept`` list aside, which ``either`` follows as the peer wrote it).
+every policy (a peer case's own ``accept`` list aside, which ``either`` follows as the peer wrote it). A peer
+case that accepts the text in content only as ``content_passthrough`` wants exactly the text: a surfaced answer
+with more or reflowed text fails, one differing in surrounding whitespace is judged by the whitespace policy.
 """
 
 from __future__ import annotations
@@ -34,7 +36,15 @@ from harness.core.messages import Message, ToolCall
 from harness.core.results import Score
 from harness.corpus.drift import DECLINED, RECOVERED
 from harness.formats import FormatSpec
-from harness.score.compare import json_difference, marker_leak, short, squash, trailing_marker_prefix, without
+from harness.score.compare import (
+    json_difference,
+    marker_leak,
+    short,
+    squash,
+    text_match,
+    trailing_marker_prefix,
+    without,
+)
 from harness.score.policy import DEFAULT_POLICY, Policy
 
 OUTCOMES = ("recovered", "surfaced", "scrubbed", "dropped", "leaked", "wrong", "error")
@@ -59,14 +69,23 @@ def drift_info(case: Case) -> dict | None:
     """The case's drift description (module docstring), or ``None`` when it has none.
 
     A peer case's ``extra["expected_error"]`` (``{"accept": [...], "reason"}``) reads as an unrecoverable
-    description of the whole text whose ``outcomes`` are the accepted classes (:data:`ACCEPTED_AS`)."""
+    description of the whole text whose ``outcomes`` are the accepted classes (:data:`ACCEPTED_AS`);
+    ``passthrough`` is true when ``content_passthrough`` is the only accepted outcome that lets the text into
+    content (no ``no_tool_calls``): then a surfaced answer must be the text itself (:func:`drift_score`)."""
     info = case.extra.get("drift")
     if isinstance(info, dict) and isinstance(info.get("outcomes"), list):
         return info
     error = case.extra.get("expected_error")
     if isinstance(error, dict) and isinstance(error.get("accept"), list):
         accepted = [c for value in error["accept"] for c in ACCEPTED_AS.get(value, ())]
-        return {"outcomes": accepted, "raw": case.text, "recoverable": False, "accept": True}
+        passthrough = "content_passthrough" in error["accept"] and "no_tool_calls" not in error["accept"]
+        return {
+            "outcomes": accepted,
+            "raw": case.text,
+            "recoverable": False,
+            "accept": True,
+            "passthrough": passthrough,
+        }
     return None
 
 
@@ -135,6 +154,8 @@ def drift_score(
         markup = _surfaced_markup(got, case.expected, fmt, policy) if outcome == "surfaced" else None
         if markup:
             return Score("fail", "marker_leak", f"surfaced under malformed={policy.malformed}: {markup}", outcome)
+        if outcome == "surfaced" and info.get("passthrough"):
+            return _passthrough(case, got, policy, detail)
         return Score("pass", None, detail, outcome=outcome)
     error_type = ERROR_TYPE_OF.get(outcome) or _call_difference_type(case.expected.tool_calls, got.tool_calls)
     return Score("fail", error_type, f"{outcome} (allowed: {', '.join(allowed)}): {detail}", outcome=outcome)
@@ -147,6 +168,23 @@ def accepted_error(case: Case, result: Score) -> Score:
     if result.error_type == "exception" and info is not None and "error" in (info.get("outcomes") or []):
         return Score("pass", None, f"the parser raised, which the case accepts: {result.detail}", outcome="error")
     return result
+
+
+def _passthrough(case: Case, got: Message, policy: Policy, detail: str) -> Score:
+    """A surfaced answer to a peer case that accepts it only as canitoolcall's ``content_passthrough``: content
+    equal to the text; equal only after stripping surrounding whitespace is the whitespace policy's call
+    (``soft_pass`` under ``soft-v1``, as canitoolcall's ``checks.check_expected_error``); otherwise a fail."""
+    match = text_match(case.text, got.content, policy.whitespace)
+    if match == "pass":
+        return Score("pass", None, detail, outcome="surfaced")
+    if match == "soft":
+        return Score("soft_pass", None, f"{detail}; it differs in surrounding whitespace", outcome="surfaced")
+    return Score(
+        "fail",
+        "wrong_content",
+        f"surfaced, but content {short(got.content)} is not the text passed through (accept: content_passthrough)",
+        outcome="surfaced",
+    )
 
 
 def _surfaced_markup(got: Message, expected: Message, fmt: FormatSpec, policy: Policy) -> str | None:
