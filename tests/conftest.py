@@ -47,6 +47,7 @@ SLOW_TESTS = (
     "unit/corpus/test_corpus_sources.py::test_minimal_failing*",  # hypothesis shrinking
     "unit/corpus/test_corpus_sources.py::test_generate_deterministic*",  # generation in fresh processes
     "unit/corpus/test_corpus_sources.py::test_forbid_that_rejects_everything_is_reported",  # exhausts hypothesis
+    "seeds/test_seed_001.py::test_sweep_2000_rates*",  # seed 001's 2000-case sweeps of two parsers
 )
 BROWSER_FIXTURES = ("browser",)
 

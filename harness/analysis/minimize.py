@@ -430,11 +430,12 @@ def _same_shape(reading: Message, expected: Message) -> bool:
 
 
 def minimize_sweep_failure(
-    failure, parser, template, fmt: FormatSpec, seed: int, timeout_s: float | None, budget: int
+    failure, parser, template, fmt: FormatSpec, seed: int, timeout_s: float | None, budget: int, values: str = "mixed"
 ) -> dict:
     """Minimal repro of one sweep :class:`harness.score.checks.Failure` (``budget`` checks).
 
-    ``oneshot``/``stream``: the case's scenario rebuilt from ``(seed, index)`` and reduced by structure, each
+    ``oneshot``/``stream``: the case's scenario rebuilt from ``(seed, index)`` (value profile ``values``) and reduced
+    by structure, each
     candidate rendered through ``template`` (predicate: the same check fails with the same error type).
     ``truncation``: the failing cut text reduced by :func:`ddmin_text` (a truncation has no expected message:
     the predicate is that parsing the text raises, hangs or leaks the same way; ``expected`` is None).
@@ -501,7 +502,7 @@ def minimize_sweep_failure(
         case = render(sc)
         return case is not None and run(case)[1].error_type == failure.error_type
 
-    original = random_scenario(seed, failure.index, fmt)
+    original = random_scenario(seed, failure.index, fmt, values)
     case = render(minimize_scenario(original, fails, spent, fmt.markers)) or render(original)
     if case is None:  # the sweep rendered this scenario: only a changed template gets here
         raise ValueError(f"sweep case {failure.index} (seed {seed}) no longer renders")

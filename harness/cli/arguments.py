@@ -11,7 +11,7 @@ from harness.capture.backends import known_backends
 from harness.core.cases import SLICES
 from harness.core.errors import HarnessError
 from harness.core.paths import BASELINES_DIR
-from harness.corpus.random_calls import DEFAULT_CUTS, DEFAULT_FULL_EVERY
+from harness.corpus.random_calls import DEFAULT_CUTS, DEFAULT_FULL_EVERY, VALUE_PROFILES
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S
 from harness.report.sweep import DEFAULT_KEEP
 from harness.score.policy import CHOICES, DEFAULT_POLICY, Policy, PolicyError, parse_policy
@@ -232,6 +232,12 @@ def _sweep_command(sub) -> None:
     )
     sw.add_argument("-n", "--cases", dest="n", type=count, default=2000, help="random cases (default 2000)")
     sw.add_argument("--seed", type=count, default=0, help="case i is built from (seed, i) alone")
+    sw.add_argument(
+        "--values",
+        choices=tuple(VALUE_PROFILES),
+        default="mixed",
+        help="string value profile: mixed (default) or code (plain quotes, backticks, commas, closers)",
+    )
     sw.add_argument("--jobs", type=positive, default=None, help="processes (default: every CPU)")
     sw.add_argument("--out", type=Path, default=None, help="run directory (default reports/<model>/sweep-<time>)")
     sw.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")

@@ -66,6 +66,7 @@ def cmd_sweep(args, console: Console) -> int:
             parsers=args.parsers,
             n=args.n,
             seed=args.seed,
+            values=args.values,
             jobs=args.jobs,
             out_dir=args.out,
             timeout_s=args.timeout,

@@ -1,5 +1,10 @@
 """Seeded random tool calls for the sweep: quote-, comma-, brace-, backslash-, newline- and unicode-heavy
 values (and now and then a format's protocol marker), each case built from ``(seed, index)`` alone.
+
+Value profiles (:data:`VALUE_PROFILES`, ``sweep --values``): ``mixed`` (the default: every kind of piece above) and
+``code`` (string values made of source-code pieces dense in plain quotes, backticks, commas and closing brackets:
+``np.genfromtxt("train.csv", delimiter=",")``, ``f("q","r")``, the shapes of ``shared/seeds/001``'s stress run).
+A profile changes only which pieces strings are drawn from; the rest of a case is drawn the same way.
 """
 
 from __future__ import annotations
@@ -68,6 +73,55 @@ _PIECES = (
     "|",
     "=",
 )
+
+
+_CODE_PIECES = (
+    '"',
+    '"',
+    "`",
+    "'",
+    ",",
+    ", ",
+    "}",
+    "]",
+    ")",
+    "{",
+    "[",
+    "(",
+    ":",
+    "=",
+    " ",
+    "\n",
+    "    ",
+    "x",
+    "df",
+    "np.genfromtxt(",
+    "train.csv",
+    "delimiter=",
+    "f(",
+    "q",
+    "print(",
+    "return ",
+    "\\",
+    "\\n",
+    "#",
+    "1",
+)
+
+
+_CODE_WHOLE = (
+    'np.genfromtxt("train.csv", delimiter=",")',
+    'f("q","r")',
+    'print(f"{x}, {y}")',
+    "run(`ls`, {a: `b`})",
+    'd = {"k": ["v", "w"], "n": 1}',
+    "s = 'it''s'",
+)
+
+
+#: the value profiles :func:`random_scenario` knows (module docstring): string pieces, whole strings (None: the
+#: default ones), pieces in a short string.
+VALUE_PROFILES = {"mixed": (_PIECES, None, (0, 6)), "code": (_CODE_PIECES, _CODE_WHOLE, (2, 12))}
 
 
 _WHOLE_STRINGS = (
@@ -172,14 +226,15 @@ def _clean(text: str, forbid: tuple[str, ...]) -> str:
     return text
 
 
-def _string(rng: random.Random, markers: tuple[str, ...], forbid: tuple[str, ...]) -> str:
+def _string(rng: random.Random, markers: tuple[str, ...], forbid: tuple[str, ...], values: str = "mixed") -> str:
+    pieces, whole, (low, high) = VALUE_PROFILES[values]
     roll = rng.random()
     if roll < 0.12:
-        text = rng.choice(_WHOLE_STRINGS)
+        text = rng.choice(whole or _WHOLE_STRINGS)
     elif roll < 0.18:
-        text = "".join(rng.choice(_PIECES) for _ in range(rng.randint(30, 120)))
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(30, 120)))
     else:
-        text = "".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 6)))
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(low, high)))
     if markers and rng.random() < 0.04:
         at = rng.randint(0, len(text))
         text = text[:at] + rng.choice(markers) + text[at:]
@@ -204,10 +259,10 @@ def _key(rng: random.Random) -> str:
     return _identifier(rng, _PLAIN_KEYS, _ODD_KEYS, 0.7, 0.15, "abcdefghijklmnopqrstuvwxyz_", 10)
 
 
-def _value(rng: random.Random, depth: int, markers, forbid) -> Any:
+def _value(rng: random.Random, depth: int, markers, forbid, values: str) -> Any:
     roll = rng.random()
     if roll < 0.55:
-        return _string(rng, markers, forbid)
+        return _string(rng, markers, forbid, values)
     if roll < 0.64:
         return rng.choice(_SPECIAL_INTS) if rng.random() < 0.4 else rng.randint(-1000, 1000)
     if roll < 0.70:
@@ -217,24 +272,24 @@ def _value(rng: random.Random, depth: int, markers, forbid) -> Any:
     if roll < 0.78:
         return None
     if roll < 0.89 and depth < 3:
-        return _object(rng, depth + 1, markers, forbid, rng.randint(0, 3))
+        return _object(rng, depth + 1, markers, forbid, rng.randint(0, 3), values)
     if depth < 3:
         kind = rng.random()  # arrays of one kind: schemas stay simple
         make = (
-            (lambda: _string(rng, markers, forbid))
+            (lambda: _string(rng, markers, forbid, values))
             if kind < 0.5
             else (lambda: rng.randint(-100, 100))
             if kind < 0.7
-            else (lambda: _object(rng, depth + 1, markers, forbid, rng.randint(1, 2)))
+            else (lambda: _object(rng, depth + 1, markers, forbid, rng.randint(1, 2), values))
         )
         return [make() for _ in range(rng.randint(0, 3))]
-    return _string(rng, markers, forbid)
+    return _string(rng, markers, forbid, values)
 
 
-def _object(rng: random.Random, depth: int, markers, forbid, size: int) -> dict:
+def _object(rng: random.Random, depth: int, markers, forbid, size: int, values: str = "mixed") -> dict:
     out: dict = {}
     for _ in range(size):
-        out[_key(rng)] = _value(rng, depth, markers, forbid)
+        out[_key(rng)] = _value(rng, depth, markers, forbid, values)
     return out
 
 
@@ -246,13 +301,16 @@ def _prose(rng: random.Random) -> str:
     return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 8)))
 
 
-def random_scenario(seed: int, index: int, fmt: FormatSpec) -> Scenario:
-    """Scenario ``index`` of a sweep with ``seed`` (see the module doc for the distribution); id
-    ``sweep-{seed}-{index}``, ``seed`` the sweep seed, tags its shapes. Pure function of its arguments."""
+def random_scenario(seed: int, index: int, fmt: FormatSpec, values: str = "mixed") -> Scenario:
+    """Scenario ``index`` of a sweep with ``seed`` (see the module doc for the distribution; ``values``: a
+    :data:`VALUE_PROFILES` name, ``KeyError`` for another); id ``sweep-{seed}-{index}``, ``seed`` the sweep seed, tags
+    its shapes. Pure function of its arguments."""
+    if values not in VALUE_PROFILES:
+        raise KeyError(f"unknown value profile {values!r}; known: {', '.join(VALUE_PROFILES)}")
     rng = case_rng(seed, index)
     markers, forbid = _marker_pool(fmt), tuple(fmt.unrepresentable)
     n_calls = 1 if rng.random() < 0.8 else rng.choice((2, 2, 2, 3))
-    calls = [ToolCall(_name(rng), _object(rng, 0, markers, forbid, rng.randint(0, 4))) for _ in range(n_calls)]
+    calls = [ToolCall(_name(rng), _object(rng, 0, markers, forbid, rng.randint(0, 4), values)) for _ in range(n_calls)]
     scenario = Scenario(
         id=f"sweep-{seed}-{index}",
         tools=tools_for_calls(calls),

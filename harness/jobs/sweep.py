@@ -95,6 +95,7 @@ class _Job:
     cuts: int
     full_every: int
     timeout_s: float | None
+    values: str = "mixed"
 
 
 _JOB: _Job | None = None
@@ -117,7 +118,9 @@ def sweep_case(job: _Job, index: int) -> tuple[Case | None, BatchResult]:
     """Build, render and check case ``index``; the case is None when the template cannot write it."""
     out = BatchResult()
     try:
-        case = render_scenario(job.template, random_scenario(job.seed, index, job.fmt), job.fmt, slice=SWEEP_SLICE)
+        case = render_scenario(
+            job.template, random_scenario(job.seed, index, job.fmt, job.values), job.fmt, slice=SWEEP_SLICE
+        )
     except UnrepresentableError:
         out.skipped = 1
         return None, out
@@ -201,13 +204,14 @@ def run_sweep(config: SweepConfig) -> SweepResult:
     )
     run_dir.mkdir(parents=True, exist_ok=True)
     names = [p.name for p in parsers]
-    job = _Job(template, fmt, parsers, config.seed, config.cuts, config.full_every, config.timeout_s)
+    job = _Job(template, fmt, parsers, config.seed, config.cuts, config.full_every, config.timeout_s, config.values)
     info = {
         "model": config.model,
         "format": fmt.name,
         "template": template.provenance,
         "parsers": names,
         "seed": config.seed,
+        "values": config.values,
         "n": config.n,
         "jobs": jobs,
         "cuts_per_case": config.cuts,
@@ -216,7 +220,8 @@ def run_sweep(config: SweepConfig) -> SweepResult:
         "started": started_at.isoformat(timespec="seconds"),
     }
     console.print(
-        f"sweep: {config.n} cases of {config.model} ({fmt.name}), seed {config.seed}, {jobs} jobs; "
+        f"sweep: {config.n} cases of {config.model} ({fmt.name}), seed {config.seed}, values {config.values}, "
+        f"{jobs} jobs; "
         f"parsers: {', '.join(names)}; truncation: {config.cuts} seeded random cuts per case, every "
         f"position on every {config.full_every}th case; writing {run_dir}",
         markup=False,
@@ -271,7 +276,14 @@ def _minimize_first(first: dict, config: SweepConfig, job: _Job, console: Consol
     repros = []
     for (parser_name, check, error_type), failure in groups:
         repro = minimize_sweep_failure(
-            failure, by_name[parser_name], job.template, job.fmt, config.seed, config.timeout_s, config.budget
+            failure,
+            by_name[parser_name],
+            job.template,
+            job.fmt,
+            config.seed,
+            config.timeout_s,
+            config.budget,
+            config.values,
         )
         repros.append(
             {"parser": parser_name, "check": check, "error_type": error_type, "index": failure.index, **repro}

@@ -28,7 +28,7 @@ class SweepConfig:
     speed target) or parser instances; ``n``: cases; ``jobs``: processes (default ``os.cpu_count()``);
     ``cuts`` / ``full_every``: truncation sampling; ``keep``: failure lines written per (parser, check, error
     type) — counts stay exact; ``repros``: groups whose first failure is minimized; ``budget``: checks per
-    minimization."""
+    minimization; ``values``: the value profile of the cases (:data:`harness.corpus.random_calls.VALUE_PROFILES`)."""
 
     model: str = "gemma-4-e2b"
     parsers: list = field(default_factory=lambda: ["toolcall-harness"])
@@ -43,6 +43,7 @@ class SweepConfig:
     keep: int = DEFAULT_KEEP
     repros: int = 10
     budget: int = 300
+    values: str = "mixed"
     console: Console = field(default_factory=Console)
 
 
@@ -120,7 +121,8 @@ def sweep_markdown(result: SweepResult, info: dict) -> str:
     lines = [
         f"# Random sweep: {info['model']} ({info['format']})",
         "",
-        f"{t.cases} cases (seed {info['seed']}, {t.skipped} skipped), {result.elapsed_s:.1f} s with "
+        f"{t.cases} cases (seed {info['seed']}, values {info.get('values', 'mixed')}, {t.skipped} skipped), "
+        f"{result.elapsed_s:.1f} s with "
         f"{info['jobs']} jobs; template `{info['template'].get('file')}` sha256 "
         f"`{info['template'].get('sha256')}`.",
         "",

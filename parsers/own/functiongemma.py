@@ -23,7 +23,10 @@ Reading rules:
   other word stays a string (the unquoted-string drift). A number beyond the double range is a fault.
 - A key runs to ``:`` (``<escape>key<escape>`` is accepted too); surrounding whitespace is dropped unless the
   tool declares the key with it. A name runs from ``call:`` to ``{``, stripped; it may hold ``-`` and ``.``.
-- Drift recovered: whitespace around keys, values, commas and brackets; a trailing comma; a missing
+- Drift recovered: a value in JSON double quotes (``key:"..."``, JSON escapes, raw control characters allowed) is
+  that JSON string, markers inside it included, when ``,``, ``}`` or ``]`` follows it (else it is read as a bare
+  value): mlx-swift-lm reads ``{a:"<escape>hi<escape>"}`` as ``{"a": "<escape>hi<escape>"}`` and pins it
+  (``shared/seeds/000``). Whitespace around keys, values, commas and brackets; a trailing comma; a missing
   ``<end_function_call>`` when the arguments are followed only by whitespace up to the end of the text or the
   next ``<start_function_call>``.
 - Everything else (no ``call:``, a name holding whitespace or a marker, a bare key without ``:``, an
@@ -288,7 +291,31 @@ class _CallReader:
             return self._array(i + 1, schema)
         if c == "<" and self._partial(i, ESCAPE):
             raise _More()
+        if c == '"':
+            quoted = self._json_string(i)
+            if quoted is not None:
+                return quoted
         return self._bare(i, schema)
+
+    def _json_string(self, i: int) -> tuple[str, int] | None:
+        """Drift: the JSON string opening at ``i`` and the offset after it, when it closes before the call's
+        ``<end_function_call>`` and ``,``, ``}`` or ``]`` follows it (whitespace between); ``None`` when it is no such
+        string (then it is read as a bare value)."""
+        buf, j = self.buf, i + 1
+        end = buf.find(CALL_CLOSE, j)
+        end = len(buf) if end < 0 else end
+        while j < end and buf[j] != '"':
+            j += 2 if buf[j] == "\\" else 1
+        if j >= end:
+            if end == len(buf) and not self.final:
+                raise _More()
+            return None
+        try:
+            value = json.loads(buf[i : j + 1], strict=False)
+        except ValueError:
+            return None
+        k = self._ws(j + 1)
+        return (value, j + 1) if buf[k] in ",}]" else None
 
     def _array(self, i: int, schema) -> tuple[list, int]:
         buf, out = self.buf, list[object]()

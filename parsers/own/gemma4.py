@@ -20,7 +20,9 @@ the strict reading would give an implausible key):
   floats in ``str()``/JSON form (``1.5``, ``1e+100``, ``-0.0``). ``inf``/``nan`` (what ``str()`` writes for
   non-finite floats) are not JSON, so a call holding one is malformed and surfaced.
 - Drift recovered: whitespace around values, commas and brackets; whitespace around a key when it holds a
-  line break (arguments on new lines), or when ``tools`` declares the stripped key and not the raw one; keys
+  line break (arguments on new lines), or when ``tools`` declares the stripped key and not the raw one (at any
+  depth: a nested object's keys by its schema's ``properties``, through ``items`` and ``anyOf``/``oneOf``; a space
+  before a nested key, written by gemma-4-e2b-it per ``shared/seeds/000``); keys
   written ``<|"|>key<|"|>`` (the template's ``escape_keys=True`` form); a trailing comma; the paren form
   ``call:NAME(key:value)``; a missing ``<tool_call|>`` when the arguments are followed only by whitespace
   up to the end of the text or the next ``<|tool_call>``; ``<|tool_call>`` written twice; a stray
@@ -68,6 +70,7 @@ from parsers.own._base import BlockReader, OwnParser, proper_prefixes
 from parsers.own._base import TextField as _Field
 from parsers.own._common import Malformed, skip
 from parsers.own._common import suffix_in as _suffix_in
+from parsers.own._schema_types import child_schema, schema_properties
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
@@ -111,12 +114,13 @@ class Gemma4Parser(OwnParser):
 
 
 class _Frame:
-    """An open object or array inside a call: its closing char and members read so far."""
+    """An open object or array inside a call: its closing char, members read so far and its declared JSON schema
+    (``None`` when the tools do not declare it)."""
 
-    __slots__ = ("closer", "count")
+    __slots__ = ("closer", "count", "schema")
 
-    def __init__(self, closer: str):
-        self.closer, self.count = closer, 0
+    def __init__(self, closer: str, schema=None):
+        self.closer, self.count, self.schema = closer, 0, schema
 
 
 class _Reader(BlockReader):
@@ -230,6 +234,7 @@ class _Reader(BlockReader):
         self.frags: list[str] = []  # its arguments as JSON fragments (held mode)
         self.stack: list[_Frame] = []
         self.name, self.key, self.index, self.quote = "", "", -1, ""
+        self.member = ""  # the key whose value is read next (its schema types a nested container)
         self.streaming = False  # eager and this call's name sent: arguments stream as read
         self.mark = None
 
@@ -321,11 +326,11 @@ class _Reader(BlockReader):
         if self.eager and not self._maybe_envelope(name):  # a possible envelope is held to the close
             self.streaming, self.index, self.n_calls = True, self.n_calls, self.n_calls + 1
             self.events.append(("name", self.index, name))
-        self._open("}" if m.group() == "{" else ")")
+        self._open("}" if m.group() == "{" else ")", self.declared.get(name))
         return True
 
-    def _open(self, closer: str) -> None:
-        self.stack.append(_Frame(closer))
+    def _open(self, closer: str, schema=None) -> None:
+        self.stack.append(_Frame(closer, schema))
         self._arg("[" if closer == "]" else "{")
         self.step = self._value if closer == "]" else self._member
 
@@ -452,7 +457,7 @@ class _Reader(BlockReader):
         stripped = raw.strip()
         if stripped == raw:
             return raw
-        declared = self.declared.get(self.name) if len(self.stack) == 1 else None
+        declared = schema_properties(self.stack[-1].schema)
         if declared and raw not in declared and stripped in declared:
             return stripped
         edges = raw[: len(raw) - len(raw.lstrip())] + raw[len(raw.rstrip()) :]
@@ -462,7 +467,7 @@ class _Reader(BlockReader):
         frame = self.stack[-1]
         self._arg(("," if frame.count else "") + json.dumps(key, ensure_ascii=False) + ":")
         frame.count += 1
-        self.step = self._value
+        self.member, self.step = key, self._value
 
     def _value(self) -> bool:
         """A value after ``key:`` or in an array (where ``]`` may close it)."""
@@ -485,7 +490,8 @@ class _Reader(BlockReader):
             self.step = self._string
         elif c in "{[":
             self.pos += 1
-            self._open("}" if c == "{" else "]")
+            member = None if frame.closer == "]" else self.member
+            self._open("}" if c == "{" else "]", child_schema(frame.schema, member))
         else:
             self.mark = self.scan = pos
             self.step = self._scalar
@@ -569,14 +575,14 @@ def _scalar_value(token: str):
     raise ValueError(token)
 
 
-def _declared_keys(tools: list | None) -> dict[str, set[str]]:
-    """``{tool name: declared top-level parameter names}`` from OpenAI-style tool declarations."""
-    out: dict[str, set[str]] = {}
+def _declared_keys(tools: list | None) -> dict[str, dict]:
+    """``{tool name: declared parameters schema}`` from OpenAI-style tool declarations (``{}`` when it has none)."""
+    out: dict[str, dict] = {}
     for tool in tools or []:
         fn = tool.get("function", tool) if isinstance(tool, dict) else None
         if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-            props = (fn.get("parameters") or {}).get("properties") or {}
-            out[fn["name"]] = set(props) if isinstance(props, dict) else set()
+            params = fn.get("parameters")
+            out[fn["name"]] = params if isinstance(params, dict) else {}
     return out
 
 

@@ -184,6 +184,18 @@ SURFACED = {
 }
 
 
+def test_json_quoted_strings_are_read_as_json():
+    """Drift (mlx-swift-lm reads and pins it, shared/seeds/000): a JSON-quoted value is that string, markers and
+    escapes included; one that does not close before the call's closer, or is not followed by a separator, is a
+    bare value."""
+    text = f'{OPEN}call:f{{p:{{a:"{ESC}hi{ESC}",b:"x\\"y, z"}},c:"q" }}{CLOSE}'
+    message = stream_matches(text)
+    assert view(message) == expected_view([("f", {"p": {"a": f"{ESC}hi{ESC}", "b": 'x"y, z'}, "c": "q"})])
+    assert view(stream_matches(f'{OPEN}call:f{{a:"x"y}}{CLOSE}')) == expected_view([("f", {"a": '"x"y'})])
+    unclosed = f'{OPEN}call:f{{a:"x}}{CLOSE} then "quoted", text'
+    assert view(stream_matches(unclosed)) == expected_view([("f", {"a": '"x'})], 'then "quoted", text')
+
+
 def test_unterminated_string_does_not_swallow_the_next_call():
     text = f"{OPEN}call:f{{a:{ESC}oops}}{CLOSE}\n" + call_text("g", {"b": 1})
     message = stream_matches(text, leak_check=False)

@@ -302,6 +302,29 @@ def test_declared_tools_strip_key_spaces():
     assert PARSER.parse(text).tool_calls[0].arguments == {"a": 1, " b": 2, " c ": 3}
 
 
+def test_declared_nested_schema_strips_key_spaces():
+    """A space before a nested key (gemma-4-e2b-it wrote it, shared/seeds/000) goes when the nested schema declares
+    the stripped key, through objects, arrays and anyOf; an undeclared nested key keeps it."""
+    inner = {"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}}}
+    params = {
+        "type": "object",
+        "properties": {
+            "loc": {"anyOf": [inner, {"type": "null"}]},
+            "stops": {"type": "array", "items": inner},
+            "free": {"type": "object"},
+        },
+    }
+    tools = [{"type": "function", "function": {"name": "f", "parameters": params}}]
+    q = '<|"|>'
+    text = (
+        f"<|tool_call>call:f{{free:{{a:1, b:2}},loc:{{city:{q}P{q}, country:{q}FR{q}}},"
+        f"stops:[{{city:{q}L{q}, country:{q}FR{q}}}]}}<tool_call|>"
+    )
+    want = {"free": {"a": 1, " b": 2}, "loc": {"city": "P", "country": "FR"}, "stops": [{"city": "L", "country": "FR"}]}
+    assert view(assert_stream_matches(text, tools=tools)) == expected_view([("f", want)])
+    assert PARSER.parse(text).tool_calls[0].arguments["loc"] == {"city": "P", " country": "FR"}
+
+
 SURFACED = {
     "key-equals-unquoted": "<|tool_call>call:run{code=print}<tool_call|>",
     "key-equals-unclosed-quote": "<|tool_call>call:run{code='print}<tool_call|>",
