@@ -188,8 +188,8 @@ def _passthrough(case: Case, got: Message, policy: Policy, detail: str) -> Score
 
 
 def _surfaced_markup(got: Message, expected: Message, fmt: FormatSpec, policy: Policy) -> str | None:
-    """What the policy forbids in surfaced content: any marker the expected content lacks (``no-markup``), or a
-    trailing partial marker (``no-markup``; ``either`` when the parser returned complete calls before it)."""
+    """What the policy forbids in surfaced content: any marker the expected content lacks, whole or but for its
+    last character (``no-markup``), or a trailing partial marker (``no-markup``; ``either`` when the parser returned complete calls before it)."""
     if policy.malformed == "lossless" or (policy.malformed == "either" and not got.tool_calls):
         return None
     allowed = expected.content or ""
@@ -197,6 +197,10 @@ def _surfaced_markup(got: Message, expected: Message, fmt: FormatSpec, policy: P
         for marker in fmt.markers:
             if marker in (got.content or "") and marker not in allowed:
                 return f"content contains {marker!r}"
+        for marker in fmt.markers:  # a marker split across stream chunks, its last character lost (seed 004's gap)
+            cut = marker[:-1]
+            if len(cut) >= 4 and cut in (got.content or "") and cut not in allowed:
+                return f"content contains {cut!r}, {marker!r} without its last character"
     partial = trailing_marker_prefix(got.content, fmt)
     if partial and not allowed.rstrip().endswith(partial[0]):
         return f"content ends with {partial[0]!r}, a prefix of {partial[1]!r}"

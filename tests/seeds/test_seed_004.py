@@ -63,8 +63,8 @@ MEASURED = {
         for detector in ("qwen25", "mistral", "deepseekv32", "minimax")
     },
     "per-chunk-streaming-gap": {
-        OLD: {"either": ("pass/surfaced", "pass/surfaced"), "no-markup": ("pass/surfaced", "pass/surfaced")},
-        FIX: {"either": ("pass/scrubbed", "pass/surfaced"), "no-markup": ("pass/scrubbed", "pass/surfaced")},
+        OLD: {"either": ("pass/surfaced", "pass/surfaced"), "no-markup": ("fail/surfaced", "fail/surfaced")},
+        FIX: {"either": ("pass/scrubbed", "pass/surfaced"), "no-markup": ("pass/scrubbed", "fail/surfaced")},
     },
     "stray-closer": {
         side: {"either": ("pass/surfaced", "pass/surfaced"), "no-markup": ("fail/surfaced", "fail/surfaced")}
@@ -159,8 +159,9 @@ def test_pinning_tests_pass_on_both_under_either(cases, table):
 
 def test_per_chunk_gap_streams_the_opener_prefix(cases):
     """Known gap 1: both release 'Hi.<|tool_call oops more text' per chunk, while the fix's one-shot gives 'Hi.':
-    the streamed content holds ``<|tool_call``, which the fix itself scrubs as markup. The judge passes it as
-    surfaced: a marker prefix followed by more text is neither a whole marker nor a trailing prefix."""
+    the streamed content holds ``<|tool_call``, which the fix itself scrubs as markup. Under ``no-markup`` the
+    judge calls it a leak (the opener but for its last character); under ``either`` it is surfaced text, and the
+    stream's class differs from the one-shot's (surfaced vs scrubbed)."""
     case = cases["per-chunk-streaming-gap"]
     assert case.extra["chunks"] == ["Hi.", "<|tool_call", " oops more text"]
     module = _module()
@@ -186,6 +187,7 @@ def test_own_parser_on_the_seed(cases):
         "truncated-call",
         "malformed-opener",
         "streaming-partial-opener-at-finish",
+        "per-chunk-streaming-gap",
         "stray-closer",
         "unparseable-block-then-prose",
     }
