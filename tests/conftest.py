@@ -27,6 +27,7 @@ ENGINE_FILES = (
     "engines/test_engines.py",  # builds transformers and mlx-lm environments of other versions
     "engines/test_eval_all_engines.py",  # `make eval PARSERS=all`
     "unit/engines/test_wheels.py",  # compiles the llama-cpp-python wheel on a cold cache
+    "seeds/test_seed_002.py",  # builds SGLang 0.5.4.post2 and 0.5.4.post3 (seed 002: before and after the fix)
 )
 SLOW_FILES = (
     "e2e/test_wheel.py",  # builds and installs the wheel, runs eval and the plugin twice

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import inspect
 import json
 import logging
 import os
@@ -262,6 +263,11 @@ class _Runtime:
                 f"sglang {importlib.metadata.version('sglang')} has no tool-call parser {config.tool_call_parser!r}"
             )
         self.detector_class = FunctionCallParser.ToolCallParserEnum[config.tool_call_parser]
+        # Older releases (0.5.4.post2: no template detection, FunctionCallParser(tools, tool_call_parser)) get
+        # only the arguments their constructors take, as their own server passed (docs: "Older releases").
+        self.parser_args = set(inspect.signature(FunctionCallParser.__init__).parameters)
+        self.reasoning_args = set(inspect.signature(ReasoningParser.__init__).parameters)
+        self.template_detection = _has_module("sglang.srt.parser.template_detection")
         # OpenAIServingChat.__init__: a streaming ReasoningParser built once, whose detector's
         # ``reasoning_default`` decides thinking when the template has no toggle config.
         self.reasoning_default = None
@@ -279,10 +285,15 @@ class _Runtime:
         )
 
     def reasoning_from_request(self, request: Any) -> bool:
-        """``OpenAIServingChat._get_reasoning_from_request`` (the branches for this adapter's parsers)."""
+        """``OpenAIServingChat._get_reasoning_from_request`` (the branches for this adapter's parsers); without
+        template detection, the older server's ``_get_enable_thinking_from_request``."""
         if not self.config.reasoning_parser:
             return False
         kwargs = request.chat_template_kwargs
+        if not self.template_detection:
+            key = {"qwen3": "enable_thinking", "glm45": "enable_thinking", "deepseek-v3": "thinking"}
+            name = key.get(self.config.reasoning_parser)
+            return bool(kwargs and name and kwargs.get(name, False))
         toggle = self.config.template_toggle
         if toggle is None:  # parser-level default (the detector's reasoning_default)
             mode = self.reasoning_default
@@ -315,29 +326,31 @@ class _Call:
         self.force_reasoning = config.template_force_reasoning or rt.reasoning_from_request(self.request)
         # _tool_call_parsing_active: with tools, tool_choice != "none"; without, whether the detector parses
         # markup for undeclared tools (``parses_without_tools()``; False for every parser used here)
-        self.tool_parsing_active = (
-            self.request.tool_choice != "none" if self.tools else rt.detector_class.parses_without_tools()
-        )
+        parses_without_tools = getattr(rt.detector_class, "parses_without_tools", lambda: False)
+        self.tool_parsing_active = self.request.tool_choice != "none" if self.tools else parses_without_tools()
         # ``self.reasoning_parser and request.separate_reasoning`` in the server
         self.separate_reasoning = config.reasoning_parser is not None and self.request.separate_reasoning
         self.diagnostics: list[str] = []
 
     def reasoning_parser(self, stream_reasoning: bool) -> Any:
+        kwargs = {"request": self.request, "tool_call_parser_active": self.tool_parsing_active}
         return self.rt.ReasoningParser(
             model_type=self.config.reasoning_parser,
             stream_reasoning=stream_reasoning,
             force_reasoning=self.force_reasoning,
-            request=self.request,
-            tool_call_parser_active=self.tool_parsing_active,
+            **{k: v for k, v in kwargs.items() if k in self.rt.reasoning_args},
         )
 
     def function_call_parser(self) -> Any:
+        kwargs = {
+            "tool_choice": self.request.tool_choice,
+            "prefix": getattr(self.request, "_response_parser_prefix", ""),
+            "constrained": False,
+        }
         return self.rt.FunctionCallParser(
             tools=self.tools,
             tool_call_parser=self.config.tool_call_parser,
-            tool_choice=self.request.tool_choice,
-            prefix=self.request._response_parser_prefix,
-            constrained=False,
+            **{k: v for k, v in kwargs.items() if k in self.rt.parser_args},
         )
 
 
@@ -402,7 +415,7 @@ class SglangParser:
         parser = call.function_call_parser()
         tool_choice = call.request.tool_choice
         is_required = tool_choice == "required" or isinstance(tool_choice, call.rt.ToolChoice)
-        should_try_parser = not is_required or parser.owns_tool_format()
+        should_try_parser = not is_required or getattr(parser, "owns_tool_format", lambda: False)()
         if not (should_try_parser and parser.has_tool_call(text)):
             return [], text
         try:
@@ -463,7 +476,7 @@ class SglangStream:
         with _captured_sglang_logs(self.diagnostics), _time_limit("finish" if finish else "feed"):
             if self._reasoning is not None:  # _process_reasoning_stream
                 reasoning_text, delta = self._reasoning.parse_stream_chunk(delta)
-                if finish:
+                if finish and hasattr(self._reasoning, "parse_stream_end"):  # older releases: no flush
                     end_reasoning, end_normal = self._reasoning.parse_stream_end()
                     if end_reasoning:
                         reasoning_text = (reasoning_text or "") + end_reasoning
@@ -478,7 +491,7 @@ class SglangStream:
                 return out
             # _process_tool_call_stream
             normal_text, items = self._tools.parse_stream_chunk(delta)
-            if finish:
+            if finish and hasattr(self._tools, "parse_stream_end"):
                 end_text, end_items = self._tools.parse_stream_end()
                 normal_text = (normal_text or "") + end_text
                 items = list(items) + list(end_items)
@@ -499,6 +512,15 @@ class SglangStream:
         return out
 
 
+def _has_module(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def _unstreamed_tool_args(parser: Any) -> tuple[int, str] | None:
     """``OpenAIServingChat._check_for_unstreamed_tool_args``: the arguments text of the last tracked call that
     was not streamed yet, as ``(index, text)``, or ``None``."""
@@ -517,4 +539,21 @@ def _unstreamed_tool_args(parser: Any) -> tuple[int, str] | None:
     return (index, remaining) if remaining else None
 
 
-PARSERS = [functools.partial(SglangParser, fmt) for fmt in FORMATS]
+def served_formats() -> list[str]:
+    """The :data:`FORMATS` whose tool-call and reasoning parsers the installed sglang has (an older release lacks
+    newer ones: 0.5.4.post2 has no ``gemma4``); every one where sglang is not installed."""
+    if not _has_module("sglang"):
+        return list(FORMATS)
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    reasoning = {name.lower() for name in getattr(ReasoningParser, "DetectorMap", {})}
+    return [
+        fmt
+        for fmt, launch in FORMATS.items()
+        if launch.tool_call_parser in FunctionCallParser.ToolCallParserEnum
+        and (launch.reasoning_parser is None or not reasoning or launch.reasoning_parser in reasoning)
+    ]
+
+
+PARSERS = [functools.partial(SglangParser, fmt) for fmt in served_formats()]
