@@ -3,7 +3,7 @@ whose output holds literal escapes ``\\n`` / ``\\"`` are dropped or double-seria
 one reconstructed shape and the six inputs of its ``test_array_argument_with_escaped_json``
 (``seed_002_cases.jsonl``) go through the harness (``get_any_parser`` + ``evaluate_case``) on SGLang 0.5.4.post2,
 the last release without the fix, and 0.5.4.post3, the first with it; the flips are the seed's before -> after.
-Measured table: ``docs/seeds_002.md``. A cold cache builds both engines here (about 1 min each).
+Measured table: ``docs/seeds.md, section 002``. A cold cache builds both engines here (about 1 min each).
 """
 
 from __future__ import annotations
