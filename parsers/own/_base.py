@@ -9,11 +9,12 @@ events are ``("content"|"reasoning", text)``, ``("call", index, name, arguments_
 reader that streams a call in pieces, ``("name", index, name)`` / ``("args", index, fragment)``. Marker
 hold-back and the surfacing of faults are the reader's (its grammar decides what a marker and a fault are).
 
-A call *cut off* by the end of the text (still being read, nothing in it wrong so far, no later call opener in
-it) is dropped: no call, its markup not given to content, a diagnostic naming it; the prose before it is kept
-(:meth:`StepReader._cut_off`). A call found malformed before the end stays surfaced as content. This is the
-``scrubbed`` outcome the judge's ``malformed=either`` and ``no-markup`` policies accept (SGLang's Gemma 4 fix,
-``shared/seeds/004``; canitoolcall's truncated fixtures); ``lossless`` wants the text surfaced instead.
+A call *cut off* by the end of the text (still being read, nothing in it wrong so far, neither its closer nor a
+later call opener in it: a closer read as data shows a call that was written whole) is dropped: no call, its
+markup not given to content, a diagnostic naming it; the prose before it is kept (:meth:`StepReader._cut_off`).
+A call found malformed before the end stays surfaced as content. This is the ``scrubbed`` outcome the judge's
+``malformed=either`` and ``no-markup`` policies accept (SGLang's Gemma 4 fix, ``shared/seeds/004``;
+canitoolcall's truncated fixtures); ``lossless`` wants the text surfaced instead.
 """
 
 from __future__ import annotations
@@ -287,10 +288,10 @@ class BlockReader(StepReader):
 
     def _drop_at_end(self, reason: str) -> None:
         """At the end of the text, inside a block: cut off (dropped, :meth:`_cut_off`) unless a later ``call_open``
-        in it shows a malformed block, which is surfaced up to there (:meth:`_surface`)."""
+        or a ``call_close`` in it shows a malformed block, which is surfaced (:meth:`_surface`)."""
         raw = self._block_text()
-        first = raw.find(self.call_open)
-        if raw.find(self.call_open, first + len(self.call_open)) >= 0:
+        body = raw.find(self.call_open) + len(self.call_open)
+        if raw.find(self.call_open, body) >= 0 or (self.call_close and raw.find(self.call_close, body) >= 0):
             self._surface(len(self.buf), reason)
             return
         self._cut_off(raw, reason)
