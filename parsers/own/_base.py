@@ -295,9 +295,14 @@ class BlockReader(StepReader):
             self._surface(len(self.buf), reason)
             return
         self._cut_off(raw, reason)
+        self._keep_read_calls()
         self._reset_call()
         self.pos = len(self.buf)
         self.step = self._text
+
+    def _keep_read_calls(self) -> None:
+        """Emit the calls of the current block read whole before it was cut off (a grammar with several calls
+        in one block overrides this)."""
 
     def _surface(self, at: int, reason: str) -> None:
         """Give the block's raw text up to ``at`` (or to a later ``call_open``, if sooner) to content."""

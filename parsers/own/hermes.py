@@ -28,7 +28,8 @@ Reading rules:
   around the JSON; a missing ``</tool_call>`` when only whitespace follows the JSON up to the end of the text
   or the next ``<tool_call>``, or a part of it (or of the next ``<tool_call>``) cut off by the end of the text.
 - A call cut off by the end of the text (unterminated JSON, a lone ``<tool_call>``, no later ``<tool_call>`` in
-  it) is dropped with a diagnostic, its markup kept out of content (:mod:`parsers.own._base`).
+  it) is dropped with a diagnostic, its markup kept out of content (:mod:`parsers.own._base`); call objects of
+  the same block read whole before it are kept.
 - Everything else (invalid JSON, JSON that is not a call, text after the JSON) is *surfaced*: the block's raw
   text, from ``<tool_call>`` up to the fault (or up to a later ``<tool_call>`` when that comes first), becomes
   content, then content runs to the next ``</tool_call>`` (kept) or ``<tool_call>``; a diagnostic names the
@@ -136,11 +137,15 @@ class _Reader(ThinkBlockReader):
         self.pending: list[tuple[str, dict]] = []  # calls read in this block, emitted when it is accepted
 
     def _accept(self) -> None:
+        self._keep_read_calls()
+        self._reset_call()
+        self.step = self._text
+
+    def _keep_read_calls(self) -> None:
         for name, arguments in self.pending:
             self.events.append(("call", self.n_calls, name, json.dumps(arguments, ensure_ascii=False)))
             self.n_calls += 1
-        self._reset_call()
-        self.step = self._text
+        self.pending = []
 
     def _call_start(self) -> bool:
         """After ``<tool_call>`` (or between values of one block): whitespace, then ``{`` or ``[``."""

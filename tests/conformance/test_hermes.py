@@ -170,6 +170,11 @@ CUT_OFF = {
         [("a", {"x": 1})],
         None,
     ),
+    "second-object-in-the-block": (
+        '<tool_call>\n{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {"q": ',
+        [("a", {})],
+        None,
+    ),
     "after-reasoning": ("<think>\nplan\n</think>\n\nOk.\n<tool_call>\n{", [], "Ok.", "plan"),
 }
 
