@@ -189,7 +189,8 @@ def _passthrough(case: Case, got: Message, policy: Policy, detail: str) -> Score
 
 def _surfaced_markup(got: Message, expected: Message, fmt: FormatSpec, policy: Policy) -> str | None:
     """What the policy forbids in surfaced content: any marker the expected content lacks, whole or but for its
-    last character (``no-markup``), or a trailing partial marker (``no-markup``; ``either`` when the parser returned complete calls before it)."""
+    last character (``no-markup``), or a trailing partial marker (``no-markup``; ``either`` when the parser
+    returned complete calls before it)."""
     if policy.malformed == "lossless" or (policy.malformed == "either" and not got.tool_calls):
         return None
     allowed = expected.content or ""

@@ -8,6 +8,13 @@ A reader is any object with ``push(text) -> events``, ``finish() -> events`` and
 events are ``("content"|"reasoning", text)``, ``("call", index, name, arguments_json[, call_id])`` and, for a
 reader that streams a call in pieces, ``("name", index, name)`` / ``("args", index, fragment)``. Marker
 hold-back and the surfacing of faults are the reader's (its grammar decides what a marker and a fault are).
+
+A call *cut off* by the end of the text (still being read, nothing in it wrong so far, neither its closer nor a
+later call opener in it: a closer read as data shows a call that was written whole) is dropped: no call, its
+markup not given to content, a diagnostic naming it; the prose before it is kept (:meth:`StepReader._cut_off`).
+A call found malformed before the end stays surfaced as content. This is the ``scrubbed`` outcome the judge's
+``malformed=either`` and ``no-markup`` policies accept (SGLang's Gemma 4 fix, ``shared/seeds/004``;
+canitoolcall's truncated fixtures); ``lossless`` wants the text surfaced instead.
 """
 
 from __future__ import annotations
@@ -199,6 +206,10 @@ class StepReader:
         if text:
             self.events.append(("reasoning", text))
 
+    def _cut_off(self, raw: str, reason: str) -> None:
+        """Record that ``raw``, a call cut off by the end of the text, was dropped (the module docstring)."""
+        self.diagnostics.append(f"call cut off by the end of the text dropped ({reason}): {raw[:80]!r}")
+
     def _held_prefix(self, i: int) -> bool:
         """True when the buffer ends at ``i`` with a proper prefix of a marker that more text may complete."""
         return not self.final and len(self.buf) - i < self.maxlen and self.buf[i:] in self.prefixes
@@ -243,8 +254,9 @@ class BlockReader(StepReader):
     its raw text from ``call_at`` on; a fault (:meth:`_surface`) gives that text, up to the fault or to a later
     ``call_open`` when that comes first, to content with a diagnostic; then :meth:`_resync` reads content up to
     the next ``call_close`` (kept) or ``call_open`` (a new block), or, for a format without a closer, the text
-    reads on. Subclasses implement :meth:`_text`, :meth:`_call_start` and :meth:`_reset_call` (which forgets the
-    current block and sets ``in_call`` False).
+    reads on. A block still open at the end of the text is cut off (:meth:`_drop_at_end`, for :meth:`_at_end`).
+    Subclasses implement :meth:`_text`, :meth:`_call_start` and :meth:`_reset_call` (which forgets the current
+    block and sets ``in_call`` False).
     """
 
     call_open = ""
@@ -269,6 +281,28 @@ class BlockReader(StepReader):
         self._reset_call()
         self.in_call, self.call_at = True, self.pos - len(self.call_open)
         self.step = self._call_start
+
+    def _block_text(self) -> str:
+        """The current block's raw text from its ``call_open`` to the end of the buffer."""
+        return self.buf[self.call_at :]
+
+    def _drop_at_end(self, reason: str) -> None:
+        """At the end of the text, inside a block: cut off (dropped, :meth:`_cut_off`) unless a later ``call_open``
+        or a ``call_close`` in it shows a malformed block, which is surfaced (:meth:`_surface`)."""
+        raw = self._block_text()
+        body = raw.find(self.call_open) + len(self.call_open)
+        if raw.find(self.call_open, body) >= 0 or (self.call_close and raw.find(self.call_close, body) >= 0):
+            self._surface(len(self.buf), reason)
+            return
+        self._cut_off(raw, reason)
+        self._keep_read_calls()
+        self._reset_call()
+        self.pos = len(self.buf)
+        self.step = self._text
+
+    def _keep_read_calls(self) -> None:
+        """Emit the calls of the current block read whole before it was cut off (a grammar with several calls
+        in one block overrides this)."""
 
     def _surface(self, at: int, reason: str) -> None:
         """Give the block's raw text up to ``at`` (or to a later ``call_open``, if sooner) to content."""

@@ -21,9 +21,6 @@ whose text carries no types (GLM ``<arg_value>``, Qwen3-Coder ``<parameter>``, M
 6. No schema (an undeclared tool or property): the text is JSON-decoded when it is a JSON object, array,
    number, boolean or null, else kept as a string — so ``"001"``, ``"1.10 "`` and ``"hello"`` stay strings.
 
-:func:`schema_properties` and :func:`child_schema` walk a declared schema (``properties``, ``items``, ``anyOf`` /
-``oneOf``) for parsers that only need a nested object's declared keys (Gemma 4's whitespace-around-keys rule).
-
 Sources: the templates in the llama-cpp-python 0.3.36 sdist (``GLM-4.6.jinja``, ``Qwen3-Coder.jinja``,
 ``MiniMax-M2.jinja``) write string arguments raw and other values with ``tojson`` or Python ``str()``; vLLM's
 ``qwen3coder`` and ``glm45`` tool parsers convert by the declared ``type`` the same way (their faults with
@@ -192,19 +189,3 @@ def schema_alternatives(schema: Any) -> list[dict]:
         for alternative in schema.get(key) or ():
             out += schema_alternatives(alternative)
     return out
-
-
-def schema_properties(schema: Any) -> set[str]:
-    """The property names ``schema`` declares for an object, over its alternatives (empty when none)."""
-    return {k for s in schema_alternatives(schema) if isinstance(s.get("properties"), dict) for k in s["properties"]}
-
-
-def child_schema(schema: Any, key: str | None) -> dict | None:
-    """The schema of property ``key`` of ``schema`` (``None``: of an array item), the first alternative that
-    declares it; ``None`` when none does."""
-    for s in schema_alternatives(schema):
-        props = s.get("properties")
-        sub = s.get("items") if key is None else props.get(key) if isinstance(props, dict) else None
-        if isinstance(sub, dict):
-            return sub
-    return None

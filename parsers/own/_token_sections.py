@@ -14,14 +14,19 @@ stop marker. A subclass of :class:`SectionReader` names the markers and reads on
   ``<think>`` it starts in reasoning, after ``</think>`` in content, and with neither the subclass decides
   (``REASONING_WITHOUT_PREFIX``). In content, a ``<think>`` block at the very start (only whitespace before
   it) is reasoning, and a ``</think>`` at the very start closes an empty one (DeepSeek V3.2's template writes
-  one there with thinking off). Reasoning ends at ``</think>`` or at a section opener (the model went from
-  thinking straight to its calls: the calls are read). ``<think>``/``</think>`` anywhere else are text.
+  one there with thinking off). Reasoning ends at ``</think>`` or at a section opener, or a call opener (the
+  model went from thinking straight to its calls, with or without the section opener: the calls are read).
+  ``<think>``/``</think>`` anywhere else are text.
 - **Sections.** A section opener starts a section; so does a call opener met in content (drift: the section
   opener is missing). Inside a section only whitespace may separate calls. After at least one call, text that
   is neither a call opener nor the section closer ends the section (drift: the closer is missing) and is
-  content again; a missing closer at the end of the text is accepted too.
+  content again; a missing closer at the end of the text is accepted too, and so is one cut off by the end.
+  An empty section (opener, whitespace, closer) carries nothing and is dropped with a diagnostic.
+- **Cut off.** A call (or a section with no call yet) still open at the end of the text, with no call
+  opener, call closer or section closer after its opener, is dropped with a diagnostic: its markup does not
+  reach content (:mod:`parsers.own._base`).
 - **Faults are surfaced, never dropped.** A call that breaks its grammar (or a section opener followed by
-  text, or an empty section) gives its raw text, from its opener up to the fault, to content (when the first
+  text) gives its raw text, from its opener up to the fault, to content (when the first
   call of a section fails, the section opener goes with it, and so does the section closer later; a section
   begun by a bare call opener keeps its closer as content unless one of its calls was read); the text
   after the fault is content up to the next call opener (a new call), section closer or section opener. A
@@ -65,6 +70,7 @@ class SectionReader(StepReader):
     SECTION_OPEN = ""
     SECTION_CLOSE = ""
     CALL_OPEN = ""
+    CALL_CLOSE = ""  # "" for a grammar that closes its calls itself
     MARKERS: tuple[str, ...] = ()  # every marker of the format (held back at chunk ends)
     STOPS: tuple[str, ...] = ()
     THINK = True  # read <think>...</think>
@@ -109,9 +115,15 @@ class SectionReader(StepReader):
         if self.complete is not None and not self.buf[self.pos :].strip():
             self.pos = len(self.buf)
             self._accept(*self.complete)  # drift: the closer is missing at the end of the text
-        else:
-            reason = "unterminated call" if self.call_open_at >= 0 else "tool-call section without a call"
-            self._surface(len(self.buf), reason)
+            return
+        reason = "unterminated call" if self.call_open_at >= 0 else "tool-call section without a call"
+        start = self.call_open_at + len(self.CALL_OPEN) if self.call_open_at >= 0 else self.block_at
+        if any(m and self.buf.find(m, start) >= 0 for m in (self.CALL_OPEN, self.CALL_CLOSE, self.SECTION_CLOSE)):
+            self._surface(len(self.buf), reason)  # a later marker: the call was malformed, not cut off
+            return
+        self._cut_off(self.buf[self.block_at :], reason)
+        self.in_block, self.call_open_at, self.complete = False, -1, None
+        self.pos, self.step = len(self.buf), self._text
 
     # ---- helpers for subclasses ------------------------------------------------------------------------
 
@@ -141,18 +153,24 @@ class SectionReader(StepReader):
         elif marker == self.SECTION_OPEN:
             self._begin_section(self.pos - len(marker))
         elif marker == self.CALL_OPEN:  # drift: no section opener
-            self.section_open_pending, self.section_silent, self.section_calls = False, False, 0
-            self.section_implicit = True
-            self._begin_call(self.pos - len(marker), self.pos - len(marker))
+            self._begin_bare_call(self.pos - len(marker))
         return marker is not None
 
+    def _begin_bare_call(self, at: int) -> None:
+        """A call opener outside a section (drift: the section opener is missing) starts an implicit section."""
+        self.section_open_pending, self.section_silent, self.section_calls = False, False, 0
+        self.section_implicit = True
+        self._begin_call(at, at)
+
     def _think(self) -> bool:
-        marker = self._scan(self._emit_reasoning, (THINK_CLOSE, self.SECTION_OPEN))
+        marker = self._scan(self._emit_reasoning, (THINK_CLOSE, self.SECTION_OPEN, self.CALL_OPEN))
         if marker is None:
             return False
         self.step = self._text
         if marker == self.SECTION_OPEN:  # the model went from thinking straight to its calls
             self._begin_section(self.pos - len(marker))
+        elif marker == self.CALL_OPEN:  # ... without the section opener (drift)
+            self._begin_bare_call(self.pos - len(marker))
         return True
 
     def _emit_content(self, text: str) -> None:
@@ -191,9 +209,11 @@ class SectionReader(StepReader):
             self._begin_call(self.block_at if first else i, i)
             return True
         if buf.startswith(self.SECTION_CLOSE, i):
-            if self.section_calls == 0:
-                raise Malformed(i + len(self.SECTION_CLOSE), "empty tool-call section")
             self.pos = i + len(self.SECTION_CLOSE)
+            if self.section_calls == 0:  # an empty section carries nothing
+                self.diagnostics.append("empty tool-call section dropped")
+                self._end_section()
+                return True
             if not self.section_silent:  # its opener went to content with a faulty first call
                 self._emit_content(self.SECTION_CLOSE)
             self._end_section()
@@ -266,7 +286,6 @@ class JsonCallReader(SectionReader):
     """
 
     SEP = ""
-    CALL_CLOSE = ""
     name: str | None  # the current call (set by _begin_call)
     args: dict | None
     extent: JsonExtent | None  # its arguments' JSON, while read
@@ -341,6 +360,8 @@ class JsonCallReader(SectionReader):
             end = i  # drift: the call closer is missing
         elif self.held_prefix(i, self.CALL_CLOSE, self.CALL_OPEN, self.SECTION_CLOSE):
             return False
+        elif self.final and any(m.startswith(buf[i:]) for m in (self.CALL_CLOSE, self.CALL_OPEN, self.SECTION_CLOSE)):
+            end = len(buf)  # drift: the closer (or the next marker) cut off by the end of the text
         else:
             raise Malformed(i, f"expected {self.CALL_CLOSE} after the arguments")
         if not self.name:

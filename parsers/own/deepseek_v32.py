@@ -18,8 +18,8 @@ faults and streaming; this module reads one ``invoke``):
 - ``<｜DSML｜invoke name="NAME">`` (whitespace around the attribute allowed; ``/>`` closes a call without
   arguments, the shape DeepSeek V4 writes), then parameters separated by any whitespace, then
   ``</｜DSML｜invoke>``; drift: the closer missing before the next ``<｜DSML｜invoke``, before
-  ``</｜DSML｜function_calls>`` or at the end of the text; a JSON object as the whole body instead of
-  parameters (SGLang's "direct JSON" shape).
+  ``</｜DSML｜function_calls>`` or at the end of the text (also cut off by it); a JSON object as the whole body
+  instead of parameters (SGLang's "direct JSON" shape).
 - A parameter tag is ``<｜DSML｜parameter name="KEY" string="KIND">``; the key may hold ``"`` (it ends at the
   ``"`` that the rest of the tag follows); ``string`` may be missing.
 - Values are typed by the ``string`` attribute first, then by the tool's schema
@@ -36,7 +36,8 @@ faults and streaming; this module reads one ``invoke``):
   - Drift: a value whose ``</｜DSML｜parameter>`` is missing before the next call (``</｜DSML｜invoke>``,
     whitespace and a whole ``<｜DSML｜invoke name="...">`` tag come before any parameter closer) ends at that
     ``</｜DSML｜invoke>`` (one newline before it is structure); without the next call's tag it is not cut (a
-    value may hold ``</｜DSML｜invoke>\\n</｜DSML｜function_calls>``), and an unterminated last call is surfaced.
+    value may hold ``</｜DSML｜invoke>\\n</｜DSML｜function_calls>``), and an unterminated last call holding
+    such a closer is surfaced (one holding none was cut off by the end of the text: dropped).
   - Drift: JSON double-encoded inside a value whose schema wants an object or array (``{\\"a\\": 1}``) is
     decoded by the shared policy (:func:`parsers.own._schema_types.typed_value`, rule 4).
 - Thinking: the prompt pre-fills ``<think>`` (thinking on) or ``<think></think>`` (off). A prefix that leaves
@@ -84,6 +85,7 @@ class DeepSeekV32Reader(SectionReader):
     SECTION_OPEN = BLOCK_OPEN
     SECTION_CLOSE = BLOCK_CLOSE
     CALL_OPEN = INVOKE_OPEN
+    CALL_CLOSE = INVOKE_CLOSE
     MARKERS = SPEC.markers
     STOPS = SPEC.stop_markers
     REASONING_WITHOUT_PREFIX = True
@@ -138,6 +140,10 @@ class DeepSeekV32Reader(SectionReader):
             return True
         elif self.held_prefix(i, PARAM_OPEN, INVOKE_CLOSE, INVOKE_OPEN, BLOCK_CLOSE):
             return False
+        elif self.final and PARAM_OPEN.startswith(buf[i:]):
+            return False  # maybe a parameter, cut off by the end of the text: the call is (_at_end)
+        elif self.final and any(m.startswith(buf[i:]) for m in (INVOKE_CLOSE, INVOKE_OPEN, BLOCK_CLOSE)):
+            self.pos = len(buf)  # drift: the closer (or the next invoke) cut off by the end of the text
         else:
             raise Malformed(i, f"expected {PARAM_OPEN} or {INVOKE_CLOSE}")
         self._accept(self.name, self.args)

@@ -13,15 +13,17 @@ Reading rules:
   marker inside a string value is data; drift: a JSON string holding the object. Strict JSON: ``NaN``,
   ``Infinity`` and numbers beyond the double range are faults. Then ``</function>`` (whitespace before it
   allowed); drift: the closer missing right before the next ``<function=`` or ``<|python_tag|>``, or at the end
-  of the text (also when the text ends inside the closer: the cut-off closer stays content).
+  of the text (also when the text ends inside the closer: the cut-off closer is dropped).
 - ``<|python_tag|>`` opens a call of ``python`` whose arguments are the JSON object right after the tag; the call
   ends with the object.
 - Text outside calls is content (the template writes it before the calls; text after them is content too),
   concatenated and stripped of surrounding whitespace (``None`` when empty). Trailing stop markers are dropped;
   elsewhere they are text. The format has no reasoning; ``prefix`` is accepted for the protocol.
+- A call cut off by the end of the text (an unterminated name or JSON, or an opener alone; no closer or later
+  opener in it) is dropped with a diagnostic, its markup kept out of content (:mod:`parsers.own._base`).
 - Faults are *surfaced*: the call's raw text from its opener up to the fault (cut at a later opener, so one broken
   call does not swallow the next) goes to content with a diagnostic, then content runs to the next
-  ``</function>`` (kept) or opener. Text is never dropped.
+  ``</function>`` (kept) or opener. Prose is never dropped.
 
 Streaming: content is released as soon as it cannot be the start of a marker (a trailing proper prefix of any
 marker of the format is held back); a call is held from its opener until it is decided -- at its closer, at its
@@ -93,7 +95,14 @@ class _Reader(StepReader):
         return self.opener_at >= 0
 
     def _at_end(self) -> None:
-        self._surface(len(self.buf), "unterminated call")
+        """A call still open at the end: cut off (dropped) unless a closer or later opener in it shows a fault."""
+        rest = self.buf[self.opener_at + 1 :]
+        if CALL_CLOSE in rest or any(o in rest for o in _OPENERS):
+            self._surface(len(self.buf), "unterminated call")
+            return
+        self._cut_off(self.buf[self.opener_at :], "unterminated call")
+        self.opener_at, self.extent, self.pos = -1, None, len(self.buf)
+        self.step = self._outside
 
     # ---- text outside calls ------------------------------------------------------------------------------
 

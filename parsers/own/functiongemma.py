@@ -29,8 +29,10 @@ Reading rules:
   (``shared/seeds/000``). Whitespace around keys, values, commas and brackets; a trailing comma; a missing
   ``<end_function_call>`` when the arguments are followed only by whitespace up to the end of the text or the
   next ``<start_function_call>``.
-- Everything else (no ``call:``, a name holding whitespace or a marker, a bare key without ``:``, an
-  unterminated string or call) is *surfaced*: the call's raw text, from ``<start_function_call>`` up to the fault
+- A call cut off by the end of the text (more text could have completed it; no ``<end_function_call>`` or
+  later ``<start_function_call>`` in it) is dropped with a diagnostic, its markup kept out of content.
+- Everything else (no ``call:``, a name holding whitespace or a marker, a bare key without ``:``) is
+  *surfaced*: the call's raw text, from ``<start_function_call>`` up to the fault
   (or up to a later ``<start_function_call>``, if that comes first), becomes content; content then runs to the
   next ``<end_function_call>`` (kept) or ``<start_function_call>``; a diagnostic names the fault.
 - Content is the text outside calls, concatenated and stripped (``None`` when empty); FunctionGemma has no
@@ -134,7 +136,8 @@ class _Reader(BlockReader):
         if not self.dirty:
             return False
         self.dirty = False
-        result = _CallReader(self.buf, self.final, self.tools).read(self.call_at + len(CALL_OPEN))
+        start = self.call_at + len(CALL_OPEN)
+        result = _CallReader(self.buf, self.final, self.tools).read(start)
         if result[0] == "more":
             return False
         if result[0] == "ok":
@@ -143,6 +146,8 @@ class _Reader(BlockReader):
             self.n_calls += 1
             self._reset_call()
             self.pos, self.step = end, self._text
+        elif self.final and _CallReader(self.buf, False, self.tools).read(start)[0] == "more":
+            self._drop_at_end(result[2])  # more text could have completed it: cut off by the end
         else:
             self._surface(result[1], result[2])
         return True

@@ -19,13 +19,14 @@ the strict reading would give an implausible key):
 - Scalars: ``None``/``null`` -> null, ``true``/``false`` (also ``True``/``False``), integers of any size,
   floats in ``str()``/JSON form (``1.5``, ``1e+100``, ``-0.0``). ``inf``/``nan`` (what ``str()`` writes for
   non-finite floats) are not JSON, so a call holding one is malformed and surfaced.
-- Drift recovered: whitespace around values, commas and brackets; whitespace around a key when it holds a
-  line break (arguments on new lines), or when ``tools`` declares the stripped key and not the raw one (at any
-  depth: a nested object's keys by its schema's ``properties``, through ``items`` and ``anyOf``/``oneOf``; a space
-  before a nested key, written by gemma-4-e2b-it per ``shared/seeds/000``); keys
-  written ``<|"|>key<|"|>`` (the template's ``escape_keys=True`` form); a trailing comma; the paren form
-  ``call:NAME(key:value)``; a missing ``<tool_call|>`` when the arguments are followed only by whitespace
-  up to the end of the text or the next ``<|tool_call>``; ``<|tool_call>`` written twice; a stray
+- Drift recovered: whitespace around values, commas and brackets; whitespace (space, tab, CR, LF) around a key
+  at any depth (``, key:``
+  written JSON-style, arguments on new lines: seed 000 saw gemma-4-e2b write ``, key:`` nested; transformers and
+  mlx-lm trim keys too), so a key's own surrounding whitespace cannot be read back; keys written
+  ``<|"|>key<|"|>`` (the template's ``escape_keys=True`` form); a trailing comma; the paren form
+  ``call:NAME(key:value)``; a missing ``<tool_call|>`` (or one cut off by the end of the text) when the arguments
+  are followed only by whitespace up to the end of the text or the next ``<|tool_call>``; ``<|tool_call>`` or
+  ``<|channel>`` written twice; a ``<channel|>`` with no open channel (dropped: it carries nothing); a stray
   ``<tool_call|>`` right before a ``<|tool_call>`` (whitespace between), read as part of that call's opener
   (so it goes with the call: dropped when the call is read, surfaced with it when not; a ``<tool_call|>``
   anywhere else outside a call is content).
@@ -39,23 +40,26 @@ the strict reading would give an implausible key):
   ``gemma4_wrapper_call_with_id_field_fastflowlm``'s shape): a call named ``tool_call`` whose arguments are
   exactly an ``args`` object and an ``id`` string that is a valid name is the call ``NAME(args)`` -- unless
   ``tools`` declares a tool named ``tool_call``.
-- Everything else that breaks the grammar (unquoted ``key=value``, JSON-quoted strings, an unterminated call)
-  is *surfaced*: the call's raw text, from ``<|tool_call>`` to the next ``<tool_call|>`` (inclusive) or
-  ``<|tool_call>`` (exclusive) after the fault, becomes content and a diagnostic names the fault.
+- A call cut off by the end of the text (an unterminated string, key or container, no ``<tool_call|>`` or later
+  ``<|tool_call>`` in it) is dropped with a diagnostic, its markup kept out of content (:mod:`parsers.own._base`).
+- Everything else that breaks the grammar (unquoted ``key=value``, JSON-quoted strings) is *surfaced*: the
+  call's raw text, from ``<|tool_call>`` to the next ``<tool_call|>`` (inclusive) or ``<|tool_call>``
+  (exclusive) after the fault, becomes content and a diagnostic names the fault.
 - Content is the text outside calls (prose before, between and after them, concatenated) and reasoning the
   thought channels' text (label dropped); both are stripped of surrounding whitespace (``None`` when empty).
   A prefix that leaves a thought channel open starts the text in reasoning; a ``<|tool_call>`` inside an
   unclosed channel ends it. Trailing stop markers are dropped; elsewhere stop markers are plain text.
 - Limits of the strict reading (the template cannot write these unambiguously): a key holding ``:`` or a
-  marker, or whose first non-space character is ``}``; a name holding ``{``, ``(`` or ``<``; a string
-  holding ``<|"|>``.
+  marker, or whose first non-space character is ``}``, or with whitespace around it; a name holding ``{``,
+  ``(`` or ``<``; a string holding ``<|"|>``.
 
 Streaming: content and reasoning are released as soon as they cannot be the start of a marker. By default
 each call is held until its close and then emitted whole (name and arguments JSON), so streaming matches
 one-shot on every input, malformed ones included: nothing emitted ever needs retracting.
 ``Gemma4Parser(eager=True)`` instead emits a call's name when complete and its arguments as JSON fragments
 as they are read; on well-formed text that equals one-shot for any chunking, but a call found malformed
-after its name was streamed cannot be retracted (its raw text goes to content and the partial call stays).
+after its name was streamed cannot be retracted (its raw text goes to content and the partial call stays; a
+call cut off by the end of the text keeps its partial call too, with no markup in content).
 A call named ``tool_call`` (a possible envelope) is held to its close in eager mode too.
 """
 
@@ -70,7 +74,6 @@ from parsers.own._base import BlockReader, OwnParser, proper_prefixes
 from parsers.own._base import TextField as _Field
 from parsers.own._common import Malformed, skip
 from parsers.own._common import suffix_in as _suffix_in
-from parsers.own._schema_types import child_schema, schema_properties
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
@@ -97,7 +100,8 @@ class Gemma4Parser(OwnParser):
     limitations = (
         "A key holding ``:`` or a marker, or starting with ``}``; a tool name holding ``{``, ``(`` or "
         '``<``; a string holding ``<|"|>``: the template writes them unescaped, so they cannot be read '
-        "back unambiguously (the call is surfaced as content).",
+        "back unambiguously (the call is surfaced as content). A key with whitespace around it reads back "
+        "trimmed (models write ``, key:``).",
         "Drift that is surfaced, not recovered: unquoted ``key=value`` arguments; strings in JSON quotes "
         "(so the observed envelope ``gemma4_wrapper_call_with_id_field_fastflowlm``, whose inner string is "
         '``"..."``, is surfaced); an envelope of another shape (``name`` instead of ``id``, extra members).',
@@ -114,13 +118,12 @@ class Gemma4Parser(OwnParser):
 
 
 class _Frame:
-    """An open object or array inside a call: its closing char, members read so far and its declared JSON schema
-    (``None`` when the tools do not declare it)."""
+    """An open object or array inside a call: its closing char and members read so far."""
 
-    __slots__ = ("closer", "count", "schema")
+    __slots__ = ("closer", "count")
 
-    def __init__(self, closer: str, schema=None):
-        self.closer, self.count, self.schema = closer, 0, schema
+    def __init__(self, closer: str):
+        self.closer, self.count = closer, 0
 
 
 class _Reader(BlockReader):
@@ -140,7 +143,7 @@ class _Reader(BlockReader):
 
     def __init__(self, tools: list | None, prefix: str, eager: bool):
         self.eager = eager
-        self.declared = _declared_keys(tools)
+        self.declared = _declared_names(tools)
         super().__init__()
         self.mark: int | None = None  # start of the token being read (name, key, scalar)
         self.scan = 0  # where the token scan resumes
@@ -151,10 +154,15 @@ class _Reader(BlockReader):
     # ---- driving -----------------------------------------------------------------------------------
 
     def _at_end(self) -> None:
-        if self.step == self._after_args and self.pos == len(self.buf):
-            self._accept()  # drift: the close marker is missing at the end of the text
+        rest = self.buf[skip(_WS, self.buf, self.pos) :]
+        if self.step == self._after_args and (not rest or CALL_CLOSE.startswith(rest) or CALL_OPEN.startswith(rest)):
+            self.pos = len(self.buf)  # drift: the close marker is missing (or cut off) at the end of the text
+            self._accept()
         else:
-            self._surface(len(self.buf), "unterminated call")
+            self._drop_at_end("unterminated call")
+
+    def _block_text(self) -> str:
+        return "".join(self.raw) + self.buf
 
     def _compact(self) -> None:
         """Drop consumed text (kept as raw call text while inside a call) so the buffer stays small."""
@@ -180,13 +188,15 @@ class _Reader(BlockReader):
     # ---- text outside calls ----------------------------------------------------------------------
 
     def _text(self) -> bool:
-        marker = self._scan(self._emit_content, (CALL_OPEN, CHANNEL_OPEN, CALL_CLOSE))
+        marker = self._scan(self._emit_content, (CALL_OPEN, CHANNEL_OPEN, CALL_CLOSE, CHANNEL_CLOSE))
         if marker == CALL_OPEN:
             self._begin_call()
         elif marker == CHANNEL_OPEN:
             self.step = self._label
         elif marker == CALL_CLOSE:
             return self._stray_close()
+        elif marker == CHANNEL_CLOSE:  # drift: a channel closer with no open channel carries nothing
+            self.diagnostics.append("a stray <channel|> outside a thought channel dropped")
         return marker is not None
 
     def _stray_close(self) -> bool:
@@ -208,7 +218,16 @@ class _Reader(BlockReader):
         return True
 
     def _label(self) -> bool:
-        """Skip the channel name ``thought`` the template writes after ``<|channel>``."""
+        """Skip the channel name ``thought`` the template writes after ``<|channel>`` (drift: a second
+        ``<|channel>`` right after the first is read as one)."""
+        j = skip(_WS, self.buf, self.pos)
+        if self.buf.startswith(CHANNEL_OPEN, j):
+            self.pos = j + len(CHANNEL_OPEN)
+            self.diagnostics.append("a doubled <|channel> read as one")
+            return True
+        head = self.buf[j : j + len(CHANNEL_OPEN)]
+        if not self.final and len(head) < len(CHANNEL_OPEN) and CHANNEL_OPEN.startswith(head):
+            return False  # whitespace, or the start of a second <|channel>, so far
         rest = self.buf[self.pos : self.pos + len(_LABEL) + 1]
         if not self.final and len(rest) <= len(_LABEL) and _LABEL.startswith(rest):
             return False
@@ -234,7 +253,6 @@ class _Reader(BlockReader):
         self.frags: list[str] = []  # its arguments as JSON fragments (held mode)
         self.stack: list[_Frame] = []
         self.name, self.key, self.index, self.quote = "", "", -1, ""
-        self.member = ""  # the key whose value is read next (its schema types a nested container)
         self.streaming = False  # eager and this call's name sent: arguments stream as read
         self.mark = None
 
@@ -326,11 +344,11 @@ class _Reader(BlockReader):
         if self.eager and not self._maybe_envelope(name):  # a possible envelope is held to the close
             self.streaming, self.index, self.n_calls = True, self.n_calls, self.n_calls + 1
             self.events.append(("name", self.index, name))
-        self._open("}" if m.group() == "{" else ")", self.declared.get(name))
+        self._open("}" if m.group() == "{" else ")")
         return True
 
-    def _open(self, closer: str, schema=None) -> None:
-        self.stack.append(_Frame(closer, schema))
+    def _open(self, closer: str) -> None:
+        self.stack.append(_Frame(closer))
         self._arg("[" if closer == "]" else "{")
         self.step = self._value if closer == "]" else self._member
 
@@ -453,21 +471,16 @@ class _Reader(BlockReader):
         self._key_done(self.key)
         return True
 
-    def _clean_key(self, raw: str) -> str:
-        stripped = raw.strip()
-        if stripped == raw:
-            return raw
-        declared = schema_properties(self.stack[-1].schema)
-        if declared and raw not in declared and stripped in declared:
-            return stripped
-        edges = raw[: len(raw) - len(raw.lstrip())] + raw[len(raw.rstrip()) :]
-        return stripped if ("\n" in edges or "\r" in edges) else raw
+    @staticmethod
+    def _clean_key(raw: str) -> str:
+        """Whitespace around a bare key is layout (``, key:`` written JSON-style), not part of the key."""
+        return raw.strip(" \t\r\n")
 
     def _key_done(self, key: str) -> None:
         frame = self.stack[-1]
         self._arg(("," if frame.count else "") + json.dumps(key, ensure_ascii=False) + ":")
         frame.count += 1
-        self.member, self.step = key, self._value
+        self.step = self._value
 
     def _value(self) -> bool:
         """A value after ``key:`` or in an array (where ``]`` may close it)."""
@@ -490,8 +503,7 @@ class _Reader(BlockReader):
             self.step = self._string
         elif c in "{[":
             self.pos += 1
-            member = None if frame.closer == "]" else self.member
-            self._open("}" if c == "{" else "]", child_schema(frame.schema, member))
+            self._open("}" if c == "{" else "]")
         else:
             self.mark = self.scan = pos
             self.step = self._scalar
@@ -575,15 +587,10 @@ def _scalar_value(token: str):
     raise ValueError(token)
 
 
-def _declared_keys(tools: list | None) -> dict[str, dict]:
-    """``{tool name: declared parameters schema}`` from OpenAI-style tool declarations (``{}`` when it has none)."""
-    out: dict[str, dict] = {}
-    for tool in tools or []:
-        fn = tool.get("function", tool) if isinstance(tool, dict) else None
-        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-            params = fn.get("parameters")
-            out[fn["name"]] = params if isinstance(params, dict) else {}
-    return out
+def _declared_names(tools: list | None) -> set[str]:
+    """The tool names of OpenAI-style tool declarations."""
+    fns = [tool.get("function", tool) for tool in tools or [] if isinstance(tool, dict)]
+    return {fn["name"] for fn in fns if isinstance(fn, dict) and isinstance(fn.get("name"), str)}
 
 
 PARSERS = [Gemma4Parser]  # registry entry (see harness/parse/registry.py)

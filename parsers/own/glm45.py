@@ -35,7 +35,11 @@ Reading rules:
   decode; anything else is a string).
 - Drift recovered:
 
-  - a missing ``</tool_call>`` when only whitespace (or stop markers) follows a complete value up to the end;
+  - a missing ``</tool_call>`` when only whitespace (or stop markers) follows a complete value up to the end
+    (canitoolcall's ``glm47-truncated-before-close-call`` wants no call there: a policy difference, since
+    more arguments could have followed), or the closer cut off by the end;
+  - a missing ``</arg_value>`` before the value's first ``</tool_call>``, when only whitespace follows that up to
+    the end and the value holds no ``</arg_value>``;
   - a JSON call instead of the name (``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, also
     ``"parameters"``, arguments as a JSON string, the OpenAI ``function`` envelope, an array of calls) and JSON
     arguments after the name (``<tool_call>NAME {"a": 1}</tool_call>``), both read to the first ``</tool_call>``
@@ -49,10 +53,12 @@ Reading rules:
     *surfaced* (the drift slice's ``literal-backslash-escapes`` mutator escapes only the layout);
   - JSON double-encoded inside a value whose schema wants an object or array (``{\\"a\\": 1}``): decoded by the
     shared typing policy (:func:`parsers.own._schema_types.typed_value`, rule 4).
-- Everything else (a bad name, text between parts, an unterminated key or value, a truncated call) is
-  *surfaced*: the block's raw text, from ``<tool_call>`` up to the fault (or to a later ``<tool_call>`` when that
-  comes first), becomes content, then content runs to the next ``</tool_call>`` (kept) or ``<tool_call>``; a
-  diagnostic names the fault. Text is never dropped.
+- A call cut off by the end of the text (inside its name, a key or a value, with no ``</tool_call>`` or later
+  ``<tool_call>`` in it) is dropped with a diagnostic, its markup kept out of content (:mod:`parsers.own._base`).
+- Everything else (a bad name, text between parts, a marker inside a key) is *surfaced*: the block's raw text,
+  from ``<tool_call>`` up to the fault (or to a later ``<tool_call>`` when that comes first), becomes content,
+  then content runs to the next ``</tool_call>`` (kept) or ``<tool_call>``; a diagnostic names the fault. Prose
+  is never dropped.
 - Reasoning: a ``<think>...</think>`` block at the start of the text (only whitespace before it) is reasoning; a
   prefix whose last think marker is an open ``<think>`` starts the text in reasoning. glm47 only: when the
   prefix holds no think marker (an engine or a harness that cuts the prompt's pre-filled ``<think>`` away), text
@@ -168,8 +174,21 @@ class _Reader(ThinkBlockReader):
             self._accept()  # drift: </tool_call> is missing at the end of the text
         elif self.step == self._json and self._json_accept(self.buf[self.value_at :]):
             self.pos = len(self.buf)  # drift: the same after a JSON body
+        elif self.step == self._value and self._value_closed_by_call_close():
+            self._accept()  # drift: </arg_value> is missing before the last </tool_call>
         else:
-            self._surface(len(self.buf), "unterminated call")
+            self._drop_at_end("unterminated call")
+
+    def _value_closed_by_call_close(self) -> bool:
+        """At the end of the text inside a value: a first ``</tool_call>``, no ``</arg_value>`` before it and only
+        whitespace after it, ends the value (its ``</arg_value>`` is missing; canitoolcall's
+        ``glm47-missing-last-close-arg-value``)."""
+        i = self.buf.find(CALL_CLOSE, self.value_at)
+        if i < 0 or self.buf[i + len(CALL_CLOSE) :].strip() or VALUE_CLOSE in self.buf[self.value_at : i]:
+            return False
+        self.pairs.append((self.key, self.buf[self.value_at : i]))
+        self.pos = len(self.buf)
+        return True
 
     def _compact(self) -> None:
         """Drop consumed text (inside a block, only what precedes its ``<tool_call>``)."""
@@ -338,8 +357,15 @@ class _Reader(ThinkBlockReader):
             self.pos = self.value_at = self.scan = pos
             self.step, self.json_kind = self._json, "args"
             return True
-        if self._held_prefix(pos) and (KEY_OPEN.startswith(self.buf[pos:]) or CALL_CLOSE.startswith(self.buf[pos:])):
+        rest = self.buf[pos:]
+        if self._held_prefix(pos) and (KEY_OPEN.startswith(rest) or CALL_CLOSE.startswith(rest)):
             return False
+        if self.final and KEY_OPEN.startswith(rest):
+            return False  # maybe an argument, cut off by the end of the text: the call is (_at_end)
+        if self.final and CALL_CLOSE.startswith(rest):
+            self.pos = len(self.buf)  # drift: the closer cut off by the end of the text
+            self._accept()
+            return True
         raise Malformed(pos, "expected <arg_key> or </tool_call>")
 
     def _key(self) -> bool:
@@ -377,7 +403,8 @@ class _Reader(ThinkBlockReader):
         raise Malformed(pos, "expected <arg_value> after </arg_key>")
 
     def _value(self) -> bool:
-        """``VALUE</arg_value>``: the first closer followed by ``<arg_key>``, ``</tool_call>`` or the end."""
+        """``VALUE</arg_value>``: the first closer followed by ``<arg_key>``, ``</tool_call>`` or the end (or a part
+        of either cut off by it)."""
         buf = self.buf
         while True:
             i = buf.find(VALUE_CLOSE, self.scan)
@@ -389,7 +416,8 @@ class _Reader(ThinkBlockReader):
                 self.scan = i
                 return False
             rest = buf[j : j + _MAXLEN]
-            if buf.startswith(KEY_OPEN, j) or buf.startswith(CALL_CLOSE, j) or (j == len(buf) and self.final):
+            cut = self.final and (KEY_OPEN.startswith(buf[j:]) or CALL_CLOSE.startswith(buf[j:]))  # by the end
+            if buf.startswith(KEY_OPEN, j) or buf.startswith(CALL_CLOSE, j) or cut:
                 self.pairs.append((self.key, buf[self.value_at : i]))
                 self.pos, self.step, self.after_value = i + len(VALUE_CLOSE), self._sep, True
                 return True

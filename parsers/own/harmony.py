@@ -14,7 +14,8 @@ Reading rules:
   order and separated by whitespace: ``<|channel|>NAME``, a recipient ``to=RECIPIENT``, and a content type
   (``<|constrain|>json``, or one bare word: ``json``, ``code``). So the template's ``to=functions.f<|channel|>
   commentary json`` and the field's ``<|channel|>commentary to=functions.f <|constrain|>json`` read alike. A
-  name or recipient runs to whitespace or ``<|``.
+  name or recipient runs to whitespace or ``<|``. Drift: a second ``<|channel|>`` restarts a header that has
+  addressed no function yet (``<|channel|>commentary to=assistant<|channel|>final``), with a diagnostic.
 - A message whose recipient is ``functions.NAME`` -- or a bare ``NAME`` that is not a built-in tool (``python``,
   ``browser.*``, ``container.*``), as vLLM reads it -- is a call to ``NAME`` on whatever channel it is written
   (``commentary``, ``analysis``, ...). Its body is JSON: the end of the value is found by scanning JSON syntax
@@ -23,16 +24,22 @@ Reading rules:
   control characters in strings, no numbers beyond the double range); after it, only whitespace and then
   ``<|call|>``, ``<|end|>``, ``<|return|>``, the next ``<|start|>``/``<|channel|>`` or the end of the text may
   follow. An empty body is a call without arguments.
+- A message to a built-in tool (recipient ``python``, ``browser.*``, ``container.*``, in the header or after the
+  role) is neither a client call nor text for the user: it is dropped up to its end marker, with a diagnostic
+  (llama.cpp's gpt-oss parser returns no content for it either).
 - Any other message is text: ``analysis`` is reasoning; ``final``, ``commentary`` without a recipient (a
   preamble) and a message without a channel are content. A body ends at ``<|end|>``, ``<|call|>``, ``<|return|>``
   or ``<|endoftext|>`` (consumed) or where another header starts (``<|start|>``, ``<|channel|>``, ``<|message|>``,
   ``<|constrain|>``: the closer is missing). Messages of one field are joined with ``\\n`` (as vLLM joins them);
   content and reasoning are stripped of surrounding whitespace (``None`` when empty).
-- Faults are *surfaced*, never dropped: a header with an unknown marker or a second bare word, a header that
-  never reaches ``<|message|>``, a call to a built-in or to ``assistant``, a role other than ``assistant``, and a
-  call body that is not a JSON object (or has text after it) give the message's raw text, from its start up to
-  the fault, to content; content then runs to the next end marker (kept) or ``<|start|>``, and a diagnostic
-  names the fault. Text with no Harmony structure at all is content.
+- A message cut off by the end of the text (a header with markup that never reaches ``<|message|>``, or call
+  arguments whose JSON never ends and holds no end marker or ``<|start|>``) is dropped with a diagnostic, its
+  markup kept out of content (:mod:`parsers.own._base`).
+- Faults are *surfaced*, never dropped: a header with an unknown marker or a second bare word, a call to
+  ``assistant``, a role other than ``assistant``, and a call body that is not a JSON object (or has text after
+  it) give the message's raw text, from its start up to the fault, to content; content then runs to the next
+  end marker (kept) or ``<|start|>``, and a diagnostic names the fault. Text with no Harmony structure at all
+  is content.
 - A prefix that pre-fills a whole header (``...<|start|>assistant<|channel|>analysis<|message|>``) starts the
   text in that message's body. Trailing stop markers (``<|call|>``, ``<|return|>``, ``<|endoftext|>``) are dropped;
   elsewhere they end a message.
@@ -130,12 +137,22 @@ class _Reader(StepReader):
         return self.holding and not (self.step == self._header and not self.buf[self.msg_at :].strip())
 
     def _at_end(self) -> None:
-        if self.step == self._header:
-            self._surface(len(self.buf), "header without <|message|>", quiet=not self._has_marker())
+        if self.step == self._header and not self._has_marker():
+            self._surface(len(self.buf), "header without <|message|>", quiet=True)  # plain text
+        elif self.step == self._header:
+            self._drop_cut_off("header without <|message|>")
         elif self.step in (self._call_body, self._after_json) and self._json_done_or_none():
             self._accept()  # the call ends at the end of the text (its <|call|> was the stop marker)
-        else:
+        elif any(m in self.buf[self.pos :] for m in _ENDS + (START,)):  # a marker read as JSON string data
             self._surface(len(self.buf), "unterminated call arguments")
+        else:
+            self._drop_cut_off("unterminated call arguments")
+
+    def _drop_cut_off(self, reason: str) -> None:
+        """The message (a header, or a call's arguments) was cut off by the end of the text: dropped."""
+        self._cut_off(self.buf[self.msg_at :], reason)
+        self.pos = len(self.buf)
+        self._new_message()
 
     def _compact(self) -> None:
         """Drop consumed text (a header or call being read keeps its raw text from ``msg_at``)."""
@@ -217,6 +234,12 @@ class _Reader(StepReader):
             i = skip(_WS, h, i)
             if i >= n:
                 break
+            if h.startswith(CHANNEL, i) and channel is not None and (recipient in (None, _ROLE)) and ctype is None:
+                # drift: a second channel restarts a header that addressed no function (``commentary
+                # to=assistant<|channel|>final``, llama.cpp's gpt-oss tests)
+                self.diagnostics.append(f"a header restarted at a second <|channel|> (after {channel!r})")
+                channel = recipient = None
+                words.clear()
             if h.startswith(CHANNEL, i) or h.startswith(CONSTRAIN, i):
                 is_channel = h.startswith(CHANNEL, i)
                 i += len(CHANNEL if is_channel else CONSTRAIN)
@@ -248,11 +271,12 @@ class _Reader(StepReader):
             self._begin_text("reasoning" if channel == "analysis" else "content")
             return
         name = recipient.removeprefix(FUNCTIONS)
-        if (
-            not name
-            or recipient == _ROLE
-            or (not recipient.startswith(FUNCTIONS) and recipient.split(".", 1)[0] in _BUILTINS)
-        ):
+        if not recipient.startswith(FUNCTIONS) and recipient.split(".", 1)[0] in _BUILTINS:
+            self.diagnostics.append(f"a message to the built-in tool {recipient!r} dropped")
+            self.holding, self.kind, self.field = False, "builtin", None
+            self.step = self._builtin_body
+            return
+        if not name or recipient == _ROLE:
             raise Malformed(self.pos, f"not a function call (recipient {recipient!r})")
         self.name, self.kind = name, "call"
         self.step = self._call_body
@@ -280,6 +304,17 @@ class _Reader(StepReader):
         text = self.field.push(text)
         if text:
             self.events.append((self.kind, text))
+
+    def _builtin_body(self) -> bool:
+        """The body of a message to a built-in tool (``python``, ``container.exec``): no client call and not
+        text for the user, so nothing of it is kept, up to its end marker or the next ``<|start|>``."""
+        marker = self._scan(lambda text: None, _ENDS + (START,))
+        if marker is None:
+            return False
+        if marker == START:
+            self.pos -= len(marker)
+        self._new_message()
+        return True
 
     def _resync(self) -> bool:
         """After a surfaced message: content up to the next end marker (kept) or ``<|start|>``."""

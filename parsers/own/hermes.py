@@ -26,11 +26,14 @@ Reading rules:
   (a call without arguments); the OpenAI envelope ``{"type": "function", "function": {"name", "arguments"}}``;
   several call objects (or a JSON array of them) inside one ``<tool_call>`` block; any whitespace (or none)
   around the JSON; a missing ``</tool_call>`` when only whitespace follows the JSON up to the end of the text
-  or the next ``<tool_call>``.
-- Everything else (invalid JSON, JSON that is not a call, text after the JSON, an unterminated call) is
-  *surfaced*: the block's raw text, from ``<tool_call>`` up to the fault (or up to a later ``<tool_call>``
-  when that comes first), becomes content, then content runs to the next ``</tool_call>`` (kept) or
-  ``<tool_call>``; a diagnostic names the fault. Text is never dropped.
+  or the next ``<tool_call>``, or a part of it (or of the next ``<tool_call>``) cut off by the end of the text.
+- A call cut off by the end of the text (unterminated JSON, a lone ``<tool_call>``, no later ``<tool_call>`` in
+  it) is dropped with a diagnostic, its markup kept out of content (:mod:`parsers.own._base`); call objects of
+  the same block read whole before it are kept.
+- Everything else (invalid JSON, JSON that is not a call, text after the JSON) is *surfaced*: the block's raw
+  text, from ``<tool_call>`` up to the fault (or up to a later ``<tool_call>`` when that comes first), becomes
+  content, then content runs to the next ``</tool_call>`` (kept) or ``<tool_call>``; a diagnostic names the
+  fault. Prose is never dropped.
 - Reasoning: a ``<think>...</think>`` block at the start of the text (only whitespace before it) is
   reasoning; a prefix that leaves ``<think>`` open starts the text in reasoning. Inside reasoning only
   ``</think>`` ends it (a call written inside thinking stays reasoning text, as Qwen's reasoning parsers in
@@ -113,7 +116,7 @@ class _Reader(ThinkBlockReader):
         if self.step == self._after_value and self.pos == len(self.buf):
             self._accept()  # drift: </tool_call> is missing at the end of the text
         else:
-            self._surface(len(self.buf), "unterminated call")
+            self._drop_at_end("unterminated call")
 
     def _compact(self) -> None:
         """Drop consumed text (inside a block, only what precedes its ``<tool_call>``)."""
@@ -134,11 +137,15 @@ class _Reader(ThinkBlockReader):
         self.pending: list[tuple[str, dict]] = []  # calls read in this block, emitted when it is accepted
 
     def _accept(self) -> None:
+        self._keep_read_calls()
+        self._reset_call()
+        self.step = self._text
+
+    def _keep_read_calls(self) -> None:
         for name, arguments in self.pending:
             self.events.append(("call", self.n_calls, name, json.dumps(arguments, ensure_ascii=False)))
             self.n_calls += 1
-        self._reset_call()
-        self.step = self._text
+        self.pending = []
 
     def _call_start(self) -> bool:
         """After ``<tool_call>`` (or between values of one block): whitespace, then ``{`` or ``[``."""
@@ -180,8 +187,12 @@ class _Reader(ThinkBlockReader):
             self.step = self._call_start
             return True
         rest = buf[pos : pos + _MAXLEN]
-        if not self.final and (CALL_CLOSE.startswith(rest) or CALL_OPEN.startswith(rest)):
-            return False
+        if CALL_CLOSE.startswith(rest) or CALL_OPEN.startswith(rest):
+            if not self.final:
+                return False
+            self.pos = len(buf)  # drift: the closer (or the next opener) cut off by the end of the text
+            self._accept()
+            return True
         raise Malformed(pos, "expected </tool_call> after the call's JSON")
 
 

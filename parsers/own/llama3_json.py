@@ -26,7 +26,9 @@ Reading rules:
   values raw between the quotes, separated by ``, ``), or else as a Python call with literal keyword values;
   raw values are strings unless the tool is declared with a non-string type for that property, then they
   are typed by :func:`parsers.own._schema_types.typed_value`. Anything else after the tag is *surfaced*: the tag
-  and the text stay in content, with a diagnostic.
+  and the text stay in content, with a diagnostic. A call cut off by the end of the text after the tag or a
+  ``;`` separator (nothing after the tag, or its JSON unterminated) is dropped with a diagnostic, its markup
+  kept out of content; an unterminated ``{`` with neither before it is content (it may be prose).
 - Content is the text outside calls, concatenated and stripped of surrounding whitespace (``None`` when
   empty). Trailing stop markers (``<|eot_id|>``, ``<|eom_id|>``, ``<|end_of_text|>``) are dropped; elsewhere
   they are text. The format has no reasoning.
@@ -171,7 +173,7 @@ class _Reader(StepReader):
         if j == len(buf):
             if not self.final:
                 return False
-            self._not_a_call(None, "nothing after <|python_tag|>")
+            self._drop_cut_off("nothing after <|python_tag|>")
             return True
         if buf[j] == "{":
             self._candidate_at(j)
@@ -212,7 +214,10 @@ class _Reader(StepReader):
         if done is None:
             if not self.final:
                 return False
-            self._not_a_call(None, "unterminated JSON")
+            if self.tag_at is None and self.sep_at is None:  # a lone unterminated ``{``: maybe prose
+                self._not_a_call(None, "unterminated JSON")
+            else:
+                self._drop_cut_off("unterminated JSON")
             return True
         end, value = done
         parsed = _json_call(value)
@@ -229,6 +234,14 @@ class _Reader(StepReader):
         self.sep_at = self.tag_at = self.json = None
         self.after_call = True
         self.step = self._text
+
+    def _drop_cut_off(self, reason: str) -> None:
+        """A call after ``<|python_tag|>`` or a ``;`` separator, cut off by the end of the text: dropped, with the
+        tag and separator (:mod:`parsers.own._base`)."""
+        starts = [i for i in (self.sep_at, self.tag_at, self.json.start if self.json else None) if i is not None]
+        self._cut_off(self.buf[min(starts) :], reason)
+        self.sep_at = self.tag_at = self.json = None
+        self.pos, self.step = len(self.buf), self._text
 
     def _not_a_call(self, end: int | None, reason: str) -> None:
         """The candidate is not a call: a held separator and ``<|python_tag|>`` go to content (the tag with a

@@ -31,7 +31,8 @@ Reading rules (the same as Qwen3-Coder's, see :mod:`parsers.own.qwen3_coder` for
   block end and a new block, then ``<invoke name="``); ``</minimax:tool_call>`` missing at the end of the
   text or before the next block; any whitespace (or none) between the tags; JSON double-encoded inside a value
   whose schema wants an object or array (:func:`parsers.own._schema_types.typed_value`, rule 4).
-- Malformed blocks are surfaced: the opener stays in content and the text after it is read again as content.
+- A block cut off by the end of the text is dropped (the complete invokes before the cut kept); other malformed
+  blocks are surfaced: the opener stays in content and the text after it is read again as content.
 - Reasoning: the prompt always ends ``<think>\\n``; a turn with reasoning renders as ``REASONING\\n</think>\\n\\n...``
   (prefix ``""``), one without as plain content and calls (prefix ``<think>\\n``, never closed). So text before a
   ``</think>`` that precedes any call is reasoning, whatever the prefix says; an explicit ``<think>`` at the start

@@ -24,10 +24,11 @@ Reading rules:
 - The JSON's end is found by scanning its syntax (strings, escapes, nesting), never by searching for the next
   marker, so marker text inside a string value is data; it is then decoded with :func:`json.loads` (``NaN``,
   ``Infinity`` and numbers beyond the double range are not JSON).
-- Anything else (no name, an unknown marker after the name, invalid JSON, arguments that are not an object,
-  an unterminated call) is *surfaced*: the raw text from ``[TOOL_CALLS]`` up to the fault (or up to a later
-  ``[TOOL_CALLS]`` when that comes first) becomes content, with a diagnostic, and reading goes on from there.
-  Text is never dropped.
+- A call cut off by the end of the text (its JSON unterminated, or nothing after ``[TOOL_CALLS]``; no later
+  ``[TOOL_CALLS]`` in it) is dropped with a diagnostic, its markup kept out of content (:mod:`parsers.own._base`).
+- Anything else (no name, an unknown marker after the name, invalid JSON, arguments that are not an object)
+  is *surfaced*: the raw text from ``[TOOL_CALLS]`` up to the fault (or up to a later ``[TOOL_CALLS]`` when that
+  comes first) becomes content, with a diagnostic, and reading goes on from there. Prose is never dropped.
 - Content is the text outside calls (before, between and after them), concatenated and stripped of
   surrounding whitespace (``None`` when empty). Trailing ``</s>`` is dropped; elsewhere it is text. These
   templates write no reasoning.
@@ -114,7 +115,7 @@ class _Reader(BlockReader):
             self.buf, self.pos = self.buf[self.pos :], 0
 
     def _at_end(self) -> None:
-        self._surface(len(self.buf), "unterminated call")
+        self._drop_at_end("unterminated call")
 
     def _surface(self, at: int, reason: str) -> None:
         """A fault at ``at``: :meth:`_faulted` surfaces the call once it may."""

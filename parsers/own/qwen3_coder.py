@@ -36,16 +36,27 @@ Reading rules:
   MiniMax it is structure). It is taken when no strict parse exists, and also when the strict parse's value
   would run across a call boundary -- ``</function>``, optionally ``</tool_call>`` and a new ``<tool_call>``,
   then ``<function=`` -- and the parse that ends the value at that boundary's ``</function>`` holds (so the
-  first of two calls missing its last ``</parameter>`` no longer swallows the second). ``</tool_call>``
-  missing at the end of the text or before the next ``<tool_call>``; any whitespace (or none) between the
-  structural tags; no padding newlines.
+  first of two calls missing its last ``</parameter>`` no longer swallows the second). A value with no
+  ``</parameter>`` in it that holds, after whitespace, a whole ``<parameter=KEY>`` tag of a KEY the tool declares
+  and the call does not set ends there (vLLM's missing-close-parameter case; undeclared or already set keys stay
+  data, so a value cannot inject an argument). ``</tool_call>`` missing (or cut off) at the end of the text or
+  missing before the next ``<tool_call>``; any whitespace (or none) between the structural tags; no padding
+  newlines. A bare ``<function=...>`` with no ``<tool_call>`` before it (llama.cpp's Qwen3-Coder tests) is a
+  call when it parses whole and only whitespace, ``</tool_call>``, another call or the end follows; otherwise
+  its text is content.
 - Typing drift: JSON double-encoded inside a value whose schema wants an object or array (``{\\"a\\": 1}``) is
   decoded by the shared policy (:func:`parsers.own._schema_types.typed_value`, rule 4).
-- Everything else (no ``<function=`` after ``<tool_call>``, text between parameters, an unterminated call) is
-  *surfaced*: the ``<tool_call>`` opener stays in content and the text after it is read again as content (a later
-  ``<tool_call>`` starts a new block); a diagnostic names the fault. Text is never dropped.
+- A call cut off by the end of the text (more text could still complete it, and no ``</tool_call>`` or later
+  ``<tool_call>`` is in it) is dropped with a diagnostic, its markup kept out of content; in a block of several
+  functions the complete ones before it are kept (:mod:`parsers.own._base`).
+- Everything else (no ``<function=`` after ``<tool_call>``, text between parameters) is *surfaced*: the
+  ``<tool_call>`` opener stays in content and the text after it is read again as content (a later
+  ``<tool_call>`` starts a new block); a diagnostic names the fault. Prose is never dropped.
 - Reasoning: the templates pre-fill ``<think>`` in the prompt (Nemotron with thinking on; MiniMax always), and the
-  rendered completion then starts inside the reasoning, with no opener. So text before a ``</think>`` that comes
+  rendered completion then starts inside the reasoning, with no opener. Qwen3-Coder dialect: a prefix that
+  leaves ``<think>`` open starts the text in reasoning, up to ``</think>`` or (drift, llama.cpp's Qwen3.5 tests)
+  a ``<tool_call>``, else to the end; a ``<think>`` right at its start is that opener written again. With no
+  think marker in the prefix (and for MiniMax, whatever the prefix says), text before a ``</think>`` that comes
   before any call is reasoning; an explicit ``<think>`` at the start (only whitespace before it) opens a
   reasoning block that runs to ``</think>`` (or to the end). A prefix that closes its ``<think>`` block
   (thinking off) makes the text content from the start. ``<think>`` and ``</think>`` after content or a call are
@@ -91,6 +102,7 @@ class Dialect:
     parameter_close: str  # "</parameter>"         "</parameter>"
     padded: bool  # one newline of padding on each side of a value
     tojson: bool = False  # non-strings written with tojson (MiniMax), not Python str() (Qwen3-Coder)
+    prefilled_think: bool = False  # a prefix that leaves <think> open starts the text in reasoning
 
     @property
     def call_open(self) -> str:
@@ -111,7 +123,14 @@ class Dialect:
 
 
 QWEN3_CODER = Dialect(
-    _fmt.SPEC, _fmt.FUNCTION_OPEN, ">", _fmt.FUNCTION_CLOSE, _fmt.PARAMETER_OPEN, _fmt.PARAMETER_CLOSE, padded=True
+    _fmt.SPEC,
+    _fmt.FUNCTION_OPEN,
+    ">",
+    _fmt.FUNCTION_CLOSE,
+    _fmt.PARAMETER_OPEN,
+    _fmt.PARAMETER_CLOSE,
+    padded=True,
+    prefilled_think=True,
 )
 
 
@@ -157,7 +176,9 @@ class Qwen3CoderParser(XmlCallParser):
         "comes back as null (generated seed 5, 400 cases: 5 cases). Under an ``integer`` schema an "
         "integral float such as ``140.0`` stays a string (the observed mlx-lm case). Keys and names "
         "holding ``>`` cannot be written.",
-        "Calls written without the ``<tool_call>`` wrapper (a bare ``<function=...>``) are content.",
+        "A bare ``<function=...>`` (no ``<tool_call>``) is a call only when it parses whole up to the end, "
+        "another call or ``</tool_call>``; else it is content. After the prompt's open ``<think>``, a "
+        "``<think>`` written again is the same opener (llama.cpp's Qwen3.5 test keeps it as reasoning text).",
     )
 
 
@@ -174,6 +195,7 @@ class _Parse:
     end: int
     clean: bool
     items: tuple
+    cut_at: int = -1  # where a later function of the block, cut off by the end of the text, starts (dropped)
 
 
 class _BlockSearch:
@@ -187,12 +209,13 @@ class _BlockSearch:
     the values hold.
     """
 
-    def __init__(self, d: Dialect, buf: str, start: int, final: bool):
+    def __init__(self, d: Dialect, buf: str, start: int, final: bool, bare: bool = False):
         self.d, self.buf, self.start, self.final, self.n = d, buf, start, final, len(buf)
+        self.bare = bare  # the block starts at a bare function opener (no call_open before it)
         self.memo: dict[tuple, object] = {}
 
     def run(self):
-        return self._solve(("functions", self.start + len(self.d.call_open)))
+        return self._solve(("functions", self.start if self.bare else self.start + len(self.d.call_open)))
 
     def _solve(self, root: tuple):
         memo = self.memo
@@ -244,7 +267,7 @@ class _BlockSearch:
     def _prepend(items: tuple, result):
         if result is None or result is PENDING:
             return result
-        return _Parse(result.end, result.clean, items + result.items)
+        return _Parse(result.end, result.clean, items + result.items, result.cut_at)
 
     # -- grammar rules (generators: ``result = yield (rule, *args)``; ``return`` gives the rule's result)
 
@@ -334,9 +357,14 @@ class _BlockSearch:
         if buf.startswith(d.call_close, q):
             return self._after_block(q + len(d.call_close))
         if buf.startswith(d.function_open, q):
-            return (yield ("functions", q))
+            result = yield ("functions", q)
+            if result is None and self.final and _cut_off(d, buf, q, bare=True):
+                return _Parse(self.n, True, (), q)  # the block's next function was cut off by the end: dropped
+            return result
         if buf.startswith(d.call_open, q):  # drift: </tool_call> missing before the next call
             return _Parse(i, True, ())
+        if self.final and any(m.startswith(buf[q:]) for m in (d.call_close, d.call_open, d.function_open)):
+            return _Parse(self.n, True, ())  # drift: </tool_call> (or the next opener) cut off by the end
         return PENDING if self._partial(q, d.call_close, d.function_open, d.call_open) else None
 
     def _after_block(self, i: int):
@@ -366,16 +394,27 @@ class _Reader(StepReader):
 
     def __init__(self, dialect: Dialect, tools: list | None, prefix: str):
         self.d, self.tools = dialect, tools
-        markers = tuple(dict.fromkeys(dialect.spec.markers + dialect.spec.stop_markers + (THINK_OPEN, THINK_CLOSE)))
+        spec = dialect.spec
+        markers = tuple(
+            dict.fromkeys(spec.markers + spec.stop_markers + (THINK_OPEN, THINK_CLOSE, dialect.function_open))
+        )
         self.prefixes = proper_prefixes(markers)
         self.maxlen = max(map(len, markers))
         self.text_stop = re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]")
         super().__init__()
         self.scan = 0
         self.call_at = -1
+        self.bare = False  # the block being read starts at a bare function opener
+        e = re.escape
+        self._tag = re.compile(rf"(?<=\s){e(dialect.parameter_open)}([^<>\n]{{1,{_NAME_LIMIT}}}?){e(dialect.name_end)}")
         i = prefix.rfind(THINK_OPEN)
         closed = i >= 0 and THINK_CLOSE in prefix[i:]
-        self.step = self._text if closed else self._start  # thinking off: no reasoning in the text
+        if closed:  # thinking off: no reasoning in the text
+            self.step = self._text
+        elif i >= 0 and dialect.prefilled_think:  # thinking on: the text starts inside reasoning
+            self.step = self._prefilled
+        else:
+            self.step = self._start
 
     # ---- driving
 
@@ -403,7 +442,7 @@ class _Reader(StepReader):
                 self._emit_reasoning(buf[start:i])
                 self.pos, self.step = i + len(THINK_CLOSE), self._text
                 return True
-            if buf.startswith(self.d.call_open, i):
+            if buf.startswith(self.d.call_open, i) or buf.startswith(self.d.function_open, i):
                 self.step = self._text  # content up to the call: the text state emits it
                 return True
             if buf.startswith(THINK_OPEN, i):
@@ -428,9 +467,34 @@ class _Reader(StepReader):
             return True
         return False
 
+    def _prefilled(self) -> bool:
+        """The prompt left ``<think>`` open: a ``<think>`` at the very start is that opener written again."""
+        buf, j = self.buf, self.pos
+        while j < len(buf) and buf[j] in _WS:
+            j += 1
+        if buf.startswith(THINK_OPEN, j):
+            self.pos = j + len(THINK_OPEN)
+            self.diagnostics.append("a <think> after the prompt's open <think> read as the same opener")
+        elif not self.final and THINK_OPEN.startswith(buf[j : j + len(THINK_OPEN)]):
+            return False  # whitespace, or the start of a <think>, so far
+        self.step = self._open_reasoning
+        return True
+
+    def _open_reasoning(self) -> bool:
+        """Reasoning after the prompt's ``<think>``, up to ``</think>`` or (drift) a ``<tool_call>``."""
+        marker = self._scan(self._emit_reasoning, (THINK_CLOSE, self.d.call_open))
+        if marker is None:
+            return False
+        if marker != THINK_CLOSE:  # a call ends the reasoning: the text state reads it
+            self.pos -= len(marker)
+        self.step = self._text
+        return True
+
     def _text(self) -> bool:
-        if self._scan(self._emit_content, (self.d.call_open,)) is not None:
-            self.call_at = self.pos - len(self.d.call_open)
+        marker = self._scan(self._emit_content, (self.d.call_open, self.d.function_open))
+        if marker is not None:
+            self.call_at = self.pos - len(marker)
+            self.bare = marker == self.d.function_open
             self.step = self._call
             return True
         return False
@@ -438,11 +502,18 @@ class _Reader(StepReader):
     # ---- calls
 
     def _call(self) -> bool:
-        result = _BlockSearch(self.d, self.buf, self.call_at, self.final).run()
+        result = _BlockSearch(self.d, self.buf, self.call_at, self.final, self.bare).run()
         if result is PENDING:
             return False
         at, self.call_at = self.call_at, -1
-        if result is None:
+        if result is None and self.bare:  # not a whole call: prose that names a function opener
+            opener_end = at + len(self.d.function_open)
+            self._emit_content(self.buf[at:opener_end])
+            self.pos = opener_end
+        elif result is None and _cut_off(self.d, self.buf, at):
+            self._cut_off(self.buf[at:], "unterminated call")
+            self.pos = len(self.buf)
+        elif result is None:
             opener_end = at + len(self.d.call_open)
             self.diagnostics.append(f"malformed call surfaced as content: {self.buf[at : at + 80]!r}")
             self._emit_content(self.buf[at:opener_end])
@@ -451,25 +522,63 @@ class _Reader(StepReader):
             for name, arguments in self._calls(result.items):
                 self.events.append(("call", self.n_calls, name, arguments))
                 self.n_calls += 1
+            if result.cut_at >= 0:
+                self._cut_off(self.buf[result.cut_at :], "unterminated call")
             self.pos = result.end
         self.step = self._text
         return True
 
     def _calls(self, items: tuple) -> list[tuple[str, str]]:
         calls: list[tuple[str, dict]] = []
-        for item in items:
-            if item[0] == "f":
+        pairs: list[tuple[str, str]] = []
+        for item in items + (("f", None),):  # the sentinel flushes the last call's pairs
+            if item[0] == "p":
+                pairs.append((item[1], item[2]))
+                continue
+            if calls:
+                self._arguments(*calls[-1], self._split_unclosed(calls[-1][0], pairs))
+            pairs = []
+            if item[1] is not None:
                 calls.append((item[1], {}))
-            else:
-                name, arguments = calls[-1]
-                key, raw = item[1], item[2]
-                if self.d.padded:
-                    raw = raw[1:] if raw.startswith("\n") else raw
-                    raw = raw[:-1] if raw.endswith("\n") else raw
-                schema = property_schema(self.tools, name, key)
-                value = tojson_typed(raw, schema) if self.d.tojson else typed_value(raw, schema)
-                arguments[key] = value if _jsonable(value) else raw
         return [(name, json.dumps(arguments, ensure_ascii=False)) for name, arguments in calls]
+
+    def _split_unclosed(self, name: str, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Drift (vLLM's ``missing-close-parameter`` shape): a value with no ``</parameter>`` in it that holds,
+        after whitespace, a whole ``<parameter=KEY>`` tag whose KEY the tool declares and the call does not set
+        is cut there (its closer is missing); the tag starts that parameter. Undeclared or already set keys
+        stay data (a value may quote the format)."""
+        keys = {key for key, _ in pairs}
+        out = []
+        for key, raw in pairs:
+            while self.d.parameter_close not in raw:
+                m = self._tag.search(raw)
+                if not m or m.group(1) in keys or property_schema(self.tools, name, m.group(1)) is None:
+                    break
+                head = raw[: m.start()]
+                out.append((key, head if self.d.padded or not head.endswith("\n") else head[:-1]))
+                key, raw = m.group(1), raw[m.end() :]
+                keys.add(key)
+            out.append((key, raw))
+        return out
+
+    def _arguments(self, name: str, arguments: dict, pairs: list[tuple[str, str]]) -> None:
+        """Type each raw value (padding removed) by its schema into ``arguments``."""
+        for key, raw in pairs:
+            if self.d.padded:
+                raw = raw[1:] if raw.startswith("\n") else raw
+                raw = raw[:-1] if raw.endswith("\n") else raw
+            schema = property_schema(self.tools, name, key)
+            value = tojson_typed(raw, schema) if self.d.tojson else typed_value(raw, schema)
+            arguments[key] = value if _jsonable(value) else raw
+
+
+def _cut_off(d: Dialect, buf: str, at: int, bare: bool = False) -> bool:
+    """At the end of the text, the block (``bare``: the function) at ``at`` has no parse: was it cut off by the
+    end -- no ``</tool_call>`` or later ``<tool_call>`` in it, and more text could have completed it?"""
+    body = at + len(d.function_open if bare else d.call_open)
+    if buf.find(d.call_close, body) >= 0 or buf.find(d.call_open, body) >= 0:
+        return False
+    return _BlockSearch(d, buf, at, final=False, bare=bare).run() is PENDING
 
 
 def _jsonable(value) -> bool:

@@ -10,6 +10,8 @@ prefix)``, ``stream(tools, prefix)``, ``name``/``formats``/``library``/``version
 - strict texts x stop markers: one-shot equals streaming under :func:`chunkings`, no marker leaks, no diagnostics;
 - drift recovered: the expected calls, no diagnostics;
 - malformed text surfaced: no call, the text kept as content, a ``surfaced`` diagnostic;
+- a call cut off by the end of the text dropped: the complete calls and the prose, no marker, a ``cut off``
+  diagnostic;
 - marker hold-back at every two-part split point (:func:`assert_hold_back`);
 - the rendered corpus of each template through the runner's modes (:func:`evaluate_corpus`).
 
@@ -234,6 +236,8 @@ class Conformance:
 
     ``strict``/``recovered``: case name -> :class:`Text` (the texts already carry any stop or lead the format's
     tests add; ``stops`` are appended to each strict text in turn). ``surfaced``: case name -> malformed text.
+    ``cut_off``: case name -> :class:`Text` whose last call is cut off by the end of the text, and the message
+    it must parse to (that call dropped, the rest kept).
     ``prefix``: the generation-prompt tail the strict, drift and surfaced texts are parsed after.
     ``hold_back``: texts split at every point, after each of ``hold_back_prefixes``. ``models``: catalog models whose
     rendered corpus must pass; ``modes``: the modes :func:`evaluate_corpus` must find for the parser out of
@@ -247,6 +251,7 @@ class Conformance:
     stops: tuple[str, ...] = ("",)
     recovered: Mapping[str, Text] = field(default_factory=dict)
     surfaced: Mapping[str, str] | Sequence[str] = field(default_factory=dict)
+    cut_off: Mapping[str, Text] = field(default_factory=dict)
     prefix: str = ""
     hold_back: tuple[str, ...] = ()
     hold_back_prefixes: tuple[str, ...] = ("",)
@@ -282,6 +287,7 @@ class ParserConformance:
             "strict_case": cfg.strict,
             "recovered_case": cfg.recovered,
             "surfaced_case": cfg.surfaced,
+            "cut_off_case": cfg.cut_off,
             "hold_back_text": cfg.hold_back,
             "model": cfg.models,
         }
@@ -352,6 +358,13 @@ class ParserConformance:
         assert message.tool_calls == []
         assert message.content == text.removesuffix(cfg.surfaced_suffix).strip()
         assert message.diagnostics and cfg.surfaced_note in message.diagnostics[0]
+
+    def test_call_cut_off_by_the_end_is_dropped(self, cut_off_case):
+        cfg = self.CONFIG
+        case = cfg.cut_off[cut_off_case]
+        message = assert_stream_matches(self.parser, case.text, case.tools, cfg.prefix, extra_markers=cfg.extra_markers)
+        assert view(message) == expected_view(case.calls, case.content, case.reasoning)
+        assert any("cut off" in d for d in message.diagnostics), message.diagnostics
 
     def test_marker_hold_back_at_every_split_point(self, hold_back_text, hold_back_prefix):
         assert_hold_back(self.parser, hold_back_text, prefix=hold_back_prefix, extra_markers=self.CONFIG.extra_markers)

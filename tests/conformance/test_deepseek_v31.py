@@ -112,9 +112,24 @@ SURFACED = {
     "marker-before-sep": calls_block(CALL_BEGIN + "f" + CALL_END),
     "v3-without-fence": calls_block(f"{CALL_BEGIN}function{SEP}f {{}}{CALL_END}"),
     "v3-no-name": calls_block(f"{CALL_BEGIN}function{SEP}\n```json\n{{}}\n```{CALL_END}"),
-    "empty-section": CALLS_BEGIN + CALLS_END,
-    "unterminated": CALLS_BEGIN + CALL_BEGIN + "f" + SEP + '{"a": ',
 }
+
+# The last call (or an opened section) is cut off by the end of the text: dropped, what came before kept.
+CUT_OFF = {
+    "unterminated": (CALLS_BEGIN + CALL_BEGIN + "f" + SEP + '{"a": ', [], None),
+    "second-call": (
+        "Both." + CALLS_BEGIN + ds_call("a", {"x": 1}) + CALL_BEGIN + "b" + SEP + '{"q": "ca',
+        [("a", {"x": 1})],
+        "Both.",
+    ),
+    "section-opener-only": ("Let me check." + CALLS_BEGIN, [], "Let me check."),
+}
+
+
+def test_empty_section_is_dropped():
+    message = assert_stream_matches(PARSER, "Nothing to call." + CALLS_BEGIN + " " + CALLS_END)
+    assert view(message) == ("Nothing to call.", None, [])
+    assert message.diagnostics == ["empty tool-call section dropped"]
 
 
 # ---- thinking ------------------------------------------------------------------------------------------
@@ -240,7 +255,8 @@ FRAGMENTS = st.sampled_from(
 def test_property_arbitrary_text_never_raises_or_drops(pieces, prefix, data):
     text = "".join(pieces)
     message = PARSER.parse(text, None, prefix)
-    if not message.tool_calls and "think>" not in text:
+    dropped = any("dropped" in d for d in message.diagnostics)  # a cut-off call or an empty section
+    if not message.tool_calls and "think>" not in text and not dropped:
         kept = (message.reasoning or "") + (message.content or "")
         assert "".join(kept.split()) == "".join(body_without_stops(text, FMT.stop_markers).split())
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
@@ -273,6 +289,7 @@ class TestDeepSeekV31(ParserConformance):
         stops=("", EOS, EOS + "\n"),
         recovered={k: Text(text + EOS, calls) for k, (text, calls) in RECOVERED.items()},
         surfaced=SURFACED,
+        cut_off={k: Text(*v) for k, v in CUT_OFF.items()},
         hold_back=tuple(HOLD_BACK_TEXTS),
         hold_back_prefixes=("", "<think>"),
         models=("deepseek-v3.1",),

@@ -237,11 +237,44 @@ SURFACED = {
     f"\n{BLOCK_CLOSE}",
     "prose-in-invoke": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\nsome words\n{INVOKE_CLOSE}\n{BLOCK_CLOSE}',
     "json-body-not-object": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{{"a": 1,}}\n{INVOKE_CLOSE}\n{BLOCK_CLOSE}',
-    "empty-block": f"{BLOCK_OPEN}\n{BLOCK_CLOSE}",
     "prose-in-block": f"{BLOCK_OPEN}\nI will call f.\n{BLOCK_CLOSE}",
-    "unterminated-value": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{PARAM_OPEN} name="a" string="true">open',
-    "unterminated-head": f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f',
 }
+
+# The last invoke is cut off by the end of the text: dropped, what came before kept.
+CUT_OFF = {
+    "unterminated-value": (
+        f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{PARAM_OPEN} name="a" string="true">open',
+        [],
+        None,
+    ),
+    "unterminated-head": (f'Calling.\n\n{BLOCK_OPEN}\n{INVOKE_OPEN} name="f', [], "Calling."),
+    "second-invoke": (
+        f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="a">\n{PARAM_OPEN} name="x" string="false">1{PARAM_CLOSE}\n'
+        f'{INVOKE_CLOSE}\n{INVOKE_OPEN} name="b">\n{PARAM_OPEN} name="q"',
+        [("a", {"x": 1})],
+        None,
+    ),
+    # after a whole parameter, "<｜DSML" may open another parameter: the call may be incomplete
+    "maybe-another-parameter": (
+        f'{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{PARAM_OPEN} name="a" string="true">x{PARAM_CLOSE}\n<｜DSML',
+        [],
+        None,
+    ),
+}
+
+
+def test_closer_cut_off_by_the_end_keeps_the_call():
+    """``</｜DSML`` after a whole parameter can only begin a closer: the call is complete (drift
+    truncate-in-closer)."""
+    head = f'Checking.\n\n{BLOCK_OPEN}\n{INVOKE_OPEN} name="f">\n{PARAM_OPEN} name="a" string="true">x{PARAM_CLOSE}\n'
+    for tail in ("</｜DSML", INVOKE_CLOSE + "\n</｜DSML｜func", INVOKE_CLOSE + "\n<｜DSML｜inv"):
+        message = assert_stream_matches(PARSER, head + tail, prefix=OFF)
+        assert view(message) == expected_view([("f", {"a": "x"})], "Checking."), tail
+
+
+def test_empty_block_is_dropped():
+    message = assert_stream_matches(PARSER, f"Done.\n\n{BLOCK_OPEN}\n{BLOCK_CLOSE}", prefix=OFF)
+    assert view(message) == ("Done.", None, []) and message.diagnostics == ["empty tool-call section dropped"]
 
 
 def test_bad_invoke_between_good_ones_keeps_them():
@@ -399,7 +432,8 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, prefix, typed, da
     text = "".join(pieces)
     tools = [tool("f", {"k": {"type": "string"}, "n": {"type": "integer"}, "m": {"type": "number"}})] if typed else None
     message = PARSER.parse(text, tools, prefix)
-    if not message.tool_calls and "think>" not in text:
+    dropped = any("dropped" in d for d in message.diagnostics)  # a cut-off call or an empty section
+    if not message.tool_calls and "think>" not in text and not dropped:
         kept = (message.reasoning or "") + (message.content or "")
         assert "".join(kept.split()) == "".join(body_without_stops(text, FMT.stop_markers).split())
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
@@ -442,6 +476,7 @@ class TestDeepSeekV32(ParserConformance):
         prefix=OFF,
         recovered={k: Text(text + EOS, calls) for k, (text, calls) in RECOVERED.items()},
         surfaced=SURFACED,
+        cut_off={k: Text(*v) for k, v in CUT_OFF.items()},
         hold_back=tuple(HOLD_BACK_TEXTS),
         hold_back_prefixes=("", OFF),
         models=("deepseek-v3.2",),

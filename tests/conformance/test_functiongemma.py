@@ -177,10 +177,15 @@ SURFACED = {
     "empty-value": f"{OPEN}call:f{{a:,b:1}}{CLOSE}",
     "marker-in-value": f"{OPEN}call:f{{a:1<start_of_turn>}}{CLOSE}",
     "overflowing-number": f"{OPEN}call:f{{a:1e400}}{CLOSE}",
-    "unterminated-string": f"{OPEN}call:f{{a:{ESC}open",
-    "unterminated-call": f"{OPEN}call:f{{a:1",
     "text-after-arguments": f"{OPEN}call:f{{}} trailing{CLOSE}",
-    "opener-alone": OPEN,
+}
+
+# The last call is cut off by the end of the text: dropped, what came before kept.
+CUT_OFF = {
+    "unterminated-string": (f"{OPEN}call:f{{a:{ESC}open", [], None),
+    "unterminated-call": (f"Sure.{OPEN}call:f{{a:1", [], "Sure."),
+    "opener-alone": (OPEN, [], None),
+    "second-call": (f"{OPEN}call:a{{x:1}}{CLOSE}{OPEN}call:b{{q:{ESC}ca", [("a", {"x": 1})], None),
 }
 
 
@@ -299,6 +304,8 @@ def test_property_arbitrary_text_never_raises_and_streams_alike(pieces, data):
         body = text.rstrip()
         while body.endswith(FMT.stop_markers):
             body = next(body[: -len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
+        if any("cut off" in d for d in message.diagnostics):  # the last call, cut off by the end, is dropped
+            body = body[: body.rfind(OPEN)]
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
     for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
@@ -388,6 +395,7 @@ class TestFunctionGemma(ParserConformance):
         stops=("", "<start_function_response>", "<end_of_turn>\n", "<eos>"),
         recovered={k: Text(*v) for k, v in RECOVERED.items()},
         surfaced=SURFACED,
+        cut_off={k: Text(*v) for k, v in CUT_OFF.items()},
         hold_back=tuple(HOLD_BACK_TEXTS),
     )
     test_own_parser_passes_every_strict_rendered_case = None  # no offline template (test_catalog_row_...)

@@ -76,22 +76,7 @@ STRICT = {
         )
     ],
     "odd-keys": [
-        (
-            "f",
-            {
-                "my-key": 1,
-                "a.b": 2,
-                "with space": 3,
-                "9lives": 4,
-                "": 5,
-                "k}": 6,
-                "a,b": 7,
-                " lead": 8,
-                "trail ": 9,
-                "x<y": 10,
-                "ü": 11,
-            },
-        )
+        ("f", {"my-key": 1, "a.b": 2, "with space": 3, "9lives": 4, "": 5, "k}": 6, "a,b": 7, "x<y": 10, "ü": 11})
     ],
     "nested-odd-keys": [("f", {"outer": {"in-ner": {"a b": [1, {"c.d": None}]}}})],
     "dashed-dotted-name": [("manim-video", {"code": "x"}), ("ns.tool_2", {"q": 1})],
@@ -168,6 +153,30 @@ def test_empty_and_unlabelled_channels():
     assert view(PARSER.parse("<|channel>thought")) == (None, None, [])
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|channel>thought\n<channel|>All set.\nAnything else?<channel|>",  # a closer repeated after the answer
+        "<|channel>thought\n<channel|>All set.\nAnything else?<|channel>thought\n<channel|><channel|>",
+        "<channel|>All set.\nAnything <channel|>else?",  # closers with no channel open at all
+        "<|channel><|channel>thought\n<channel|>All set.\nAnything else?",  # the opener written twice
+        "<|channel>\n<|channel>thought\n<channel|>All set.\nAnything else?",
+    ],
+)
+def test_stray_and_doubled_channel_markers_leave_no_markup(text):
+    """A ``<channel|>`` with no open channel carries nothing and is dropped; a doubled ``<|channel>`` is one."""
+    message = assert_stream_matches(text)
+    assert (message.content or "").replace("Anything else?", "Anything  else?").split() == [
+        "All",
+        "set.",
+        "Anything",
+        "else?",
+    ]
+    assert message.reasoning is None and message.tool_calls == [] and message.diagnostics
+    for chunks in ([text], list(text), token_pieces(text)):
+        assert view(streamed(HELD, chunks)) == view(message)
+
+
 def test_observed_strict_cases():
     cases = [json.loads(line) for line in OBSERVED.read_text(encoding="utf-8").splitlines() if line.strip()]
     strict = [c for c in cases if c["format"] == "gemma4" and c["kind"] == "strict"]
@@ -186,8 +195,8 @@ RECOVERED = {
     ),
     "spaces-around-values": (
         '<|tool_call>call:f{a: 1 , b: [ 1 , <|"|>s<|"|> ] , c: { d: None } }<tool_call|>',
-        [("f", {"a": 1, " b": [1, "s"], " c": {" d": None}})],
-    ),  # key spaces are kept
+        [("f", {"a": 1, "b": [1, "s"], "c": {"d": None}})],
+    ),  # whitespace around keys is layout
     "space-before-brace": ("<|tool_call>call:f {}<tool_call|>", [("f", {})]),
     "newline-after-open": ("<|tool_call>\ncall:f{}\n<tool_call|>", [("f", {})]),
     "quoted-keys": (
@@ -204,6 +213,12 @@ RECOVERED = {
         [("f", {"a": None, "b": True, "c": False})],
     ),
     "missing-close-at-end": ("<|tool_call>call:f{a:1}", [("f", {"a": 1})]),
+    "closer-cut-off": ("<|tool_call>call:f{a:1}<tool_", [("f", {"a": 1})]),
+    # seed 000 / ollama 18390: gemma-4 writes ``, key:`` the JSON way, nested too
+    "space-after-comma-before-key": (
+        '<|tool_call>call:plan{steps:[{id:1, kind:<|"|>read<|"|>}], owner:<|"|>me<|"|>}<tool_call|>',
+        [("plan", {"steps": [{"id": 1, "kind": "read"}], "owner": "me"})],
+    ),
     "missing-close-before-next-call": (
         "<|tool_call>call:f{a:1}\n<|tool_call>call:g{}<tool_call|>",
         [("f", {"a": 1}), ("g", {})],
@@ -221,7 +236,7 @@ RECOVERED = {
     ),
     "key-equals-double-quoted": (
         '<|tool_call>call:f{a = "x, y\'s", b:1}<tool_call|>',
-        [("f", {"a": "x, y's", " b": 1})],
+        [("f", {"a": "x, y's", "b": 1})],
     ),
     "key-equals-quote-inside": ("<|tool_call>call:f(a='it's here')<tool_call|>", [("f", {"a": "it's here"})]),
     # call:tool_call{args:{...},id:NAME} (observed gemma4_wrapper_call_with_id_field_fastflowlm's shape)
@@ -287,7 +302,9 @@ def test_doubled_opener_keeps_surrounding_content():
     assert view(message) == expected_view([("get_weather", {"city": "Paris"})], "Checking now.Done.")
 
 
-def test_declared_tools_strip_key_spaces():
+def test_key_whitespace_is_trimmed_with_or_without_tools():
+    """Spaces, tabs and line breaks around a bare key are layout at any depth; other whitespace (U+0085) and inner
+    spaces belong to the key."""
     tools = [
         {
             "type": "function",
@@ -297,14 +314,14 @@ def test_declared_tools_strip_key_spaces():
             },
         }
     ]
-    text = "<|tool_call>call:f{a:1, b:2, c :3}<tool_call|>"
-    assert view(assert_stream_matches(text, tools=tools)) == expected_view([("f", {"a": 1, "b": 2, " c ": 3})])
-    assert PARSER.parse(text).tool_calls[0].arguments == {"a": 1, " b": 2, " c ": 3}
+    text = "<|tool_call>call:f{a:1, b:2, c d :{\te :3},\x85x:4}<tool_call|>"
+    want = expected_view([("f", {"a": 1, "b": 2, "c d": {"e": 3}, "\x85x": 4})])
+    assert view(assert_stream_matches(text, tools=tools)) == view(assert_stream_matches(text)) == want
 
 
-def test_declared_nested_schema_strips_key_spaces():
-    """A space before a nested key (gemma-4-e2b-it wrote it, shared/seeds/000) goes when the nested schema declares
-    the stripped key, through objects, arrays and anyOf; an undeclared nested key keeps it."""
+def test_key_spaces_go_at_any_depth():
+    """A space before a nested key (gemma-4-e2b-it wrote it, shared/seeds/000) is layout, declared or not: keys are
+    trimmed through objects, arrays and anyOf, with or without a schema."""
     inner = {"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}}}
     params = {
         "type": "object",
@@ -320,17 +337,15 @@ def test_declared_nested_schema_strips_key_spaces():
         f"<|tool_call>call:f{{free:{{a:1, b:2}},loc:{{city:{q}P{q}, country:{q}FR{q}}},"
         f"stops:[{{city:{q}L{q}, country:{q}FR{q}}}]}}<tool_call|>"
     )
-    want = {"free": {"a": 1, " b": 2}, "loc": {"city": "P", "country": "FR"}, "stops": [{"city": "L", "country": "FR"}]}
+    want = {"free": {"a": 1, "b": 2}, "loc": {"city": "P", "country": "FR"}, "stops": [{"city": "L", "country": "FR"}]}
     assert view(assert_stream_matches(text, tools=tools)) == expected_view([("f", want)])
-    assert PARSER.parse(text).tool_calls[0].arguments["loc"] == {"city": "P", " country": "FR"}
+    assert PARSER.parse(text).tool_calls[0].arguments["loc"] == {"city": "P", "country": "FR"}
 
 
 SURFACED = {
     "key-equals-unquoted": "<|tool_call>call:run{code=print}<tool_call|>",
     "key-equals-unclosed-quote": "<|tool_call>call:run{code='print}<tool_call|>",
     "json-quoted-string": '<|tool_call>call:f{q:"hello there"}<tool_call|>',
-    "unterminated-string": '<|tool_call>call:f{q:<|"|>never closed',
-    "unterminated-object": "<|tool_call>call:f{a:1,b:{c:2}",
     "no-name": "<|tool_call>call:{a:1}<tool_call|>",
     "no-call-prefix": '<|tool_call>{"name": "f", "arguments": {}}<tool_call|>',
     "infinity": "<|tool_call>call:f{x:inf}<tool_call|>",
@@ -340,8 +355,31 @@ SURFACED = {
     "extra-brace": "<|tool_call>call:f{x:1}}<tool_call|>",
     "marker-in-key": "<|tool_call>call:f{a<|channel>:1}<tool_call|>",
     "json-inside-paren": '<|tool_call>call:f({"a": 1})<tool_call|>',
-    "only-open": "<|tool_call>",
+    # a closer read as string data: the call was written whole, so it is malformed, not cut off
+    "string-swallows-closer": '<|tool_call>call:f{q:<|"|>x"}<tool_call|>',
 }
+
+# The last call is cut off by the end of the text: dropped (no markup in content), what came before kept.
+CUT_OFF = {
+    "unterminated-string": ('<|tool_call>call:f{q:<|"|>never closed', [], None),
+    "unterminated-object": ("Let me see. <|tool_call>call:f{a:1,b:{c:2}", [], "Let me see."),
+    "only-open": ("<|tool_call>", [], None),
+    "inside-a-key": ("<|tool_call>call:a{x:1}<tool_call|><|tool_call>call:b{lo", [("a", {"x": 1})], None),
+    "after-a-stray-closer": ("Hi <tool_call|> <|tool_call>call:f{a:[1,", [], "Hi"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CUT_OFF))
+def test_call_cut_off_by_the_end_is_dropped(case):
+    text, calls, content = CUT_OFF[case]
+    message = HELD.parse(text)
+    assert view(message) == expected_view(calls, content)
+    assert any("cut off" in d for d in message.diagnostics)
+    rng = random.Random(len(case))
+    for chunks in ([text], list(text), token_pieces(text), random_split(text, rng)):  # no delta holds a marker
+        assert view(streamed(HELD, chunks)) == view(message)
+        # eager streaming may have sent the cut call's name already (it cannot be retracted); no markup follows
+        assert streamed(PARSER, chunks).content == message.content
 
 
 @pytest.mark.parametrize("case", sorted(SURFACED))
@@ -456,13 +494,14 @@ def test_reasoning_streams_before_close():
 
 
 def test_unterminated_call_at_finish():
+    """A call cut off by the end: eager streaming has sent its name and first fragments (they cannot be
+    retracted); nothing of its markup follows as content. One-shot drops it."""
     text = 'Hi <|tool_call>call:f{a:<|"|>x'
     session = PARSER.stream(None, "")
     deltas = session.feed(text)
     assert deltas[0].content == "Hi" and deltas[1].tool_calls[0].name == "f"
-    tail = session.finish()
-    assert "".join(d.content or "" for d in tail) == ' <|tool_call>call:f{a:<|"|>x'
-    assert PARSER.parse(text).content == text
+    assert all(not d.content for d in session.finish())
+    assert view(PARSER.parse(text)) == ("Hi", None, [])
 
 
 # ---- speed -------------------------------------------------------------------------------------------
@@ -482,5 +521,6 @@ class TestGemma4(ParserConformance):
     test_strict_text = None  # test_strict_rendered
     test_drift_recovered = None  # test_drift_recovered above (calls compared, content None)
     test_malformed_call_stays_in_content = None  # test_malformed_call_is_surfaced
+    test_call_cut_off_by_the_end_is_dropped = None  # test_call_cut_off_by_the_end_is_dropped above (held and eager)
     test_marker_hold_back_at_every_split_point = None  # no hold-back table yet (streaming: test_gemma4_properties)
     test_own_parser_passes_every_strict_rendered_case = None  # no corpus test yet (test_gemma4_properties)

@@ -15,11 +15,11 @@ from conformance.suite import expected_view, view
 
 
 def _plain_key(key: str) -> bool:
-    """Keys the template can write bare and this reader reads back raw (documented limits)."""
+    """Keys the template can write bare and this reader reads back as written (documented limits: no ``:`` or
+    ``<``, no whitespace around the key, no ``}`` as its first non-space character)."""
     if ":" in key or "<" in key:
         return False
-    edges = key[: len(key) - len(key.lstrip())] + key[len(key.rstrip()) :]
-    return not ("\n" in edges or "\r" in edges) and not key.lstrip().startswith("}")
+    return key == key.strip(" \t\r\n") and not key.lstrip().startswith("}")
 
 
 TRICKY = st.sampled_from(
@@ -125,8 +125,12 @@ FRAGMENTS = st.sampled_from(
 def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
     text = "".join(pieces)
     message = PARSER.parse(text)
-    if not message.tool_calls and "<|channel>" not in text:  # all is content, bar trailing stop markers
+    if not message.tool_calls and "channel" not in text:  # all is content, bar trailing stop markers
         body = re.sub(r"(?:<\|tool_response>|<turn\|>|<eos>)(?:\s|<\|tool_response>|<turn\|>|<eos>)*\Z", "", text)
+        if any("cut off" in d for d in message.diagnostics):  # the last call, cut off by the end, is dropped
+            body = body[: body.rfind("<|tool_call>")]
+            if body.rstrip().endswith("<tool_call|>"):  # a stray closer before it went with it
+                body = body.rstrip().removesuffix("<tool_call|>")
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
     chunks = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)]

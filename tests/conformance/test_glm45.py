@@ -154,6 +154,8 @@ RECOVERED = {
         [("f", {"a": 1})],
     ),
     "missing-close-at-end": ("<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n", [("f", {"a": 1})]),
+    "closer-cut-off": ("<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_", [("f", {"a": 1})]),
+    "value-closer-missing-at-end": ("<tool_call>f<arg_key>a</arg_key><arg_value>1</tool_call>\n", [("f", {"a": 1})]),
     "missing-close-then-stop": (
         "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value><|observation|>",
         [("f", {"a": 1})],
@@ -254,13 +256,23 @@ SURFACED = {
     "text-between-parts": "<tool_call>f<arg_key>a</arg_key>x<arg_value>1</arg_value></tool_call>",
     "value-without-key": "<tool_call>f<arg_value>1</arg_value></tool_call>",
     "unterminated-key": "<tool_call>f<arg_key>a<arg_value>1</arg_value></tool_call>",
-    "unterminated-value": "<tool_call>f<arg_key>a</arg_key><arg_value>1</tool_call>",
     "junk-after-value": "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value>junk</tool_call>",
-    "truncated-closer": "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_",
-    "name-only-at-end": "<tool_call>get_time",
-    "name-and-newline-at-end": "<tool_call>get_time\n",
-    "opener-alone": "<tool_call>",
-    "lone-backslash": "<tool_call>f\\",
+    "value-closer-missing-then-text": "<tool_call>f<arg_key>a</arg_key><arg_value>1</tool_call> more",
+}
+
+# The last call is cut off by the end of the text: dropped, what came before kept.
+CUT_OFF = {
+    "name-only-at-end": ("<tool_call>get_time", [], None),
+    "name-and-newline-at-end": ("Let me check.\n<tool_call>get_time\n", [], "Let me check."),
+    "opener-alone": ("<tool_call>", [], None),
+    "lone-backslash": ("<tool_call>f\\", [], None),
+    "inside-a-value": ("<tool_call>f<arg_key>cmd</arg_key><arg_value>rm -rf /tmp/bu", [], None),
+    "maybe-another-argument": ("<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value><arg_", [], None),
+    "second-call": (
+        "<tool_call>a<arg_key>x</arg_key><arg_value>1</arg_value></tool_call><tool_call>b<arg_key>q",
+        [("a", {"x": 1})],
+        None,
+    ),
 }
 
 
@@ -387,6 +399,7 @@ GLM_TEXTS = {
     "stops": ("", "<|user|>", "<|observation|>\n", "<|endoftext|>"),
     "recovered": {k: Text(*v) for k, v in RECOVERED.items()},
     "surfaced": SURFACED,
+    "cut_off": {k: Text(*v) for k, v in CUT_OFF.items()},
     "hold_back": tuple(HOLD_BACK_TEXTS),
     "hold_back_prefixes": ("</think>",),  # glm47: thinking off, so content streams at once
     "modes": ("oneshot", "roundtrip", "whole", "char", "random", "prefix"),

@@ -127,6 +127,8 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
             body = text.rstrip()
             while body.endswith(FMT.stop_markers):
                 body = next(body[: -len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
+            if any("cut off" in d for d in message.diagnostics):  # the last block, cut off by the end, is dropped
+                body = body[: body.rfind("<tool_call>")]
             assert message.content == (body.strip() or None)
         splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
         for prefix in ("</think>", ""):

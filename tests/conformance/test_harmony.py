@@ -246,18 +246,73 @@ SURFACED = {
     "nan": field_call("f", {}).replace("{}", '{"x": NaN}'),
     "overflowing-float": field_call("f", {}).replace("{}", '{"x": 1e400}'),
     "raw-newline-in-string": field_call("f", {}).replace("{}", '{"x": "a\nb"}'),
-    "unterminated-json": field_call("f", {}, end="").replace("{}", '{"a": '),
-    "unterminated-string": field_call("f", {}, end="").replace("{}", '{"a": "open'),
-    "builtin-python": "<|channel|>analysis to=python code<|message|>print(1)<|call|>",
-    "builtin-browser": '<|channel|>analysis to=browser.search <|constrain|>json<|message|>{"query": "x"}<|call|>',
     "recipient-assistant": "<|channel|>commentary to=assistant<|message|>{}<|end|>",
     "empty-function-name": "<|channel|>commentary to=functions. json<|message|>{}<|call|>",
     "tool-role": '<|start|>functions.f to=assistant<|channel|>commentary<|message|>{"r": 1}<|end|>',
     "two-bare-words": "<|channel|>commentary to=functions.f json extra<|message|>{}<|call|>",
     "unknown-marker-in-header": "<|channel|>commentary to=functions.f <|weird|>json<|message|>{}<|call|>",
     "end-inside-header": "<|channel|>commentary to=functions.f<|end|>",
-    "header-never-ends": "<|channel|>commentary to=functions.f <|constrain|>json",
+    "end-inside-json-string": field_call("f", {}, end="").replace("{}", '{"a": "x<|end|>y'),
 }
+
+THOUGHT = "<|channel|>analysis<|message|>Look it up.<|end|>"
+
+# The last message is cut off by the end of the text: dropped, the messages before it kept.
+CUT_OFF = {
+    "unterminated-json": (field_call("f", {}, end="").replace("{}", '{"a": '), [], None),
+    "unterminated-string": (THOUGHT + NEXT + field_call("f", {}, end="").replace("{}", '{"a": "open'), [], None),
+    "header-never-ends": ("<|channel|>commentary to=functions.f <|constrain|>json", [], None),
+    "header-after-a-call": (
+        field_call("a", {"x": 1}) + NEXT + " to=functions.b<|channel|>commentary",
+        [("a", {"x": 1})],
+        None,
+    ),
+}
+
+
+def _cut_off_text(case):
+    text, calls, content = CUT_OFF[case]
+    return Text(text, calls, content, "Look it up." if text.startswith(THOUGHT) else None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|channel|>analysis to=python code<|message|>print(1)<|call|>",
+        '<|channel|>analysis to=browser.search <|constrain|>json<|message|>{"query": "x"}<|call|>',
+        THOUGHT + NEXT + " to=container.exec<|channel|>commentary<|message|>ls -la",  # recipient in the role
+        THOUGHT + NEXT + "<|channel|>commentary to=python <|constrain|>code<|message|>print(2)",
+    ],
+)
+def test_message_to_a_builtin_tool_is_dropped(text):
+    """A message to a built-in tool (python, browser.*, container.*) is neither a client call nor text for
+    the user: none of it is kept, with a diagnostic (llama.cpp's gpt-oss tests expect the same)."""
+    message = stream_matches(text)
+    want = "Look it up." if text.startswith(THOUGHT) else None
+    assert view(message) == (None, want, []) and "built-in tool" in message.diagnostics[0]
+    after = stream_matches(
+        text + ("" if text.endswith("<|call|>") else "<|call|>") + NEXT + "<|channel|>final<|message|>ok"
+    )
+    assert view(after) == ("ok", want, [])
+
+
+@pytest.mark.parametrize(
+    "text, content, reasoning",
+    [
+        (
+            "<|channel|>commentary to=assistant<|channel|>analysis<|message|>Hm.<|end|>"
+            + NEXT
+            + "<|channel|>final<|message|>Hi.",
+            "Hi.",
+            "Hm.",
+        ),
+        (THOUGHT + NEXT + "<|channel|>commentary to=assistant<|channel|>final<|message|>Hi.", "Hi.", "Look it up."),
+        ("<|channel|>analysis<|channel|>final<|message|>Hi.", "Hi.", None),
+    ],
+)
+def test_second_channel_restarts_a_header_that_called_nothing(text, content, reasoning):
+    message = stream_matches(text)
+    assert view(message) == (content, reasoning, []) and "restarted" in message.diagnostics[0]
 
 
 def test_surfaced_message_between_good_calls_keeps_them():
@@ -512,6 +567,7 @@ class TestHarmony(ParserConformance):
         stops=("", "<|call|>", "<|return|>", "<|endoftext|>"),
         surfaced=SURFACED,
         surfaced_suffix="<|call|>",
+        cut_off={k: _cut_off_text(k) for k in CUT_OFF},
         hold_back=tuple(HOLD_BACK_TEXTS),
         models=("gpt-oss-20b", "gpt-oss-120b"),  # no drift-recovered table: drift cases are in the corpus
         modes=("oneshot", "roundtrip", "whole", "char", "random", "prefix"),

@@ -136,6 +136,8 @@ RECOVERED = {
     ),
     "missing-close-at-end": ('<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n', [("f", {"a": 1})]),
     "missing-close-then-stop": ('<tool_call>\n{"name": "f", "arguments": {"a": 1}}<|im_end|>', [("f", {"a": 1})]),
+    "closer-cut-off": ('<tool_call>{"name": "f", "arguments": {}}</tool_', [("f", {})]),
+    "next-opener-cut-off": (call_text("f", {}, after="") + "\n<tool_c", [("f", {})]),
     "missing-close-before-next": (
         '<tool_call>{"name": "f", "arguments": {}}\n' + call_text("g", {}),
         [("f", {}), ("g", {})],
@@ -156,10 +158,24 @@ SURFACED = {
     "raw-newline-in-string": '<tool_call>{"name": "f", "arguments": {"x": "a\nb"}}</tool_call>',
     "text-after-json": '<tool_call>{"name": "f", "arguments": {}} trailing</tool_call>',
     "empty-block": "<tool_call></tool_call>",
-    "unterminated-json": '<tool_call>\n{"name": "f", "arguments": {"a": ',
-    "unterminated-string": '<tool_call>{"name": "f", "arguments": {"a": "open',
-    "partial-closer-at-end": '<tool_call>{"name": "f", "arguments": {}}</tool_',
-    "opener-alone": "<tool_call>",
+}
+
+# The last call is cut off by the end of the text (max_tokens): dropped, the prose and earlier calls kept.
+CUT_OFF = {
+    "unterminated-json": ('<tool_call>\n{"name": "f", "arguments": {"a": ', [], None),
+    "unterminated-string": ('Looking.\n<tool_call>{"name": "f", "arguments": {"a": "open', [], "Looking."),
+    "opener-alone": ("<tool_call>", [], None),
+    "second-of-two": (
+        call_text("a", {"x": 1}) + '\n<tool_call>\n{"name": "b", "arguments": {"q": "caf',
+        [("a", {"x": 1})],
+        None,
+    ),
+    "second-object-in-the-block": (
+        '<tool_call>\n{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {"q": ',
+        [("a", {})],
+        None,
+    ),
+    "after-reasoning": ("<think>\nplan\n</think>\n\nOk.\n<tool_call>\n{", [], "Ok.", "plan"),
 }
 
 
@@ -311,6 +327,8 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
         body = text.rstrip()
         while body.endswith(FMT.stop_markers):
             body = next(body[: -len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
+        if any("cut off" in d for d in message.diagnostics):  # the last block, cut off by the end, is dropped
+            body = body[: body.rfind("<tool_call>")]
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
     for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
@@ -404,6 +422,7 @@ class TestHermes(ParserConformance):
         stops=("", "<|im_end|>", "<|im_end|>\n", "<|endoftext|>"),
         recovered={k: Text(*v) for k, v in RECOVERED.items()},
         surfaced=SURFACED,
+        cut_off={k: Text(*v) for k, v in CUT_OFF.items()},
         hold_back=tuple(HOLD_BACK_TEXTS),
         models=("qwen2.5-7b", "smollm2-135m"),
         requested_modes=("oneshot", "whole", "char", "random", "tokens", "prefix"),

@@ -227,12 +227,44 @@ SURFACED = {
     "text-after-json": section(kimi_call("f", '{"x": 1} trailing')),
     "marker-in-id": section(CALL_BEGIN + "functions.f:0" + CALL_END),
     "no-name": section(kimi_call("f", {}, call_id="7")),
-    "empty-section": SECTION_BEGIN + SECTION_END,
     "prose-in-section": SECTION_BEGIN + "I will call it." + SECTION_END,
-    "unterminated-json": SECTION_BEGIN + CALL_BEGIN + "functions.f:0" + ARGUMENT_BEGIN + '{"a": "open',
-    "opener-alone": SECTION_BEGIN,
-    "call-opener-alone": CALL_BEGIN + "functions.f:0",
 }
+
+# The last call (or an opened section) is cut off by the end of the text: dropped, what came before kept.
+CUT_OFF = {
+    "unterminated-json": (SECTION_BEGIN + CALL_BEGIN + "functions.f:0" + ARGUMENT_BEGIN + '{"a": "open', [], None),
+    "opener-alone": ("Checking. " + SECTION_BEGIN, [], "Checking."),
+    "call-opener-alone": (CALL_BEGIN + "functions.f:0", [], None),
+    "second-call": (
+        SECTION_BEGIN + kimi_call("a", {"x": 1}) + CALL_BEGIN + "functions.b:1" + ARGUMENT_BEGIN + '{"q"',
+        [("a", {"x": 1})],
+        None,
+    ),
+}
+
+
+def test_empty_section_is_dropped():
+    """An empty section carries nothing: its markers do not reach content (vLLM's Kimi K2 test shape)."""
+    message = assert_stream_matches(PARSER, "All done. " + SECTION_BEGIN + SECTION_END)
+    assert view(message) == ("All done.", None, []) and message.diagnostics == ["empty tool-call section dropped"]
+
+
+def test_calls_straight_out_of_unclosed_reasoning():
+    """No ``</think>`` and no section opener: the first call opener ends the reasoning and the calls are read
+    (llama.cpp's Kimi-K2-Thinking test shape)."""
+    text = (
+        "<think>Two lookups needed"
+        + CALL_BEGIN
+        + "functions.a:0"
+        + ARGUMENT_BEGIN
+        + '{"n": 1}'
+        + CALL_BEGIN
+        + "functions.b:1"
+        + ARGUMENT_BEGIN
+        + '{"s": "x"}'
+    )
+    message = assert_stream_matches(PARSER, text)
+    assert view(message) == expected_view([("a", {"n": 1}), ("b", {"s": "x"})], None, "Two lookups needed")
 
 
 def test_bad_call_between_good_calls_keeps_them():
@@ -396,7 +428,8 @@ FRAGMENTS = st.sampled_from(
 def test_property_arbitrary_text_never_raises_or_drops(pieces, prefix, data):
     text = "".join(pieces)
     message = PARSER.parse(text, None, prefix)
-    if not message.tool_calls and "think>" not in text:  # every character is kept, in order
+    dropped = any("dropped" in d for d in message.diagnostics)  # a cut-off call or an empty section
+    if not message.tool_calls and "think>" not in text and not dropped:  # every character is kept, in order
         kept = (message.reasoning or "") + (message.content or "")
         assert "".join(kept.split()) == "".join(body_without_stops(text, FMT.stop_markers).split())
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
@@ -450,6 +483,7 @@ class TestKimiK2(ParserConformance):
         stops=("", "<|im_end|>", "<|im_end|>\n"),
         recovered={k: Text(text + "<|im_end|>", calls, content) for k, (text, calls, content) in RECOVERED.items()},
         surfaced=SURFACED,
+        cut_off={k: Text(*v) for k, v in CUT_OFF.items()},
         hold_back=tuple(HOLD_BACK_TEXTS),
         models=("kimi-k2",),
         modes=("oneshot", "roundtrip", "whole", "char", "random", *TOKENS, "prefix"),

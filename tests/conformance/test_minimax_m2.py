@@ -318,8 +318,20 @@ MALFORMED_BLOCKS = (
     "<minimax:tool_call>\nget_weather(city='Paris')\n</minimax:tool_call>",
     "<minimax:tool_call></minimax:tool_call>",
     "<minimax:tool_call>\n<invoke name=f>\n</invoke>\n</minimax:tool_call>",
-    '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">1',
 )
+
+# The last block is cut off by the end of the text: dropped, what came before kept.
+CUT_OFF = {
+    "inside-a-value": ('Checking.\n<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">1', [], "Checking."),
+    "opener-alone": ("<minimax:tool_call>", [], None),
+    # the template writes every invoke of a turn in one block: the complete ones are kept
+    "second-invoke-in-the-block": (
+        '<minimax:tool_call>\n<invoke name="a">\n<parameter name="x">1</parameter>\n</invoke>\n'
+        '<invoke name="b">\n<parameter name="q">caf',
+        [("a", {"x": 1})],
+        None,
+    ),
+}
 
 
 class TestMiniMaxM2(ParserConformance):
@@ -330,6 +342,7 @@ class TestMiniMaxM2(ParserConformance):
         stops=("", "[e~[", "[e~[\n"),
         recovered={k: Text(*v) for k, v in RECOVERED.items()},
         surfaced=MALFORMED_BLOCKS,
+        cut_off={k: Text(*v) for k, v in CUT_OFF.items()},
         hold_back=tuple(HOLD_BACK_TEXTS),
         models=("minimax-m2",),
         modes=("oneshot", "roundtrip", "whole", "char", "random", "prefix"),

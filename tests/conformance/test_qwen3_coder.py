@@ -261,13 +261,88 @@ SURFACED = {
     "text-between-parameters": (
         "<tool_call>\n<function=f>\nhello\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
     ),
-    "unterminated-value": "<tool_call>\n<function=f>\n<parameter=a>\n1",
-    "unterminated-header": "<tool_call>\n<function=f",
     "newline-in-name": "<tool_call>\n<function=f\ng>\n</function>\n</tool_call>",
     "empty-name": "<tool_call>\n<function=>\n</function>\n</tool_call>",
-    "opener-alone": "<tool_call>",
-    "closer-partial-at-end": "<tool_call>\n<function=f>\n</function>\n</tool_",
 }
+
+# The last call is cut off by the end of the text: dropped, what came before kept.
+CUT_OFF = {
+    "unterminated-value": ("<tool_call>\n<function=f>\n<parameter=a>\n1", [], None),
+    "unterminated-header": ("Looking.\n<tool_call>\n<function=f", [], "Looking."),
+    "opener-alone": ("<tool_call>", [], None),
+    "second-function-in-the-block": (
+        "<tool_call>\n<function=a>\n<parameter=x>\n1\n</parameter>\n</function>\n<function=b>\n<parameter=q",
+        [("a", {"x": 1})],
+        None,
+    ),
+    "second-call": (
+        "<tool_call>\n<function=a>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_call>\n"
+        "<tool_call>\n<function=write_file>\n<parameter=content>\nrm -rf /",
+        [("a", {"x": 1})],
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "text, content",
+    [
+        ("<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>", None),
+        ("Calling it.\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>", "Calling it."),
+        ("<function=f>\n<parameter=a>\n1\n</parameter>\n</function>", None),
+    ],
+)
+def test_bare_function_without_tool_call_is_read(text, content):
+    """``<function=...>`` with no ``<tool_call>`` before it (llama.cpp's Qwen3-Coder tests, canitoolcall's
+    ``bare-function`` fixtures) is a call when it parses whole up to the end."""
+    message = stream_matches(text)
+    assert view(message) == expected_view([("f", {"a": 1})], content)
+    two = text + "\n" + call_text("g", {"b": 2})
+    assert view(stream_matches(two)) == expected_view([("f", {"a": 1}), ("g", {"b": 2})], content)
+
+
+def test_bare_function_that_does_not_parse_whole_is_prose():
+    for text in ("Write <function=NAME> then the parameters.", "<function=f>\n<parameter=a>\n1\n</parameter>\nand"):
+        assert view(stream_matches(text, leak_check=False)) == (text, None, [])
+
+
+def test_closer_cut_off_by_the_end_keeps_the_call():
+    for tail in ("</tool_", "</tool_call>\n<tool_c"):
+        text = "<tool_call>\n<function=f>\n</function>\n" + tail
+        assert view(stream_matches(text)) == expected_view([("f", {})])
+
+
+def test_unclosed_value_before_a_declared_parameter():
+    """vLLM's missing-close-parameter shape: a value runs into a whole tag of a parameter the tool declares and
+    the call does not set; it ends there. Undeclared or already set keys stay data (no injection)."""
+    tools = [tool("weather", {"city": {"type": "string"}, "state": {"type": "string"}, "path": {"type": "string"}})]
+    text = (
+        "<tool_call>\n<function=weather>\n<parameter=city>\nDallas\n<parameter=state>\nTX\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
+    assert view(stream_matches(text, tools=tools)) == expected_view([("weather", {"city": "Dallas", "state": "TX"})])
+    assert view(PARSER.parse(text)) == expected_view([("weather", {"city": "Dallas\n<parameter=state>\nTX"})])
+    quoted = text.replace("state>", "zip>")  # undeclared: data
+    assert view(PARSER.parse(quoted, tools)) == expected_view([("weather", {"city": "Dallas\n<parameter=zip>\nTX"})])
+    again = text.replace("<parameter=city>", "<parameter=state>\nOK\n</parameter>\n<parameter=city>")
+    want = {"state": "OK", "city": "Dallas\n<parameter=state>\nTX"}  # state is set: the tag is data
+    assert view(PARSER.parse(again, tools)) == expected_view([("weather", want)])
+
+
+@pytest.mark.parametrize(
+    "text, reasoning, calls",
+    [
+        ("Need the listing.\n<tool_call>\n<function=ls>\n</function>\n</tool_call>", "Need the listing.", [("ls", {})]),
+        ("The user wants the weather, so I will", "The user wants the weather, so I will", []),
+        ("<think>\n\n</think>\n\n<tool_call>\n<function=ls>\n</function>\n</tool_call>", None, [("ls", {})]),
+    ],
+)
+def test_prefilled_think_starts_the_text_in_reasoning(text, reasoning, calls):
+    """With the prompt's ``<think>`` open, the text is reasoning up to ``</think>`` or a call (llama.cpp: "a tool
+    call ends the prefilled thinking block"); cut off there, all of it is reasoning; a ``<think>`` written again
+    at the start is the same opener."""
+    message = stream_matches(text, prefix="<|im_start|>assistant\n<think>\n")
+    assert view(message) == expected_view(calls, None, reasoning)
 
 
 def test_surfaced_block_between_good_calls_keeps_them():
@@ -485,6 +560,8 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
         body = text.rstrip()  # all is content, bar trailing stop markers
         while body.endswith(FMT.stop_markers):
             body = next(body[: -len(m)] for m in FMT.stop_markers if body.endswith(m)).rstrip()
+        if any("cut off" in d for d in message.diagnostics):  # the last block, cut off by the end, is dropped
+            body = body[: body.rfind("<tool_call>")]
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
     for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
@@ -546,6 +623,7 @@ class TestQwen3Coder(ParserConformance):
         stops=("", "\n", "<|im_end|>", "\n<|im_end|>\n", "<|endoftext|>"),
         recovered={k: Text(*v) for k, v in RECOVERED.items()},
         surfaced=SURFACED,
+        cut_off={k: Text(*v) for k, v in CUT_OFF.items()},
         hold_back=tuple(HOLD_BACK_TEXTS),
         models=("qwen3-coder-30b-a3b", "nemotron-3-nano"),
         modes=ALL_MODES,

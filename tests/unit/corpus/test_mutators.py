@@ -274,10 +274,10 @@ def own():
     [
         ("gemma4", "paren-call", "one", "recovered"),
         ("gemma4", "stray-closer", "one", "recovered"),  # the stray closer stays in content: tolerated
-        ("gemma4", "truncate-in-string", "two", "surfaced"),  # the complete first call, the fragment as content
+        ("gemma4", "truncate-in-string", "two", "scrubbed"),  # the complete first call kept, the cut-off one dropped
         ("gemma4", "partial-opener-after-call", "one", "scrubbed"),  # the cut-off opener dropped
         ("gemma4", "plain-quote-closer", "one", "surfaced"),
-        ("gemma4", "truncate-in-key", "one", "surfaced"),
+        ("gemma4", "truncate-in-key", "one", "scrubbed"),
         ("glm47", "missing-arg-key", "one", "surfaced"),
         ("qwen3_coder", "missing-parameter-closer", "nested", "recovered"),
     ],
@@ -353,7 +353,7 @@ def test_drift_cases_survive_the_case_file_round_trip(tmp_path, own):
     [again] = load_cases(tmp_path / "drift.jsonl")
     assert again.to_json() == case.to_json()
     got = own["gemma4"].parse(again.text, again.tools, again.prefix)
-    assert score(again, got, get_format("gemma4")).outcome == "surfaced"
+    assert score(again, got, get_format("gemma4")).outcome == "scrubbed"
 
 
 # ------------------------------------------------------------------------------------- the drift slice
