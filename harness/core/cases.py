@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.errors import HarnessError
+from harness.core.jsonl import read_objects
 from harness.core.messages import Message
 
 REQUIRED_FIELDS = ("id", "format", "text", "expected")
@@ -128,21 +129,10 @@ def load_cases(
     in ``formats`` and duplicate ids.
     """
     path = Path(path)
-    try:
-        # split on "\n" only: U+0085/U+2028 may appear unescaped inside a JSON string
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CaseFileError(f"{path}: cannot read case file: {exc}") from None
     cases: list[Case] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CaseFileError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    for where, data in read_objects(path, CaseFileError, "case"):
+        number = int(where.rsplit(":", 1)[1])
         case = case_from_json(data, where, default_slice, formats)
         if case.id in seen:
             raise CaseFileError(f"{where}: duplicate id {case.id!r} (first on line {seen[case.id]})")

@@ -1,4 +1,4 @@
-"""Reading JSON Lines data files whose every line is an object, with errors that name the file and line."""
+"""Reading JSON Lines data whose every line is an object, with errors that name the file and line."""
 
 from __future__ import annotations
 
@@ -14,17 +14,24 @@ def read_objects(path: str | Path, error: type[Exception], what: str = "line") -
     that is not JSON, or one that is not a JSON object (``what`` names the record in that message)."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except OSError as exc:
-        raise error(f"{path}: {exc.strerror or exc}") from None
-    for number, line in enumerate(lines, 1):
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read {what} file: {getattr(exc, 'strerror', None) or exc}") from None
+    yield from text_objects(text, str(path), error, what)
+
+
+def text_objects(text: str, where_file: str, error: type[Exception], what: str = "line") -> Iterator[tuple[str, dict]]:
+    """:func:`read_objects` for text already read (a member of an archive, say); ``where_file`` names it in errors:
+    ``file:line: invalid JSON: <reason> (column N)`` or ``file:line: a <what> must be a JSON object``. Lines split
+    on ``"\\n"`` only: U+0085 and U+2028 may sit unescaped inside a JSON string."""
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
-        where = f"{path}:{number}"
+        where = f"{where_file}:{number}"
         try:
             data = json.loads(line)
-        except ValueError as exc:
-            raise error(f"{where}: not JSON ({exc})") from None
+        except json.JSONDecodeError as exc:
+            raise error(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
         if not isinstance(data, dict):
-            raise error(f"{where}: a {what} must be a JSON object")
+            raise error(f"{where}: a {what} must be a JSON object, got {type(data).__name__}")
         yield where, data

@@ -40,7 +40,6 @@ import hashlib
 import json
 import re
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +47,7 @@ from typing import Any
 from harness.assets.pypi import WheelFetchError, open_wheel
 from harness.core.cases import Case, CaseFileError
 from harness.core.errors import HarnessError
+from harness.core.jsonl import text_objects
 from harness.core.messages import Message, ToolCall
 from harness.core.paths import cache_dir
 from harness.formats import FormatSpec, all_formats
@@ -192,7 +192,9 @@ def _read(files, texts, *, version: str, sha256: str, source: str, label: str) -
             raise CaseFileError(f"{first}: field 'family': no family.json in its folder {family_dir!r}")
         family = _family(texts[(family_dir, "family.json")], wheres[(family_dir, "family.json")], family_dir)
         for name in sorted(n for f, n, _ in files if f == family_dir and n != "family.json"):
-            for where, data in _lines(texts[(family_dir, name)], wheres[(family_dir, name)]):
+            for where, data in text_objects(
+                texts[(family_dir, name)], wheres[(family_dir, name)], CaseFileError, "fixture"
+            ):
                 peer_id = _string(data, "id", where)
                 if peer_id in seen:
                     raise CaseFileError(f"{where}: duplicate id {peer_id!r} (first at {seen[peer_id]})")
@@ -247,20 +249,6 @@ def _selectors() -> tuple[dict[tuple[str, str], FormatSpec], dict[str, FormatSpe
                 raise HarnessError(f"formats {table[key].name!r} and {spec.name!r} both select {entry!r} (peers)")
             table[key] = spec
     return by_model, by_family
-
-
-def _lines(text: str, where_file: str) -> Iterator[tuple[str, dict]]:
-    for number, line in enumerate(text.split("\n"), 1):  # "\n" only: U+2028 may sit unescaped in a string
-        if not line.strip():
-            continue
-        where = f"{where_file}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CaseFileError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
-        if not isinstance(data, dict):
-            raise CaseFileError(f"{where}: a fixture must be a JSON object, got {type(data).__name__}")
-        yield where, data
 
 
 def _family(text: str, where: str, folder: str) -> _Family:

@@ -110,7 +110,7 @@ def test_pinned_nested_values_are_matched_by_containment():
 @pytest.mark.parametrize(
     "line, message",
     [
-        ("{not json", "not JSON"),
+        ("{not json", "invalid JSON"),
         (
             '{"id": "a", "suite": "s", "messages": [], "tools": [], "expect": {"calls": [{"name": "f"}]}}',
             "names 'f', which tools do not declare",

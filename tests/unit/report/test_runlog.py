@@ -120,7 +120,7 @@ def _drop_field(name):
         (lambda d: _rewrite(d / "run.json", lambda t: "{\n  oops\n}"), "{dir}/run.json:2: not JSON"),
         (lambda d: _rewrite(d / "run.json", _drop_field("modes")), "{dir}/run.json: field 'modes' missing"),
         (lambda d: _rewrite(d / "run.json", _drop_field("template")), "{dir}/run.json: field 'template' missing"),
-        (lambda d: _rewrite(d / "results.jsonl", lambda t: t + "{oops\n"), "{dir}/results.jsonl:4: not JSON"),
+        (lambda d: _rewrite(d / "results.jsonl", lambda t: t + "{oops\n"), "{dir}/results.jsonl:4: invalid JSON"),
         (
             lambda d: _rewrite(d / "results.jsonl", lambda t: t.replace('"verdict": "fail", ', "")),
             "{dir}/results.jsonl:2: field 'verdict' missing",
