@@ -150,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S)
     ck.add_argument("--out", type=Path, default=None, help="write per-case records here (JSON Lines)")
     ck.add_argument("--no-install", action="store_true", help="do not build a missing engine (report it instead)")
+    policy_flag(ck, DEFAULT_POLICY)
     ck.set_defaults(command="info:cmd_check")
 
     ps = sub.add_parser("parsers", help="list parser names, and why any is unavailable")

@@ -41,6 +41,7 @@ def cmd_check(args, console: Console) -> int:
         timeout_s=args.timeout,
         out=args.out,
         install_missing=not args.no_install,
+        policy=args.policy,
     )
     print(summary.describe())
     return 0

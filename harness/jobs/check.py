@@ -12,6 +12,7 @@ from harness.core.results import ResultsWriter
 from harness.formats import DEFAULT_FORMAT, case_formats, get_format
 from harness.parse.modes import DEFAULT_TIMEOUT_S, modes_for
 from harness.parse.registry import get_any_parser
+from harness.score.policy import DEFAULT_POLICY, Policy
 from harness.score.runner import evaluate_case
 from harness.score.verdicts import VERDICTS
 
@@ -55,8 +56,9 @@ def check_file(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     out: Path | None = None,
     install_missing: bool = True,
+    policy: Policy = DEFAULT_POLICY,
 ) -> CheckSummary:
-    """Score every case of ``path`` that ``parser_name`` can parse, in ``modes``.
+    """Score every case of ``path`` that ``parser_name`` can parse, in ``modes``, under the judging ``policy``.
 
     Writes one record per (case, mode) to ``out`` when given (fields include case_id, parser, mode, verdict,
     error_type, detail, got). Raises ``HarnessError`` for an unknown parser, a malformed file (naming file and
@@ -87,7 +89,9 @@ def check_file(
     writer = ResultsWriter(out) if out is not None else None
     try:
         for case in mine:
-            for record in evaluate_case(case, parser, get_format(case.format), list(modes), seed, timeout_s):
+            for record in evaluate_case(
+                case, parser, get_format(case.format), list(modes), seed, timeout_s, policy=policy
+            ):
                 summary.counts[record.verdict] += 1
                 if record.verdict in ("fail", "error"):
                     summary.failures.append((case.id, record.mode, record.error_type, record.detail))

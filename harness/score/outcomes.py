@@ -77,7 +77,7 @@ def drift_info(case: Case) -> dict | None:
         return info
     error = case.extra.get("expected_error")
     if isinstance(error, dict) and isinstance(error.get("accept"), list):
-        accepted = [c for value in error["accept"] for c in ACCEPTED_AS.get(value, ())]
+        accepted = list(dict.fromkeys(c for value in error["accept"] for c in ACCEPTED_AS.get(value, ())))
         passthrough = "content_passthrough" in error["accept"] and "no_tool_calls" not in error["accept"]
         return {
             "outcomes": accepted,

@@ -12,6 +12,7 @@ from harness.core.cases import Case
 from harness.core.messages import Message, ToolCall
 from harness.formats import get_format
 from harness.jobs.baseline import RunSettings, save_command
+from harness.jobs.check import check_file
 from harness.jobs.gate import PolicyMismatchError, check_same_policy
 from harness.score.policy import DEFAULT_POLICY, Policy, PolicyError, parse_policy
 from harness.score.runner import evaluate_case
@@ -182,3 +183,11 @@ def test_baselines_record_the_policy_and_the_gate_refuses_another():
     check_same_policy(NO_MARKUP, NO_MARKUP, Path("b.json"))
     with pytest.raises(PolicyMismatchError, match="b.json: the baseline was judged under --policy malformed=no-markup"):
         check_same_policy(NO_MARKUP, DEFAULT_POLICY, Path("b.json"))
+
+
+def test_check_judges_a_case_file_under_the_policy_given():
+    seed_004 = Path(__file__).resolve().parents[3] / "corpora" / "seeds" / "004-sglang-gemma4-markers.jsonl"
+    either = check_file(seed_004, "own", fmt="gemma4")
+    no_markup = check_file(seed_004, "own", fmt="gemma4", policy=NO_MARKUP)
+    assert either.counts["fail"] == 0 and no_markup.counts["fail"] > 0
+    assert all("under malformed=no-markup" in detail for *_, detail in no_markup.failures)
