@@ -138,6 +138,24 @@ def test_expected_error_follows_the_peers_accept_list_narrowed_by_the_policy():
     assert judged(passthrough_only, Message()) == ("scrubbed", "fail", "content_lost")
 
 
+def test_a_peer_content_passthrough_wants_the_text_itself():
+    only = peer_error(
+        'Sure.\n<|tool_call>call:get_weather{location:{city:<|"|>Par\n', ["content_passthrough", "exception"]
+    )
+    text = only.text
+    assert score(only, Message(content=text), FMT).verdict == "pass"
+    assert score(only, Message(content=text.strip()), FMT).verdict == "soft_pass"  # canitoolcall: soft_pass
+    assert score(only, Message(content=text.strip()), FMT, policy=Policy(whitespace="ignore")).verdict == "pass"
+    assert score(only, Message(content=text.strip()), FMT, policy=Policy(whitespace="strict")).verdict == "fail"
+    for altered in ("Note: " + text, " ".join(text.split())):  # more text, or the text reflowed
+        result = score(only, Message(content=altered), FMT)
+        assert (result.verdict, result.error_type, result.outcome) == ("fail", "wrong_content", "surfaced")
+    # with no_tool_calls accepted too, any answer without calls passes, as canitoolcall has it
+    lenient = peer_error(text, ["no_tool_calls", "content_passthrough"])
+    assert score(lenient, Message(content="Note: " + text), FMT).verdict == "pass"
+    assert score(lenient, Message(content=text.strip()), FMT).verdict == "pass"
+
+
 class Raises:
     name, library, version, formats = "raises", "test", "0", ("gemma4",)
 

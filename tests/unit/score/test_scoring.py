@@ -80,32 +80,3 @@ def test_messages_equal_ignores_key_order_and_whitespace():
     b = Message("hi", "", [ToolCall("f", {"b": 2, "a": 1.0})])
     assert messages_equal(a, b)
     assert not messages_equal(a, Message("hi", None, []))
-
-
-def _peer_case(accept, text='Sure.\n<|tool_call>call:get_weather{location:{city:<|"|>Par\n'):
-    return Case(
-        id="p",
-        format="gemma4",
-        text=text,
-        expected=Message(),
-        kind="drift",
-        extra={"expected_error": {"accept": accept, "reason": "truncated"}},
-    )
-
-
-def test_a_peer_content_passthrough_wants_the_text_itself():
-    from harness.score.policy import Policy
-
-    only = _peer_case(["content_passthrough", "exception"])
-    text = only.text
-    assert score(only, Message(content=text), FMT).verdict == "pass"
-    assert score(only, Message(content=text.strip()), FMT).verdict == "soft_pass"  # canitoolcall: soft_pass
-    assert score(only, Message(content=text.strip()), FMT, policy=Policy(whitespace="ignore")).verdict == "pass"
-    assert score(only, Message(content=text.strip()), FMT, policy=Policy(whitespace="strict")).verdict == "fail"
-    for altered in ("Note: " + text, " ".join(text.split())):  # more text, or the text reflowed
-        result = score(only, Message(content=altered), FMT)
-        assert (result.verdict, result.error_type, result.outcome) == ("fail", "wrong_content", "surfaced")
-    # with no_tool_calls accepted too, any answer without calls passes, as canitoolcall has it
-    lenient = _peer_case(["no_tool_calls", "content_passthrough"])
-    assert score(lenient, Message(content="Note: " + text), FMT).verdict == "pass"
-    assert score(lenient, Message(content=text.strip()), FMT).verdict == "pass"
