@@ -130,15 +130,16 @@ def load_cases(sdist: str | Path | None = None) -> LlamaCppCases:
 
     Raises :class:`PeerSuiteError` (or :class:`harness.assets.sdist.SdistError`) when the files cannot be read,
     and for a ``test-chat.cpp`` that cannot be tokenized at all (naming ``test-chat.cpp:LINE``)."""
-    path = Path(sdist) if sdist is not None else sdist_archive()
-    return _load(str(path.resolve()))
+    if sdist is None:  # sdist_archive() has checked the pinned archive's sha256 already
+        return _load(str(sdist_archive().resolve()), SDIST_SHA256)
+    path = Path(sdist).resolve()
+    return _load(str(path), sha256_file(path))
 
 
 @cache
-def _load(path: str) -> LlamaCppCases:
+def _load(path: str, digest: str) -> LlamaCppCases:
     archive = Path(path)
     pinned = archive.name == f"llama_cpp_python-{SDIST_VERSION}.tar.gz"
-    digest = sha256_file(archive)
     version = SDIST_VERSION if pinned and digest == SDIST_SHA256 else archive.name.removesuffix(".tar.gz")
     source, templates = read_sdist(archive)
     return cases_from_source(source, templates, version=version, sha256=digest)
