@@ -81,14 +81,22 @@ def marker_leak(got: Message, expected: Message, fmt: FormatSpec, tolerated: tup
     """The first marker (or trailing marker prefix) in content/reasoning that neither the expected text nor the
     ``tolerated`` text (a drift case's kept stray closer, say) explains; None when there is none."""
     for name in ("content", "reasoning"):
-        text = without(getattr(got, name), tolerated)
-        allowed = getattr(expected, name) or ""
-        for marker in fmt.markers:
-            if marker in text and marker not in allowed:
-                return f"{name} contains {marker!r}"
-        partial = trailing_marker_prefix(text, fmt)
-        if partial and not allowed.rstrip().endswith(partial[0]):
-            return f"{name} ends with {partial[0]!r}, a prefix of {partial[1]!r}"
+        leak = markup_in(name, without(getattr(got, name), tolerated), getattr(expected, name) or "", fmt)
+        if leak:
+            return leak
+    return None
+
+
+def markup_in(name: str, text: str | None, allowed: str, fmt: FormatSpec, whole: bool = True) -> str | None:
+    """The first of the format's markers in ``text`` (field ``name``; with ``whole``) or its trailing marker prefix
+    that ``allowed`` (the expected text) does not hold, as a one-line detail; ``None`` when there is none."""
+    text = text or ""
+    for marker in fmt.markers if whole else ():
+        if marker in text and marker not in allowed:
+            return f"{name} contains {marker!r}"
+    partial = trailing_marker_prefix(text, fmt)
+    if partial and not allowed.rstrip().endswith(partial[0]):
+        return f"{name} ends with {partial[0]!r}, a prefix of {partial[1]!r}"
     return None
 
 

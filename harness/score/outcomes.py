@@ -36,15 +36,7 @@ from harness.core.messages import Message, ToolCall
 from harness.core.results import Score
 from harness.corpus.drift import DECLINED, RECOVERED
 from harness.formats import FormatSpec
-from harness.score.compare import (
-    json_difference,
-    marker_leak,
-    short,
-    squash,
-    text_match,
-    trailing_marker_prefix,
-    without,
-)
+from harness.score.compare import json_difference, marker_leak, markup_in, short, squash, text_match, without
 from harness.score.policy import DEFAULT_POLICY, Policy
 
 OUTCOMES = ("recovered", "surfaced", "scrubbed", "dropped", "leaked", "wrong", "error")
@@ -194,17 +186,14 @@ def _surfaced_markup(got: Message, expected: Message, fmt: FormatSpec, policy: P
     if policy.malformed == "lossless" or (policy.malformed == "either" and not got.tool_calls):
         return None
     allowed = expected.content or ""
-    if policy.malformed == "no-markup":
-        for marker in fmt.markers:
-            if marker in (got.content or "") and marker not in allowed:
-                return f"content contains {marker!r}"
-        for marker in fmt.markers:  # a marker split across stream chunks, its last character lost (seed 004's gap)
-            cut = marker[:-1]
-            if len(cut) >= 4 and cut in (got.content or "") and cut not in allowed:
-                return f"content contains {cut!r}, {marker!r} without its last character"
-    partial = trailing_marker_prefix(got.content, fmt)
-    if partial and not allowed.rstrip().endswith(partial[0]):
-        return f"content ends with {partial[0]!r}, a prefix of {partial[1]!r}"
+    no_markup = policy.malformed == "no-markup"
+    found = markup_in("content", got.content, allowed, fmt, whole=no_markup)
+    if found or not no_markup:
+        return found
+    for marker in fmt.markers:  # a marker split across stream chunks, its last character lost (seed 004's gap)
+        cut = marker[:-1]
+        if len(cut) >= 4 and cut in (got.content or "") and cut not in allowed:
+            return f"content contains {cut!r}, {marker!r} without its last character"
     return None
 
 
