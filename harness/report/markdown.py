@@ -26,7 +26,6 @@ from harness.report.summary import (
     summarize,
     top_failures,
 )
-from harness.score.policy import Policy
 
 if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
     import pandas as pd
@@ -40,7 +39,7 @@ def write_report_md(log: RunLog, path: Path) -> None:
 def report_markdown(log: RunLog) -> str:
     """The whole ``report.md`` of a run."""
     text = "\n".join(_body(log)) + "\n"
-    drift = outcome_markdown(log.corpus_records, log.parsers, policy=Policy.from_json(log.provenance.policy or None))
+    drift = outcome_markdown(log.corpus_records, log.parsers, policy=log.provenance.judging_policy)
     if drift:
         text += "\n" + "\n".join(drift)
     text += "\n" + "\n".join(clusters_markdown(log.fault_classes)) + "\n"
@@ -185,6 +184,6 @@ def provenance_lines(p: Provenance) -> list[str]:
         reasons = Counter(reason for _, reason in p.unsupported)
         lines.append(f"  - {len(p.unsupported)} peer case(s) the harness cannot judge (listed in run.json):")
         lines += [f"    - {n} × {reason}" for reason, n in reasons.most_common()]
-    policy = Policy.from_json(p.policy or None)
+    policy = p.judging_policy
     lines.append(f"- judging policy: `--policy {policy.describe()}` (harness/score/policy.py)")
     return lines

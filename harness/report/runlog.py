@@ -17,6 +17,7 @@ from harness.core.cases import Case, load_cases
 from harness.core.errors import HarnessError
 from harness.core.jsonl import read_objects
 from harness.core.results import Record
+from harness.score.policy import Policy
 
 LOG_VERSION = 1
 CAPTURE_PREFIX = "capture:"  # slice prefix of records scored on captured output
@@ -60,6 +61,11 @@ class Provenance:
     unsupported: list = field(default_factory=list)
     policy: dict = field(default_factory=dict)
     peers: dict = field(default_factory=dict)
+
+    @property
+    def judging_policy(self) -> Policy:
+        """``policy`` as a :class:`~harness.score.policy.Policy` (a run written before policies: the default)."""
+        return Policy.from_json(self.policy or None)
 
 
 @dataclass(frozen=True)

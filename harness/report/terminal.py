@@ -16,7 +16,6 @@ from harness.report.faults import print_clusters
 from harness.report.flips import flip_tables, print_flips
 from harness.report.runlog import RunLog, Shrunk
 from harness.report.summary import LEGEND, flat, plural, slice_grids, summarize, top_failures
-from harness.score.policy import Policy
 
 if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
     import pandas as pd
@@ -29,7 +28,7 @@ def show_run(console: Console, log: RunLog) -> None:
     for table in pass_tables(summarize(records), parsers, list(log.slices), modes, title=title):
         console.print(table)
     console.print(LEGEND, markup=False, highlight=False)
-    policy = Policy.from_json(log.provenance.policy or None)
+    policy = log.provenance.judging_policy
     console.print(f"judging policy: --policy {policy.describe()}", markup=False, highlight=False)
     if log.provenance.unsupported:
         console.print(
