@@ -60,6 +60,10 @@ class FormatSpec:
       rendered case's ``prefix`` holds what was pre-filled (:func:`harness.template.render.split_completion`);
       ``None`` when the format has none or never pre-fills one (Gemma 4's thought channel, Harmony's analysis
       message).
+    - ``thought``: the reasoning block as a completion writes it inline, where it differs from ``reasoning`` or
+      ``reasoning`` is ``None`` (Gemma 4's ``<|channel>thought`` ... ``<channel|>``, Harmony's analysis message);
+      the judge reads reasoning left in content by it under ``--policy reasoning=none|any``
+      (:mod:`harness.score.reasoning`).
 
     Arguments (``arguments``, one of :data:`ARGUMENT_STYLES`) and the markers their style needs:
 
@@ -105,6 +109,7 @@ class FormatSpec:
     section: Markers | None = None
     call_end: str = ""
     reasoning: Markers | None = None
+    thought: Markers | None = None
     arguments: str
     string_delimiter: str | None = None
     argument_key: Markers | None = None
@@ -137,6 +142,33 @@ class FormatSpec:
     def reasoning_markers(self) -> tuple[str, ...]:
         """``(open, close)`` of the pre-filled reasoning block, ``()`` when there is none."""
         return (self.reasoning.open, self.reasoning.close) if self.reasoning else ()  # type: ignore[return-value]
+
+    @property
+    def thought_markers(self) -> tuple[str, ...]:
+        """``(open, close)`` of the reasoning block as content holds it inline: ``thought``, else ``reasoning``;
+        ``()`` when the format has neither."""
+        block = self.thought or self.reasoning
+        return (block.open, block.close) if block and block.close else ()
+
+    def inline_reasoning(self, text: str, prefix: str = "") -> tuple[str, str] | None:
+        """``(reasoning, content)`` when ``text`` starts with the inline reasoning block (``thought_markers``):
+        ``OPEN REASONING CLOSE CONTENT`` (whitespace before ``OPEN`` allowed), or ``REASONING CLOSE CONTENT`` when
+        ``prefix`` (the generation prompt's pre-fill) ends with ``OPEN``; the reasoning stripped and the content's
+        leading whitespace dropped (the template's layout around the block). ``None`` without such a block."""
+        if not self.thought_markers or not text:
+            return None
+        open_, close = self.thought_markers
+        start = len(text) - len(text.lstrip())
+        if text.startswith(open_, start):
+            body = start + len(open_)
+        elif prefix.rstrip().endswith(open_.rstrip()):
+            body = 0
+        else:
+            return None
+        end = text.find(close, body)
+        if end < 0:
+            return None
+        return text[body:end].strip(), text[end + len(close) :].lstrip()
 
     @property
     def call_open_is_marker(self) -> bool:
@@ -189,6 +221,7 @@ def _check(spec: FormatSpec) -> None:
     if spec.call_end and (spec.section or spec.call).close is not None:
         raise bad("call_end", "is only for a call without closer (the closer already ends it)")
     markers("reasoning", spec.reasoning)
+    markers("thought", spec.thought)
     if spec.arguments not in ARGUMENT_STYLES:
         raise bad("arguments", f"is {spec.arguments!r}; known styles: {', '.join(ARGUMENT_STYLES)}")
     if spec.arguments in _DELIMITED:

@@ -8,7 +8,8 @@ A call is written ``<|tool_call>call:NAME{key:value,...}<tool_call|>``: keys bar
 strings between ``<|"|>`` markers with nothing escaped, nested objects/arrays inline, null as ``None``,
 booleans ``true``/``false``, numbers via Python ``str()``. After a call with no tool response the template
 writes ``<|tool_response>``, which ends generation. With thinking off the generation prompt ends with the
-pre-filled empty thought channel ``<|channel>thought\\n<channel|>``.
+pre-filled empty thought channel ``<|channel>thought\\n<channel|>``. Reasoning is written
+``<|channel>thought\\nTEXT\\n<channel|>`` (line 238), the ``thought`` block.
 """
 
 from harness.formats import FormatSpec, Markers
@@ -38,6 +39,7 @@ SPEC = FormatSpec(
     ),
     stop_markers=("<|tool_response>", "<turn|>", "<eos>"),
     call=Markers(CALL_OPEN, CALL_CLOSE),
+    thought=Markers(CHANNEL_OPEN + "thought\n", CHANNEL_CLOSE),
     arguments="quote-token",
     string_delimiter=STRING_DELIM,
     vocabulary="gemma4",

@@ -13,7 +13,8 @@ A completion is a sequence of *messages*, each ``HEADER<|message|>BODY`` closed 
   role, exactly where the model starts writing (`` to=functions.NAME...`` or ``<|channel|>analysis...``).
 - A turn with tool calls (lines 273-301): the reasoning (the message's ``thinking``; transformers fills it from
   ``reasoning_content``) -- or, when there is none, the message *content* -- is written first as an analysis
-  message ``<|start|>assistant<|channel|>analysis<|message|>TEXT<|end|>`` (lines 291-294); then the call
+  message ``<|start|>assistant<|channel|>analysis<|message|>TEXT<|end|>`` (lines 291-294: the ``thought``
+  block); then the call
   ``<|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>ARGS<|call|>`` (lines 296-300):
   the recipient comes *before* the channel, the content type is the bare word ``json`` (line 298), and ``ARGS``
   is ``arguments|tojson`` (line 299: ``json.dumps`` with ``", "``/``": "`` separators, key order kept, non-ASCII
@@ -176,6 +177,7 @@ SPEC = FormatSpec(
     stop_markers=(CALL, RETURN, ENDOFTEXT),
     call=Markers(RECIPIENT + FUNCTIONS, None),  # <|call|> ends a call, but it is a stop marker the render strips
     call_end=CALL,
+    thought=Markers(CHANNEL + "analysis" + MESSAGE, END),
     arguments="json",
     vocabulary=None,
     no_vocabulary="gpt-oss's o200k_harmony tokenizer needs tiktoken and openai-harmony, which only the vLLM "

@@ -18,7 +18,8 @@ llama.cpp's copy of moonshotai/Kimi-K2-Instruct's chat template. Line numbers be
 - ``ARGS`` is ``arguments | tojson`` (line 23; transformers' ``tojson``: ``json.dumps`` with non-ASCII kept, no
   HTML escaping), so values carry their JSON types and a string may hold any marker text literally.
 - The template has no reasoning: ``reasoning_content`` is never written (Kimi-K2-Thinking adds ``<think>``
-  blocks, which this template does not write), so scenarios with reasoning are unrepresentable.
+  blocks, which this template does not write: the ``thought`` block the own parser reads), so scenarios with
+  reasoning are unrepresentable.
 - No BOS text is written; the template needs no ``template_vars``.
 - Generation ends with ``<|im_end|>``, the turn end the template writes after the section (line 39).
 
@@ -107,6 +108,7 @@ SPEC = FormatSpec(
     stop_markers=(IM_END,),
     call=Markers(CALL_BEGIN, CALL_END),
     section=Markers(SECTION_BEGIN, SECTION_END),
+    thought=Markers("<think>", "</think>"),
     arguments="json",
     vocabulary=None,
     no_vocabulary="Kimi's tiktoken vocabulary with its section tokens is not available offline",

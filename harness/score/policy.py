@@ -10,6 +10,12 @@
   (canitoolcall's normalization, the default: equal only after stripping surrounding whitespace, a
   whitespace-only text counting as absent, is a ``soft_pass``, shown apart from ``pass``) or ``ignore`` (such a
   difference passes: the harness' rule before policies).
+- ``reasoning``: where a parser must put reasoning, llama.cpp's reasoning formats (``common/common.h:421``):
+  ``deepseek`` (the default and llama-server's: extracted into the message's reasoning, streamed deltas too; its
+  ``auto`` is the same), ``none`` (left in content with its markup, as llama.cpp with ``reasoning_format=none`` or an
+  engine run without a reasoning parser returns it) or ``any`` (either form passes). A case states the form its
+  expected message was written in (a llama.cpp case with ``reasoning_format=none``), and the judge reads both sides
+  into one form before comparing (:mod:`harness.score.reasoning`).
 
 A policy is recorded in ``run.json`` and in every baseline; the gate refuses to compare runs judged under
 different policies.
@@ -24,7 +30,10 @@ from harness.core.errors import HarnessError
 
 MALFORMED = ("either", "lossless", "no-markup")
 WHITESPACE = ("soft-v1", "strict", "ignore")
-CHOICES = {"malformed": MALFORMED, "whitespace": WHITESPACE}
+REASONING = ("deepseek", "none", "any")
+CHOICES = {"malformed": MALFORMED, "whitespace": WHITESPACE, "reasoning": REASONING}
+#: values other tools name that the judge spells differently (the error says which value to use).
+SYNONYMS = {("reasoning", "auto"): "deepseek (llama.cpp's auto is deepseek, common/common.h:423)"}
 
 
 class PolicyError(HarnessError, ValueError):
@@ -37,6 +46,7 @@ class Policy:
 
     malformed: str = "either"
     whitespace: str = "soft-v1"
+    reasoning: str = "deepseek"
 
     def __post_init__(self) -> None:
         for key, known in CHOICES.items():
@@ -44,6 +54,8 @@ class Policy:
             if value not in known:
                 close = difflib.get_close_matches(value, known, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
+                if (key, value) in SYNONYMS:
+                    hint = f" (use {SYNONYMS[key, value]})"
                 raise PolicyError(f"policy {key}={value!r}{hint}; known: {', '.join(known)}")
 
     def to_json(self) -> dict:
@@ -62,7 +74,7 @@ class Policy:
         return cls(**{k: str(v) for k, v in data.items()})
 
     def describe(self) -> str:
-        """``malformed=either,whitespace=soft-v1``: the ``--policy`` text that selects this policy."""
+        """``malformed=either,whitespace=soft-v1,reasoning=deepseek``: the ``--policy`` text selecting this policy."""
         return ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
 
 

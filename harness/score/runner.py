@@ -86,7 +86,7 @@ def _stream(
 
     def watch(delta: Delta) -> None:
         for text in (delta.content, delta.reasoning):
-            if text and not leaks and delta_leak(text, fmt):
+            if text and not leaks and delta_leak(text, fmt, policy):
                 leaks.append(text)
 
     got, error = guarded(

@@ -24,6 +24,7 @@ from harness.formats import FormatSpec
 from harness.score.compare import json_difference, marker_leak, messages_equal, norm, short, squash, text_match
 from harness.score.outcomes import drift_info, drift_score
 from harness.score.policy import DEFAULT_POLICY, Policy
+from harness.score.reasoning import judged_view
 
 VERDICTS = ("pass", "soft_pass", "fail", "surfaced", "error")
 
@@ -60,9 +61,14 @@ def score(
     ``oneshot`` is the same parser's one-shot result when ``got`` comes from streaming: a failing stream
     whose result differs from it is typed ``stream_diverges``. ``leaked_delta`` is the first streamed delta
     text that contained a marker, if any. A drift case with mutator facts (``extra["drift"]``) or a peer's
-    ``expected_error`` is scored by its outcome class (:func:`harness.score.outcomes.drift_score`).
+    ``expected_error`` is scored by its outcome class (:func:`harness.score.outcomes.drift_score`). Both sides are
+    first read into the policy's reasoning form (:func:`harness.score.reasoning.judged_view`).
     """
-    if drift_info(case) is not None:
+    oneshot = judged_view(case, oneshot, fmt, policy)[1] if oneshot is not None else None
+    case, got, problem = judged_view(case, got, fmt, policy)
+    if problem is not None:
+        result = Score("fail", "wrong_reasoning", problem)
+    elif drift_info(case) is not None:
         result = drift_score(case, got, fmt, leaked_delta, policy)
     else:
         result = _score_message(case, got, fmt, leaked_delta, policy.whitespace)
@@ -118,9 +124,11 @@ def _argument_problem(want: Any, have: Any, where: str) -> Score | None:
     return Score("fail", kind, f"{where}: {path or 'arguments'}: {detail}")
 
 
-def delta_leak(text: str, fmt: FormatSpec) -> bool:
-    """True when one streamed content/reasoning delta contains a whole protocol marker."""
-    return any(marker in text for marker in fmt.markers)
+def delta_leak(text: str, fmt: FormatSpec, policy: Policy = DEFAULT_POLICY) -> bool:
+    """True when one streamed content/reasoning delta contains a whole protocol marker (under ``reasoning=none`` or
+    ``any``, the markers of the format's inline reasoning block are content)."""
+    block = fmt.thought_markers if policy.reasoning != "deepseek" else ()
+    return any(marker in text and not any(marker in part for part in block) for marker in fmt.markers)
 
 
 def _surfaces(case: Case, got: Message, fmt: FormatSpec) -> bool:

@@ -100,6 +100,7 @@ BAD = [
     ("section", {**GOOD, "section": Markers("<s>", None)}),
     ("call_end", {**GOOD, "call_end": "}"}),  # the call has a closer
     ("reasoning", {**GOOD, "reasoning": Markers("<think>", None)}),
+    ("thought", {**GOOD, "thought": Markers("", "<channel|>")}),
     ("arguments", {**GOOD, "arguments": "yaml"}),
     ("string_delimiter", {**GOOD, "arguments": "quote-token"}),
     ("string_delimiter", {**GOOD, "string_delimiter": '<|"|>'}),

@@ -1,5 +1,5 @@
-"""Judging policies (harness/score/policy.py): the --policy text, what each malformed and whitespace choice lets
-pass, a peer's expected_error, and that a policy travels with runs and baselines and the gate refuses another."""
+"""Judging policies (harness/score/policy.py): the --policy text, what each malformed, whitespace and reasoning choice
+lets pass, a peer's expected_error, and that a policy travels with runs and baselines and the gate refuses another."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from harness.jobs.check import check_file
 from harness.jobs.gate import PolicyMismatchError, check_same_policy
 from harness.score.policy import DEFAULT_POLICY, Policy, PolicyError, parse_policy
 from harness.score.runner import evaluate_case
-from harness.score.verdicts import score
+from harness.score.verdicts import delta_leak, score
 
 FMT = get_format("gemma4")
 S = '<|"|>'
@@ -39,7 +39,7 @@ def judged(case: Case, got: Message, policy: Policy = DEFAULT_POLICY) -> tuple[s
 
 
 def test_policy_text_round_trips_and_defaults():
-    assert parse_policy("") == DEFAULT_POLICY == Policy("either", "soft-v1")
+    assert parse_policy("") == DEFAULT_POLICY == Policy("either", "soft-v1", "deepseek")
     chosen = parse_policy(" malformed = no-markup , whitespace=strict")
     assert chosen == Policy("no-markup", "strict") and parse_policy(chosen.describe()) == chosen
     assert Policy.from_json(chosen.to_json()) == chosen and Policy.from_json(None) == DEFAULT_POLICY
@@ -48,10 +48,14 @@ def test_policy_text_round_trips_and_defaults():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("malformd=either", "policy key 'malformd' (did you mean 'malformed'?); known: malformed, whitespace"),
+        (
+            "malformd=either",
+            "policy key 'malformd' (did you mean 'malformed'?); known: malformed, whitespace, reasoning",
+        ),
         ("malformed=no_markup", "policy malformed='no_markup' (did you mean 'no-markup'?); known: either, lossless"),
         ("whitespace", "policy 'whitespace': expected KEY=VALUE"),
         ("whitespace=strict,whitespace=ignore", "policy key 'whitespace' given twice"),
+        ("reasoning=auto", "policy reasoning='auto' (use deepseek (llama.cpp's auto is deepseek"),
     ],
 )
 def test_bad_policy_text_names_the_key_or_value(text, message):
@@ -68,7 +72,8 @@ def test_a_bad_policy_flag_is_one_error_line(capsys):
     known = "known: either, lossless, no-markup"
     assert err[-1] == f"toolcall-harness eval: error: argument --policy: policy malformed='strict'; {known}"
     with pytest.raises(PolicyError, match="unknown key"):
-        Policy.from_json({"reasoning": "auto"})
+        Policy.from_json({"thinking": "on"})
+    assert Policy.from_json({"malformed": "either", "whitespace": "soft-v1"}) == DEFAULT_POLICY  # before reasoning
 
 
 # --- malformed: what a parser may do with damage it does not recover -----------------------------------------
@@ -185,17 +190,66 @@ def test_whitespace_around_content_is_a_soft_pass_strict_fail_or_ignored():
     assert score(case, padded, FMT).passed
 
 
+# --- reasoning: extracted, left in content, or either ----------------------------------------------------------
+
+QWEN = get_format("qwen3_coder")
+THOUGHT = "<|channel>thought\nI'm\nthinking<channel|>"
+
+
+def test_inline_reasoning_is_read_from_the_block_or_after_a_prefilled_opener():
+    assert FMT.thought_markers == ("<|channel>thought\n", "<channel|>")
+    assert FMT.inline_reasoning(" " + THOUGHT + "\nHi.") == ("I'm\nthinking", "Hi.")
+    assert QWEN.inline_reasoning("I'm\nthinking\n</think>\n\nHi.", "<think>\n") == ("I'm\nthinking", "Hi.")
+    assert QWEN.inline_reasoning("I'm thinking</think>Hi.") is None  # no opener, none pre-filled
+    assert QWEN.inline_reasoning("<think>unclosed") is None and FMT.inline_reasoning("Hi. " + THOUGHT) is None
+    assert get_format("llama3_json").thought_markers == ()
+
+
+def test_reasoning_policy_deepseek_none_any():
+    case = Case(id="r", format="gemma4", text=THOUGHT + "Hi." + CALL, expected=Message("Hi.", "I'm\nthinking", [PARIS]))
+    extracted = Message("Hi.", "I'm\nthinking", [PARIS])
+    inline = Message(THOUGHT + "Hi.", None, [PARIS])
+    assert judged(case, extracted) == (None, "pass", None)
+    assert judged(case, inline) == (None, "fail", "marker_leak")
+    none, either = Policy(reasoning="none"), Policy(reasoning="any")
+    assert judged(case, inline, none) == (None, "pass", None) == judged(case, inline, either)
+    assert judged(case, extracted, either) == (None, "pass", None)
+    result = score(case, extracted, FMT, policy=none)
+    assert (result.verdict, result.error_type) == ("fail", "wrong_reasoning") and "reasoning=none" in result.detail
+    # the thought markers of a streamed delta are content under none/any, a leak under deepseek
+    assert delta_leak(THOUGHT, FMT) and not delta_leak(THOUGHT, FMT, none)
+    assert delta_leak(CALL, FMT, either)
+
+
+def test_an_expectation_written_with_reasoning_in_content_is_read_out_of_it():
+    """A llama.cpp case run with reasoning_format=none expects the block in content; every policy judges the
+    parse against the same reasoning and content."""
+    expected = Message("<think>\nI'm\nthinking\n</think>\n\nHi.")
+    case = Case(
+        id="n",
+        format="qwen3_coder",
+        text="I'm\nthinking\n</think>\n\nHi.",
+        expected=expected,
+        prefix="<think>\n",
+        extra={"reasoning_format": "none"},
+    )
+    extracted, inline = Message("Hi.", "I'm\nthinking"), Message("I'm\nthinking\n</think>\n\nHi.")
+    assert score(case, extracted, QWEN).verdict == "pass"
+    assert score(case, inline, QWEN, policy=Policy(reasoning="none")).verdict == "pass"
+    assert score(case, inline, QWEN).error_type == "marker_leak"
+
+
 # --- runs and baselines record it; the gate refuses another -----------------------------------------------------
 
 
 def test_baselines_record_the_policy_and_the_gate_refuses_another():
     settings = RunSettings(policy=NO_MARKUP)
     data = settings.to_json()
-    assert data["policy"] == {"malformed": "no-markup", "whitespace": "soft-v1"}
+    assert data["policy"] == {"malformed": "no-markup", "whitespace": "soft-v1", "reasoning": "deepseek"}
     assert RunSettings.from_json(data) == settings
     assert RunSettings.from_json({k: v for k, v in data.items() if k != "policy"}).policy == DEFAULT_POLICY
     assert save_command({**data, "model": "gemma-4-e2b"}, "own").endswith(
-        "--policy malformed=no-markup,whitespace=soft-v1"
+        "--policy malformed=no-markup,whitespace=soft-v1,reasoning=deepseek"
     )
     check_same_policy(NO_MARKUP, None, Path("b.json"))  # not asked: the baseline's policy
     check_same_policy(NO_MARKUP, NO_MARKUP, Path("b.json"))
