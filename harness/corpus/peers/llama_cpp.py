@@ -184,37 +184,62 @@ def effective_options(raw: RawCase) -> dict:
 
 
 def judge_gap(raw: RawCase, fmt: FormatSpec) -> str | None:
-    """Why the case cannot be judged by plain comparison of the parse with its expected message, or ``None``.
+    """Why the case cannot be judged by comparing the parse with its expected message, or ``None``.
 
-    In order: ``is_partial`` (a partial parse is expected), a continued final message (the expectation includes
-    the prefilled message), no generation prompt, a ``json_schema`` response format (it may rewrite the content,
-    e.g. strip a ``json`` code fence), expected content holding the format's markup (``reasoning_format=none``
-    keeps reasoning tags in content; the harness counts any marker in content as a leak), tool-call arguments
-    that are not JSON."""
+    In order: ``is_partial`` (a partial parse is expected), a continued final message whose reasoning the format
+    has no block to write in (:func:`continued_text`), no generation prompt, a ``json_schema`` response format (it
+    may rewrite the content, e.g. strip a ``json`` code fence), expected content holding the format's markup (with
+    ``reasoning_format=none`` once its leading reasoning block is read out, :mod:`harness.score.reasoning`),
+    tool-call arguments that are not JSON."""
     options = effective_options(raw)
     if options["is_partial"]:
         return "is_partial: the expected message is a partial parse"
-    if options["continue_final_message"] != "none":
-        return f"continue_final_message={options['continue_final_message']}: the expected message includes the prefill"
-    if not options["add_generation_prompt"]:
+    continuation = options["continue_final_message"] != "none"
+    if continuation and not raw.messages:
+        return f"continue_final_message={options['continue_final_message']} without messages to continue"
+    if continuation and raw.expect["reasoning_content"] and not fmt.thought_markers:
+        return "continue_final_message: the format has no reasoning block to write the prefilled reasoning in"
+    if not options["add_generation_prompt"] and not continuation:
         return "add_generation_prompt=false: the text does not follow a generation prompt"
     if "json_schema" in raw.options:
         return "json_schema: a response format may rewrite the content"
     content = raw.expect["content"]
+    if options["reasoning_format"] == "none":
+        content = (fmt.inline_reasoning(content) or ("", content))[1]
     marker = next((m for m in (*fmt.markers, *fmt.reasoning_markers) if m in content), None)
     if marker is not None:
-        why = (
-            "reasoning_format=none keeps reasoning markup in content"
-            if options["reasoning_format"] == "none"
-            else ("the expected content holds the format's markup")
-        )
-        return f"{why} ({marker})"
+        return f"the expected content holds the format's markup ({marker})"
     for call in raw.expect["tool_calls"]:
         try:
             json.loads(call["arguments"])
         except ValueError:
             return "tool-call arguments are not JSON"
     return None
+
+
+def continued_text(raw: RawCase, fmt: FormatSpec, prefix: str) -> tuple[str, str]:
+    """``(prefix, text)`` of a case that continues its final assistant message (``continue_final_message``), as
+    llama.cpp builds the text its parser reads (``common/chat-auto-parser-generator.cpp:45-61``): the generation
+    prompt's pre-fill up to the reasoning opener, then ``OPEN + the message's reasoning`` (with ``CLOSE`` when the
+    content is continued) where the expected message has reasoning, then the message's content (content
+    continued), then the case's input. A pre-fill that ends with ``OPEN`` keeps it (the text starts inside
+    reasoning). ``continue_final_message=auto`` continues the reasoning when the message
+    has reasoning and no content (``common/chat.cpp:1262-1269``)."""
+    message = (raw.messages or [{}])[-1]
+    mode = effective_options(raw)["continue_final_message"]
+    if mode == "auto":
+        mode = "reasoning" if message["reasoning_content"] and not message["content"] else "content"
+    written = ""
+    if raw.expect["reasoning_content"] and fmt.thought_markers:
+        open_, close = fmt.thought_markers
+        cut = prefix.find(open_)
+        if cut >= 0 and prefix[cut + len(open_) :].strip():  # e.g. ``<think></think>``: rewritten in the text
+            prefix = prefix[:cut]
+        written = "" if cut >= 0 and prefix[cut:].strip() == open_.strip() else open_
+        written += (message["reasoning_content"] or "") + (close if mode == "content" else "")
+    if mode == "content":
+        written += message["content"] or ""
+    return prefix, written + raw.input
 
 
 def openai_tools(tools: list[dict]) -> list[dict]:
@@ -227,7 +252,12 @@ def to_case(raw: RawCase, fmt: FormatSpec, peer_id: str, template_text: str, *, 
     expect = raw.expect
     tools = openai_tools(raw.tools) if raw.tools else None
     options = effective_options(raw)
-    prefix, note = generation_prefix(file, template_text, fmt, raw.messages, raw.tools, options["enable_thinking"])
+    continuation = options["continue_final_message"] != "none"
+    history = (raw.messages or [])[:-1] if continuation else raw.messages
+    prefix, note = generation_prefix(file, template_text, fmt, history, raw.tools, options["enable_thinking"])
+    text = raw.input
+    if continuation:
+        prefix, text = continued_text(raw, fmt, prefix)
     peer = {
         "suite": SUITE,
         "version": version,
@@ -246,10 +276,13 @@ def to_case(raw: RawCase, fmt: FormatSpec, peer_id: str, template_text: str, *, 
         peer["tool_call_ids"] = ids
     if note:
         peer["prefix_note"] = note
+    extra: dict = {"peer": peer}
+    if options["reasoning_format"] == "none":
+        extra["reasoning_format"] = "none"  # the expected message keeps reasoning in content (harness.score.reasoning)
     return Case(
         id=f"{SUITE}/{peer_id}",
         format=fmt.name,
-        text=raw.input,
+        text=text,
         expected=Message(
             content=expect["content"] or None,
             reasoning=expect["reasoning_content"] or None,
@@ -260,7 +293,9 @@ def to_case(raw: RawCase, fmt: FormatSpec, peer_id: str, template_text: str, *, 
         slice=SLICE,
         source=f"llama.cpp tests/test-chat.cpp:{raw.line} (llama-cpp-python {version} sdist)",
         template={"source": "sdist", "file": file, "sha256": _text_sha256(template_text)},
-        extra={"peer": peer},
+        text_provenance="composed" if continuation else "full",
+        note="the text is the continued message as llama.cpp writes it, then the case's input" if continuation else "",
+        extra=extra,
     )
 
 

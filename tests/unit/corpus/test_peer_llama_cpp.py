@@ -198,19 +198,19 @@ def test_a_file_that_does_not_tokenize_is_one_error_naming_the_line():
 
 #: measured on llama-cpp-python 0.3.36: cases per format, and those of the format the judge cannot apply yet.
 PER_FORMAT = {
-    "deepseek_v31": (5, 2),
-    "deepseek_v32": (13, 2),
-    "functionary_v31": (2, 1),
-    "gemma4": (25, 3),
+    "deepseek_v31": (7, 0),
+    "deepseek_v32": (15, 0),
+    "functionary_v31": (3, 0),
+    "gemma4": (28, 0),
     "glm45": (1, 0),
-    "glm47": (6, 2),
-    "harmony": (13, 5),
-    "hermes": (10, 6),
-    "kimi_k2": (16, 5),
-    "llama3_json": (3, 5),
-    "minimax_m2": (4, 2),
-    "mistral": (8, 2),
-    "qwen3_coder": (60, 11),
+    "glm47": (8, 0),
+    "harmony": (16, 2),
+    "hermes": (16, 0),
+    "kimi_k2": (20, 1),
+    "llama3_json": (6, 2),
+    "minimax_m2": (6, 0),
+    "mistral": (10, 0),
+    "qwen3_coder": (69, 2),
 }
 
 
@@ -286,13 +286,37 @@ def test_spot_kimi_call_ids_and_multiple_calls_helper(by_where):
 
 def test_spot_unsupported_reasons(suite):
     reasons = dict(suite.unsupported)
-    # line 3011: Gemma 4, reasoning_format none keeps the thought channel in content
-    assert reasons["llama.cpp/google-gemma-4-31B-it/4 (test-chat.cpp:3011)"].startswith("reasoning_format=none")
     assert reasons["llama.cpp/openai-gpt-oss-120b/5 (test-chat.cpp:6450)"].startswith("is_partial")
-    assert reasons["llama.cpp/openai-gpt-oss-120b/17 (test-chat.cpp:6583)"].startswith("continue_final_message")
+    assert reasons["llama.cpp/openai-gpt-oss-120b/12 (test-chat.cpp:6531)"].startswith("json_schema")
     assert reasons["llama.cpp/LFM2.5-Instruct/1 (test-chat.cpp:2019 via 5232)"] == "template maps to no harness format"
     counted = collections.Counter(reasons.values())
     assert counted["template maps to no harness format"] == 251
+
+
+def test_spot_reasoning_format_none_keeps_the_expectation_inline(by_where):
+    # line 3011: Gemma 4 with reasoning_format none: the thought channel stays in the expected content
+    case = by_where["test-chat.cpp:3011"]
+    assert case.extra["reasoning_format"] == "none"
+    assert case.expected.content == "<|channel>thought\nI'm\nthinking<channel|>Hello, world!\nWhat's up?"
+    fmt = get_format("gemma4")
+    assert fmt.inline_reasoning(case.expected.content) == ("I'm\nthinking", "Hello, world!\nWhat's up?")
+
+
+def test_spot_continued_messages(by_where):
+    # line 2493: Qwen3.5 continues the content "Hello, " of a message with reasoning "I'm thinking"; llama.cpp's
+    # parser reads <think> + reasoning + </think> + content + the input (the prompt's <think>\n is rewritten)
+    case = by_where["test-chat.cpp:2493"]
+    assert (case.prefix, case.text) == ("<think>\n", "I'm thinking</think>Hello, world!\nWhat's up?")
+    assert case.text_provenance == "composed" and "continued message" in case.note
+    assert (case.expected.reasoning, case.expected.content) == ("I'm thinking", "Hello, world!\nWhat's up?")
+    # line 2503: the reasoning "I'm" is continued: the text starts inside reasoning
+    case = by_where["test-chat.cpp:2503"]
+    assert (case.prefix, case.text) == ("<think>\n", "I'm thinking\n</think>\n\nHello, world!\nWhat's up?")
+    # line 3180: Gemma 4 has no pre-filled opener: its thought block is written in the text
+    case = by_where["test-chat.cpp:3180"]
+    assert case.text == "<|channel>thought\nI'm thinking<channel|>Hello, world!\nWhat's up?"
+    # line 3911: Qwen3-Coder with reasoning_format none: only the content is continued
+    assert by_where["test-chat.cpp:3911"].text == "Hello, world!\nWhat's up?"
 
 
 def test_templates_are_claimed_once_and_exist(suite):
@@ -305,5 +329,5 @@ def test_build_corpus_adds_the_slice_and_its_unsupported_cases(suite):
     assert SLICE in SLICES
     fmt = get_format("qwen3_coder")
     corpus = build_corpus(None, fmt, seed=0, n_generated=0, slices=(SLICE,))
-    assert corpus.count(SLICE) == len(corpus.cases) == 60
+    assert corpus.count(SLICE) == len(corpus.cases) == 69
     assert corpus.unsupported == suite.unmapped + suite.unsupported_by_format["qwen3_coder"]
