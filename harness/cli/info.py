@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import collections
 import json
+import sys
 
 from rich.console import Console
 
@@ -136,4 +138,9 @@ def cmd_corpus(args, console: Console) -> int:
     print(f"wrote {result.count} {what} to {args.out} ({len(result.skipped)} skipped)")
     for path in result.files if args.spec != "cases" else []:
         print(f"  {path}")
+    for reason, n in collections.Counter(why for _, why in result.skipped).most_common():
+        print(f"  skipped {n}: {reason}")
+    if not result.count:
+        print(f"error: nothing to write: every case of {args.model} was skipped", file=sys.stderr)
+        return 1
     return 0

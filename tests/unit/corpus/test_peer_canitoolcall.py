@@ -218,6 +218,12 @@ def test_cli_corpus_export_writes_a_folder_and_names_the_missing_revision(tmp_pa
     assert "canitoolcall fixtures" in capsys.readouterr().out
     assert sorted(p.name for p in (out / "gemma4").iterdir()) == ["curated.jsonl", "family.json", "generated.jsonl"]
     assert {c.format for c in load_suite(out).all_cases()} == {"gemma4"}
+    # observed cases are no template render: each skip reason is listed, and an export of nothing is an error
+    assert main([*args, "--cases", "0", "--slices", "observed", "--revision", REVISION]) == 1
+    captured = capsys.readouterr()
+    assert "wrote 0 canitoolcall fixtures" in captured.out and "skipped " in captured.out
+    assert "slice observed: not a template render" in captured.out
+    assert captured.err.strip() == "error: nothing to write: every case of gemma-4-e2b was skipped"
 
 
 # --- bad input ------------------------------------------------------------------------------------------------
