@@ -11,9 +11,11 @@
 Reading rules of :func:`parse_call_list` (a lenient reader of what the templates and models write, not Python):
 
 - A list of one or more calls, ``,``-separated (a trailing ``,`` allowed), whitespace (newlines too) anywhere
-  between tokens. A call is ``NAME(key=value, ...)``: ``NAME`` a letter or ``_`` then letters, digits, ``_``,
-  ``.``, ``-`` (dotted ``Calendar.create_event`` and hyphenated tool names are written raw by LFM2.5's
-  template); keys likewise (no dots); no positional arguments; a key given twice is an error.
+  between tokens. A call is ``NAME(key=value, ...)``: ``NAME`` letters, digits, ``_``, ``.``, ``-`` (dotted
+  ``Calendar.create_event``, hyphenated and digit-first tool names: LFM2.5's template pastes names raw); a key
+  is any text up to ``=`` without whitespace at its ends, newlines, quotes, brackets, ``,`` or ``=`` (the
+  template pastes keys raw too: ``first name=``, ``a.b=``, ``2fa=``); no positional arguments; a key given
+  twice is an error.
 - Values: strings in ``'`` or ``"`` with Python's escapes (``\\n``, ``\\'``, ``\\xhh``, ``\\uXXXX``,
   ``\\N{...}``; an unknown escape keeps its backslash; a ``\\uXXXX`` surrogate pair is joined), raw newlines
   and control characters inside a string accepted (a template pastes strings raw); integers and finite floats
@@ -30,7 +32,7 @@ import unicodedata
 from parsers.own._common import Malformed, finite_float
 
 _WS = "[ \t\r\n]*"
-_NAME = r"[^\W\d][\w.\-]*"
+_NAME = r"[\w.\-]+"
 HEAD = re.compile(rf"\[{_WS}({_NAME}){_WS}\(")
 _PARTIAL_HEAD = re.compile(rf"\[{_WS}(?:{_NAME}{_WS})?\Z")
 _BODY_STOP = re.compile(r"""['"()\[\]{}<]""")
@@ -125,7 +127,7 @@ class CallListExtent:
 
 _SKIP = re.compile(_WS)
 _CALL_NAME = re.compile(_NAME)
-_KEY = re.compile(r"[^\W\d][\w\-]*")
+_KEY = re.compile(r"[^\s=,()\[\]{}'\"]+(?:[ \t]+[^\s=,()\[\]{}'\"]+)*")
 _NUMBER = re.compile(r"[-+]?(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][-+]?\d+)?")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _CONSTANTS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}

@@ -52,6 +52,7 @@ UNSUPPORTED: dict[str, str] = {
         "harmony",
         "functiongemma",
         "llama4_pythonic",
+        "lfm2",
     )
 }
 
