@@ -22,6 +22,8 @@ ARGUMENT_STYLES = {
     '<|"|>), other values as literals',
     "escape-token": "{key:value,...}: bare keys, strings between an escape token (string_delimiter, "
     "FunctionGemma's <escape>), other values as literals",
+    "pythonic": "[NAME(key=value, ...), ...]: a Python list of calls with keyword arguments, values Python "
+    "literals ('s', True, None, [..], {..}); values carry their literal's type",
 }
 _DELIMITED = ("quote-token", "escape-token")
 #: the peer test suites a format's ``peers`` selectors may name.

@@ -87,6 +87,16 @@ def marker_leak(got: Message, expected: Message, fmt: FormatSpec, tolerated: tup
     return None
 
 
+def delta_markup(delta: str | None, expected: Message, fmt: FormatSpec, tolerated: tuple[str, ...] = ()) -> str | None:
+    """A streamed delta's marker that the expected content and reasoning and the ``tolerated`` text do not
+    explain (llama.cpp expects call markup kept inside reasoning, say), as a one-line detail; ``None`` otherwise."""
+    if not delta:
+        return None
+    allowed = (expected.content or "") + (expected.reasoning or "") + "".join(tolerated)
+    unexplained = [m for m in fmt.markers if m in delta and m not in allowed]
+    return f"streamed delta {short(delta)} contains {unexplained[0]!r}" if unexplained else None
+
+
 def markup_in(name: str, text: str | None, allowed: str, fmt: FormatSpec, whole: bool = True) -> str | None:
     """The first of the format's markers in ``text`` (field ``name``; with ``whole``) or its trailing marker prefix
     that ``allowed`` (the expected text) does not hold, as a one-line detail; ``None`` when there is none."""

@@ -36,7 +36,16 @@ from harness.core.messages import Message, ToolCall
 from harness.core.results import Score
 from harness.corpus.drift import DECLINED, RECOVERED
 from harness.formats import FormatSpec
-from harness.score.compare import json_difference, marker_leak, markup_in, short, squash, text_match, without
+from harness.score.compare import (
+    delta_markup,
+    json_difference,
+    marker_leak,
+    markup_in,
+    short,
+    squash,
+    text_match,
+    without,
+)
 from harness.score.policy import DEFAULT_POLICY, Policy
 
 OUTCOMES = ("recovered", "surfaced", "scrubbed", "dropped", "leaked", "wrong", "error")
@@ -106,7 +115,7 @@ def classify(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str | None
     recoverable = info.get("recoverable", True)
     want, have = case.expected.tool_calls, got.tool_calls
     if recoverable and _same_calls(want, have):
-        leak = marker_leak(got, case.expected, fmt, tolerated) or _delta_leak(
+        leak = marker_leak(got, case.expected, fmt, tolerated) or delta_markup(
             leaked_delta, case.expected, fmt, tolerated
         )
         if leak:
@@ -224,15 +233,6 @@ def _same_calls(want: list[ToolCall], have: list[ToolCall]) -> bool:
 def _is_subsequence(have: list[ToolCall], want: list[ToolCall]) -> bool:
     rest = iter(want)
     return len(have) < len(want) and all(any(_same_call(w, h) for w in rest) for h in have)
-
-
-def _delta_leak(delta: str | None, expected: Message, fmt: FormatSpec, tolerated: tuple[str, ...]) -> str | None:
-    """A streamed delta's marker that the expected content and the tolerated text do not explain."""
-    if not delta:
-        return None
-    allowed = (expected.content or "") + "".join(tolerated)
-    unexplained = [m for m in fmt.markers if m in delta and m not in allowed]
-    return f"streamed delta {short(delta)} contains {unexplained[0]!r}" if unexplained else None
 
 
 def _call_difference(want: list[ToolCall], have: list[ToolCall]) -> str:

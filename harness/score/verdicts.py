@@ -21,7 +21,16 @@ from harness.core.cases import Case
 from harness.core.messages import Message
 from harness.core.results import Score
 from harness.formats import FormatSpec
-from harness.score.compare import json_difference, marker_leak, messages_equal, norm, short, squash, text_match
+from harness.score.compare import (
+    delta_markup,
+    json_difference,
+    marker_leak,
+    messages_equal,
+    norm,
+    short,
+    squash,
+    text_match,
+)
 from harness.score.outcomes import drift_info, drift_score
 from harness.score.policy import DEFAULT_POLICY, Policy
 from harness.score.reasoning import judged_view
@@ -91,7 +100,7 @@ def _score_message(case: Case, got: Message, fmt: FormatSpec, leaked_delta: str 
         problem = _argument_problem(want.arguments, have.arguments, f"call {i}")
         if problem:
             return problem
-    leak = marker_leak(got, expected, fmt) or (f"delta {leaked_delta!r}" if leaked_delta else None)
+    leak = marker_leak(got, expected, fmt) or delta_markup(leaked_delta, expected, fmt)
     if leak:
         return Score("fail", "marker_leak", leak)
     content = text_match(expected.content, got.content, whitespace)

@@ -67,7 +67,11 @@ FORMATS: dict[str, Launch] = {
 }
 UNSUPPORTED = {
     "functiongemma": "llama.cpp has no FunctionGemma handler and the pinned sdist no FunctionGemma template to derive "
-    "a parser from (google/functiongemma-270m-it is gated; offline there is no template at all)"
+    "a parser from (google/functiongemma-270m-it is gated; offline there is no template at all)",
+    "lfm2": "not configured yet: llama.cpp reads LFM2 with its specialized handler (common_chat_params_init_lfm2, "
+    "common/chat.cpp), whose launch through the shim is not checked",
+    "llama4_pythonic": "the pinned sdist has no Llama 4 template, and llama.cpp derives its parser from the template "
+    "(meta-llama/Llama-4-Scout-17B-16E-Instruct is gated; offline there is no template at all)",
 }
 SHIM_DIR = Path(__file__).resolve().parent / "llama_cpp_shim"
 SHIM_FILES = ("shim.cpp", "CMakeLists.txt")

@@ -107,6 +107,22 @@ _KIMI_K2_VOCAB = (
     "[UNK]",
     "[PAD]",
 )
+# LFM2 / LFM2.5's special tokens (the markers of harness.formats.lfm2, <think>/</think>, and its turn tokens).
+_LFM2_VOCAB = (
+    "<|pad|>",
+    "<|startoftext|>",
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|tool_list_start|>",
+    "<|tool_list_end|>",
+    "<|tool_call_start|>",
+    "<|tool_call_end|>",
+    "<|tool_response_start|>",
+    "<|tool_response_end|>",
+    "<think>",
+    "</think>",
+)
 _FUNCTIONGEMMA_VOCAB = (
     "<pad>",
     "<eos>",
@@ -168,6 +184,9 @@ FORMATS: dict[str, Launch] = {
         "<start_of_turn>model\n",
         ("<start_function_response>", "<end_of_turn>", "<eos>"),
     ),
+    # pythonic: what _infer_tool_parser picks for a template holding <|tool_call_start|> (LFM2.5-8B-A1B.jinja) or
+    # <|tool_list_start|> (LFM2-8B-A1B.jinja), or a vocabulary with both call tokens (LFM2.5-Instruct.jinja).
+    "lfm2": Launch("pythonic", _LFM2_VOCAB, "<|im_start|>assistant\n", ("<|im_end|>",)),
 }
 UNSUPPORTED: dict[str, str] = {
     "llama3_json": "no tool parser: _infer_tool_parser finds none of its markers in the Llama 3.1 / 3.2 templates "
@@ -176,6 +195,8 @@ UNSUPPORTED: dict[str, str] = {
     "deepseek_v32": "no tool parser: mlx-lm ships a DeepSeek-V3.2 chat template (mlx_lm/chat_templates/deepseek_v32.py)"
     " but no tool_parsers module for its DSML calls",
     "harmony": "no tool parser: _infer_tool_parser finds none of its markers in the gpt-oss template",
+    "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
+    "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",
 }
 _SERVER_PATH = os.path.join("mlx_lm", "server.py")
 

@@ -177,7 +177,11 @@ FORMATS: dict[str, Launch] = {
 }
 UNSUPPORTED = {
     "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "
-    "markup, and no SGLang parser knows <start_function_call>"
+    "markup, and no SGLang parser knows <start_function_call>",
+    "lfm2": "not configured yet: SGLang has an lfm2 detector (python/sglang/srt/function_call/lfm2_detector.py) "
+    "whose flags and reasoning parser are not checked against the installed SGLang",
+    "llama4_pythonic": "no Llama 4 template offline to serve the model with (SGLang's detector would be "
+    "--tool-call-parser pythonic)",
 }
 
 # Seconds one library call may take before the adapter stops it (docs/engines/sglang.md, "Hangs"); the

@@ -51,6 +51,8 @@ UNSUPPORTED: dict[str, str] = {
         "deepseek_v32",
         "harmony",
         "functiongemma",
+        "llama4_pythonic",
+        "lfm2",
     )
 }
 

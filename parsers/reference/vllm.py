@@ -183,6 +183,9 @@ UNSUPPORTED: dict[str, str] = {
     "mistral": "no v11+ Mistral tokenizer offline (Mistral Small 3.2's / Devstral's tekken.json): the bundled ones "
     "make vLLM's mistral parser expect the old JSON-list format",
     "functiongemma": "no FunctionGemma tokenizer or template offline",
+    "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
+    "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's parser would be --tool-call-parser "
+    "llama4_pythonic)",
 }
 
 
