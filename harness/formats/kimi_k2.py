@@ -115,7 +115,7 @@ SPEC = FormatSpec(
     edge_scenarios=edge_scenarios,
     role_headers=("<|im_assistant|>assistant<|im_middle|>",),
     # canitoolcall: Kimi K2.6 writes these calls after a <think> block (read as reasoning by the own parser);
-    # Kimi K3's XTML format (<|open|>call ...) is another format.
+    # Kimi K3's XTML format (<|open|>call ...) is another format: kimi_k3.
     peers=(
         "canitoolcall:kimi/moonshotai/Kimi-K2-Instruct-0905",
         "canitoolcall:kimi/moonshotai/Kimi-K2.6",

@@ -123,6 +123,9 @@ _LFM2_VOCAB = (
     "<think>",
     "</think>",
 )
+# Kimi K3: the XTML tokens mlx-lm's _is_xtml_vocab looks for (the template names none of the tool markers
+# _infer_tool_parser matches, so the vocabulary picks kimi_k3; thinks in <|open|>think<|sep|> blocks).
+_KIMI_K3_VOCAB = ("<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>", "<|kimi_image_placeholder|>")
 _FUNCTIONGEMMA_VOCAB = (
     "<pad>",
     "<eos>",
@@ -178,6 +181,7 @@ FORMATS: dict[str, Launch] = {
     "minimax_m2": Launch("minimax_m2", _MINIMAX_VOCAB, "]~b]ai\n<think>\n", ("[e~[",)),
     "mistral": Launch("mistral", _MISTRAL_VOCAB, "[/INST]", ("</s>",)),
     "kimi_k2": Launch("kimi_k2", _KIMI_K2_VOCAB, "<|im_assistant|>assistant<|im_middle|>", ("<|im_end|>",)),
+    "kimi_k3": Launch("kimi_k3", _KIMI_K3_VOCAB, '<|open|>message role="assistant"<|sep|>', ("<|end_of_msg|>",)),
     "functiongemma": Launch(
         "function_gemma",
         _FUNCTIONGEMMA_VOCAB,

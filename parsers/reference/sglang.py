@@ -149,6 +149,17 @@ FORMATS: dict[str, Launch] = {
         model_name="moonshotai/Kimi-K2-Instruct",
         template="moonshotai-Kimi-K2.jinja",
     ),
+    # Kimi K3: the parsers SGLang picks itself for a KimiK3 architecture (template_detection.py: reasoning and
+    # tool-call parser "kimi_k3"); the template thinks unless ``thinking`` is false, whose prompt pre-fills
+    # <|open|>response<|sep|> instead of <|open|>think<|sep|>.
+    "kimi_k3": Launch(
+        tool_call_parser="kimi_k3",
+        reasoning_parser="kimi_k3",
+        model_name="moonshotai/Kimi-K3",
+        template="Kimi-K3.jinja",
+        chat_template_kwargs={"thinking": False},
+        thinking_off_prefix="<|open|>response<|sep|>",
+    ),
     # DeepSeek V3.1 / V3.2 (SGLang's DeepSeek guide): thinking is ``chat_template_kwargs={"thinking": true}``.
     "deepseek_v31": Launch(
         tool_call_parser="deepseekv31",

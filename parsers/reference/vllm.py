@@ -180,6 +180,8 @@ UNSUPPORTED: dict[str, str] = {
     "glm47": "no GLM tokenizer offline (its <think>, <|assistant|> ... ids drive vLLM's glm47 parser)",
     "minimax_m2": "no MiniMax-M2 tokenizer offline (its </think> id ends reasoning)",
     "kimi_k2": "no Kimi tokenizer offline (its section tokens are the kimi_k2 parser's token-id terminals)",
+    "kimi_k3": "no Kimi K3 tokenizer offline (its kimi_k3 tool parser requires the model tokenizer, and the "
+    "<|open|>/<|close|>/<|sep|> special tokens must reach it as text)",
     "mistral": "no v11+ Mistral tokenizer offline (Mistral Small 3.2's / Devstral's tekken.json): the bundled ones "
     "make vLLM's mistral parser expect the old JSON-list format",
     "functiongemma": "no FunctionGemma tokenizer or template offline",

@@ -160,8 +160,10 @@ NEW_MLX_PRESETS = {
     "mistral-small-3.2": "mistral",
     "devstral-small": "mistral",
     "kimi-k2": "kimi_k2",
+    "kimi-k3": "kimi_k3",
 }
-THINKING_FORMATS = {"glm45", "glm47", "qwen3_coder", "minimax_m2"}
+THINKING_FORMATS = {"glm45", "glm47", "qwen3_coder", "minimax_m2", "kimi_k3"}
+THINK_MARKERS = {"kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>")}
 
 
 def mlx_parser(fmt: str):
@@ -197,7 +199,7 @@ def test_mlx_tool_parser_is_the_one_mlx_lm_infers_from_the_preset_template(prese
     assert parser.name == f"mlx-lm==0.32.2:{fmt}"
     assert tok.has_thinking == (fmt in THINKING_FORMATS)
     if tok.has_thinking:
-        assert (tok.think_start, tok.think_end) == ("<think>", "</think>")
+        assert (tok.think_start, tok.think_end) == THINK_MARKERS.get(fmt, ("<think>", "</think>"))
 
 
 def test_mlx_new_formats_stop_markers_are_the_formats_and_special_tokens_are_single_ids():

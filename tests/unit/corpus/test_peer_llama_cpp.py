@@ -207,6 +207,7 @@ PER_FORMAT = {
     "harmony": (16, 2),
     "hermes": (16, 0),
     "kimi_k2": (20, 1),
+    "kimi_k3": (9, 0),
     "lfm2": (52, 3),
     "llama3_json": (6, 2),
     "minimax_m2": (6, 0),
@@ -231,7 +232,7 @@ def test_counts(suite):
     assert suite.version == SDIST_VERSION and suite.sha256 == SDIST_SHA256
     got = {f: (len(suite.for_format(f)), len(suite.unsupported_by_format.get(f, []))) for f in suite.cases_by_format}
     assert got == PER_FORMAT
-    assert len(suite.unmapped) == 196
+    assert len(suite.unmapped) == 187
     assert sum(n for n, _ in got.values()) + len(suite.unsupported) == suite.total
     assert not [r for _, r in suite.unsupported if r.startswith("not read")]  # every chain of the file is read
 
@@ -292,7 +293,7 @@ def test_spot_unsupported_reasons(suite):
     assert reasons["llama.cpp/LFM2.5-Instruct/15 (test-chat.cpp:2116 via 5232)"].startswith("is_partial")
     assert reasons["llama.cpp/ibm-granite-granite-4.1/1 (test-chat.cpp:3432)"] == "template maps to no harness format"
     counted = collections.Counter(reasons.values())
-    assert counted["template maps to no harness format"] == 196
+    assert counted["template maps to no harness format"] == 187
 
 
 def test_spot_reasoning_format_none_keeps_the_expectation_inline(by_where):
