@@ -26,22 +26,16 @@ from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
+#: the markers and stop markers of the ChatML templates (Hermes, Qwen, SmolLM2), and Granite 4's turn markers.
+CHATML_MARKERS = (CALL_OPEN, CALL_CLOSE, "<|im_start|>", "<|im_end|>", "<tool_response>", "</tool_response>")
+CHATML_STOPS = ("<|im_end|>", "<|endoftext|>")
+GRANITE_MARKERS = ("<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>")
 
 
 SPEC = FormatSpec(
     name="hermes",
-    markers=(
-        CALL_OPEN,
-        CALL_CLOSE,
-        "<|im_start|>",
-        "<|im_end|>",
-        "<tool_response>",
-        "</tool_response>",
-        "<|start_of_role|>",
-        "<|end_of_role|>",
-        "<|end_of_text|>",
-    ),
-    stop_markers=("<|im_end|>", "<|endoftext|>", "<|end_of_text|>"),
+    markers=CHATML_MARKERS + GRANITE_MARKERS,
+    stop_markers=(*CHATML_STOPS, "<|end_of_text|>"),
     call=Markers(CALL_OPEN, CALL_CLOSE),
     reasoning=Markers("<think>", "</think>"),
     arguments="json",
