@@ -1,4 +1,5 @@
-"""Hermes JSON tool-call format facts (Hermes 2 Pro / Hermes 3, Qwen 2.5, Qwen3, SmolLM2 with a Hermes prompt).
+"""Hermes JSON tool-call format facts (Hermes 2 Pro / Hermes 3, Qwen 2.5, Qwen3, SmolLM2 with a Hermes prompt,
+IBM Granite 4.0 / 4.1).
 
 Source: ``NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja`` and ``Qwen-Qwen2.5-7B-Instruct.jinja`` in the
 llama-cpp-python 0.3.36 sdist (``vendor/llama.cpp/models/templates``).
@@ -11,25 +12,37 @@ Generation ends with ``<|im_end|>``.
 
 Hermes 3 writes ``bos_token`` first; ChatML models (Qwen, SmolLM2) have no BOS text, and Llama 3.1's
 ``<|begin_of_text|>`` is added by the engine's tokenizer, so prompts render with an empty ``bos_token``.
+
+Granite 4.0 / 4.1 (``ibm-granite-granite-4.0.jinja`` / ``ibm-granite-granite-4.1.jinja``) write the same calls in
+Granite turns: ``<|start_of_role|>ROLE<|end_of_role|> ... <|end_of_text|>`` (4.0 lines 60-62, 81-83, 103; 4.1 lines
+58, 77-79, 99), generation prompt ``<|start_of_role|>assistant<|end_of_role|>`` (4.0 line 117, 4.1 line 113). Each
+call is ``<tool_call>\\n{"name": "NAME", "arguments": ARGS}\\n</tool_call>``, ARGS a string as is or ``tojson``
+(4.0 lines 92-100, 4.1 lines 88-96); a ``\\n`` goes before a call unless it is the first with empty content
+(4.0 lines 86-88, 4.1 lines 82-84); the content comes first. Tool results go in a user turn as
+``<tool_response>``...``</tool_response>`` (4.0 lines 104-113). Neither writes reasoning.
 """
 
 from harness.formats import FormatSpec, Markers
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
+#: the markers and stop markers of the ChatML templates (Hermes, Qwen, SmolLM2), and Granite 4's turn markers.
+CHATML_MARKERS = (CALL_OPEN, CALL_CLOSE, "<|im_start|>", "<|im_end|>", "<tool_response>", "</tool_response>")
+CHATML_STOPS = ("<|im_end|>", "<|endoftext|>")
+GRANITE_MARKERS = ("<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>")
 
 
 SPEC = FormatSpec(
     name="hermes",
-    markers=(CALL_OPEN, CALL_CLOSE, "<|im_start|>", "<|im_end|>", "<tool_response>", "</tool_response>"),
-    stop_markers=("<|im_end|>", "<|endoftext|>"),
+    markers=CHATML_MARKERS + GRANITE_MARKERS,
+    stop_markers=(*CHATML_STOPS, "<|end_of_text|>"),
     call=Markers(CALL_OPEN, CALL_CLOSE),
     reasoning=Markers("<think>", "</think>"),
     arguments="json",
     call_newlines=True,
     vocabulary="qwen",
     template_vars={"bos_token": ""},
-    role_headers=("<|im_start|>assistant\n",),
+    role_headers=("<|im_start|>assistant\n", "<|start_of_role|>assistant<|end_of_role|>"),
     peers=(
         "canitoolcall:qwen3-hermes",
         "llama.cpp:NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
@@ -38,7 +51,9 @@ SPEC = FormatSpec(
         "llama.cpp:Qwen-Qwen3-0.6B.jinja",
         "llama.cpp:Qwen-QwQ-32B.jinja",
         "llama.cpp:MiMo-VL.jinja",
+        "llama.cpp:ibm-granite-granite-4.0.jinja",
+        "llama.cpp:ibm-granite-granite-4.1.jinja",
     ),
-    source="NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja, Qwen-Qwen2.5-7B-Instruct.jinja "
-    "(llama-cpp-python 0.3.36 sdist)",
+    source="NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja, Qwen-Qwen2.5-7B-Instruct.jinja, "
+    "ibm-granite-granite-4.0.jinja, ibm-granite-granite-4.1.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -9,11 +9,13 @@ templates``; see :mod:`harness.formats.hermes`):
 - ``Qwen-Qwen2.5-7B-Instruct.jinja`` writes the content first, then ``\\n<tool_call>\\n{...}\\n</tool_call>``
   per call;
 - ``Qwen-Qwen3-0.6B.jinja`` does the same after an optional ``<think>\\nREASONING\\n</think>\\n\\n`` block, and
-  with thinking off pre-fills ``<think>\\n\\n</think>\\n\\n`` in the prompt.
+  with thinking off pre-fills ``<think>\\n\\n</think>\\n\\n`` in the prompt;
+- ``ibm-granite-granite-4.0.jinja`` / ``ibm-granite-granite-4.1.jinja`` write the content, then each call after a
+  ``\\n`` (none before a first call without content), in Granite turns, and no reasoning.
 
 ``ARGS`` is ``tojson`` of the arguments (transformers' ``tojson``: ``json.dumps`` without HTML escaping, non-ASCII
-kept), so a string value may hold a literal ``</tool_call>``; ``<|im_end|>`` (or ``<|endoftext|>``) ends
-generation.
+kept), so a string value may hold a literal ``</tool_call>``; ``<|im_end|>`` (or ``<|endoftext|>``; Granite's
+``<|end_of_text|>``) ends generation.
 
 Reading rules:
 

@@ -163,12 +163,13 @@ FORMATS: dict[str, Launch] = {
     ),
     # json_tools: what _infer_tool_parser picks for a template holding "<tool_call>" and "tool_call.name" (Qwen
     # 2.5's and Hermes 3's). The vocabulary has no <think>/</think> (Qwen 2.5, Hermes 3), so mlx-lm infers no
-    # thinking; generation stops at <|im_end|> (or <|endoftext|>).
+    # thinking; generation stops at <|im_end|> (or <|endoftext|>). The ChatML markers only: the format's Granite 4
+    # turn markers (<|start_of_role|>, <|end_of_text|>) are not in a Qwen 2.5 / Hermes 3 vocabulary.
     "hermes": Launch(
         "json_tools",
-        _hermes_format.SPEC.markers + ("<|endoftext|>",),
+        _hermes_format.CHATML_MARKERS + ("<|endoftext|>",),
         "<|im_start|>assistant\n",
-        _hermes_format.SPEC.stop_markers,
+        _hermes_format.CHATML_STOPS,
     ),
     # The formats below: see "Newer formats" in docs/engines/mlx_lm.md for where each fact comes from. Tool parser:
     # what ``_infer_tool_parser`` picks for the catalog presets' templates; vocabulary: the special tokens of the

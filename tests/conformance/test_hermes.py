@@ -347,6 +347,8 @@ def test_catalog_rows_and_offline_templates():
         "hermes-3-8b": "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
         "qwen2.5-7b": "Qwen-Qwen2.5-7B-Instruct.jinja",
         "qwen3-0.6b": "Qwen-Qwen3-0.6B.jinja",
+        "granite-4.0-h-tiny": "ibm-granite-granite-4.0.jinja",
+        "granite-4.1-8b": "ibm-granite-granite-4.1.jinja",
     }
     for model, file in expected.items():
         tmpl = template(model)
@@ -365,6 +367,21 @@ def test_rendered_shapes_per_template():
         render_scenario(template("hermes-3-8b"), scenario, FMT)
     case = render_scenario(template("hermes-3-8b"), Scenario("s2", [WEATHER], [call]), FMT)
     assert case.text == want and view(PARSER.parse(case.text)) == view(case.expected)
+
+
+@pytest.mark.parametrize("model", ["granite-4.0-h-tiny", "granite-4.1-8b"])
+def test_granite_writes_hermes_calls_in_granite_turns(model):
+    """Granite 4.x: content, then each call after a newline; the turn ends ``<|end_of_text|>``; no reasoning."""
+    calls = [ToolCall("get_weather", {"city": "Paris"}), ToolCall("get_weather", {"city": "Oslo"})]
+    case = render_scenario(template(model), Scenario("g1", [WEATHER], calls, content_after="Checking."), FMT)
+    one = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "%s"}}\n</tool_call>'
+    assert (case.text, case.prefix) == ("Checking.\n" + one % "Paris" + "\n" + one % "Oslo", "")
+    assert case.extra["stop"] == "<|end_of_text|>\n"
+    assert view(PARSER.parse(case.text)) == view(case.expected)
+    bare = render_scenario(template(model), Scenario("g2", [WEATHER], calls[:1]), FMT)
+    assert bare.text == one % "Paris"  # no newline before a first call without content
+    with pytest.raises(UnrepresentableError, match="reasoning"):
+        render_scenario(template(model), Scenario("g3", [WEATHER], calls[:1], reasoning="Think."), FMT)
 
 
 def test_content_before_goes_before_content_written_first():

@@ -205,7 +205,7 @@ PER_FORMAT = {
     "glm45": (1, 0),
     "glm47": (8, 0),
     "harmony": (16, 2),
-    "hermes": (16, 0),
+    "hermes": (21, 0),
     "kimi_k2": (20, 1),
     "kimi_k3": (9, 0),
     "lfm2": (52, 3),
@@ -232,7 +232,7 @@ def test_counts(suite):
     assert suite.version == SDIST_VERSION and suite.sha256 == SDIST_SHA256
     got = {f: (len(suite.for_format(f)), len(suite.unsupported_by_format.get(f, []))) for f in suite.cases_by_format}
     assert got == PER_FORMAT
-    assert len(suite.unmapped) == 187
+    assert len(suite.unmapped) == 182
     assert sum(n for n, _ in got.values()) + len(suite.unsupported) == suite.total
     assert not [r for _, r in suite.unsupported if r.startswith("not read")]  # every chain of the file is read
 
@@ -286,14 +286,22 @@ def test_spot_kimi_call_ids_and_multiple_calls_helper(by_where):
     assert [c.name for c in case.expected.tool_calls] == ["get_time", "get_weather"]
 
 
+def test_spot_granite_4_is_hermes(by_where):
+    # line 3411: Granite 4.0 writes a Hermes call; its template is selected by the hermes format
+    case = by_where["test-chat.cpp:3411"]
+    assert case.id == "llama.cpp/ibm-granite-granite-4.0/2" and case.format == "hermes"
+    assert case.expected.tool_calls == [ToolCall("special_function", {"arg1": 1})] and case.prefix == ""
+
+
 def test_spot_unsupported_reasons(suite):
     reasons = dict(suite.unsupported)
     assert reasons["llama.cpp/openai-gpt-oss-120b/5 (test-chat.cpp:6450)"].startswith("is_partial")
     assert reasons["llama.cpp/openai-gpt-oss-120b/12 (test-chat.cpp:6531)"].startswith("json_schema")
     assert reasons["llama.cpp/LFM2.5-Instruct/15 (test-chat.cpp:2116 via 5232)"].startswith("is_partial")
-    assert reasons["llama.cpp/ibm-granite-granite-4.1/1 (test-chat.cpp:3432)"] == "template maps to no harness format"
+    granite33 = "llama.cpp/ibm-granite-granite-3.3-2B-Instruct/1 (test-chat.cpp:3369)"
+    assert reasons[granite33] == "template maps to no harness format"
     counted = collections.Counter(reasons.values())
-    assert counted["template maps to no harness format"] == 187
+    assert counted["template maps to no harness format"] == 182
 
 
 def test_spot_reasoning_format_none_keeps_the_expectation_inline(by_where):
