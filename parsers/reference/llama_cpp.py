@@ -61,6 +61,7 @@ FORMATS: dict[str, Launch] = {
     ),
     "mistral": Launch("models/templates/Mistral-Small-3.2-24B-Instruct-2506.jinja"),
     "kimi_k2": Launch("models/templates/moonshotai-Kimi-K2.jinja"),
+    "deepseek_v3": Launch("models/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"),
     "deepseek_v31": Launch("models/templates/deepseek-ai-DeepSeek-V3.1.jinja", reasoning="off"),
     "deepseek_v32": Launch("models/templates/deepseek-ai-DeepSeek-V3.2.jinja"),
     "harmony": Launch("models/templates/openai-gpt-oss-120b.jinja"),

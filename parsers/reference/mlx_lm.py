@@ -172,6 +172,8 @@ FORMATS: dict[str, Launch] = {
 UNSUPPORTED: dict[str, str] = {
     "llama3_json": "no tool parser: _infer_tool_parser finds none of its markers in the Llama 3.1 / 3.2 templates "
     "and the vocabulary has no <|tool_call_start|>",
+    "deepseek_v3": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-R1-Distill-Qwen-32B "
+    "template",
     "deepseek_v31": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V3.1 template",
     "deepseek_v32": "no tool parser: mlx-lm ships a DeepSeek-V3.2 chat template (mlx_lm/chat_templates/deepseek_v32.py)"
     " but no tool_parsers module for its DSML calls",

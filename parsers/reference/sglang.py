@@ -149,6 +149,16 @@ FORMATS: dict[str, Launch] = {
         model_name="moonshotai/Kimi-K2-Instruct",
         template="moonshotai-Kimi-K2.jinja",
     ),
+    # DeepSeek V3-0324 / R1 (SGLang's tool-parser docs: --tool-call-parser deepseekv3; R1's
+    # --reasoning-parser deepseek-r1). Untested here (no SGLang build on the machine this entry was written on).
+    "deepseek_v3": Launch(
+        tool_call_parser="deepseekv3",
+        reasoning_parser="deepseek-r1",
+        model_name="deepseek-ai/DeepSeek-R1",
+        template="deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+        thinking_off_prefix="</think>",
+        thinking_kwargs={"enable_thinking": True},
+    ),
     # DeepSeek V3.1 / V3.2 (SGLang's DeepSeek guide): thinking is ``chat_template_kwargs={"thinking": true}``.
     "deepseek_v31": Launch(
         tool_call_parser="deepseekv31",

@@ -47,6 +47,7 @@ UNSUPPORTED: dict[str, str] = {
         "llama3_json",
         "mistral",
         "kimi_k2",
+        "deepseek_v3",
         "deepseek_v31",
         "deepseek_v32",
         "harmony",
