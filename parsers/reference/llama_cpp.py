@@ -64,6 +64,7 @@ FORMATS: dict[str, Launch] = {
     "deepseek_v3": Launch("models/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"),
     "deepseek_v31": Launch("models/templates/deepseek-ai-DeepSeek-V3.1.jinja", reasoning="off"),
     "deepseek_v32": Launch("models/templates/deepseek-ai-DeepSeek-V3.2.jinja"),
+    "deepseek_v4": Launch("models/templates/deepseek-ai-DeepSeek-V4.jinja"),  # untested
     "harmony": Launch("models/templates/openai-gpt-oss-120b.jinja"),
 }
 UNSUPPORTED = {

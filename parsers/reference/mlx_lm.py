@@ -177,6 +177,7 @@ UNSUPPORTED: dict[str, str] = {
     "deepseek_v31": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V3.1 template",
     "deepseek_v32": "no tool parser: mlx-lm ships a DeepSeek-V3.2 chat template (mlx_lm/chat_templates/deepseek_v32.py)"
     " but no tool_parsers module for its DSML calls",
+    "deepseek_v4": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V4 template",
     "harmony": "no tool parser: _infer_tool_parser finds none of its markers in the gpt-oss template",
 }
 _SERVER_PATH = os.path.join("mlx_lm", "server.py")

@@ -50,6 +50,7 @@ UNSUPPORTED: dict[str, str] = {
         "deepseek_v3",
         "deepseek_v31",
         "deepseek_v32",
+        "deepseek_v4",
         "harmony",
         "functiongemma",
     )

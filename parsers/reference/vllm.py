@@ -201,6 +201,7 @@ UNSUPPORTED: dict[str, str] = {
     "mistral": "no v11+ Mistral tokenizer offline (Mistral Small 3.2's / Devstral's tekken.json): the bundled ones "
     "make vLLM's mistral parser expect the old JSON-list format",
     "functiongemma": "no FunctionGemma tokenizer or template offline",
+    "deepseek_v4": "not configured yet: vLLM's deepseek_v4 parser (vllm.parser.deepseek_v4) is untried here",
 }
 
 

@@ -201,6 +201,7 @@ PER_FORMAT = {
     "deepseek_v3": (14, 0),
     "deepseek_v31": (7, 0),
     "deepseek_v32": (15, 0),
+    "deepseek_v4": (11, 0),
     "functionary_v31": (3, 0),
     "gemma4": (28, 0),
     "glm45": (1, 0),
@@ -231,7 +232,7 @@ def test_counts(suite):
     assert suite.version == SDIST_VERSION and suite.sha256 == SDIST_SHA256
     got = {f: (len(suite.for_format(f)), len(suite.unsupported_by_format.get(f, []))) for f in suite.cases_by_format}
     assert got == PER_FORMAT
-    assert len(suite.unmapped) == 237
+    assert len(suite.unmapped) == 226
     assert sum(n for n, _ in got.values()) + len(suite.unsupported) == suite.total
     assert not [r for _, r in suite.unsupported if r.startswith("not read")]  # every chain of the file is read
 
@@ -291,7 +292,7 @@ def test_spot_unsupported_reasons(suite):
     assert reasons["llama.cpp/openai-gpt-oss-120b/12 (test-chat.cpp:6531)"].startswith("json_schema")
     assert reasons["llama.cpp/LFM2.5-Instruct/1 (test-chat.cpp:2019 via 5232)"] == "template maps to no harness format"
     counted = collections.Counter(reasons.values())
-    assert counted["template maps to no harness format"] == 237
+    assert counted["template maps to no harness format"] == 226
 
 
 def test_spot_reasoning_format_none_keeps_the_expectation_inline(by_where):
