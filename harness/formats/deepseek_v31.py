@@ -106,7 +106,7 @@ SPEC = FormatSpec(
     template_vars={"bos_token": BOS},
     edge_scenarios=edge_scenarios,
     role_headers=(ASSISTANT,),
-    # canitoolcall: V3-0324's function<｜tool▁sep｜>NAME ```json``` calls are V3's format (drift here): unmapped.
+    # canitoolcall: V3-0324's function<｜tool▁sep｜>NAME ```json``` calls are V3's format (deepseek_v3; drift here).
     peers=("canitoolcall:deepseek/deepseek-ai/DeepSeek-V3.1", "llama.cpp:deepseek-ai-DeepSeek-V3.1.jinja"),
     source="deepseek-ai-DeepSeek-V3.1.jinja (llama-cpp-python 0.3.36 sdist), lines 1-71",
 )

@@ -159,7 +159,7 @@ SPEC = FormatSpec(
     template_vars={"bos_token": BOS},
     edge_scenarios=edge_scenarios,
     role_headers=(ASSISTANT,),
-    # canitoolcall: V4 (<｜DSML｜tool_calls>) and V4.1 (<｜DSML｜ calls>) use other block markers: unmapped.
+    # canitoolcall: V4 (<｜DSML｜tool_calls>: deepseek_v4) and V4.1 (<｜DSML｜ calls>) use other block markers.
     peers=("canitoolcall:deepseek/deepseek-ai/DeepSeek-V3.2", "llama.cpp:deepseek-ai-DeepSeek-V3.2.jinja"),
     source="deepseek-ai-DeepSeek-V3.2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-141",
 )

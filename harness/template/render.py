@@ -206,6 +206,23 @@ def _without_repeated_close(prefix: str, completion: str, fmt: FormatSpec) -> st
     return stripped[len(closer) :] if stripped.startswith(closer) else completion
 
 
+def _first_turn(completion: str, fmt: FormatSpec) -> str:
+    """``completion`` up to the stop marker after which the template starts another assistant turn (a stop marker
+    right before one of ``fmt.role_headers``, the last such place, with no call opener or closer after it: not
+    text inside a call's string); a model's generation ends there. DeepSeek-R1-Distill-Qwen-32B
+    (``deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja`` lines 24-33) writes a turn's calls,
+    ``<｜end▁of▁sentence｜>``, then its content as a new ``<｜Assistant｜>`` turn."""
+    at, end = -1, 0
+    for stop in fmt.stop_markers:
+        for header in fmt.role_headers:
+            k = completion.rfind(stop + header)
+            if k > at:
+                at, end = k, k + len(stop)
+    if at < 0 or any(m and m in completion[end:] for m in (fmt.call_open, fmt.call_close)):
+        return completion
+    return completion[:end]
+
+
 def split_completion(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str, str]:
     """Cut ``(prefix, completion, stop)`` out of a full render and a generation-prompt render.
 
@@ -214,7 +231,8 @@ def split_completion(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str, st
     reasoning markers of ``fmt.reasoning_markers`` right before ``n`` that the full render repeats (MiniMax M2's
     ``<think>\\n``, Qwen3's ``<think>\\n\\n</think>\\n\\n`` with thinking off, GLM-4.7's ``</think>``), so the
     prompt always ends with ``prefix`` and the model writes ``completion`` after it. A reasoning closer that a
-    closed pre-filled block already wrote is dropped from the start of the completion (DeepSeek V3.2). One
+    closed pre-filled block already wrote is dropped from the start of the completion (DeepSeek V3.2), and a
+    second assistant turn the template writes after a stop marker is cut off (:func:`_first_turn`). One
     trailing stop marker of ``fmt.stop_markers`` (with any whitespace after it, e.g. ``<turn|>\\n``) is removed
     from the completion and returned as ``stop`` (``""`` when there is none).
     """
@@ -224,7 +242,7 @@ def split_completion(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str, st
         n += 1
     n = _backed_off(n, (full, gen), (*fmt.markers, *fmt.stop_markers, BOS, EOS))
     completion, prefix = full[n:], gen[:n][_prefill_start(gen[:n], fmt) :] + gen[n:]
-    completion = _without_repeated_close(prefix, completion, fmt)
+    completion = _first_turn(_without_repeated_close(prefix, completion, fmt), fmt)
     stop = ""
     body = completion.rstrip()
     for marker in sorted(fmt.stop_markers, key=len, reverse=True):

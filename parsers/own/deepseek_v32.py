@@ -71,8 +71,11 @@ _INVOKE_HEAD = re.compile(r'\s+name="(?P<name>[^"]*)"\s*(?P<close>/?)>')
 _PARAM_HEAD = re.compile(r'\s+name="(?P<key>.*?)"(?:\s+string="(?P<kind>[^"]*)")?\s*>', re.DOTALL)
 _JSON_WS = re.compile(r"[ \t\n\r]*")
 _TAGS = ("<" + DSML, "</" + DSML)
-#: a call boundary inside a parameter value: the value's closer is missing (drift)
-_CALL_BOUNDARY = re.compile(re.escape(INVOKE_CLOSE) + r"\s*" + re.escape(INVOKE_OPEN) + r'\s+name="[^"]*"\s*/?>')
+
+
+def _call_boundary(invoke_open: str, invoke_close: str) -> re.Pattern[str]:
+    """A call boundary inside a parameter value: the value's closer is missing (drift)."""
+    return re.compile(re.escape(invoke_close) + r"\s*" + re.escape(invoke_open) + r'\s+name="[^"]*"\s*/?>')
 
 
 def _next_tag(buf: str, start: int, end: int | None = None) -> int:
@@ -86,6 +89,9 @@ class DeepSeekV32Reader(SectionReader):
     SECTION_CLOSE = BLOCK_CLOSE
     CALL_OPEN = INVOKE_OPEN
     CALL_CLOSE = INVOKE_CLOSE
+    PARAM_OPEN = PARAM_OPEN
+    PARAM_CLOSE = PARAM_CLOSE
+    CALL_BOUNDARY = _call_boundary(INVOKE_OPEN, INVOKE_CLOSE)
     MARKERS = SPEC.markers
     STOPS = SPEC.stop_markers
     REASONING_WITHOUT_PREFIX = True
@@ -128,24 +134,24 @@ class DeepSeekV32Reader(SectionReader):
         i = self.skip_ws()
         if i == len(buf):
             return False
-        if buf.startswith(PARAM_OPEN, i):
-            self.pos, self.complete, self.step = i + len(PARAM_OPEN), None, self._param_head
+        if buf.startswith(self.PARAM_OPEN, i):
+            self.pos, self.complete, self.step = i + len(self.PARAM_OPEN), None, self._param_head
             return True
-        if buf.startswith(INVOKE_CLOSE, i):
-            self.pos = i + len(INVOKE_CLOSE)
-        elif buf.startswith(INVOKE_OPEN, i) or buf.startswith(BLOCK_CLOSE, i):
+        if buf.startswith(self.CALL_CLOSE, i):
+            self.pos = i + len(self.CALL_CLOSE)
+        elif buf.startswith(self.CALL_OPEN, i) or buf.startswith(self.SECTION_CLOSE, i):
             self.pos = i  # drift: the invoke closer is missing
         elif buf[i] == "{" and not self.args and self.extent is None:
             self.pos, self.complete, self.extent, self.step = i, None, JsonExtent(i), self._json_body
             return True
-        elif self.held_prefix(i, PARAM_OPEN, INVOKE_CLOSE, INVOKE_OPEN, BLOCK_CLOSE):
+        elif self.held_prefix(i, self.PARAM_OPEN, self.CALL_CLOSE, self.CALL_OPEN, self.SECTION_CLOSE):
             return False
-        elif self.final and PARAM_OPEN.startswith(buf[i:]):
+        elif self.final and self.PARAM_OPEN.startswith(buf[i:]):
             return False  # maybe a parameter, cut off by the end of the text: the call is (_at_end)
-        elif self.final and any(m.startswith(buf[i:]) for m in (INVOKE_CLOSE, INVOKE_OPEN, BLOCK_CLOSE)):
+        elif self.final and any(m.startswith(buf[i:]) for m in (self.CALL_CLOSE, self.CALL_OPEN, self.SECTION_CLOSE)):
             self.pos = len(buf)  # drift: the closer (or the next invoke) cut off by the end of the text
         else:
-            raise Malformed(i, f"expected {PARAM_OPEN} or {INVOKE_CLOSE}")
+            raise Malformed(i, f"expected {self.PARAM_OPEN} or {self.CALL_CLOSE}")
         self._accept(self.name, self.args)
         return True
 
@@ -200,27 +206,27 @@ class DeepSeekV32Reader(SectionReader):
                     return False
                 if end is not None and end >= 0:
                     k = skip(_JSON_WS, buf, end)
-                    if buf.startswith(PARAM_CLOSE, k):
+                    if buf.startswith(self.PARAM_CLOSE, k):
                         try:
                             value = decode_json(buf[start:end])
                         except ValueError:
                             pass
                         else:
-                            self._set(value, k + len(PARAM_CLOSE))
+                            self._set(value, k + len(self.PARAM_CLOSE))
                             return True
-                    elif self.held_prefix(k, PARAM_CLOSE):
+                    elif self.held_prefix(k, self.PARAM_CLOSE):
                         return False
                 self.extent = False  # not JSON after all: the raw text up to the first closer
-        close = buf.find(PARAM_CLOSE, max(start, self.find_from))
-        boundary = _CALL_BOUNDARY.search(buf, start, close if close >= 0 else len(buf))
+        close = buf.find(self.PARAM_CLOSE, max(start, self.find_from))
+        boundary = self.CALL_BOUNDARY.search(buf, start, close if close >= 0 else len(buf))
         if boundary:  # drift: the parameter closer is missing before the next call
             end = boundary.start()
             self._set(self._typed(buf[start : end - (buf[end - 1 : end] == "\n" and end > start)]), end)
             return True
         if close == -1:
-            self.find_from = max(start, len(buf) - len(PARAM_CLOSE) + 1)
+            self.find_from = max(start, len(buf) - len(self.PARAM_CLOSE) + 1)
             return False
-        self._set(self._typed(buf[start:close]), close + len(PARAM_CLOSE))
+        self._set(self._typed(buf[start:close]), close + len(self.PARAM_CLOSE))
         return True
 
     def _set(self, value, end: int) -> None:

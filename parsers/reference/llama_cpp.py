@@ -61,10 +61,12 @@ FORMATS: dict[str, Launch] = {
     ),
     "mistral": Launch("models/templates/Mistral-Small-3.2-24B-Instruct-2506.jinja"),
     "kimi_k2": Launch("models/templates/moonshotai-Kimi-K2.jinja"),
+    "deepseek_v3": Launch("models/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"),
     # Kimi K3: llama.cpp's own XTML parser (test-chat.cpp, "Kimi-K3 tests"); thinking on, the template's default.
     "kimi_k3": Launch("models/templates/Kimi-K3.jinja"),
     "deepseek_v31": Launch("models/templates/deepseek-ai-DeepSeek-V3.1.jinja", reasoning="off"),
     "deepseek_v32": Launch("models/templates/deepseek-ai-DeepSeek-V3.2.jinja"),
+    "deepseek_v4": Launch("models/templates/deepseek-ai-DeepSeek-V4.jinja"),  # untested
     "harmony": Launch("models/templates/openai-gpt-oss-120b.jinja"),
 }
 UNSUPPORTED = {

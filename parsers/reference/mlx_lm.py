@@ -108,20 +108,9 @@ _KIMI_K2_VOCAB = (
     "[PAD]",
 )
 # LFM2 / LFM2.5's special tokens (the markers of harness.formats.lfm2, <think>/</think>, and its turn tokens).
-_LFM2_VOCAB = (
-    "<|pad|>",
-    "<|startoftext|>",
-    "<|endoftext|>",
-    "<|im_start|>",
-    "<|im_end|>",
-    "<|tool_list_start|>",
-    "<|tool_list_end|>",
-    "<|tool_call_start|>",
-    "<|tool_call_end|>",
-    "<|tool_response_start|>",
-    "<|tool_response_end|>",
-    "<think>",
-    "</think>",
+_LFM2_VOCAB = tuple(
+    "<|pad|> <|startoftext|> <|endoftext|> <|im_start|> <|im_end|> <|tool_list_start|> <|tool_list_end|> "
+    "<|tool_call_start|> <|tool_call_end|> <|tool_response_start|> <|tool_response_end|> <think> </think>".split()
 )
 # Kimi K3: the XTML tokens mlx-lm's _is_xtml_vocab looks for (the template names none of the tool markers
 # _infer_tool_parser matches, so the vocabulary picks kimi_k3; thinks in <|open|>think<|sep|> blocks).
@@ -196,9 +185,12 @@ FORMATS: dict[str, Launch] = {
 UNSUPPORTED: dict[str, str] = {
     "llama3_json": "no tool parser: _infer_tool_parser finds none of its markers in the Llama 3.1 / 3.2 templates "
     "and the vocabulary has no <|tool_call_start|>",
+    "deepseek_v3": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-R1-Distill-Qwen-32B "
+    "template",
     "deepseek_v31": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V3.1 template",
     "deepseek_v32": "no tool parser: mlx-lm ships a DeepSeek-V3.2 chat template (mlx_lm/chat_templates/deepseek_v32.py)"
     " but no tool_parsers module for its DSML calls",
+    "deepseek_v4": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V4 template",
     "harmony": "no tool parser: _infer_tool_parser finds none of its markers in the gpt-oss template",
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
     "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",

@@ -149,6 +149,16 @@ FORMATS: dict[str, Launch] = {
         model_name="moonshotai/Kimi-K2-Instruct",
         template="moonshotai-Kimi-K2.jinja",
     ),
+    # DeepSeek V3-0324 / R1 (SGLang's tool-parser docs: --tool-call-parser deepseekv3; R1's
+    # --reasoning-parser deepseek-r1). Untested here (no SGLang build on the machine this entry was written on).
+    "deepseek_v3": Launch(
+        tool_call_parser="deepseekv3",
+        reasoning_parser="deepseek-r1",
+        model_name="deepseek-ai/DeepSeek-R1",
+        template="deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+        thinking_off_prefix="</think>",
+        thinking_kwargs={"enable_thinking": True},
+    ),
     # Kimi K3: the parsers SGLang picks itself for a KimiK3 architecture (template_detection.py: reasoning and
     # tool-call parser "kimi_k3"); the template thinks unless ``thinking`` is false, whose prompt pre-fills
     # <|open|>response<|sep|> instead of <|open|>think<|sep|>.
@@ -187,6 +197,8 @@ FORMATS: dict[str, Launch] = {
     ),
 }
 UNSUPPORTED = {
+    "deepseek_v4": "not configured yet: whether SGLang 0.5.23's deepseekv32 detector reads the tool_calls block is "
+    "untried here",
     "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "
     "markup, and no SGLang parser knows <start_function_call>",
     "lfm2": "not configured yet: SGLang has an lfm2 detector (python/sglang/srt/function_call/lfm2_detector.py) "

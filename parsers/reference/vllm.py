@@ -124,6 +124,24 @@ FORMATS: dict[str, Launch] = {
         call_at_end=lambda text: False,
         stream_ids="encode",
     ),
+    # vLLM's tool-calling docs for DeepSeek-V3-0324 / DeepSeek-R1: --tool-call-parser deepseek_v3, with
+    # --reasoning-parser deepseek_r1 (vLLM's reasoning docs) for R1's <think>; the corpus template
+    # (R1-Distill-Qwen-32B's) switches thinking with enable_thinking. Untested (no vLLM build where it was written).
+    "deepseek_v3": Launch(
+        tool_parser="deepseek_v3",
+        reasoning_parser="deepseek_r1",
+        model_name="deepseek-ai/DeepSeek-R1",
+        tokenizer="deepseek",
+        model_type="deepseek_v3",
+        generation_prompt_tail="<｜Assistant｜>",
+        tool_call_open="<｜tool▁calls▁begin｜>",
+        stop_after_call="<｜end▁of▁sentence｜>",
+        stop_otherwise="<｜end▁of▁sentence｜>",
+        call_at_end=lambda text: False,
+        thinking_kwarg="enable_thinking",
+        thinking=lambda prefix: not prefix.rstrip().endswith("</think>"),
+        stream_ids="encode",
+    ),
     # vLLM's docs for DeepSeek-V3.1: --tool-call-parser deepseek_v31 (+ --reasoning-parser deepseek_v3 for the
     # thinking switch, chat_template_kwargs {"thinking": ...}).
     "deepseek_v31": Launch(
@@ -185,6 +203,7 @@ UNSUPPORTED: dict[str, str] = {
     "mistral": "no v11+ Mistral tokenizer offline (Mistral Small 3.2's / Devstral's tekken.json): the bundled ones "
     "make vLLM's mistral parser expect the old JSON-list format",
     "functiongemma": "no FunctionGemma tokenizer or template offline",
+    "deepseek_v4": "not configured yet: vLLM's deepseek_v4 parser (vllm.parser.deepseek_v4) is untried here",
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
     "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's parser would be --tool-call-parser "
     "llama4_pythonic)",

@@ -32,8 +32,10 @@ from harness.template.sources import load_template
 REVISION = "0123456789abcdef0123456789abcdef01234567"  # a well-formed commit for the exported family.json
 #: measured on canitoolcall 0.1.1 (469 fixtures): cases per harness format ...
 MAPPED = {
+    "deepseek_v3": 17,
     "deepseek_v31": 12,
     "deepseek_v32": 17,
+    "deepseek_v4": 18,
     "gemma4": 48,
     "glm45": 19,
     "glm47": 32,
@@ -48,8 +50,6 @@ MAPPED = {
 }
 #: ... and the fixtures no harness format reads, per reference model (the selectors' comments say why).
 UNMAPPED = {
-    "deepseek/deepseek-ai/DeepSeek-V3-0324": 17,
-    "deepseek/deepseek-ai/DeepSeek-V4-Flash": 18,
     "deepseek/deepseek-ai/DeepSeek-V4.1-Flash": 21,
     "mistral/mistralai/Magistral-Small-2506": 1,
     "mistral/mistralai/Magistral-Small-2509": 11,
@@ -80,7 +80,7 @@ def mapping_table(suite) -> list[tuple[str, str, int]]:
 # --- the real wheel -------------------------------------------------------------------------------------------
 
 
-def test_the_wheel_maps_398_fixtures_to_13_formats_and_lists_71_unsupported(suite):
+def test_the_wheel_maps_433_fixtures_to_15_formats_and_lists_36_unsupported(suite):
     table = mapping_table(suite)
     print("\n" + "\n".join(f"{key:60s} {fmt:14s} {n:3d}" for key, fmt, n in table))
     assert suite.version == "0.1.1" and suite.sha256 == canitoolcall.WHEEL_SHA256
@@ -93,7 +93,7 @@ def test_the_wheel_maps_398_fixtures_to_13_formats_and_lists_71_unsupported(suit
 
 def test_cases_carry_prefix_expected_and_provenance(suite):
     cases = {c.id: c for c in suite.all_cases()}
-    assert len(cases) == 398 and all(c.slice == SLICE and c.format in MAPPED for c in cases.values())
+    assert len(cases) == 433 and all(c.slice == SLICE and c.format in MAPPED for c in cases.values())
     gemma = cases["canitoolcall/gemma4/single-call"]
     assert gemma.prefix == "<|channel>thought\n<channel|>" and gemma.text.startswith("<|tool_call>call:get_weather")
     assert gemma.expected.tool_calls[0].arguments == {"city": "Paris", "unit": "c"}
@@ -115,7 +115,7 @@ def test_cases_carry_prefix_expected_and_provenance(suite):
     assert gemma.source == "canitoolcall 0.1.1 gemma4/basic.jsonl:1"
     assert gemma.extra["token_ids"] and gemma.extra["tokenizer"] == peer["tokenizer"]
     errors = [c for c in cases.values() if c.kind == "drift"]
-    assert len(errors) == 29 and all(
+    assert len(errors) == 33 and all(
         not c.expected.tool_calls and c.expected.content is None and c.extra["expected_error"]["accept"] for c in errors
     )
     malformed = cases["canitoolcall/gemma4/vllm-malformed-no-brace"].extra["expected_error"]
@@ -125,9 +125,9 @@ def test_cases_carry_prefix_expected_and_provenance(suite):
 
 def test_peer_cases_and_build_corpus_give_the_format_its_cases_and_the_unsupported(suite):
     cases, unsupported = peer_cases(get_format("gemma4"))
-    assert len(cases) == 48 and len(unsupported) == 71
+    assert len(cases) == 48 and len(unsupported) == 36
     corpus = build_corpus(None, get_format("harmony"), seed=0, n_generated=0, slices=(SLICE,))
-    assert corpus.count(SLICE) == 51 == len(corpus.cases) and len(corpus.unsupported) == 71
+    assert corpus.count(SLICE) == 51 == len(corpus.cases) and len(corpus.unsupported) == 36
     assert SLICE in SLICES and SLICES[:4] == ("curated", "generated", "observed", "drift")
 
 

@@ -56,8 +56,10 @@ def test_every_vocabulary_is_a_real_tokenizer():
         "hermes": "qwen",
         "qwen3_coder": "qwen",
         "llama3_json": "llama",
+        "deepseek_v3": "deepseek",
         "deepseek_v31": "deepseek",
         "deepseek_v32": "deepseek",
+        "deepseek_v4": "deepseek",
     }
     assert named.items() >= pinned.items()
 
@@ -153,7 +155,8 @@ def test_the_real_modules_fail_on_a_bad_field():
 def test_unknown_format_suggests_close_names():
     with pytest.raises(UnknownFormatError) as err:
         get_format("gemma5")
-    assert str(err.value).startswith("unknown format 'gemma5' (did you mean 'gemma4'?); known: deepseek_v31, ")
+    known = "known: deepseek_v3, deepseek_v31, "
+    assert str(err.value).startswith(f"unknown format 'gemma5' (did you mean 'gemma4'?); {known}")
     with pytest.raises(KeyError, match="unknown format 'zzz'; known: "):
         get_format("zzz")
     with pytest.raises(KeyError):

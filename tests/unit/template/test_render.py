@@ -231,6 +231,18 @@ def test_cut_strips_one_stop_marker_with_trailing_whitespace():
     assert (prefix, completion, stop) == ("", "hello<turn|>\n", "<turn|>\n  ")
 
 
+def test_cut_ends_at_a_stop_marker_before_another_assistant_turn():
+    """DeepSeek-R1-Distill-Qwen-32B writes a turn's content after the calls' stop marker, as a new turn: cut off.
+    A stop marker and role header inside the calls (no call opener or closer may follow the cut) stay."""
+    ds = get_format("deepseek_v3")
+    eos, head, calls = "<｜end▁of▁sentence｜>", "<｜Assistant｜>", "<｜tool▁calls▁begin｜>C<｜tool▁calls▁end｜>"
+    gen = f"U{head}<think>\n</think>"
+    assert split_completion(f"U{head}{calls}{eos}{head}Done.{eos}", gen, ds) == ("<think>\n</think>", calls, eos)
+    inner = f"<｜tool▁calls▁begin｜>{eos}{head}<｜tool▁calls▁end｜>"
+    assert split_completion(f"U{head}{inner}{eos}", gen, ds)[1] == inner
+    assert split_completion(f"U{head}x{eos}{head}{calls}{eos}", gen, ds)[1] == f"x{eos}{head}{calls}"
+
+
 # --- other templates and failures -------------------------------------------------------------------
 
 
