@@ -61,6 +61,8 @@ FORMATS: dict[str, Launch] = {
     ),
     "mistral": Launch("models/templates/Mistral-Small-3.2-24B-Instruct-2506.jinja"),
     "kimi_k2": Launch("models/templates/moonshotai-Kimi-K2.jinja"),
+    # Ministral 3 Reasoning: llama.cpp's own parser for the template (test-chat.cpp, "Ministral-3-14B-Reasoning-2512")
+    "mistral_reasoning": Launch("models/templates/mistralai-Ministral-3-14B-Reasoning-2512.jinja"),  # untested
     "deepseek_v3": Launch("models/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"),
     # Kimi K3: llama.cpp's own XTML parser (test-chat.cpp, "Kimi-K3 tests"); thinking on, the template's default.
     "kimi_k3": Launch("models/templates/Kimi-K3.jinja"),

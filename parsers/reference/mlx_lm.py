@@ -192,6 +192,9 @@ UNSUPPORTED: dict[str, str] = {
     " but no tool_parsers module for its DSML calls",
     "deepseek_v4": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V4 template",
     "harmony": "no tool parser: _infer_tool_parser finds none of its markers in the gpt-oss template",
+    "mistral_reasoning": "no [THINK] reasoning: _infer_thinking knows <think>, <longcat_think>, <|think:start|> and "
+    "two multi-token openers, not [THINK], so the reasoning block would stay content (the mistral tool parser reads "
+    "the calls)",
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
     "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",
 }

@@ -142,6 +142,15 @@ FORMATS: dict[str, Launch] = {
         model_name="mistralai/Mistral-Small-3.2-24B-Instruct-2506",
         template="Mistral-Small-3.2-24B-Instruct-2506.jinja",
     ),
+    # Ministral 3 Reasoning / Magistral Small 2509: the mistral detector reads [TOOL_CALLS]NAME[ARGS]{...}, the
+    # mistral reasoning detector [THINK]...[/THINK] (optional: not forced). Untested here (no SGLang build on the
+    # machine this entry was written on).
+    "mistral_reasoning": Launch(
+        tool_call_parser="mistral",
+        reasoning_parser="mistral",
+        model_name="mistralai/Ministral-3-14B-Reasoning-2512",
+        template="mistralai-Ministral-3-14B-Reasoning-2512.jinja",
+    ),
     # Kimi-K2-Instruct (no reasoning; ``--reasoning-parser kimi_k2`` is for Kimi-K2-Thinking).
     "kimi_k2": Launch(
         tool_call_parser="kimi_k2",

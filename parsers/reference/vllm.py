@@ -202,6 +202,8 @@ UNSUPPORTED: dict[str, str] = {
     "<|open|>/<|close|>/<|sep|> special tokens must reach it as text)",
     "mistral": "no v11+ Mistral tokenizer offline (Mistral Small 3.2's / Devstral's tekken.json): the bundled ones "
     "make vLLM's mistral parser expect the old JSON-list format",
+    "mistral_reasoning": "no v13 Mistral tokenizer offline (Ministral 3 Reasoning's / Magistral's tekken.json): vLLM's "
+    "mistral parser (--tool-call-parser mistral --reasoning-parser mistral) reads [THINK] as a special token of it",
     "functiongemma": "no FunctionGemma tokenizer or template offline",
     "deepseek_v4": "not configured yet: vLLM's deepseek_v4 parser (vllm.parser.deepseek_v4) is untried here",
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
