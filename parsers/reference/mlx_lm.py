@@ -183,6 +183,8 @@ FORMATS: dict[str, Launch] = {
     "lfm2": Launch("pythonic", _LFM2_VOCAB, "<|im_start|>assistant\n", ("<|im_end|>",)),
 }
 UNSUPPORTED: dict[str, str] = {
+    "cohere": "no tool parser: mlx-lm has no tool_parsers module for <|START_ACTION|> (and _infer_tool_parser "
+    "finds none of its markers in the Command R7B / Cohere2 MoE templates)",
     "llama3_json": "no tool parser: _infer_tool_parser finds none of its markers in the Llama 3.1 / 3.2 templates "
     "and the vocabulary has no <|tool_call_start|>",
     "deepseek_v3": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-R1-Distill-Qwen-32B "

@@ -206,6 +206,8 @@ FORMATS: dict[str, Launch] = {
     ),
 }
 UNSUPPORTED = {
+    "cohere": "not configured yet: SGLang 0.5.23 has a cohere_command4 detector (python/sglang/srt/function_call/"
+    "cohere_command4_detector.py) and reasoning parser whose flags are not checked against the installed SGLang",
     "deepseek_v4": "not configured yet: whether SGLang 0.5.23's deepseekv32 detector reads the tool_calls block is "
     "untried here",
     "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "

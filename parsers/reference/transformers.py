@@ -57,6 +57,7 @@ UNSUPPORTED: dict[str, str] = {
         "functiongemma",
         "llama4_pythonic",
         "lfm2",
+        "cohere",
     )
 }
 

@@ -194,6 +194,8 @@ FORMATS: dict[str, Launch] = {
 }
 # vLLM 0.33.0 registers parsers for these too; what is missing offline (docs/engines/vllm.md, "Absent formats"):
 UNSUPPORTED: dict[str, str] = {
+    "cohere": "no Cohere tokenizer offline (vLLM's parsers would be --tool-call-parser cohere_command3 / "
+    "cohere_command4, vllm/tool_parsers/cohere_command_tool_parser.py)",
     "glm45": "no GLM tokenizer offline (its <think>, <|assistant|> ... ids drive vLLM's glm45 parser)",
     "glm47": "no GLM tokenizer offline (its <think>, <|assistant|> ... ids drive vLLM's glm47 parser)",
     "minimax_m2": "no MiniMax-M2 tokenizer offline (its </think> id ends reasoning)",

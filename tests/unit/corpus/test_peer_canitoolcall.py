@@ -145,7 +145,7 @@ def test_role_headers_are_what_the_catalog_templates_start_the_turn_with():
             continue
         for prompt in prompts:
             end = max(prompt.rfind(h) + len(h) for h in fmt.role_headers if h in prompt)
-            assert len(prompt) - end <= 30, (entry.name, prompt[-80:])
+            assert len(prompt) - end <= 34, (entry.name, prompt[-80:])  # Cohere: <|START_THINKING|><|END_THINKING|>
         checked.add(entry.format)
     # llama4_pythonic has no template offline: its role header is canitoolcall's llama family default prompt
     assert checked == {name for name, spec in all_formats().items() if spec.role_headers} - {"llama4_pythonic"}
