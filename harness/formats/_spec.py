@@ -97,6 +97,10 @@ class FormatSpec:
       ``'canitoolcall:<family>/<models[0] HF repo>'`` (a model-specific selector wins over a family one), and
       ``'llama.cpp:<template file name>'`` (a template in ``vendor/llama.cpp/models/templates`` used by
       ``test-chat.cpp``). An entry is added only where the peer's texts really are this format.
+    - ``grammar``: the name of xgrammar's built-in structural tag for the format
+      (``xgrammar.get_model_structural_tag``: the tool-call grammar engines compile for guided decoding), the
+      grammar oracle's check of the rendered corpus (:mod:`harness.analysis.grammar`); ``""`` when xgrammar has
+      none.
 
     Derived (the names the parsers read): ``call_open`` / ``call_close`` (where the tool-call part of a
     completion starts and ends: the section's markers, else the call's; ``call_close`` falls back to
@@ -127,6 +131,7 @@ class FormatSpec:
     compose_content_before: Callable[[str, str], str] | None = field(default=None, repr=False)
     role_headers: tuple[str, ...] = ()
     peers: tuple[str, ...] = ()
+    grammar: str = ""
     source: str
 
     @property

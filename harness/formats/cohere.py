@@ -96,6 +96,7 @@ SPEC = FormatSpec(
     edge_scenarios=edge_scenarios,
     role_headers=(TURN_OPEN + CHATBOT,),
     peers=("llama.cpp:CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", "llama.cpp:Cohere2MoE.jinja"),
+    grammar="cohere",
     source="CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja, lines 1-156; Cohere2MoE.jinja, lines 1-263 "
     "(llama-cpp-python 0.3.36 sdist)",
 )

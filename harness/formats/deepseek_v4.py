@@ -82,5 +82,6 @@ SPEC = FormatSpec(
         "llama.cpp:deepseek-ai-DeepSeek-V4.jinja",
         "llama.cpp:deepseek-ai-DeepSeek-V4-Flash-0731.jinja",
     ),
+    grammar="deepseek_v4",
     source="deepseek-ai-DeepSeek-V4.jinja (llama-cpp-python 0.3.36 sdist), lines 1-137",
 )

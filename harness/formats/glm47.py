@@ -57,5 +57,6 @@ SPEC = FormatSpec(
     role_headers=("<|assistant|>",),
     # canitoolcall: GLM-5.3's fixtures are the same compact format (no newlines between the parts of a call).
     peers=("canitoolcall:glm/zai-org/GLM-4.7", "canitoolcall:glm/zai-org/GLM-5.3", "llama.cpp:GLM-4.7-Flash.jinja"),
+    grammar="glm_4_7",
     source="GLM-4.7-Flash.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -67,6 +67,7 @@ SPEC = FormatSpec(
         "llama.cpp:ibm-granite-granite-4.1.jinja",
         "llama.cpp:Reka-Edge.jinja",
     ),
+    grammar="qwen_3",
     source="NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja, Qwen-Qwen2.5-7B-Instruct.jinja, "
     "ibm-granite-granite-4.0.jinja, ibm-granite-granite-4.1.jinja, Reka-Edge.jinja (llama-cpp-python 0.3.36 sdist)",
 )
