@@ -70,6 +70,8 @@ FORMATS: dict[str, Launch] = {
     "harmony": Launch("models/templates/openai-gpt-oss-120b.jinja"),
 }
 UNSUPPORTED = {
+    "deepseek_v41": "the pinned sdist has no DeepSeek V4.1 template (its V4 templates write <｜DSML｜tool_calls>), and "
+    "llama.cpp derives its parser from the template",
     "functiongemma": "llama.cpp has no FunctionGemma handler and the pinned sdist no FunctionGemma template to derive "
     "a parser from (google/functiongemma-270m-it is gated; offline there is no template at all)",
     "lfm2": "not configured yet: llama.cpp reads LFM2 with its specialized handler (common_chat_params_init_lfm2, "

@@ -52,6 +52,7 @@ UNSUPPORTED: dict[str, str] = {
         "deepseek_v31",
         "deepseek_v32",
         "deepseek_v4",
+        "deepseek_v41",
         "harmony",
         "functiongemma",
         "llama4_pythonic",
