@@ -56,6 +56,7 @@ def test_every_vocabulary_is_a_real_tokenizer():
         "hermes": "qwen",
         "qwen3_coder": "qwen",
         "llama3_json": "llama",
+        "firefunction_v2": "llama",
         "deepseek_v3": "deepseek",
         "deepseek_v31": "deepseek",
         "deepseek_v32": "deepseek",
