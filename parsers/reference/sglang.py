@@ -201,6 +201,8 @@ UNSUPPORTED = {
     "untried here",
     "deepseek_v41": "no DeepSeek V4.1 template offline to serve the model with (SGLang's detector would be "
     "--tool-call-parser deepseekv41, python/sglang/srt/function_call/deepseekv41_detector.py)",
+    "firefunction_v2": "no FireFunction detector: SGLang 0.5.23's function_call_parser registers none that reads "
+    "functools[...]",
     "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "
     "markup, and no SGLang parser knows <start_function_call>",
     "lfm2": "not configured yet: SGLang has an lfm2 detector (python/sglang/srt/function_call/lfm2_detector.py) "

@@ -53,6 +53,7 @@ UNSUPPORTED: dict[str, str] = {
         "deepseek_v32",
         "deepseek_v4",
         "deepseek_v41",
+        "firefunction_v2",
         "harmony",
         "functiongemma",
         "llama4_pythonic",
