@@ -69,6 +69,8 @@ FORMATS: dict[str, Launch] = {
     "deepseek_v4": Launch("models/templates/deepseek-ai-DeepSeek-V4.jinja"),  # untested
     "harmony": Launch("models/templates/openai-gpt-oss-120b.jinja"),
     # FireFunction v2: llama.cpp's auto-parser derives functools[...] from the template (test-chat.cpp, "FireFunction").
+    # Functionary v3.2: llama.cpp's specialized handler (common/chat.cpp, common_chat_params_init_functionary_v3_2).
+    "functionary_v32": Launch("models/templates/meetkai-functionary-medium-v3.2.jinja"),  # untested
     "firefunction_v2": Launch("models/templates/fireworks-ai-llama-3-firefunction-v2.jinja"),  # untested
 }
 UNSUPPORTED = {

@@ -191,9 +191,9 @@ UNSUPPORTED: dict[str, str] = {
     "deepseek_v32": "no tool parser: mlx-lm ships a DeepSeek-V3.2 chat template (mlx_lm/chat_templates/deepseek_v32.py)"
     " but no tool_parsers module for its DSML calls",
     "deepseek_v4": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V4 template",
-    "deepseek_v41": "no tool parser: no DeepSeek V4.1 template offline, and mlx-lm ships no tool_parsers module for "
-    "DSML calls",
-    "firefunction_v2": "no tool parser: _infer_tool_parser finds none of its markers in the FireFunction v2 template",
+    "deepseek_v41": "no tool parser: no DeepSeek V4.1 template offline, and no mlx-lm tool parser reads DSML",
+    "functionary_v32": "no tool parser: _infer_tool_parser finds none of its markers in its template",
+    "firefunction_v2": "no tool parser: _infer_tool_parser finds none of its markers in its template",
     "harmony": "no tool parser: _infer_tool_parser finds none of its markers in the gpt-oss template",
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
     "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",

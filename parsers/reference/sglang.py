@@ -201,6 +201,8 @@ UNSUPPORTED = {
     "untried here",
     "deepseek_v41": "no DeepSeek V4.1 template offline to serve the model with (SGLang's detector would be "
     "--tool-call-parser deepseekv41, python/sglang/srt/function_call/deepseekv41_detector.py)",
+    "functionary_v32": "no Functionary detector: SGLang 0.5.23's function_call_parser registers none that reads "
+    ">>>NAME segments",
     "firefunction_v2": "no FireFunction detector: SGLang 0.5.23's function_call_parser registers none that reads "
     "functools[...]",
     "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "

@@ -54,6 +54,7 @@ UNSUPPORTED: dict[str, str] = {
         "deepseek_v4",
         "deepseek_v41",
         "firefunction_v2",
+        "functionary_v32",
         "harmony",
         "functiongemma",
         "llama4_pythonic",
