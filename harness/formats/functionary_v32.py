@@ -74,7 +74,7 @@ def edge_scenarios() -> list:
         edge(
             "functionary_v32-content-then-calls",
             ["content-after", "parallel-2"],
-            [call("get_weather", {"city": "Oslo"}), call("get_time")],
+            [call("get_weather", {"city": "Oslo", "unit": "c"}), call("get_time")],
             content_after="Checking both.",
             note="The template writes >>>all\\nCONTENT first, then >>>NAME\\n{...} per call.",
         ),

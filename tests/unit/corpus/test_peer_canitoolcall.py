@@ -142,7 +142,13 @@ def test_role_headers_are_what_the_catalog_templates_start_the_turn_with():
         try:
             template = load_template(entry.name)
             prompts = [
-                render_messages(template, [{"role": "user", "content": "hi"}], None, True, enable_thinking=on)
+                render_messages(
+                    template,
+                    [{"role": "user", "content": "hi"}],
+                    None,
+                    True,
+                    **{**fmt.template_vars, "enable_thinking": on},
+                )
                 for on in (True, False)
             ]
         except (TemplateNotFoundError, TemplateRenderError):
