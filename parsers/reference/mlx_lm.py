@@ -183,6 +183,8 @@ FORMATS: dict[str, Launch] = {
     "lfm2": Launch("pythonic", _LFM2_VOCAB, "<|im_start|>assistant\n", ("<|im_end|>",)),
 }
 UNSUPPORTED: dict[str, str] = {
+    "cohere": "no tool parser: mlx-lm has no tool_parsers module for <|START_ACTION|> (and _infer_tool_parser "
+    "finds none of its markers in the Command R7B / Cohere2 MoE templates)",
     "llama3_json": "no tool parser: _infer_tool_parser finds none of its markers in the Llama 3.1 / 3.2 templates "
     "and the vocabulary has no <|tool_call_start|>",
     "deepseek_v3": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-R1-Distill-Qwen-32B "
@@ -191,10 +193,11 @@ UNSUPPORTED: dict[str, str] = {
     "deepseek_v32": "no tool parser: mlx-lm ships a DeepSeek-V3.2 chat template (mlx_lm/chat_templates/deepseek_v32.py)"
     " but no tool_parsers module for its DSML calls",
     "deepseek_v4": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V4 template",
-    "deepseek_v41": "no tool parser: no DeepSeek V4.1 template offline, and no mlx-lm tool parser reads DSML",
-    "functionary_v32": "no tool parser: _infer_tool_parser finds none of its markers in its template",
-    "firefunction_v2": "no tool parser: _infer_tool_parser finds none of its markers in its template",
+    **dict.fromkeys(("deepseek_v41", "functionary_v32", "firefunction_v2"), "no mlx-lm tool parser reads its calls"),
     "harmony": "no tool parser: _infer_tool_parser finds none of its markers in the gpt-oss template",
+    "mistral_reasoning": "no [THINK] reasoning: _infer_thinking knows <think>, <longcat_think>, <|think:start|> and "
+    "two multi-token openers, not [THINK], so the reasoning block would stay content (the mistral tool parser reads "
+    "the calls)",
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
     "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",
 }

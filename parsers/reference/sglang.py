@@ -142,6 +142,15 @@ FORMATS: dict[str, Launch] = {
         model_name="mistralai/Mistral-Small-3.2-24B-Instruct-2506",
         template="Mistral-Small-3.2-24B-Instruct-2506.jinja",
     ),
+    # Ministral 3 Reasoning / Magistral Small 2509: the mistral detector reads [TOOL_CALLS]NAME[ARGS]{...}, the
+    # mistral reasoning detector [THINK]...[/THINK] (optional: not forced). Untested here (no SGLang build on the
+    # machine this entry was written on).
+    "mistral_reasoning": Launch(
+        tool_call_parser="mistral",
+        reasoning_parser="mistral",
+        model_name="mistralai/Ministral-3-14B-Reasoning-2512",
+        template="mistralai-Ministral-3-14B-Reasoning-2512.jinja",
+    ),
     # Kimi-K2-Instruct (no reasoning; ``--reasoning-parser kimi_k2`` is for Kimi-K2-Thinking).
     "kimi_k2": Launch(
         tool_call_parser="kimi_k2",
@@ -197,14 +206,13 @@ FORMATS: dict[str, Launch] = {
     ),
 }
 UNSUPPORTED = {
+    "cohere": "not configured yet: SGLang 0.5.23 has a cohere_command4 detector (python/sglang/srt/function_call/"
+    "cohere_command4_detector.py) and reasoning parser whose flags are not checked against the installed SGLang",
     "deepseek_v4": "not configured yet: whether SGLang 0.5.23's deepseekv32 detector reads the tool_calls block is "
     "untried here",
-    "deepseek_v41": "no DeepSeek V4.1 template offline to serve the model with (SGLang's detector would be "
-    "--tool-call-parser deepseekv41, python/sglang/srt/function_call/deepseekv41_detector.py)",
-    "functionary_v32": "no Functionary detector: SGLang 0.5.23's function_call_parser registers none that reads "
-    ">>>NAME segments",
-    "firefunction_v2": "no FireFunction detector: SGLang 0.5.23's function_call_parser registers none that reads "
-    "functools[...]",
+    "deepseek_v41": "no DeepSeek V4.1 template offline to serve it with (the detector would be deepseekv41)",
+    "functionary_v32": "no detector: SGLang 0.5.23 registers none that reads Functionary's >>>NAME segments",
+    "firefunction_v2": "no detector: SGLang 0.5.23 registers none that reads FireFunction's functools[...]",
     "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "
     "markup, and no SGLang parser knows <start_function_call>",
     "lfm2": "not configured yet: SGLang has an lfm2 detector (python/sglang/srt/function_call/lfm2_detector.py) "

@@ -46,6 +46,7 @@ UNSUPPORTED: dict[str, str] = {
         "minimax_m2",
         "llama3_json",
         "mistral",
+        "mistral_reasoning",
         "kimi_k2",
         "deepseek_v3",
         "kimi_k3",
@@ -59,6 +60,7 @@ UNSUPPORTED: dict[str, str] = {
         "functiongemma",
         "llama4_pythonic",
         "lfm2",
+        "cohere",
     )
 }
 

@@ -194,6 +194,8 @@ FORMATS: dict[str, Launch] = {
 }
 # vLLM 0.33.0 registers parsers for these too; what is missing offline (docs/engines/vllm.md, "Absent formats"):
 UNSUPPORTED: dict[str, str] = {
+    "cohere": "no Cohere tokenizer offline (vLLM's parsers would be --tool-call-parser cohere_command3 / "
+    "cohere_command4, vllm/tool_parsers/cohere_command_tool_parser.py)",
     "glm45": "no GLM tokenizer offline (its <think>, <|assistant|> ... ids drive vLLM's glm45 parser)",
     "glm47": "no GLM tokenizer offline (its <think>, <|assistant|> ... ids drive vLLM's glm47 parser)",
     "minimax_m2": "no MiniMax-M2 tokenizer offline (its </think> id ends reasoning)",
@@ -202,6 +204,8 @@ UNSUPPORTED: dict[str, str] = {
     "<|open|>/<|close|>/<|sep|> special tokens must reach it as text)",
     "mistral": "no v11+ Mistral tokenizer offline (Mistral Small 3.2's / Devstral's tekken.json): the bundled ones "
     "make vLLM's mistral parser expect the old JSON-list format",
+    "mistral_reasoning": "no v13 Mistral tokenizer offline (Ministral 3 Reasoning's / Magistral's tekken.json): vLLM's "
+    "mistral parser (--tool-call-parser mistral --reasoning-parser mistral) reads [THINK] as a special token of it",
     "functiongemma": "no FunctionGemma tokenizer or template offline",
     "deepseek_v4": "not configured yet: vLLM's deepseek_v4 parser (vllm.parser.deepseek_v4) is untried here",
     "deepseek_v41": "no DeepSeek V4.1 template or tokenizer offline (vLLM's parser would be --tool-call-parser "
