@@ -73,8 +73,14 @@ FORMATS: dict[str, Launch] = {
     # Command R7B: llama.cpp's autoparser on its tool_use template (Cohere2MoE.jinja has a specialized handler,
     # common_chat_params_init_cohere2moe); thinking on, the template's default.
     "cohere": Launch("models/templates/CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja"),  # untested
+    # Functionary v3.2: llama.cpp's specialized handler (common/chat.cpp, common_chat_params_init_functionary_v3_2).
+    "functionary_v32": Launch("models/templates/meetkai-functionary-medium-v3.2.jinja"),  # untested
+    # FireFunction v2: llama.cpp's auto-parser derives functools[...] from the template (test-chat.cpp, "FireFunction").
+    "firefunction_v2": Launch("models/templates/fireworks-ai-llama-3-firefunction-v2.jinja"),  # untested
 }
 UNSUPPORTED = {
+    "deepseek_v41": "the pinned sdist has no DeepSeek V4.1 template (its V4 templates write <｜DSML｜tool_calls>), and "
+    "llama.cpp derives its parser from the template",
     "functiongemma": "llama.cpp has no FunctionGemma handler and the pinned sdist no FunctionGemma template to derive "
     "a parser from (google/functiongemma-270m-it is gated; offline there is no template at all)",
     "lfm2": "not configured yet: llama.cpp reads LFM2 with its specialized handler (common_chat_params_init_lfm2, "

@@ -210,6 +210,9 @@ UNSUPPORTED = {
     "cohere_command4_detector.py) and reasoning parser whose flags are not checked against the installed SGLang",
     "deepseek_v4": "not configured yet: whether SGLang 0.5.23's deepseekv32 detector reads the tool_calls block is "
     "untried here",
+    "deepseek_v41": "no DeepSeek V4.1 template offline to serve it with (the detector would be deepseekv41)",
+    "functionary_v32": "no detector: SGLang 0.5.23 registers none that reads Functionary's >>>NAME segments",
+    "firefunction_v2": "no detector: SGLang 0.5.23 registers none that reads FireFunction's functools[...]",
     "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "
     "markup, and no SGLang parser knows <start_function_call>",
     "lfm2": "not configured yet: SGLang has an lfm2 detector (python/sglang/srt/function_call/lfm2_detector.py) "

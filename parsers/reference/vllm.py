@@ -208,6 +208,11 @@ UNSUPPORTED: dict[str, str] = {
     "mistral parser (--tool-call-parser mistral --reasoning-parser mistral) reads [THINK] as a special token of it",
     "functiongemma": "no FunctionGemma tokenizer or template offline",
     "deepseek_v4": "not configured yet: vLLM's deepseek_v4 parser (vllm.parser.deepseek_v4) is untried here",
+    "deepseek_v41": "no DeepSeek V4.1 template or tokenizer offline (vLLM's parser would be --tool-call-parser "
+    "deepseek_v41, vllm/parser/deepseek_v41.py: V4's parser with the spaced DSML tags)",
+    "functionary_v32": "no Functionary parser: vLLM 0.33.0 registers none that reads >>>NAME segments",
+    "firefunction_v2": "not configured: vLLM 0.33.0 has no FireFunction parser (its phi4_mini_json parser reads "
+    "Phi-4-mini's functools[...] with a non-greedy regex, and vLLM's docs do not name it for FireFunction)",
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
     "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's parser would be --tool-call-parser "
     "llama4_pythonic)",

@@ -203,7 +203,9 @@ PER_FORMAT = {
     "deepseek_v31": (7, 0),
     "deepseek_v32": (15, 0),
     "deepseek_v4": (11, 0),
+    "firefunction_v2": (3, 0),
     "functionary_v31": (3, 0),
+    "functionary_v32": (3, 0),
     "gemma4": (28, 0),
     "glm45": (1, 0),
     "glm47": (8, 0),
@@ -236,7 +238,7 @@ def test_counts(suite):
     assert suite.version == SDIST_VERSION and suite.sha256 == SDIST_SHA256
     got = {f: (len(suite.for_format(f)), len(suite.unsupported_by_format.get(f, []))) for f in suite.cases_by_format}
     assert got == PER_FORMAT
-    assert len(suite.unmapped) == 108
+    assert len(suite.unmapped) == 102
     assert sum(n for n, _ in got.values()) + len(suite.unsupported) == suite.total
     assert not [r for _, r in suite.unsupported if r.startswith("not read")]  # every chain of the file is read
 
@@ -305,7 +307,7 @@ def test_spot_unsupported_reasons(suite):
     granite33 = "llama.cpp/ibm-granite-granite-3.3-2B-Instruct/1 (test-chat.cpp:3369)"
     assert reasons[granite33] == "template maps to no harness format"
     counted = collections.Counter(reasons.values())
-    assert counted["template maps to no harness format"] == 108
+    assert counted["template maps to no harness format"] == 102
 
 
 def test_spot_reasoning_format_none_keeps_the_expectation_inline(by_where):

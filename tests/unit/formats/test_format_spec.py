@@ -56,10 +56,13 @@ def test_every_vocabulary_is_a_real_tokenizer():
         "hermes": "qwen",
         "qwen3_coder": "qwen",
         "llama3_json": "llama",
+        "firefunction_v2": "llama",
+        "functionary_v32": "llama",
         "deepseek_v3": "deepseek",
         "deepseek_v31": "deepseek",
         "deepseek_v32": "deepseek",
         "deepseek_v4": "deepseek",
+        "deepseek_v41": "deepseek",
     }
     assert named.items() >= pinned.items()
 
@@ -114,6 +117,8 @@ BAD = [
     ("parameter_padding", {**GOOD, "parameter_padding": "\n"}),
     ("parameter_padding", {**XML, "parameter_padding": 1}),
     ("call_newlines", {**GOOD, "call_newlines": "yes"}),
+    ("string_arguments", {**GOOD, "string_arguments": 1}),
+    ("call_prefill", {**GOOD, "call_prefill": ">>>"}),  # not the call opener
     ("vocabulary", {**GOOD, "vocabulary": "", "no_vocabulary": ""}),
     ("no_vocabulary", {**GOOD, "no_vocabulary": ""}),
     ("no_vocabulary", {**GOOD, "vocabulary": "qwen"}),
