@@ -114,7 +114,8 @@ SPEC = FormatSpec(
     reasoning=Markers(THINK_OPEN, THINK_CLOSE),
     arguments="xml-values",
     parameter=Markers(NS + "<", NS + "</"),
-    call_newlines=True,
+    # call_newlines stays False: nothing is written between the parts of one call (line 180-187), only between
+    # calls and around the block.
     vocabulary=None,
     no_vocabulary="MiniMax-M3's tokenizer is not available offline",
     unrepresentable=(NS,),
