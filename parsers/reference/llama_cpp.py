@@ -73,6 +73,10 @@ FORMATS: dict[str, Launch] = {
     # Command R7B: llama.cpp's autoparser on its tool_use template (Cohere2MoE.jinja has a specialized handler,
     # common_chat_params_init_cohere2moe); thinking on, the template's default.
     "cohere": Launch("models/templates/CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja"),  # untested
+    # MiniMax-M3 and Ling 3.0: llama.cpp's dedicated parsers (common/parsers/minimax-m3.cpp, ling3.cpp), picked from
+    # the template text (common/chat.cpp); untested.
+    "minimax_m3": Launch("models/templates/MiniMax-M3.jinja"),
+    "ling3": Launch("models/templates/inclusionai-ling-3.0-flash.jinja"),
 }
 UNSUPPORTED = {
     "functiongemma": "llama.cpp has no FunctionGemma handler and the pinned sdist no FunctionGemma template to derive "

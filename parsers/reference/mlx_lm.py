@@ -53,6 +53,18 @@ _GLM_VOCAB = (
     "</arg_value>",
     "/nothink",
 )
+#: Ling 3.0: the special tokens llama.cpp's Ling 3.0 parser preserves (common/parsers/ling3.cpp).
+_LING3_VOCAB = (
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+    "<|role_end|>",
+)
 _QWEN3_VOCAB = (
     "<|endoftext|>",
     "<|im_start|>",
@@ -181,6 +193,9 @@ FORMATS: dict[str, Launch] = {
     # pythonic: what _infer_tool_parser picks for a template holding <|tool_call_start|> (LFM2.5-8B-A1B.jinja) or
     # <|tool_list_start|> (LFM2-8B-A1B.jinja), or a vocabulary with both call tokens (LFM2.5-Instruct.jinja).
     "lfm2": Launch("pythonic", _LFM2_VOCAB, "<|im_start|>assistant\n", ("<|im_end|>",)),
+    # glm47: what _infer_tool_parser picks for a template holding <arg_key> (inclusionai-ling-3.0-flash.jinja);
+    # vocabulary: the tokens llama.cpp's Ling 3.0 parser preserves (common/parsers/ling3.cpp); untested.
+    "ling3": Launch("glm47", _LING3_VOCAB, "<role>ASSISTANT</role>", ("<|role_end|>",)),
 }
 UNSUPPORTED: dict[str, str] = {
     "cohere": "no tool parser: mlx-lm has no tool_parsers module for <|START_ACTION|> (and _infer_tool_parser "
@@ -199,6 +214,8 @@ UNSUPPORTED: dict[str, str] = {
     "the calls)",
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
     "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",
+    "minimax_m3": "no MiniMax-M3 tool parser: _infer_tool_parser picks json_tools for MiniMax-M3.jinja (it holds "
+    "<tool_call> and tool_call.name), which reads JSON calls, not M3's ]<]minimax[>[ elements",
 }
 _SERVER_PATH = os.path.join("mlx_lm", "server.py")
 

@@ -209,6 +209,10 @@ UNSUPPORTED: dict[str, str] = {
     "functiongemma": "no FunctionGemma tokenizer or template offline",
     "deepseek_v4": "not configured yet: vLLM's deepseek_v4 parser (vllm.parser.deepseek_v4) is untried here",
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
+    "minimax_m3": "no MiniMax-M3 tokenizer offline (vLLM's parsers would be --tool-call-parser minimax_m3 "
+    "--reasoning-parser minimax_m3)",
+    "ling3": "no Ling 3.0 tokenizer offline (vLLM's parsers would be --tool-call-parser ling3 --reasoning-parser "
+    "ling3)",
     "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's parser would be --tool-call-parser "
     "llama4_pythonic)",
 }
