@@ -18,10 +18,11 @@ Reading rules (text, reasoning, sections, faults and streaming are the section r
   to ``NS</TAG>`` (a container); a closing tag that does not match, or text beside child elements, is a fault.
 - Typing by the tool's schema (:func:`parsers.own._schema_types.property_schema`, then the nested ``properties``
   / ``items``): where the schema allows a string, child elements are the string as written (llama.cpp's
-  ``minimax-m3.cpp`` reads such a value as raw text up to its closer); otherwise children that are all ``item`` elements under a schema without object type (or with array
-  type) are an array, other children an object; raw text goes through :func:`parsers.own._common.tojson_typed`
-  (a text that is no JSON text is a string where a string is allowed); empty text is ``""`` where a string is
-  allowed, else ``[]``/``{}``/null as the schema's types allow.
+  ``minimax-m3.cpp`` reads such a value as raw text up to its closer); otherwise children that are all
+  ``item`` elements under a schema without object type (or with array type) are an array, other children an
+  object. Raw text goes through :func:`parsers.own._common.tojson_typed` (a text that is no JSON text is a
+  string where a string is allowed); empty text is ``""`` where a string is allowed, else ``[]``/``{}``/null
+  as the schema's types allow.
 - Drift recovered: whitespace between elements and around the block's parts; a missing ``NS</tool_call>``
   (the section reader's rules). A call cut off by the end of the text is dropped.
 """
