@@ -216,10 +216,8 @@ UNSUPPORTED = {
     "whose flags and reasoning parser are not checked against the installed SGLang",
     "llama4_pythonic": "no Llama 4 template offline to serve the model with (SGLang's detector would be "
     "--tool-call-parser pythonic)",
-    "minimax_m3": "not configured yet: SGLang 0.5.23 has --tool-call-parser minimax-m3 and --reasoning-parser "
-    "minimax-m3 (function_call/minimax_m3.py, parser/reasoning_parser.py), not checked against the installed SGLang",
-    "ling3": "not configured yet: SGLang 0.5.23 has --tool-call-parser ling3 and --reasoning-parser ling3 "
-    "(function_call/ling3_detector.py, parser/reasoning_parser.py), not checked against the installed SGLang",
+    "minimax_m3": "not configured yet: SGLang 0.5.23's minimax-m3 tool and reasoning parsers are untried here",
+    "ling3": "not configured yet: SGLang 0.5.23's ling3 tool and reasoning parsers are untried here",
 }
 
 # Seconds one library call may take before the adapter stops it (docs/engines/sglang.md, "Hangs"); the
