@@ -54,17 +54,8 @@ _GLM_VOCAB = (
     "/nothink",
 )
 #: Ling 3.0: the special tokens llama.cpp's Ling 3.0 parser preserves (common/parsers/ling3.cpp).
-_LING3_VOCAB = (
-    "<think>",
-    "</think>",
-    "<tool_call>",
-    "</tool_call>",
-    "<arg_key>",
-    "</arg_key>",
-    "<arg_value>",
-    "</arg_value>",
-    "<|role_end|>",
-)
+_LING3_VOCAB = (*"<think> </think> <tool_call> </tool_call> <arg_key> </arg_key> <arg_value> </arg_value>".split(),)
+_LING3_VOCAB += ("<|role_end|>",)
 _QWEN3_VOCAB = (
     "<|endoftext|>",
     "<|im_start|>",
