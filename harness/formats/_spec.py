@@ -258,6 +258,8 @@ def _check(spec: FormatSpec) -> None:
         if not isinstance(getattr(spec, name), bool):
             raise bad(name, f"must be True or False, got {getattr(spec, name)!r}")
     text("call_prefill", spec.call_prefill)
+    if not isinstance(spec.grammar, str) or (spec.grammar and not spec.grammar.isidentifier()):
+        raise bad("grammar", f"must be an xgrammar structural-tag name (e.g. 'gemma_4') or '', got {spec.grammar!r}")
     if spec.call_prefill and spec.call_prefill != spec.call_open:
         raise bad("call_prefill", f"is the pre-filled call opener ({spec.call_open!r}), got {spec.call_prefill!r}")
     if spec.vocabulary is None:

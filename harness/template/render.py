@@ -257,6 +257,16 @@ def split_completion(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str, st
     return prefix, completion, stop
 
 
+def _nulls_blanked(value: Any) -> Any:
+    """``value`` with null mapping entries removed and null list items made ``""`` (what a template that skips
+    nulls writes alike: MiniMax-M3's ``to_xml``)."""
+    if isinstance(value, dict):
+        return {k: _nulls_blanked(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return ["" if v is None else _nulls_blanked(v) for v in value]
+    return value
+
+
 def _unrepresentable_in(value: Any, bad: tuple[str, ...]) -> str | None:
     """The first unrepresentable substring found in any string (dict keys included) of ``value``."""
     if isinstance(value, str):
@@ -405,6 +415,14 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
     if len(scenario.calls) > 1 and ignored(tool_calls=assistant["tool_calls"][:-1]):
         raise UnrepresentableError(
             f"case {scenario.id}: {template.file} does not write every tool call of a turn (it drops the last one)"
+        )
+    calls = assistant.get("tool_calls", [])
+    blanked = [
+        {**c, "function": {**c["function"], "arguments": _nulls_blanked(c["function"]["arguments"])}} for c in calls
+    ]
+    if blanked != calls and ignored(tool_calls=blanked):
+        raise UnrepresentableError(
+            f"case {scenario.id}: {template.file} does not write null values (it omits the key, or writes nothing)"
         )
     if thinking and ((scenario.reasoning or "") not in prefix + completion or ignored(reasoning_content="")):
         raise UnrepresentableError(

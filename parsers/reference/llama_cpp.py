@@ -77,6 +77,10 @@ FORMATS: dict[str, Launch] = {
     "functionary_v32": Launch("models/templates/meetkai-functionary-medium-v3.2.jinja"),  # untested
     # FireFunction v2: llama.cpp's auto-parser derives functools[...] from the template (test-chat.cpp, "FireFunction").
     "firefunction_v2": Launch("models/templates/fireworks-ai-llama-3-firefunction-v2.jinja"),  # untested
+    # MiniMax-M3 and Ling 3.0: llama.cpp's dedicated parsers (common/parsers/minimax-m3.cpp, ling3.cpp), picked from
+    # the template text (common/chat.cpp); untested.
+    "minimax_m3": Launch("models/templates/MiniMax-M3.jinja"),
+    "ling3": Launch("models/templates/inclusionai-ling-3.0-flash.jinja"),
 }
 UNSUPPORTED = {
     "deepseek_v41": "the pinned sdist has no DeepSeek V4.1 template (its V4 templates write <｜DSML｜tool_calls>), and "

@@ -206,19 +206,16 @@ FORMATS: dict[str, Launch] = {
     ),
 }
 UNSUPPORTED = {
-    "cohere": "not configured yet: SGLang 0.5.23 has a cohere_command4 detector (python/sglang/srt/function_call/"
-    "cohere_command4_detector.py) and reasoning parser whose flags are not checked against the installed SGLang",
-    "deepseek_v4": "not configured yet: whether SGLang 0.5.23's deepseekv32 detector reads the tool_calls block is "
-    "untried here",
+    "cohere": "not configured yet: SGLang 0.5.23's cohere_command4 detector and reasoning parser are untried here",
+    "deepseek_v4": "not configured yet: whether SGLang 0.5.23's deepseekv32 detector reads tool_calls is untried",
     "deepseek_v41": "no DeepSeek V4.1 template offline to serve it with (the detector would be deepseekv41)",
     "functionary_v32": "no detector: SGLang 0.5.23 registers none that reads Functionary's >>>NAME segments",
     "firefunction_v2": "no detector: SGLang 0.5.23 registers none that reads FireFunction's functools[...]",
-    "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "
-    "markup, and no SGLang parser knows <start_function_call>",
-    "lfm2": "not configured yet: SGLang has an lfm2 detector (python/sglang/srt/function_call/lfm2_detector.py) "
-    "whose flags and reasoning parser are not checked against the installed SGLang",
-    "llama4_pythonic": "no Llama 4 template offline to serve the model with (SGLang's detector would be "
-    "--tool-call-parser pythonic)",
+    "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> markup",
+    "lfm2": "not configured yet: SGLang 0.5.23's lfm2 detector and its reasoning parser are untried here",
+    "llama4_pythonic": "no Llama 4 template offline to serve it with (the detector would be pythonic)",
+    "minimax_m3": "not configured yet: SGLang 0.5.23's minimax-m3 tool and reasoning parsers are untried here",
+    "ling3": "not configured yet: SGLang 0.5.23's ling3 tool and reasoning parsers are untried here",
 }
 
 # Seconds one library call may take before the adapter stops it (docs/engines/sglang.md, "Hangs"); the

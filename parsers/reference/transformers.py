@@ -61,6 +61,8 @@ UNSUPPORTED: dict[str, str] = {
         "llama4_pythonic",
         "lfm2",
         "cohere",
+        "minimax_m3",
+        "ling3",
     )
 }
 

@@ -214,6 +214,10 @@ UNSUPPORTED: dict[str, str] = {
     "firefunction_v2": "not configured: vLLM 0.33.0 has no FireFunction parser (its phi4_mini_json parser reads "
     "Phi-4-mini's functools[...] with a non-greedy regex, and vLLM's docs do not name it for FireFunction)",
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
+    "minimax_m3": "no MiniMax-M3 tokenizer offline (vLLM's parsers would be --tool-call-parser minimax_m3 "
+    "--reasoning-parser minimax_m3)",
+    "ling3": "no Ling 3.0 tokenizer offline (vLLM's parsers would be --tool-call-parser ling3 --reasoning-parser "
+    "ling3)",
     "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's parser would be --tool-call-parser "
     "llama4_pythonic)",
 }

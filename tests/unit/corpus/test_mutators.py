@@ -359,6 +359,11 @@ def test_drift_cases_survive_the_case_file_round_trip(tmp_path, own):
 # ------------------------------------------------------------------------------------- the drift slice
 
 
+#: mutators selected for a format that find no rendered case to apply to: MiniMax-M3 writes objects and arrays as
+#: nested elements, never as JSON text, so there is no JSON value to double-encode.
+NO_BASE_CASE = {"minimax_m3": {"escaped-json-value"}}
+
+
 @pytest.fixture(scope="module")
 def curated():
     out = {}
@@ -375,7 +380,7 @@ def test_drift_slice_exists_for_every_format_with_an_offline_template(curated):
     for fmt_name, corpus in curated.items():
         drift = [c for c in corpus.cases if c.slice == "drift"]
         made = {c.extra["drift"]["mutator"] for c in drift}
-        assert made == {m.name for m in mutators_for(fmt_name)}, fmt_name
+        assert made == {m.name for m in mutators_for(fmt_name)} - NO_BASE_CASE.get(fmt_name, set()), fmt_name
         assert all(c.kind == "drift" and c.seed == 0 and c.format == fmt_name for c in drift)
         assert len({c.id for c in corpus.cases}) == len(corpus.cases)
         per_mutator = [c.extra["drift"]["mutator"] for c in drift]

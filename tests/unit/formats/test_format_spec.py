@@ -106,6 +106,7 @@ BAD = [
     ("call_end", {**GOOD, "call_end": "}"}),  # the call has a closer
     ("reasoning", {**GOOD, "reasoning": Markers("<think>", None)}),
     ("thought", {**GOOD, "thought": Markers("", "<channel|>")}),
+    ("grammar", {**GOOD, "grammar": "gemma 4"}),
     ("arguments", {**GOOD, "arguments": "yaml"}),
     ("string_delimiter", {**GOOD, "arguments": "quote-token"}),
     ("string_delimiter", {**GOOD, "string_delimiter": '<|"|>'}),
