@@ -55,7 +55,7 @@ def first_rejection(tag: str, tools: list | None, text: str) -> str | None:
     ``rejected at char N: '...'`` or ``incomplete at the end``."""
     import xgrammar as xg
 
-    grammar = _compiled(tag, json.dumps(tools or [], sort_keys=True))
+    grammar = _compiled(tag, json.dumps(tools or []))  # key order kept: the grammar follows the schema order
     matcher = xg.GrammarMatcher(grammar, terminate_without_stop_token=True)
     if matcher.accept_string(text):
         return None if matcher.is_terminated() else "incomplete at the end"
