@@ -68,6 +68,7 @@ FORMATS: dict[str, Launch] = {
     "deepseek_v32": Launch("models/templates/deepseek-ai-DeepSeek-V3.2.jinja"),
     "deepseek_v4": Launch("models/templates/deepseek-ai-DeepSeek-V4.jinja"),  # untested
     "harmony": Launch("models/templates/openai-gpt-oss-120b.jinja"),
+    "seed_oss": Launch("models/templates/ByteDance-Seed-OSS.jinja"),  # untested
 }
 UNSUPPORTED = {
     "functiongemma": "llama.cpp has no FunctionGemma handler and the pinned sdist no FunctionGemma template to derive "

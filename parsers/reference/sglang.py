@@ -203,6 +203,8 @@ UNSUPPORTED = {
     "markup, and no SGLang parser knows <start_function_call>",
     "lfm2": "not configured yet: SGLang has an lfm2 detector (python/sglang/srt/function_call/lfm2_detector.py) "
     "whose flags and reasoning parser are not checked against the installed SGLang",
+    "seed_oss": "no Seed-OSS detector: SGLang 0.5.23's parser names (function_call/parser_names.py) have none "
+    "for <seed:tool_call>",
     "llama4_pythonic": "no Llama 4 template offline to serve the model with (SGLang's detector would be "
     "--tool-call-parser pythonic)",
 }

@@ -56,6 +56,7 @@ UNSUPPORTED: dict[str, str] = {
         "functiongemma",
         "llama4_pythonic",
         "lfm2",
+        "seed_oss",
     )
 }
 

@@ -204,6 +204,8 @@ UNSUPPORTED: dict[str, str] = {
     "make vLLM's mistral parser expect the old JSON-list format",
     "functiongemma": "no FunctionGemma tokenizer or template offline",
     "deepseek_v4": "not configured yet: vLLM's deepseek_v4 parser (vllm.parser.deepseek_v4) is untried here",
+    "seed_oss": "no Seed-OSS tokenizer offline (vLLM's parser would be --tool-call-parser seed_oss "
+    "--reasoning-parser seed_oss)",
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
     "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's parser would be --tool-call-parser "
     "llama4_pythonic)",
