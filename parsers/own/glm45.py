@@ -111,7 +111,7 @@ _ESCAPES = ("\\n", "\\t", "\\r")  # two-character escapes of a double-serialized
 class GlmParser(OwnParser):
     """Parser protocol implementation for GLM (see the module docstring for the rules)."""
 
-    stops = _STOPS
+    stops: tuple[str, ...] = _STOPS
     implicit_think = False
 
     def reader(self, tools: list | None, prefix: str, whole: bool) -> _Reader:
