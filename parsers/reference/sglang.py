@@ -205,6 +205,8 @@ UNSUPPORTED = {
     "whose flags and reasoning parser are not checked against the installed SGLang",
     "seed_oss": "no Seed-OSS detector: SGLang 0.5.23's parser names (function_call/parser_names.py) have none "
     "for <seed:tool_call>",
+    "apriel": "no Apriel detector: SGLang 0.5.23's parser names (function_call/parser_names.py) have none for "
+    "<tool_calls>[...]",
     "llama4_pythonic": "no Llama 4 template offline to serve the model with (SGLang's detector would be "
     "--tool-call-parser pythonic)",
 }

@@ -57,6 +57,7 @@ UNSUPPORTED: dict[str, str] = {
         "llama4_pythonic",
         "lfm2",
         "seed_oss",
+        "apriel",
     )
 }
 

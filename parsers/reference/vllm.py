@@ -206,6 +206,7 @@ UNSUPPORTED: dict[str, str] = {
     "deepseek_v4": "not configured yet: vLLM's deepseek_v4 parser (vllm.parser.deepseek_v4) is untried here",
     "seed_oss": "no Seed-OSS tokenizer offline (vLLM's parser would be --tool-call-parser seed_oss "
     "--reasoning-parser seed_oss)",
+    "apriel": "no Apriel parser: vLLM 0.33.0 registers no tool parser for <tool_calls>[...] (vllm/tool_parsers)",
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
     "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's parser would be --tool-call-parser "
     "llama4_pythonic)",
