@@ -70,6 +70,7 @@ FORMATS: dict[str, Launch] = {
     "harmony": Launch("models/templates/openai-gpt-oss-120b.jinja"),
     "seed_oss": Launch("models/templates/ByteDance-Seed-OSS.jinja"),  # untested
     "apriel": Launch("models/templates/Apriel-1.6-15b-Thinker-fixed.jinja"),  # untested
+    "nemotron_v2": Launch("models/templates/NVIDIA-Nemotron-Nano-v2.jinja"),  # untested
 }
 UNSUPPORTED = {
     "functiongemma": "llama.cpp has no FunctionGemma handler and the pinned sdist no FunctionGemma template to derive "

@@ -195,6 +195,7 @@ UNSUPPORTED: dict[str, str] = {
     "seed_oss": "no tool parser: mlx-lm has no tool_parsers module for <seed:tool_call> (its qwen3_coder "
     "parser reads only <tool_call>)",
     "apriel": "no tool parser: mlx-lm has no tool_parsers module for <tool_calls>[...]",
+    "nemotron_v2": "no tool parser: mlx-lm has no tool_parsers module for <TOOLCALL>[...]",
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
     "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",
 }

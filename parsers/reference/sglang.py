@@ -207,6 +207,7 @@ UNSUPPORTED = {
     "for <seed:tool_call>",
     "apriel": "no Apriel detector: SGLang 0.5.23's parser names (function_call/parser_names.py) have none for "
     "<tool_calls>[...]",
+    "nemotron_v2": "no Nemotron-Nano-v2 detector: no SGLang 0.5.23 detector reads <TOOLCALL>[...]",
     "llama4_pythonic": "no Llama 4 template offline to serve the model with (SGLang's detector would be "
     "--tool-call-parser pythonic)",
 }

@@ -58,6 +58,7 @@ UNSUPPORTED: dict[str, str] = {
         "lfm2",
         "seed_oss",
         "apriel",
+        "nemotron_v2",
     )
 }
 

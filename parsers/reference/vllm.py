@@ -207,6 +207,8 @@ UNSUPPORTED: dict[str, str] = {
     "seed_oss": "no Seed-OSS tokenizer offline (vLLM's parser would be --tool-call-parser seed_oss "
     "--reasoning-parser seed_oss)",
     "apriel": "no Apriel parser: vLLM 0.33.0 registers no tool parser for <tool_calls>[...] (vllm/tool_parsers)",
+    "nemotron_v2": "no built-in parser: vLLM 0.33.0 registers none for <TOOLCALL>[...] (NVIDIA ships a plugin "
+    "file with the model)",
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
     "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's parser would be --tool-call-parser "
     "llama4_pythonic)",
