@@ -192,8 +192,7 @@ UNSUPPORTED: dict[str, str] = {
     " but no tool_parsers module for its DSML calls",
     "deepseek_v4": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V4 template",
     "harmony": "no tool parser: _infer_tool_parser finds none of its markers in the gpt-oss template",
-    "seed_oss": "no tool parser: mlx-lm has no tool_parsers module for <seed:tool_call> (its qwen3_coder "
-    "parser reads only <tool_call>)",
+    "seed_oss": "no tool parser: mlx-lm has no tool_parsers module for <seed:tool_call>",
     "apriel": "no tool parser: mlx-lm has no tool_parsers module for <tool_calls>[...]",
     "nemotron_v2": "no tool parser: mlx-lm has no tool_parsers module for <TOOLCALL>[...]",
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
