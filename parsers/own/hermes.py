@@ -79,8 +79,8 @@ class HermesParser(OwnParser):
 
     name = "toolcall-harness:hermes"
     formats: tuple[str, ...] = ("hermes",)
-    stops = _STOPS
-    limitations = (
+    stops: tuple[str, ...] = _STOPS
+    limitations: tuple[str, ...] = (
         "Arguments that are not a JSON object (a JSON-encoded string is decoded first) leave the call surfaced as "
         "content; Python-literal arguments (``{'a': True}``) are not read.",
         "A call written inside ``<think>`` stays reasoning text, as Qwen's reasoning parsers read it.",

@@ -71,6 +71,8 @@ FORMATS: dict[str, Launch] = {
     "seed_oss": Launch("models/templates/ByteDance-Seed-OSS.jinja"),  # untested
     "apriel": Launch("models/templates/Apriel-1.6-15b-Thinker-fixed.jinja"),  # untested
     "nemotron_v2": Launch("models/templates/NVIDIA-Nemotron-Nano-v2.jinja"),  # untested
+    "gigachat3": Launch("models/templates/GigaChat3-10B-A1.8B.jinja"),  # untested
+    "gigachat31": Launch("models/templates/GigaChat3.1-10B-A1.8B.jinja"),  # untested
 }
 UNSUPPORTED = {
     "functiongemma": "llama.cpp has no FunctionGemma handler and the pinned sdist no FunctionGemma template to derive "

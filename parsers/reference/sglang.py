@@ -208,6 +208,11 @@ UNSUPPORTED = {
     "apriel": "no Apriel detector: SGLang 0.5.23's parser names (function_call/parser_names.py) have none for "
     "<tool_calls>[...]",
     "nemotron_v2": "no Nemotron-Nano-v2 detector: no SGLang 0.5.23 detector reads <TOOLCALL>[...]",
+    **{
+        f: "not configured yet: SGLang 0.5.23's gigachat3 detector (function_call/gigachat3_detector.py) reads "
+        "both GigaChat 3 and 3.1 calls; its flags are untried here"
+        for f in ("gigachat3", "gigachat31")
+    },
     "llama4_pythonic": "no Llama 4 template offline to serve the model with (SGLang's detector would be "
     "--tool-call-parser pythonic)",
 }

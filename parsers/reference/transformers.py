@@ -59,6 +59,8 @@ UNSUPPORTED: dict[str, str] = {
         "seed_oss",
         "apriel",
         "nemotron_v2",
+        "gigachat3",
+        "gigachat31",
     )
 }
 

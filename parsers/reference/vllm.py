@@ -209,6 +209,11 @@ UNSUPPORTED: dict[str, str] = {
     "apriel": "no Apriel parser: vLLM 0.33.0 registers no tool parser for <tool_calls>[...] (vllm/tool_parsers)",
     "nemotron_v2": "no built-in parser: vLLM 0.33.0 registers none for <TOOLCALL>[...] (NVIDIA ships a plugin "
     "file with the model)",
+    **{
+        f: "no GigaChat tokenizer offline (vLLM's parser would be --tool-call-parser gigachat3, which reads both "
+        "GigaChat 3 and 3.1 calls)"
+        for f in ("gigachat3", "gigachat31")
+    },
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
     "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's parser would be --tool-call-parser "
     "llama4_pythonic)",
