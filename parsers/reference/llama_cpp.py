@@ -73,6 +73,7 @@ FORMATS: dict[str, Launch] = {
     "nemotron_v2": Launch("models/templates/NVIDIA-Nemotron-Nano-v2.jinja"),  # untested
     "gigachat3": Launch("models/templates/GigaChat3-10B-A1.8B.jinja"),  # untested
     "gigachat31": Launch("models/templates/GigaChat3.1-10B-A1.8B.jinja"),  # untested
+    "minicpm5": Launch("models/templates/openbmb-MiniCPM5-1B.jinja"),  # untested
 }
 UNSUPPORTED = {
     "functiongemma": "llama.cpp has no FunctionGemma handler and the pinned sdist no FunctionGemma template to derive "

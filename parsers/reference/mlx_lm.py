@@ -192,7 +192,7 @@ UNSUPPORTED: dict[str, str] = {
     " but no tool_parsers module for its DSML calls",
     "deepseek_v4": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V4 template",
     "harmony": "no tool parser: _infer_tool_parser finds none of its markers in the gpt-oss template",
-    "seed_oss": "no tool parser: mlx-lm has no tool_parsers module for <seed:tool_call>",
+    **dict.fromkeys(("seed_oss", "minicpm5"), "no tool parser: mlx-lm has no tool_parsers module for its XML calls"),
     **dict.fromkeys(("apriel", "nemotron_v2", "gigachat3", "gigachat31"), "no tool parser: none reads its JSON calls"),
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
     "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",

@@ -213,6 +213,8 @@ UNSUPPORTED = {
         "both GigaChat 3 and 3.1 calls; its flags are untried here"
         for f in ("gigachat3", "gigachat31")
     },
+    "minicpm5": "not configured yet: SGLang 0.5.23 has a minicpm5 detector (function_call/minicpm5_detector.py) "
+    "whose flags are untried here",
     "llama4_pythonic": "no Llama 4 template offline to serve the model with (SGLang's detector would be "
     "--tool-call-parser pythonic)",
 }

@@ -61,6 +61,7 @@ UNSUPPORTED: dict[str, str] = {
         "nemotron_v2",
         "gigachat3",
         "gigachat31",
+        "minicpm5",
     )
 }
 

@@ -214,6 +214,7 @@ UNSUPPORTED: dict[str, str] = {
         "GigaChat 3 and 3.1 calls)"
         for f in ("gigachat3", "gigachat31")
     },
+    "minicpm5": "no MiniCPM5 tokenizer offline (vLLM's parser would be --tool-call-parser minicpm5)",
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
     "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's parser would be --tool-call-parser "
     "llama4_pythonic)",

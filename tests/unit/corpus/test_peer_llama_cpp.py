@@ -215,6 +215,7 @@ PER_FORMAT = {
     "kimi_k3": (9, 0),
     "lfm2": (52, 3),
     "llama3_json": (6, 2),
+    "minicpm5": (8, 0),
     "minimax_m2": (6, 0),
     "mistral": (10, 0),
     "nemotron_v2": (3, 0),
@@ -239,7 +240,7 @@ def test_counts(suite):
     assert suite.version == SDIST_VERSION and suite.sha256 == SDIST_SHA256
     got = {f: (len(suite.for_format(f)), len(suite.unsupported_by_format.get(f, []))) for f in suite.cases_by_format}
     assert got == PER_FORMAT
-    assert len(suite.unmapped) == 125
+    assert len(suite.unmapped) == 117
     assert sum(n for n, _ in got.values()) + len(suite.unsupported) == suite.total
     assert not [r for _, r in suite.unsupported if r.startswith("not read")]  # every chain of the file is read
 
@@ -308,7 +309,7 @@ def test_spot_unsupported_reasons(suite):
     granite33 = "llama.cpp/ibm-granite-granite-3.3-2B-Instruct/1 (test-chat.cpp:3369)"
     assert reasons[granite33] == "template maps to no harness format"
     counted = collections.Counter(reasons.values())
-    assert counted["template maps to no harness format"] == 125
+    assert counted["template maps to no harness format"] == 117
 
 
 def test_spot_reasoning_format_none_keeps_the_expectation_inline(by_where):
