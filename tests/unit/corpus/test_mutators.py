@@ -369,13 +369,18 @@ def curated():
     return out
 
 
+PYTHON_LITERAL_CONTAINERS = {"seed_oss", "minicpm5"}
+
+
 def test_drift_slice_exists_for_every_format_with_an_offline_template(curated):
     # FunctionGemma and Llama 4 have no offline template
     assert set(MODELS) == set(known_formats()) - {"functiongemma", "llama4_pythonic"}
     for fmt_name, corpus in curated.items():
         drift = [c for c in corpus.cases if c.slice == "drift"]
         made = {c.extra["drift"]["mutator"] for c in drift}
-        assert made == {m.name for m in mutators_for(fmt_name)}, fmt_name
+        # Seed-OSS and MiniCPM5 write containers as Python literals ({'a': 1}), so no value holds JSON to escape.
+        unmade = {"escaped-json-value"} if fmt_name in PYTHON_LITERAL_CONTAINERS else set()
+        assert made == {m.name for m in mutators_for(fmt_name)} - unmade, fmt_name
         assert all(c.kind == "drift" and c.seed == 0 and c.format == fmt_name for c in drift)
         assert len({c.id for c in corpus.cases}) == len(corpus.cases)
         per_mutator = [c.extra["drift"]["mutator"] for c in drift]
