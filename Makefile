@@ -28,6 +28,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,capture]"
+	# the grammar oracle (harness/analysis/grammar.py): xgrammar without its dependencies (torch, pydantic and
+	# transformers are the capture extra's; triton is only for its GPU kernels)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps xgrammar==0.2.9 apache-tvm-ffi==0.1.15.post2
 	$(BIN)/python -m harness.engines.wheels --install
 	touch $(STAMP)
 

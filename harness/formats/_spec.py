@@ -83,6 +83,10 @@ class FormatSpec:
     - ``unrepresentable``: substrings a string value cannot contain (the template has no escape for them);
       curated cases containing them are skipped with a note.
     - ``template_vars``: variables every render of the format's templates gets (``bos_token``, ``date_string``).
+    - ``string_arguments``: the template pastes ``function.arguments`` as given, so renders pass it as the
+      OpenAI API's JSON string (Functionary v3.2); False: as an object, the form ``tojson`` templates need.
+    - ``call_prefill``: the call opener the generation prompt pre-fills after the role header (Functionary
+      v3.2's ``>>>``): it ends a rendered case's ``prefix``, and the completion's first call starts without it.
     - ``edge_scenarios``: ``() -> list[Scenario]``, the format's own curated shapes (ids ``edge-<format>-...``);
       ``compose_content_before``: ``(completion, prose) -> text``, where prose written before the calls goes
       when it cannot be raw text (Harmony); ``None`` when the format has none.
@@ -97,6 +101,10 @@ class FormatSpec:
       ``'canitoolcall:<family>/<models[0] HF repo>'`` (a model-specific selector wins over a family one), and
       ``'llama.cpp:<template file name>'`` (a template in ``vendor/llama.cpp/models/templates`` used by
       ``test-chat.cpp``). An entry is added only where the peer's texts really are this format.
+    - ``grammar``: the name of xgrammar's built-in structural tag for the format
+      (``xgrammar.get_model_structural_tag``: the tool-call grammar engines compile for guided decoding), the
+      grammar oracle's check of the rendered corpus (:mod:`harness.analysis.grammar`); ``""`` when xgrammar has
+      none.
 
     Derived (the names the parsers read): ``call_open`` / ``call_close`` (where the tool-call part of a
     completion starts and ends: the section's markers, else the call's; ``call_close`` falls back to
@@ -119,6 +127,8 @@ class FormatSpec:
     parameter: Markers | None = None
     parameter_padding: str = ""
     call_newlines: bool = False
+    string_arguments: bool = False
+    call_prefill: str = ""
     vocabulary: str | None
     no_vocabulary: str = ""
     unrepresentable: tuple[str, ...] = ()
@@ -127,6 +137,7 @@ class FormatSpec:
     compose_content_before: Callable[[str, str], str] | None = field(default=None, repr=False)
     role_headers: tuple[str, ...] = ()
     peers: tuple[str, ...] = ()
+    grammar: str = ""
     source: str
 
     @property
@@ -243,8 +254,14 @@ def _check(spec: FormatSpec) -> None:
     text("parameter_padding", spec.parameter_padding)
     if spec.parameter_padding and spec.parameter is None:
         raise bad("parameter_padding", "is only for a format with parameter tags")
-    if not isinstance(spec.call_newlines, bool):
-        raise bad("call_newlines", f"must be True or False, got {spec.call_newlines!r}")
+    for name in ("call_newlines", "string_arguments"):
+        if not isinstance(getattr(spec, name), bool):
+            raise bad(name, f"must be True or False, got {getattr(spec, name)!r}")
+    text("call_prefill", spec.call_prefill)
+    if not isinstance(spec.grammar, str) or (spec.grammar and not spec.grammar.isidentifier()):
+        raise bad("grammar", f"must be an xgrammar structural-tag name (e.g. 'gemma_4') or '', got {spec.grammar!r}")
+    if spec.call_prefill and spec.call_prefill != spec.call_open:
+        raise bad("call_prefill", f"is the pre-filled call opener ({spec.call_open!r}), got {spec.call_prefill!r}")
     if spec.vocabulary is None:
         text("no_vocabulary", spec.no_vocabulary, empty_ok=False)
     else:

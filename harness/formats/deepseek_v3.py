@@ -142,6 +142,7 @@ SPEC = FormatSpec(
         "llama.cpp:llama-cpp-deepseek-r1.jinja",
         "llama.cpp:deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
     ),
+    grammar="deepseek_r1",
     source="deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja (llama-cpp-python 0.3.36 sdist), lines 1-47; "
     "llama-cpp-deepseek-r1.jinja, lines 1-76; deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja, lines 1-44",
 )

@@ -108,5 +108,6 @@ SPEC = FormatSpec(
     role_headers=(ASSISTANT,),
     # canitoolcall: V3-0324's function<｜tool▁sep｜>NAME ```json``` calls are V3's format (deepseek_v3; drift here).
     peers=("canitoolcall:deepseek/deepseek-ai/DeepSeek-V3.1", "llama.cpp:deepseek-ai-DeepSeek-V3.1.jinja"),
+    grammar="deepseek_v3_1",
     source="deepseek-ai-DeepSeek-V3.1.jinja (llama-cpp-python 0.3.36 sdist), lines 1-71",
 )

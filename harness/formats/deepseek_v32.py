@@ -161,5 +161,6 @@ SPEC = FormatSpec(
     role_headers=(ASSISTANT,),
     # canitoolcall: V4 (<｜DSML｜tool_calls>: deepseek_v4) and V4.1 (<｜DSML｜ calls>) use other block markers.
     peers=("canitoolcall:deepseek/deepseek-ai/DeepSeek-V3.2", "llama.cpp:deepseek-ai-DeepSeek-V3.2.jinja"),
+    grammar="deepseek_v3_2",
     source="deepseek-ai-DeepSeek-V3.2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-141",
 )

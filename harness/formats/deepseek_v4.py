@@ -19,7 +19,8 @@ reasoning-effort preambles (its lines 17-18, 55-57). ``｜`` is U+FF5C.
 
 canitoolcall's DeepSeek-V4-Flash fixtures write the same shape (and SGLang's self-closing
 ``<｜DSML｜invoke name="NAME"/>``). Its DeepSeek-V4.1-Flash fixtures write another spelling, ``<｜DSML｜ calls>``
-with a space after every ``｜DSML｜``, which no sdist template writes: not this format (unmapped).
+with a space after every ``｜DSML｜``, which no sdist template writes: the ``deepseek_v41`` format
+(:mod:`harness.formats.deepseek_v41`).
 """
 
 from harness.core.scenarios import call, edge
@@ -76,11 +77,12 @@ SPEC = FormatSpec(
     template_vars={"bos_token": BOS},
     edge_scenarios=edge_scenarios,
     role_headers=(ASSISTANT,),
-    # canitoolcall: V4.1-Flash's <｜DSML｜ calls> spelling (a space after ｜DSML｜) is no format yet: unmapped.
+    # canitoolcall: V4.1-Flash's <｜DSML｜ calls> spelling (a space after ｜DSML｜) is deepseek_v41's.
     peers=(
         "canitoolcall:deepseek/deepseek-ai/DeepSeek-V4-Flash",
         "llama.cpp:deepseek-ai-DeepSeek-V4.jinja",
         "llama.cpp:deepseek-ai-DeepSeek-V4-Flash-0731.jinja",
     ),
+    grammar="deepseek_v4",
     source="deepseek-ai-DeepSeek-V4.jinja (llama-cpp-python 0.3.36 sdist), lines 1-137",
 )

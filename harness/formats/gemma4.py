@@ -46,5 +46,6 @@ SPEC = FormatSpec(
     unrepresentable=(STRING_DELIM,),
     role_headers=("<|turn>model\n",),
     peers=("canitoolcall:gemma4", "llama.cpp:google-gemma-4-31B-it.jinja"),
+    grammar="gemma_4",
     source="google-gemma-4-31B-it.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -75,5 +75,6 @@ SPEC = FormatSpec(
         "llama.cpp:GLM-4.7-Flash.jinja",
         "llama.cpp:Spark2.5.jinja",
     ),
+    grammar="glm_4_7",
     source="GLM-4.7-Flash.jinja, Spark2.5.jinja (llama-cpp-python 0.3.36 sdist)",
 )

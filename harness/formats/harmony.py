@@ -186,5 +186,6 @@ SPEC = FormatSpec(
     compose_content_before=compose_content_before,
     role_headers=("<|start|>assistant",),
     peers=("canitoolcall:gpt-oss", "llama.cpp:openai-gpt-oss-120b.jinja"),
+    grammar="harmony",
     source="openai-gpt-oss-120b.jinja (llama-cpp-python 0.3.36 sdist)",
 )

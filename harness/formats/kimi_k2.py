@@ -123,5 +123,6 @@ SPEC = FormatSpec(
         "llama.cpp:Kimi-K2-Instruct.jinja",
         "llama.cpp:Kimi-K2-Thinking.jinja",
     ),
+    grammar="kimi",
     source="moonshotai-Kimi-K2.jinja (llama-cpp-python 0.3.36 sdist), lines 1-43",
 )

@@ -148,5 +148,6 @@ SPEC = FormatSpec(
     compose_content_before=compose_content_before,
     role_headers=(ASSISTANT,),
     peers=("canitoolcall:kimi/moonshotai/Kimi-K3", "llama.cpp:Kimi-K3.jinja"),
+    grammar="kimi_k3",
     source="Kimi-K3.jinja (llama-cpp-python 0.3.36 sdist), lines 1-323",
 )

@@ -145,6 +145,7 @@ SPEC = FormatSpec(
         "llama.cpp:meta-llama-Llama-3.2-3B-Instruct.jinja",
         "llama.cpp:meta-llama-Llama-3.3-70B-Instruct.jinja",
     ),
+    grammar="llama",
     source="meta-llama-Llama-3.1-8B-Instruct.jinja, meta-llama-Llama-3.2-3B-Instruct.jinja "
     "(llama-cpp-python 0.3.36 sdist)",
 )

@@ -174,5 +174,6 @@ SPEC = FormatSpec(
     edge_scenarios=edge_scenarios,
     role_headers=("]~b]ai\n",),
     peers=("llama.cpp:MiniMax-M2.jinja",),
+    grammar="minimax",
     source="MiniMax-M2.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -142,7 +142,7 @@ SPEC = FormatSpec(
     role_headers=("[/INST]",),
     # canitoolcall: 7B v0.3 writes the older [TOOL_CALLS] [{...}] array, which this format's parser reads as a form
     # of the format; Ministral 3 Instruct writes Devstral's [TOOL_CALLS]NAME[ARGS]. Magistral and Ministral 3
-    # Reasoning write [THINK]...[/THINK] reasoning, which this format has not: they stay unmapped.
+    # Reasoning write [THINK]...[/THINK] reasoning, which this format has not: harness.formats.mistral_reasoning.
     peers=(
         "canitoolcall:mistral/mistralai/Mistral-7B-Instruct-v0.3",
         "canitoolcall:mistral/mistralai/Mistral-Small-3.2-24B-Instruct-2506",

@@ -214,5 +214,6 @@ SPEC = FormatSpec(
         "llama.cpp:Qwen3.5-4B.jinja",
         "llama.cpp:StepFun3.5-Flash.jinja",
     ),
+    grammar="qwen_3_coder",
     source="Qwen3-Coder.jinja, NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja (llama-cpp-python 0.3.36 sdist)",
 )

@@ -5,8 +5,9 @@ per-model ``report.md``, ``report.html`` and ``results.jsonl``), quietly. Models
 byte-identical to one already run (same sha256) are skipped, so a family's counts never hold the same case
 twice. The family table sums the runs: rows = parsers (with versions), columns = slice × {one-shot, round trip,
 streaming (every chunking together), prefix}. ``reports/all-models/<run-id>/report.md`` holds the tables and,
-per model, the template, the run directory and what was skipped or failed. A model whose run fails (no template
-anywhere, a template that does not render) is reported with its error and the other models go on.
+per model, the template, the run directory and what was skipped or failed; ``index.html`` beside it is the matrix
+page, families × parsers (:mod:`harness.report.matrix`). A model whose run fails (no template anywhere, a
+template that does not render) is reported with its error and the other models go on.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from harness.core.errors import HarnessError, TemplateNotFoundError
 from harness.core.paths import REPORTS_DIR
 from harness.jobs.evaluate import run_eval
 from harness.report.families import write_families_md
+from harness.report.matrix import write_matrix_html
 from harness.report.progress import Note, ProgressCallback, silent
 from harness.template.catalog import list_models
 from harness.template.sources import load_template
@@ -34,6 +36,8 @@ class AllModelsRun:
     run_id: str
     families: dict[str, list[dict]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    runs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # format -> [(model, report.html)]
+    versions: dict[str, str] = field(default_factory=dict)  # library -> version, as the runs recorded them
 
 
 def run_all_models(config, out_root: Path | None = None, progress: ProgressCallback = silent) -> AllModelsRun:
@@ -61,10 +65,16 @@ def run_all_models(config, out_root: Path | None = None, progress: ProgressCallb
             continue
         seen_templates[sha] = entry.name
         result.families.setdefault(entry.format, []).extend(log.records)
+        result.runs.setdefault(entry.format, []).append((entry.name, f"{entry.name}/report.html"))
+        for info in log.provenance.parsers.values():
+            result.versions.setdefault(info["library"], str(info["version"]))
         result.notes.append(
             f"- `{entry.name}`: {len(log.records)} results, template sha256 {sha[:12]}, run `{run_dir}`"
         )
     write_families_md(result.root / "report.md", run_id, result.families, result.notes)
+    write_matrix_html(
+        result.root / "index.html", run_id, result.families, result.runs, config.policy.describe(), result.versions
+    )
     return result
 
 

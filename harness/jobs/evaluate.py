@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.analysis.faults import cluster_failures
+from harness.analysis.grammar import check_corpus
 from harness.analysis.repros import CLUSTER_BUDGET, cluster_repros
 from harness.assets.tokenizers import tokenizer_provenance
 from harness.capture.run import CaptureSettings
@@ -211,6 +212,7 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
         unsupported=list(corpus.unsupported),
         policy=config.policy.to_json(),
         peers=_peer_provenance(corpus.cases),
+        grammar=check_corpus(corpus.cases, fmt),
         workers=_worker_provenance(parsers),
         unavailable=unavailable,
         parsers={p.name: {"library": p.library, "version": str(p.version)} for p in parsers},

@@ -184,6 +184,30 @@ def provenance_lines(p: Provenance) -> list[str]:
         reasons = Counter(reason for _, reason in p.unsupported)
         lines.append(f"  - {len(p.unsupported)} peer case(s) the harness cannot judge (listed in run.json):")
         lines += [f"    - {n} × {reason}" for reason, n in reasons.most_common()]
+    lines += grammar_lines(p.grammar)
     policy = p.judging_policy
     lines.append(f"- judging policy: `--policy {policy.describe()}` (harness/score/policy.py)")
+    return lines
+
+
+def grammar_lines(grammar: dict | None, listed: int = 10) -> list[str]:
+    """The grammar oracle's lines (:mod:`harness.analysis.grammar`): acceptance of the rendered cases, the first
+    ``listed`` template-vs-grammar disagreements, and the drift cases the grammar lets through."""
+    if grammar is None:
+        return []
+    if "unavailable" in grammar:
+        return [f"- grammar oracle: unavailable: {grammar['unavailable']}"]
+    lines = [
+        f"- grammar oracle ({grammar['engine']}, structural tag `{grammar['tag']}`): {grammar['accepted']}/"
+        f"{grammar['total']} rendered cases accepted; {len(grammar['drift_accepted'])}/{grammar['drift_total']} "
+        "drift cases accepted (guided decoding would let them through)"
+    ]
+    rejected = grammar["rejected"]
+    if rejected:
+        lines.append(
+            f"  - {len(rejected)} template-vs-grammar disagreement(s) (the template writes, the grammar forbids):"
+        )
+        lines += [f"    - `{case_id}`: {detail}" for case_id, detail in rejected[:listed]]
+        if len(rejected) > listed:
+            lines.append(f"    - ... {len(rejected) - listed} more in run.json")
     return lines

@@ -38,7 +38,8 @@ class Provenance:
     ``{name: seed}``; ``corpus``: cases per slice; ``skipped``: ``[(scenario id, reason)]`` the template cannot
     write; ``unsupported``: ``[(peer case id, reason)]`` a peer suite holds that the harness cannot judge;
     ``policy``: the judging policy (:class:`harness.score.policy.Policy` as JSON); ``peers``: ``{suite: {version,
-    sha256}}`` of the peer suites the corpus read; ``workers``: ``{parser:
+    sha256}}`` of the peer suites the corpus read; ``grammar``: the grammar oracle's counts
+    (:func:`harness.analysis.grammar.check_corpus`; ``None`` for a format without a grammar); ``workers``: ``{parser:
     {command, engine_env, recipe_key, restarts, hello}}`` for out-of-process parsers; ``unavailable``: ``{parser:
     reason}``; ``parsers``: ``{name: {library, version}}`` in run order.
     """
@@ -61,6 +62,7 @@ class Provenance:
     unsupported: list = field(default_factory=list)
     policy: dict = field(default_factory=dict)
     peers: dict = field(default_factory=dict)
+    grammar: dict | None = None
 
     @property
     def judging_policy(self) -> Policy:
@@ -248,7 +250,7 @@ _PROVENANCE_HEAD = (
     "unavailable",
 )
 #: provenance keys added after log version 1 (a run folder written before them reads their defaults)
-_PROVENANCE_LATER = ("unsupported", "policy", "peers")
+_PROVENANCE_LATER = ("unsupported", "policy", "peers", "grammar")
 _LOG_KEYS = ("capture", "limitations", "slices", "modes", "shrunk", "fault_classes", "capture_texts")
 _RECORD_FIELDS = tuple(f.name for f in fields(Record) if f.name != "outcome")
 

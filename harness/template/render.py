@@ -74,6 +74,7 @@ the template line when known.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -174,9 +175,12 @@ def _backed_off(n: int, texts: Iterable[str], markers: Iterable[str]) -> int:
 
 
 def _prefill_start(common: str, fmt: FormatSpec) -> int:
-    """Where the reasoning markers that end ``common`` (with whitespace between and after them) start:
-    what the generation prompt pre-fills that the full render repeats; ``len(common)`` when none."""
+    """Where the reasoning markers that end ``common`` (with whitespace between and after them), or the format's
+    ``call_prefill``, start: what the generation prompt pre-fills that the full render repeats; ``len(common)``
+    when none."""
     start = len(common)
+    if fmt.call_prefill and common.endswith(fmt.call_prefill):  # Functionary v3.2's >>>
+        return start - len(fmt.call_prefill)
     while fmt.reasoning_markers:
         body = common[:start].rstrip()
         marker = next((m for m in fmt.reasoning_markers if m and body.endswith(m)), None)
@@ -253,6 +257,16 @@ def split_completion(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str, st
     return prefix, completion, stop
 
 
+def _nulls_blanked(value: Any) -> Any:
+    """``value`` with null mapping entries removed and null list items made ``""`` (what a template that skips
+    nulls writes alike: MiniMax-M3's ``to_xml``)."""
+    if isinstance(value, dict):
+        return {k: _nulls_blanked(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return ["" if v is None else _nulls_blanked(v) for v in value]
+    return value
+
+
 def _unrepresentable_in(value: Any, bad: tuple[str, ...]) -> str | None:
     """The first unrepresentable substring found in any string (dict keys included) of ``value``."""
     if isinstance(value, str):
@@ -312,8 +326,9 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
 
     Messages: ``[{"role": "user", "content": HISTORY_USER}]`` then the assistant turn
     ``{"role": "assistant", "content": scenario.content_after or "", "tool_calls": [{"type": "function",
-    "id": "call00000", "function": {"name", "arguments": dict}}, ...]}`` (``tool_calls`` omitted when there
-    are none; content is ``""``, never None: several templates print None as text), plus
+    "id": "call00000", "function": {"name", "arguments": dict}}, ...]}`` (the dict's JSON string for a format with
+    ``string_arguments``; ``tool_calls`` omitted when there are none; content is ``""``, never None: several
+    templates print None as text), plus
     ``reasoning_content`` when ``scenario.reasoning`` -- then rendered with ``enable_thinking=True``,
     otherwise ``enable_thinking=False``. Tools: ``scenario.tools``.
 
@@ -354,7 +369,14 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
             {
                 "type": "function",
                 "id": _call_id(i),
-                "function": {"name": c.name, "arguments": copy.deepcopy(c.arguments)},
+                "function": {
+                    "name": c.name,
+                    "arguments": (
+                        json.dumps(c.arguments, ensure_ascii=False)
+                        if fmt.string_arguments
+                        else copy.deepcopy(c.arguments)
+                    ),
+                },
             }
             for i, c in enumerate(scenario.calls)
         ]
@@ -377,7 +399,7 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
         ) from None
     prefix, completion, stop = split_completion(full, gen, fmt)
 
-    if scenario.calls and fmt.call_open and fmt.call_open not in completion:
+    if scenario.calls and fmt.call_open and fmt.call_open not in (prefix if fmt.call_prefill else "") + completion:
         raise UnrepresentableError(
             f"case {scenario.id}: {template.file} does not write tool calls (it has no tool-call section)"
         )
@@ -393,6 +415,14 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
     if len(scenario.calls) > 1 and ignored(tool_calls=assistant["tool_calls"][:-1]):
         raise UnrepresentableError(
             f"case {scenario.id}: {template.file} does not write every tool call of a turn (it drops the last one)"
+        )
+    calls = assistant.get("tool_calls", [])
+    blanked = [
+        {**c, "function": {**c["function"], "arguments": _nulls_blanked(c["function"]["arguments"])}} for c in calls
+    ]
+    if blanked != calls and ignored(tool_calls=blanked):
+        raise UnrepresentableError(
+            f"case {scenario.id}: {template.file} does not write null values (it omits the key, or writes nothing)"
         )
     if thinking and ((scenario.reasoning or "") not in prefix + completion or ignored(reasoning_content="")):
         raise UnrepresentableError(

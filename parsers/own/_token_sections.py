@@ -74,12 +74,15 @@ class SectionReader(StepReader):
     MARKERS: tuple[str, ...] = ()  # every marker of the format (held back at chunk ends)
     STOPS: tuple[str, ...] = ()
     THINK = True  # read <think>...</think>
+    THINK_OPEN, THINK_CLOSE = THINK_OPEN, THINK_CLOSE  # the think markers (MiniMax-M3: <mm:think>)
     REASONING_WITHOUT_PREFIX = False  # start in reasoning when the prefix has no think marker
     complete: tuple[str, dict] | None  # (name, arguments) of a call that only lacks its closer
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        markers = tuple(dict.fromkeys(cls.MARKERS + cls.STOPS + ((THINK_OPEN, THINK_CLOSE) if cls.THINK else ())))
+        markers = tuple(
+            dict.fromkeys(cls.MARKERS + cls.STOPS + ((cls.THINK_OPEN, cls.THINK_CLOSE) if cls.THINK else ()))
+        )
         cls.prefixes = proper_prefixes(markers)
         cls.maxlen = max(map(len, markers)) if markers else 1
 
@@ -98,7 +101,7 @@ class SectionReader(StepReader):
         self.complete = None  # (name, arguments) of a call that only lacks its closer
         self.step = self._text
         if self.THINK:
-            opened, closed = prefix.rfind(THINK_OPEN), prefix.rfind(THINK_CLOSE)
+            opened, closed = prefix.rfind(self.THINK_OPEN), prefix.rfind(self.THINK_CLOSE)
             if opened > closed or (opened == closed == -1 and self.REASONING_WITHOUT_PREFIX):
                 self.step, self.think_allowed = self._think, False
 
@@ -141,13 +144,13 @@ class SectionReader(StepReader):
     def _text(self) -> bool:
         markers: tuple[str, ...] = (self.SECTION_OPEN, self.CALL_OPEN)
         if self.think_allowed:
-            markers += (THINK_OPEN, THINK_CLOSE)
+            markers += (self.THINK_OPEN, self.THINK_CLOSE)
         marker = self._scan(self._emit_content, markers)
-        if marker in (THINK_OPEN, THINK_CLOSE):
+        if marker in (self.THINK_OPEN, self.THINK_CLOSE):
             self.think_allowed = False
             if self.content.started:  # content came first (in this same scan): the marker is text
                 self._emit_content(marker)
-            elif marker == THINK_OPEN:
+            elif marker == self.THINK_OPEN:
                 self.step = self._think
             # else: a leading </think> closes an empty block
         elif marker == self.SECTION_OPEN:
@@ -163,7 +166,7 @@ class SectionReader(StepReader):
         self._begin_call(at, at)
 
     def _think(self) -> bool:
-        marker = self._scan(self._emit_reasoning, (THINK_CLOSE, self.SECTION_OPEN, self.CALL_OPEN))
+        marker = self._scan(self._emit_reasoning, (self.THINK_CLOSE, self.SECTION_OPEN, self.CALL_OPEN))
         if marker is None:
             return False
         self.step = self._text

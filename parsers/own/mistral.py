@@ -70,17 +70,18 @@ class MistralParser(OwnParser):
     limitations = (
         "The one-shot :class:`~harness.core.messages.Message` has no place for call ids: the ``[CALL_ID]`` "
         '(or old-format ``"id"``) is returned only on streamed deltas (``ToolCallDelta.id``).',
-        "``[THINK]...[/THINK]`` reasoning (Magistral) is not read: neither template writes it; it stays content.",
+        "``[THINK]...[/THINK]`` reasoning (Magistral) is not read: neither template writes it; it stays content "
+        "(the ``mistral_reasoning`` format reads it).",
         "Parallel calls written without a ``[TOOL_CALLS]`` before each "
         "(``[TOOL_CALLS]a[ARGS]{}b[ARGS]{}``) give the first call; the rest is surfaced as content.",
     )
     stops = _STOPS
 
-    def reader(self, tools: list | None, prefix: str, whole: bool) -> _Reader:
-        return _Reader()
+    def reader(self, tools: list | None, prefix: str, whole: bool) -> MistralReader:
+        return MistralReader()
 
 
-class _Reader(BlockReader):
+class MistralReader(BlockReader):
     """Incremental reader. ``push(text)`` / ``finish()`` return events (see
     :func:`parsers.own._base.deltas_from_events`).
 

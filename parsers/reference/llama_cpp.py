@@ -61,6 +61,8 @@ FORMATS: dict[str, Launch] = {
     ),
     "mistral": Launch("models/templates/Mistral-Small-3.2-24B-Instruct-2506.jinja"),
     "kimi_k2": Launch("models/templates/moonshotai-Kimi-K2.jinja"),
+    # Ministral 3 Reasoning: llama.cpp's own parser for the template (test-chat.cpp, "Ministral-3-14B-Reasoning-2512")
+    "mistral_reasoning": Launch("models/templates/mistralai-Ministral-3-14B-Reasoning-2512.jinja"),  # untested
     "deepseek_v3": Launch("models/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"),
     # Kimi K3: llama.cpp's own XTML parser (test-chat.cpp, "Kimi-K3 tests"); thinking on, the template's default.
     "kimi_k3": Launch("models/templates/Kimi-K3.jinja"),
@@ -68,6 +70,17 @@ FORMATS: dict[str, Launch] = {
     "deepseek_v32": Launch("models/templates/deepseek-ai-DeepSeek-V3.2.jinja"),
     "deepseek_v4": Launch("models/templates/deepseek-ai-DeepSeek-V4.jinja"),  # untested
     "harmony": Launch("models/templates/openai-gpt-oss-120b.jinja"),
+    # Command R7B: llama.cpp's autoparser on its tool_use template (Cohere2MoE.jinja has a specialized handler,
+    # common_chat_params_init_cohere2moe); thinking on, the template's default.
+    "cohere": Launch("models/templates/CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja"),  # untested
+    # Functionary v3.2: llama.cpp's specialized handler (common/chat.cpp, common_chat_params_init_functionary_v3_2).
+    "functionary_v32": Launch("models/templates/meetkai-functionary-medium-v3.2.jinja"),  # untested
+    # FireFunction v2: llama.cpp's auto-parser derives functools[...] from the template (test-chat.cpp, "FireFunction").
+    "firefunction_v2": Launch("models/templates/fireworks-ai-llama-3-firefunction-v2.jinja"),  # untested
+    # MiniMax-M3 and Ling 3.0: llama.cpp's dedicated parsers (common/parsers/minimax-m3.cpp, ling3.cpp), picked from
+    # the template text (common/chat.cpp); untested.
+    "minimax_m3": Launch("models/templates/MiniMax-M3.jinja"),
+    "ling3": Launch("models/templates/inclusionai-ling-3.0-flash.jinja"),
     "seed_oss": Launch("models/templates/ByteDance-Seed-OSS.jinja"),  # untested
     "apriel": Launch("models/templates/Apriel-1.6-15b-Thinker-fixed.jinja"),  # untested
     "nemotron_v2": Launch("models/templates/NVIDIA-Nemotron-Nano-v2.jinja"),  # untested
@@ -76,6 +89,8 @@ FORMATS: dict[str, Launch] = {
     "minicpm5": Launch("models/templates/openbmb-MiniCPM5-1B.jinja"),  # untested
 }
 UNSUPPORTED = {
+    "deepseek_v41": "the pinned sdist has no DeepSeek V4.1 template (its V4 templates write <｜DSML｜tool_calls>), and "
+    "llama.cpp derives its parser from the template",
     "functiongemma": "llama.cpp has no FunctionGemma handler and the pinned sdist no FunctionGemma template to derive "
     "a parser from (google/functiongemma-270m-it is gated; offline there is no template at all)",
     "lfm2": "not configured yet: llama.cpp reads LFM2 with its specialized handler (common_chat_params_init_lfm2, "

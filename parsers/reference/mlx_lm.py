@@ -27,109 +27,15 @@ from harness.core.protocol import Delta, ToolCallDelta
 from harness.engines.spec import PipEngine
 from harness.formats import gemma4 as _gemma4_format
 from harness.formats import hermes as _hermes_format
-
-# Special tokens of each model family's vocabulary: all the wrapper reads of it (``_infer_thinking`` looks for
-# ``<think>``/``</think>``; the text state machine matches marker text). Sources: docs/engines/mlx_lm.md.
-_GLM_VOCAB = (
-    "<|endoftext|>",
-    "[MASK]",
-    "[gMASK]",
-    "[sMASK]",
-    "<sop>",
-    "<eop>",
-    "<|system|>",
-    "<|user|>",
-    "<|assistant|>",
-    "<|observation|>",
-    "<think>",
-    "</think>",
-    "<tool_call>",
-    "</tool_call>",
-    "<tool_response>",
-    "</tool_response>",
-    "<arg_key>",
-    "</arg_key>",
-    "<arg_value>",
-    "</arg_value>",
-    "/nothink",
-)
-_QWEN3_VOCAB = (
-    "<|endoftext|>",
-    "<|im_start|>",
-    "<|im_end|>",
-    "<tool_call>",
-    "</tool_call>",
-    "<|fim_prefix|>",
-    "<|fim_middle|>",
-    "<|fim_suffix|>",
-    "<|fim_pad|>",
-    "<|repo_name|>",
-    "<|file_sep|>",
-    "<tool_response>",
-    "</tool_response>",
-    "<think>",
-    "</think>",
-)
-_MINIMAX_VOCAB = ("]~!b[", "]~b]", "[e~[", "<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>")
-_MISTRAL_VOCAB = (
-    "<unk>",
-    "<s>",
-    "</s>",
-    "[INST]",
-    "[/INST]",
-    "[AVAILABLE_TOOLS]",
-    "[/AVAILABLE_TOOLS]",
-    "[TOOL_RESULTS]",
-    "[/TOOL_RESULTS]",
-    "[TOOL_CALLS]",
-    "[SYSTEM_PROMPT]",
-    "[/SYSTEM_PROMPT]",
-    "[TOOL_CONTENT]",
-    "[ARGS]",
-    "[CALL_ID]",
-)
-_KIMI_K2_VOCAB = (
-    "[BOS]",
-    "[EOS]",
-    "<|im_end|>",
-    "<|im_user|>",
-    "<|im_assistant|>",
-    "<|start_header_id|>",
-    "<|end_header_id|>",
-    "[EOT]",
-    "<|im_system|>",
-    "<|tool_calls_section_begin|>",
-    "<|tool_calls_section_end|>",
-    "<|tool_call_begin|>",
-    "<|tool_call_argument_begin|>",
-    "<|tool_call_end|>",
-    "<|im_middle|>",
-    "[UNK]",
-    "[PAD]",
-)
-# LFM2 / LFM2.5's special tokens (the markers of harness.formats.lfm2, <think>/</think>, and its turn tokens).
-_LFM2_VOCAB = tuple(
-    "<|pad|> <|startoftext|> <|endoftext|> <|im_start|> <|im_end|> <|tool_list_start|> <|tool_list_end|> "
-    "<|tool_call_start|> <|tool_call_end|> <|tool_response_start|> <|tool_response_end|> <think> </think>".split()
-)
-# Kimi K3: the XTML tokens mlx-lm's _is_xtml_vocab looks for (the template names none of the tool markers
-# _infer_tool_parser matches, so the vocabulary picks kimi_k3; thinks in <|open|>think<|sep|> blocks).
-_KIMI_K3_VOCAB = ("<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>", "<|kimi_image_placeholder|>")
-_FUNCTIONGEMMA_VOCAB = (
-    "<pad>",
-    "<eos>",
-    "<bos>",
-    "<unk>",
-    "<start_of_turn>",
-    "<end_of_turn>",
-    "<start_function_declaration>",
-    "<end_function_declaration>",
-    "<start_function_call>",
-    "<end_function_call>",
-    "<start_function_response>",
-    "<end_function_response>",
-    "<escape>",
-)
+from parsers.reference._mlx_lm_vocab import FUNCTIONGEMMA_VOCAB as _FUNCTIONGEMMA_VOCAB
+from parsers.reference._mlx_lm_vocab import GLM_VOCAB as _GLM_VOCAB
+from parsers.reference._mlx_lm_vocab import KIMI_K2_VOCAB as _KIMI_K2_VOCAB
+from parsers.reference._mlx_lm_vocab import KIMI_K3_VOCAB as _KIMI_K3_VOCAB
+from parsers.reference._mlx_lm_vocab import LFM2_VOCAB as _LFM2_VOCAB
+from parsers.reference._mlx_lm_vocab import LING3_VOCAB as _LING3_VOCAB
+from parsers.reference._mlx_lm_vocab import MINIMAX_VOCAB as _MINIMAX_VOCAB
+from parsers.reference._mlx_lm_vocab import MISTRAL_VOCAB as _MISTRAL_VOCAB
+from parsers.reference._mlx_lm_vocab import QWEN3_VOCAB as _QWEN3_VOCAB
 
 
 @dataclass(frozen=True)
@@ -181,8 +87,13 @@ FORMATS: dict[str, Launch] = {
     # pythonic: what _infer_tool_parser picks for a template holding <|tool_call_start|> (LFM2.5-8B-A1B.jinja) or
     # <|tool_list_start|> (LFM2-8B-A1B.jinja), or a vocabulary with both call tokens (LFM2.5-Instruct.jinja).
     "lfm2": Launch("pythonic", _LFM2_VOCAB, "<|im_start|>assistant\n", ("<|im_end|>",)),
+    # glm47: what _infer_tool_parser picks for a template holding <arg_key> (inclusionai-ling-3.0-flash.jinja);
+    # vocabulary: the tokens llama.cpp's Ling 3.0 parser preserves (common/parsers/ling3.cpp); untested.
+    "ling3": Launch("glm47", _LING3_VOCAB, "<role>ASSISTANT</role>", ("<|role_end|>",)),
 }
 UNSUPPORTED: dict[str, str] = {
+    "cohere": "no tool parser: mlx-lm has no tool_parsers module for <|START_ACTION|> (and _infer_tool_parser "
+    "finds none of its markers in the Command R7B / Cohere2 MoE templates)",
     "llama3_json": "no tool parser: _infer_tool_parser finds none of its markers in the Llama 3.1 / 3.2 templates "
     "and the vocabulary has no <|tool_call_start|>",
     "deepseek_v3": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-R1-Distill-Qwen-32B "
@@ -191,11 +102,17 @@ UNSUPPORTED: dict[str, str] = {
     "deepseek_v32": "no tool parser: mlx-lm ships a DeepSeek-V3.2 chat template (mlx_lm/chat_templates/deepseek_v32.py)"
     " but no tool_parsers module for its DSML calls",
     "deepseek_v4": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V4 template",
+    **dict.fromkeys(("deepseek_v41", "functionary_v32", "firefunction_v2"), "no mlx-lm tool parser reads its calls"),
     "harmony": "no tool parser: _infer_tool_parser finds none of its markers in the gpt-oss template",
+    "mistral_reasoning": "no [THINK] reasoning: _infer_thinking knows <think>, <longcat_think>, <|think:start|> and "
+    "two multi-token openers, not [THINK], so the reasoning block would stay content (the mistral tool parser reads "
+    "the calls)",
     **dict.fromkeys(("seed_oss", "minicpm5"), "no tool parser: mlx-lm has no tool_parsers module for its XML calls"),
     **dict.fromkeys(("apriel", "nemotron_v2", "gigachat3", "gigachat31"), "no tool parser: none reads its JSON calls"),
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
     "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",
+    "minimax_m3": "no MiniMax-M3 tool parser: _infer_tool_parser picks json_tools for MiniMax-M3.jinja (it holds "
+    "<tool_call> and tool_call.name), which reads JSON calls, not M3's ]<]minimax[>[ elements",
 }
 _SERVER_PATH = os.path.join("mlx_lm", "server.py")
 

@@ -142,6 +142,15 @@ FORMATS: dict[str, Launch] = {
         model_name="mistralai/Mistral-Small-3.2-24B-Instruct-2506",
         template="Mistral-Small-3.2-24B-Instruct-2506.jinja",
     ),
+    # Ministral 3 Reasoning / Magistral Small 2509: the mistral detector reads [TOOL_CALLS]NAME[ARGS]{...}, the
+    # mistral reasoning detector [THINK]...[/THINK] (optional: not forced). Untested here (no SGLang build on the
+    # machine this entry was written on).
+    "mistral_reasoning": Launch(
+        tool_call_parser="mistral",
+        reasoning_parser="mistral",
+        model_name="mistralai/Ministral-3-14B-Reasoning-2512",
+        template="mistralai-Ministral-3-14B-Reasoning-2512.jinja",
+    ),
     # Kimi-K2-Instruct (no reasoning; ``--reasoning-parser kimi_k2`` is for Kimi-K2-Thinking).
     "kimi_k2": Launch(
         tool_call_parser="kimi_k2",
@@ -197,26 +206,18 @@ FORMATS: dict[str, Launch] = {
     ),
 }
 UNSUPPORTED = {
-    "deepseek_v4": "not configured yet: whether SGLang 0.5.23's deepseekv32 detector reads the tool_calls block is "
-    "untried here",
-    "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> "
-    "markup, and no SGLang parser knows <start_function_call>",
-    "lfm2": "not configured yet: SGLang has an lfm2 detector (python/sglang/srt/function_call/lfm2_detector.py) "
-    "whose flags and reasoning parser are not checked against the installed SGLang",
-    "seed_oss": "no Seed-OSS detector: SGLang 0.5.23's parser names (function_call/parser_names.py) have none "
-    "for <seed:tool_call>",
-    "apriel": "no Apriel detector: SGLang 0.5.23's parser names (function_call/parser_names.py) have none for "
-    "<tool_calls>[...]",
-    "nemotron_v2": "no Nemotron-Nano-v2 detector: no SGLang 0.5.23 detector reads <TOOLCALL>[...]",
-    **{
-        f: "not configured yet: SGLang 0.5.23's gigachat3 detector (function_call/gigachat3_detector.py) reads "
-        "both GigaChat 3 and 3.1 calls; its flags are untried here"
-        for f in ("gigachat3", "gigachat31")
-    },
-    "minicpm5": "not configured yet: SGLang 0.5.23 has a minicpm5 detector (function_call/minicpm5_detector.py) "
-    "whose flags are untried here",
-    "llama4_pythonic": "no Llama 4 template offline to serve the model with (SGLang's detector would be "
-    "--tool-call-parser pythonic)",
+    "cohere": "not configured yet: SGLang 0.5.23's cohere_command4 detector and reasoning parser are untried here",
+    "deepseek_v4": "not configured yet: whether SGLang 0.5.23's deepseekv32 detector reads tool_calls is untried",
+    "deepseek_v41": "no DeepSeek V4.1 template offline to serve it with (the detector would be deepseekv41)",
+    "functionary_v32": "no detector: SGLang 0.5.23 registers none that reads Functionary's >>>NAME segments",
+    "firefunction_v2": "no detector: SGLang 0.5.23 registers none that reads FireFunction's functools[...]",
+    "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> markup",
+    "lfm2": "not configured yet: SGLang 0.5.23's lfm2 detector and its reasoning parser are untried here",
+    "llama4_pythonic": "no Llama 4 template offline to serve it with (the detector would be pythonic)",
+    "minimax_m3": "not configured yet: SGLang 0.5.23's minimax-m3 tool and reasoning parsers are untried here",
+    "ling3": "not configured yet: SGLang 0.5.23's ling3 tool and reasoning parsers are untried here",
+    **dict.fromkeys(("seed_oss", "apriel", "nemotron_v2"), "no detector: SGLang 0.5.23 registers none for its calls"),
+    **dict.fromkeys(("gigachat3", "gigachat31", "minicpm5"), "not configured yet: SGLang 0.5.23's detector is untried"),
 }
 
 # Seconds one library call may take before the adapter stops it (docs/engines/sglang.md, "Hangs"); the

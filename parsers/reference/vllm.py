@@ -194,6 +194,8 @@ FORMATS: dict[str, Launch] = {
 }
 # vLLM 0.33.0 registers parsers for these too; what is missing offline (docs/engines/vllm.md, "Absent formats"):
 UNSUPPORTED: dict[str, str] = {
+    "cohere": "no Cohere tokenizer offline (vLLM's parsers would be --tool-call-parser cohere_command3 / "
+    "cohere_command4, vllm/tool_parsers/cohere_command_tool_parser.py)",
     "glm45": "no GLM tokenizer offline (its <think>, <|assistant|> ... ids drive vLLM's glm45 parser)",
     "glm47": "no GLM tokenizer offline (its <think>, <|assistant|> ... ids drive vLLM's glm47 parser)",
     "minimax_m2": "no MiniMax-M2 tokenizer offline (its </think> id ends reasoning)",
@@ -202,20 +204,22 @@ UNSUPPORTED: dict[str, str] = {
     "<|open|>/<|close|>/<|sep|> special tokens must reach it as text)",
     "mistral": "no v11+ Mistral tokenizer offline (Mistral Small 3.2's / Devstral's tekken.json): the bundled ones "
     "make vLLM's mistral parser expect the old JSON-list format",
+    "mistral_reasoning": "no v13 Mistral tokenizer offline (Ministral 3 Reasoning's / Magistral's tekken.json): vLLM's "
+    "mistral parser (--tool-call-parser mistral --reasoning-parser mistral) reads [THINK] as a special token of it",
     "functiongemma": "no FunctionGemma tokenizer or template offline",
     "deepseek_v4": "not configured yet: vLLM's deepseek_v4 parser (vllm.parser.deepseek_v4) is untried here",
-    "seed_oss": "no Seed-OSS tokenizer offline (vLLM's parser would be --tool-call-parser seed_oss "
-    "--reasoning-parser seed_oss)",
-    "apriel": "no Apriel parser: vLLM 0.33.0 registers no tool parser for <tool_calls>[...] (vllm/tool_parsers)",
-    "nemotron_v2": "no built-in parser: vLLM 0.33.0 registers none for <TOOLCALL>[...] (NVIDIA ships a plugin "
-    "file with the model)",
-    **{
-        f: "no GigaChat tokenizer offline (vLLM's parser would be --tool-call-parser gigachat3, which reads both "
-        "GigaChat 3 and 3.1 calls)"
-        for f in ("gigachat3", "gigachat31")
-    },
-    "minicpm5": "no MiniCPM5 tokenizer offline (vLLM's parser would be --tool-call-parser minicpm5)",
+    "deepseek_v41": "no DeepSeek V4.1 template or tokenizer offline (vLLM's parser would be --tool-call-parser "
+    "deepseek_v41, vllm/parser/deepseek_v41.py: V4's parser with the spaced DSML tags)",
+    "functionary_v32": "no Functionary parser: vLLM 0.33.0 registers none that reads >>>NAME segments",
+    "firefunction_v2": "not configured: vLLM 0.33.0 has no FireFunction parser (its phi4_mini_json parser reads "
+    "Phi-4-mini's functools[...] with a non-greedy regex, and vLLM's docs do not name it for FireFunction)",
+    **dict.fromkeys(("seed_oss", "gigachat3", "gigachat31", "minicpm5"), "no tokenizer offline (vLLM has a parser)"),
+    **dict.fromkeys(("apriel", "nemotron_v2"), "no parser: vLLM 0.33.0 registers none for its JSON-list calls"),
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
+    "minimax_m3": "no MiniMax-M3 tokenizer offline (vLLM's parsers would be --tool-call-parser minimax_m3 "
+    "--reasoning-parser minimax_m3)",
+    "ling3": "no Ling 3.0 tokenizer offline (vLLM's parsers would be --tool-call-parser ling3 --reasoning-parser "
+    "ling3)",
     "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's parser would be --tool-call-parser "
     "llama4_pythonic)",
 }

@@ -25,8 +25,10 @@ from harness.core.errors import UnrepresentableError
 from harness.core.messages import ToolCall
 from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
+from harness.corpus.peers import llama_cpp
 from harness.formats import get_format
 from harness.parse import registry
+from harness.score.runner import evaluate_case
 from harness.template.render import render_scenario
 from parsers.own.hermes import THINK_CLOSE, THINK_OPEN, HermesParser
 
@@ -349,6 +351,7 @@ def test_catalog_rows_and_offline_templates():
         "qwen3-0.6b": "Qwen-Qwen3-0.6B.jinja",
         "granite-4.0-h-tiny": "ibm-granite-granite-4.0.jinja",
         "granite-4.1-8b": "ibm-granite-granite-4.1.jinja",
+        "reka-edge": "Reka-Edge.jinja",
     }
     for model, file in expected.items():
         tmpl = template(model)
@@ -382,6 +385,25 @@ def test_granite_writes_hermes_calls_in_granite_turns(model):
     assert bare.text == one % "Paris"  # no newline before a first call without content
     with pytest.raises(UnrepresentableError, match="reasoning"):
         render_scenario(template(model), Scenario("g3", [WEATHER], calls[:1], reasoning="Think."), FMT)
+
+
+def test_reka_edge_writes_hermes_calls_in_sep_turns():
+    """Reka Edge: content, a newline, calls back to back (non-ASCII as ``\\uXXXX``); the turn ends ``\\n\\n<sep>``;
+    thinking pre-fills ``<think>\\n``; its llama.cpp cases pass."""
+    calls = [ToolCall("get_weather", {"city": "Paris"}), ToolCall("get_weather", {"city": "Zürich"})]
+    tmpl = template("reka-edge")
+    case = render_scenario(tmpl, Scenario("r1", [WEATHER], calls, content_after="Checking."), FMT)
+    one = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "%s"}}\n</tool_call>'
+    assert (case.text, case.prefix) == (" Checking.\n" + one % "Paris" + one % "Z\\u00fcrich" + "\n\n", "")
+    assert case.extra["stop"] == "<sep>"
+    think = render_scenario(tmpl, Scenario("r2", [WEATHER], calls[:1], reasoning="Think."), FMT)
+    assert (think.prefix, think.text) == ("<think>\n", "Think.\n</think>\n\n" + one % "Paris" + "\n\n")
+    for c in (case, think):
+        assert view(PARSER.parse(c.text, c.tools, c.prefix)) == view(c.expected)
+    reka = [c for c in llama_cpp.load_cases().for_format("hermes") if c.id.startswith("llama.cpp/Reka-Edge/")]
+    assert len(reka) == 19
+    results = [(c.id, r) for c in reka for r in evaluate_case(c, PARSER, FMT, ["oneshot", "char"], seed=3)]
+    assert [(i, r.mode) for i, r in results if r.verdict != "pass"] == []
 
 
 def test_content_before_goes_before_content_written_first():

@@ -186,6 +186,8 @@ def test_eval_all_models_prints_one_table_per_family(tmp_path):
     import subprocess
     import sys
 
+    from harness.template.catalog import list_models
+
     proc = subprocess.run(
         [
             sys.executable,
@@ -215,6 +217,10 @@ def test_eval_all_models_prints_one_table_per_family(tmp_path):
     assert "hermes family: passed/total" in proc.stdout
     report = (tmp_path / "all" / "report.md").read_text(encoding="utf-8")
     assert "## gemma4" in report and "same template as `gemma-4-e2b`" in report
+    matrix = (tmp_path / "all" / "index.html").read_text(encoding="utf-8")  # families x parsers (browser: e2e html)
+    assert '<a href="gemma-4-e2b/report.html">gemma-4-e2b</a>' in matrix and (tmp_path / "all" / "gemma-4-e2b").is_dir()
+    assert "policy <code>malformed=either,whitespace=soft-v1,reasoning=deepseek</code>" in matrix
+    assert matrix.count('<tr><th scope="row">') == len({e.format for e in list_models()})
 
 
 def test_known_limitations_come_from_the_parser():

@@ -348,3 +348,48 @@ def test_the_reports_render_again_from_the_run_folder_alone(run, tmp_path):
     write_reports(RunLog.load(copy))
     for name in REPORT_FILES:
         assert (copy / name).read_bytes() == (run_dir / name).read_bytes(), name
+
+
+def test_the_matrix_page_opens_offline_and_links_each_family_to_its_report(run, browser, tmp_path):
+    """The ``eval --all-models`` matrix page (harness/report/matrix.py) from this run's real records, as two
+    families: no console error, no request, one row per family with its cells, links that open report.html."""
+    from harness.report.matrix import matrix, write_matrix_html
+
+    run_dir, records, _, _ = run
+    root = tmp_path / "all"
+    (root / "gemma-4-e2b").mkdir(parents=True)
+    (root / "gemma-4-e2b" / "report.html").write_text((run_dir / "report.html").read_text(encoding="utf-8"))
+    hermes = [{**r, "parser": "toolcall-harness:hermes"} for r in records if r["parser"].startswith("toolcall")]
+    families = {"gemma4": records, "hermes": hermes}
+    runs = {"gemma4": [("gemma-4-e2b", "gemma-4-e2b/report.html")]}
+    write_matrix_html(root / "index.html", "r1", families, runs, "malformed=either", {"toolcall-harness": "0.9"})
+    libraries, cells = matrix(families)
+    assert libraries[0] == "toolcall-harness" and "transformers" in libraries
+    own = [
+        r for r in records if r["parser"].startswith("toolcall") and r["slice"] in ("curated", "generated", "observed")
+    ]
+    passing = sum(r["verdict"] in ("pass", "soft_pass") for r in own if r["mode"] == "oneshot")
+    assert cells["gemma4"]["toolcall-harness"]["one-shot"] == (passing, sum(r["mode"] == "oneshot" for r in own))
+    assert cells["gemma4"]["toolcall-harness"]["drift"][1] > 0
+    page = browser.new_page()
+    errors, network = [], []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.route(
+        "**/*",
+        lambda route: (
+            route.continue_()
+            if route.request.url.startswith("file:")
+            else (network.append(route.request.url), route.abort())
+        ),
+    )
+    page.goto((root / "index.html").as_uri())
+    assert page.locator("#matrix tbody tr").count() == 2
+    assert page.locator("#matrix thead th").count() == 1 + len(libraries)
+    assert "policy malformed=either" in page.locator("p.meta").first.text_content()
+    assert page.locator("#matrix tbody tr").nth(1).locator("td.none").count() == len(libraries) - 1  # hermes: own only
+    page.locator("#matrix a", has_text="gemma-4-e2b").click()
+    page.wait_for_selector("#failing-cases", timeout=30_000)
+    assert page.url.endswith("gemma-4-e2b/report.html")
+    assert errors == [] and network == []
+    page.close()

@@ -161,8 +161,9 @@ NEW_MLX_PRESETS = {
     "devstral-small": "mistral",
     "kimi-k2": "kimi_k2",
     "kimi-k3": "kimi_k3",
+    "ling-3.0-flash": "ling3",
 }
-THINKING_FORMATS = {"glm45", "glm47", "qwen3_coder", "minimax_m2", "kimi_k3"}
+THINKING_FORMATS = {"glm45", "glm47", "qwen3_coder", "minimax_m2", "kimi_k3", "ling3"}
 THINK_MARKERS = {"kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>")}
 
 

@@ -56,10 +56,13 @@ def test_every_vocabulary_is_a_real_tokenizer():
         "hermes": "qwen",
         "qwen3_coder": "qwen",
         "llama3_json": "llama",
+        "firefunction_v2": "llama",
+        "functionary_v32": "llama",
         "deepseek_v3": "deepseek",
         "deepseek_v31": "deepseek",
         "deepseek_v32": "deepseek",
         "deepseek_v4": "deepseek",
+        "deepseek_v41": "deepseek",
     }
     assert named.items() >= pinned.items()
 
@@ -103,6 +106,7 @@ BAD = [
     ("call_end", {**GOOD, "call_end": "}"}),  # the call has a closer
     ("reasoning", {**GOOD, "reasoning": Markers("<think>", None)}),
     ("thought", {**GOOD, "thought": Markers("", "<channel|>")}),
+    ("grammar", {**GOOD, "grammar": "gemma 4"}),
     ("arguments", {**GOOD, "arguments": "yaml"}),
     ("string_delimiter", {**GOOD, "arguments": "quote-token"}),
     ("string_delimiter", {**GOOD, "string_delimiter": '<|"|>'}),
@@ -114,6 +118,8 @@ BAD = [
     ("parameter_padding", {**GOOD, "parameter_padding": "\n"}),
     ("parameter_padding", {**XML, "parameter_padding": 1}),
     ("call_newlines", {**GOOD, "call_newlines": "yes"}),
+    ("string_arguments", {**GOOD, "string_arguments": 1}),
+    ("call_prefill", {**GOOD, "call_prefill": ">>>"}),  # not the call opener
     ("vocabulary", {**GOOD, "vocabulary": "", "no_vocabulary": ""}),
     ("no_vocabulary", {**GOOD, "no_vocabulary": ""}),
     ("no_vocabulary", {**GOOD, "vocabulary": "qwen"}),
@@ -155,7 +161,7 @@ def test_the_real_modules_fail_on_a_bad_field():
 def test_unknown_format_suggests_close_names():
     with pytest.raises(UnknownFormatError) as err:
         get_format("gemma5")
-    known = "known: apriel, deepseek_v3, deepseek_v31, "
+    known = "known: apriel, cohere, deepseek_v3, deepseek_v31, "
     assert str(err.value).startswith(f"unknown format 'gemma5' (did you mean 'gemma4'?); {known}")
     with pytest.raises(KeyError, match="unknown format 'zzz'; known: "):
         get_format("zzz")

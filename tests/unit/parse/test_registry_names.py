@@ -25,6 +25,8 @@ def test_each_reference_module_has_one_adapter_and_a_factory_per_format():
     adapters = 0
     for name in package_modules("parsers.reference"):
         module = importlib.import_module(name)
+        if hasattr(module, "UNAVAILABLE"):  # listed with its reason only (Ollama: Go, no module proxy)
+            continue
         assert not set(module.FORMATS) & set(module.UNSUPPORTED), name
         assert set(module.ENGINE.formats) == set(module.FORMATS), name
         if not hasattr(module, "PARSERS"):  # an engine whose worker is not Python (llama.cpp)
@@ -106,3 +108,11 @@ def test_references_is_all_without_the_own_parser(fresh_registry):
         "own",
         *registry.expand_names(["references"], "harmony"),
     ]
+
+
+def test_ollama_is_listed_as_unavailable_with_its_reason(fresh_registry):
+    """Ollama's parsers are Go and cannot be built here: ``parsers`` says so, and ``all`` does not include it."""
+    rows = dict(registry.describe_parsers())
+    assert rows["parsers.reference.ollama.ollama"].startswith("unavailable: OllamaUnavailable: Ollama's parsers are Go")
+    assert "Go module proxy" in rows["parsers.reference.ollama.ollama"]
+    assert not [n for n in registry.expand_names(["all"], "gemma4") if "ollama" in n]
