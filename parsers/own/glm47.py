@@ -9,6 +9,7 @@ while streaming until ``</think>``, ``<tool_call>`` or the end decides.
 
 from __future__ import annotations
 
+from harness.formats import glm47 as _fmt
 from parsers.own.glm45 import GlmParser
 
 
@@ -22,6 +23,7 @@ class Glm47Parser(GlmParser):
         "prose before the first call turns that prose into reasoning.",
     )
     implicit_think = True
+    stops = _fmt.SPEC.stop_markers  # GLM's and Spark-X2.5's <｜end▁of▁sentence｜>
 
 
 PARSERS = [Glm47Parser]  # registry entry (see harness/parse/registry.py)

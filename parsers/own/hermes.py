@@ -56,6 +56,7 @@ from __future__ import annotations
 import json
 import re
 
+from harness.formats import FormatSpec
 from harness.formats.hermes import CALL_CLOSE, CALL_OPEN, SPEC
 from parsers.own._base import OwnParser, ThinkBlockReader, proper_prefixes
 from parsers.own._common import JsonExtent, Malformed, skip
@@ -77,19 +78,21 @@ class HermesParser(OwnParser):
     ``tools`` is accepted for the protocol; the format is self-describing JSON, so it is not needed."""
 
     name = "toolcall-harness:hermes"
-    formats = ("hermes",)
-    stops = _STOPS
-    limitations = (
+    formats: tuple[str, ...] = ("hermes",)
+    stops: tuple[str, ...] = _STOPS
+    limitations: tuple[str, ...] = (
         "Arguments that are not a JSON object (a JSON-encoded string is decoded first) leave the call surfaced as "
         "content; Python-literal arguments (``{'a': True}``) are not read.",
         "A call written inside ``<think>`` stays reasoning text, as Qwen's reasoning parsers read it.",
     )
 
-    def reader(self, tools: list | None, prefix: str, whole: bool) -> _Reader:
-        return _Reader(prefix)
+    READER: type[HermesReader]  # set below (the reader class is defined after the parser)
+
+    def reader(self, tools: list | None, prefix: str, whole: bool) -> HermesReader:
+        return self.READER(prefix)
 
 
-class _Reader(ThinkBlockReader):
+class HermesReader(ThinkBlockReader):
     """Incremental reader of Hermes completions. ``push(text)`` / ``finish()`` return events:
     ``("content"|"reasoning", text)`` and ``("call", index, name, arguments_json)``.
 
@@ -103,13 +106,25 @@ class _Reader(ThinkBlockReader):
     call_open, call_close = CALL_OPEN, CALL_CLOSE
     think_open, think_close = THINK_OPEN, THINK_CLOSE
 
+    @classmethod
+    def for_spec(cls, spec: FormatSpec) -> type[HermesReader]:
+        """This reader with the block and reasoning markers of another JSON-in-tags format (Apriel,
+        Nemotron-Nano-v2): ``spec.call`` around the JSON, ``spec.reasoning`` (``<think>`` when None)."""
+        think = spec.reasoning_markers or (THINK_OPEN, THINK_CLOSE)
+        markers = tuple(dict.fromkeys(spec.markers + spec.stop_markers + think))
+        attrs: dict = {"prefixes": proper_prefixes(markers), "maxlen": max(map(len, markers))}
+        attrs["text_stop"] = re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]")
+        attrs |= {"call_open": spec.call_open, "call_close": spec.call_close}
+        attrs |= {"think_open": think[0], "think_close": think[1]}
+        return type(f"{spec.name}Reader", (cls,), attrs)
+
     def __init__(self, prefix: str):
         super().__init__()
         self.step = self._text
         self.think_allowed = True  # a <think> block may still open the text
         self._reset_call()
-        i = prefix.rfind(THINK_OPEN)
-        if i >= 0 and THINK_CLOSE not in prefix[i:]:  # the prompt pre-filled an open <think>
+        i = prefix.rfind(self.think_open)
+        if i >= 0 and self.think_close not in prefix[i:]:  # the prompt pre-filled an open <think>
             self.step, self.think_allowed = self._think, False
 
     # ---- driving -----------------------------------------------------------------------------------
@@ -155,7 +170,7 @@ class _Reader(ThinkBlockReader):
         if pos == len(self.buf):
             return False
         if self.buf[pos] not in "{[":
-            raise Malformed(pos, "expected a JSON object after <tool_call>")
+            raise Malformed(pos, f"expected a JSON object after {self.call_open}")
         self.json = JsonExtent(pos, "the call's JSON")
         self.step = self._value
         return True
@@ -178,24 +193,24 @@ class _Reader(ThinkBlockReader):
         pos = self.pos = skip(_JSON_WS, buf, self.pos)
         if pos == len(buf):
             return False
-        if buf.startswith(CALL_CLOSE, pos):
-            self.pos += len(CALL_CLOSE)
+        if buf.startswith(self.call_close, pos):
+            self.pos += len(self.call_close)
             self._accept()
             return True
-        if buf.startswith(CALL_OPEN, pos):  # drift: the closer is missing before the next call
+        if buf.startswith(self.call_open, pos):  # drift: the closer is missing before the next call
             self._accept()
             return True
         if buf[pos] in "{[":
             self.step = self._call_start
             return True
-        rest = buf[pos : pos + _MAXLEN]
-        if CALL_CLOSE.startswith(rest) or CALL_OPEN.startswith(rest):
+        rest = buf[pos : pos + self.maxlen]
+        if self.call_close.startswith(rest) or self.call_open.startswith(rest):
             if not self.final:
                 return False
             self.pos = len(buf)  # drift: the closer (or the next opener) cut off by the end of the text
             self._accept()
             return True
-        raise Malformed(pos, "expected </tool_call> after the call's JSON")
+        raise Malformed(pos, f"expected {self.call_close} after the call's JSON")
 
 
 def _decode(text: str):
@@ -237,5 +252,7 @@ def _call(obj) -> tuple[str, dict] | None:
         args = {}
     return (name, args) if isinstance(args, dict) else None
 
+
+HermesParser.READER = HermesReader
 
 PARSERS = [HermesParser]  # registry entry (see harness/parse/registry.py)

@@ -395,8 +395,10 @@ class _Reader(StepReader):
     def __init__(self, dialect: Dialect, tools: list | None, prefix: str):
         self.d, self.tools = dialect, tools
         spec = dialect.spec
+        think_open, think_close = spec.reasoning_markers or (THINK_OPEN, THINK_CLOSE)  # Seed-OSS: <seed:think>
+        self.think_open, self.think_close = think_open, think_close
         markers = tuple(
-            dict.fromkeys(spec.markers + spec.stop_markers + (THINK_OPEN, THINK_CLOSE, dialect.function_open))
+            dict.fromkeys(spec.markers + spec.stop_markers + (think_open, think_close, dialect.function_open))
         )
         self.prefixes = proper_prefixes(markers)
         self.maxlen = max(map(len, markers))
@@ -407,8 +409,8 @@ class _Reader(StepReader):
         self.bare = False  # the block being read starts at a bare function opener
         e = re.escape
         self._tag = re.compile(rf"(?<=\s){e(dialect.parameter_open)}([^<>\n]{{1,{_NAME_LIMIT}}}?){e(dialect.name_end)}")
-        i = prefix.rfind(THINK_OPEN)
-        closed = i >= 0 and THINK_CLOSE in prefix[i:]
+        i = prefix.rfind(think_open)
+        closed = i >= 0 and think_close in prefix[i:]
         if closed:  # thinking off: no reasoning in the text
             self.step = self._text
         elif i >= 0 and dialect.prefilled_think:  # thinking on: the text starts inside reasoning
@@ -438,18 +440,18 @@ class _Reader(StepReader):
         found = self.text_stop.search(buf, max(self.scan, start))
         while found:
             i = found.start()
-            if buf.startswith(THINK_CLOSE, i):
+            if buf.startswith(self.think_close, i):
                 self._emit_reasoning(buf[start:i])
-                self.pos, self.step = i + len(THINK_CLOSE), self._text
+                self.pos, self.step = i + len(self.think_close), self._text
                 return True
             if buf.startswith(self.d.call_open, i) or buf.startswith(self.d.function_open, i):
                 self.step = self._text  # content up to the call: the text state emits it
                 return True
-            if buf.startswith(THINK_OPEN, i):
+            if buf.startswith(self.think_open, i):
                 if buf[start:i].strip():  # <think> after text: all content
                     self.step = self._text
                 else:  # an explicit reasoning block
-                    self.pos, self.step = i + len(THINK_OPEN), self._reasoning
+                    self.pos, self.step = i + len(self.think_open), self._reasoning
                 return True
             if self._held_prefix(i):
                 self.scan = i
@@ -462,7 +464,7 @@ class _Reader(StepReader):
         return False
 
     def _reasoning(self) -> bool:
-        if self._scan(self._emit_reasoning, (THINK_CLOSE,)) is not None:
+        if self._scan(self._emit_reasoning, (self.think_close,)) is not None:
             self.step = self._text
             return True
         return False
@@ -472,20 +474,20 @@ class _Reader(StepReader):
         buf, j = self.buf, self.pos
         while j < len(buf) and buf[j] in _WS:
             j += 1
-        if buf.startswith(THINK_OPEN, j):
-            self.pos = j + len(THINK_OPEN)
+        if buf.startswith(self.think_open, j):
+            self.pos = j + len(self.think_open)
             self.diagnostics.append("a <think> after the prompt's open <think> read as the same opener")
-        elif not self.final and THINK_OPEN.startswith(buf[j : j + len(THINK_OPEN)]):
+        elif not self.final and self.think_open.startswith(buf[j : j + len(self.think_open)]):
             return False  # whitespace, or the start of a <think>, so far
         self.step = self._open_reasoning
         return True
 
     def _open_reasoning(self) -> bool:
         """Reasoning after the prompt's ``<think>``, up to ``</think>`` or (drift) a ``<tool_call>``."""
-        marker = self._scan(self._emit_reasoning, (THINK_CLOSE, self.d.call_open))
+        marker = self._scan(self._emit_reasoning, (self.think_close, self.d.call_open))
         if marker is None:
             return False
-        if marker != THINK_CLOSE:  # a call ends the reasoning: the text state reads it
+        if marker != self.think_close:  # a call ends the reasoning: the text state reads it
             self.pos -= len(marker)
         self.step = self._text
         return True

@@ -81,6 +81,12 @@ FORMATS: dict[str, Launch] = {
     # the template text (common/chat.cpp); untested.
     "minimax_m3": Launch("models/templates/MiniMax-M3.jinja"),
     "ling3": Launch("models/templates/inclusionai-ling-3.0-flash.jinja"),
+    "seed_oss": Launch("models/templates/ByteDance-Seed-OSS.jinja"),  # untested
+    "apriel": Launch("models/templates/Apriel-1.6-15b-Thinker-fixed.jinja"),  # untested
+    "nemotron_v2": Launch("models/templates/NVIDIA-Nemotron-Nano-v2.jinja"),  # untested
+    "gigachat3": Launch("models/templates/GigaChat3-10B-A1.8B.jinja"),  # untested
+    "gigachat31": Launch("models/templates/GigaChat3.1-10B-A1.8B.jinja"),  # untested
+    "minicpm5": Launch("models/templates/openbmb-MiniCPM5-1B.jinja"),  # untested
 }
 UNSUPPORTED = {
     "deepseek_v41": "the pinned sdist has no DeepSeek V4.1 template (its V4 templates write <｜DSML｜tool_calls>), and "

@@ -107,6 +107,8 @@ UNSUPPORTED: dict[str, str] = {
     "mistral_reasoning": "no [THINK] reasoning: _infer_thinking knows <think>, <longcat_think>, <|think:start|> and "
     "two multi-token openers, not [THINK], so the reasoning block would stay content (the mistral tool parser reads "
     "the calls)",
+    **dict.fromkeys(("seed_oss", "minicpm5"), "no tool parser: mlx-lm has no tool_parsers module for its XML calls"),
+    **dict.fromkeys(("apriel", "nemotron_v2", "gigachat3", "gigachat31"), "no tool parser: none reads its JSON calls"),
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
     "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",
     "minimax_m3": "no MiniMax-M3 tool parser: _infer_tool_parser picks json_tools for MiniMax-M3.jinja (it holds "

@@ -216,6 +216,8 @@ UNSUPPORTED = {
     "llama4_pythonic": "no Llama 4 template offline to serve it with (the detector would be pythonic)",
     "minimax_m3": "not configured yet: SGLang 0.5.23's minimax-m3 tool and reasoning parsers are untried here",
     "ling3": "not configured yet: SGLang 0.5.23's ling3 tool and reasoning parsers are untried here",
+    **dict.fromkeys(("seed_oss", "apriel", "nemotron_v2"), "no detector: SGLang 0.5.23 registers none for its calls"),
+    **dict.fromkeys(("gigachat3", "gigachat31", "minicpm5"), "not configured yet: SGLang 0.5.23's detector is untried"),
 }
 
 # Seconds one library call may take before the adapter stops it (docs/engines/sglang.md, "Hangs"); the

@@ -63,6 +63,12 @@ UNSUPPORTED: dict[str, str] = {
         "cohere",
         "minimax_m3",
         "ling3",
+        "seed_oss",
+        "apriel",
+        "nemotron_v2",
+        "gigachat3",
+        "gigachat31",
+        "minicpm5",
     )
 }
 

@@ -213,6 +213,8 @@ UNSUPPORTED: dict[str, str] = {
     "functionary_v32": "no Functionary parser: vLLM 0.33.0 registers none that reads >>>NAME segments",
     "firefunction_v2": "not configured: vLLM 0.33.0 has no FireFunction parser (its phi4_mini_json parser reads "
     "Phi-4-mini's functools[...] with a non-greedy regex, and vLLM's docs do not name it for FireFunction)",
+    **dict.fromkeys(("seed_oss", "gigachat3", "gigachat31", "minicpm5"), "no tokenizer offline (vLLM has a parser)"),
+    **dict.fromkeys(("apriel", "nemotron_v2"), "no parser: vLLM 0.33.0 registers none for its JSON-list calls"),
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
     "minimax_m3": "no MiniMax-M3 tokenizer offline (vLLM's parsers would be --tool-call-parser minimax_m3 "
     "--reasoning-parser minimax_m3)",

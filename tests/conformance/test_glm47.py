@@ -49,6 +49,24 @@ def test_rendered_shapes():
     assert view(PARSER.parse(case.text, case.tools, case.prefix)) == view(case.expected)
 
 
+def test_spark_x25_rendered_shapes():
+    """Spark2.5.jinja writes GLM-4.7's inline calls; its prompt pre-fills <think> and its turn ends with EOS."""
+    from harness.corpus.peers import llama_cpp
+    from harness.formats.glm47 import SPARK_EOS
+
+    call = ToolCall("get_weather", {"city": "Paris", "days": 3})
+    case = render_scenario(template("spark-x2.5-4b"), Scenario("s1", [WEATHER], [call], reasoning="Hmm."), FMT)
+    assert (case.prefix, case.extra["stop"]) == ("<think>", SPARK_EOS)
+    assert case.text == (
+        "Hmm.</think><tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>"
+        "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call>"
+    )
+    assert view(PARSER.parse(case.text + SPARK_EOS, case.tools, case.prefix)) == view(case.expected)
+    spark = [c for c in llama_cpp.load_cases().for_format("glm47") if c.id.startswith("llama.cpp/Spark2.5/")]
+    assert len(spark) == 6
+    assert [c.id for c in spark if view(PARSER.parse(c.text, c.tools, c.prefix)) != view(c.expected)] == []
+
+
 def test_reasoning_starts_the_text_when_the_prompt_prefilled_think():
     """The generation prompt ends ``<think>`` and the full render repeats it: the case's prefix is ``<think>`` and
     the completion starts inside reasoning: ``REASONING</think>CONTENT<tool_call>...``."""
@@ -132,7 +150,7 @@ def test_observed_cases_pass():
 
 
 class TestGlm47(ParserConformance):
-    CONFIG = Conformance(format="glm47", parser=Glm47Parser, models=("glm-4.7-flash",), **GLM_TEXTS)
+    CONFIG = Conformance(format="glm47", parser=Glm47Parser, models=("glm-4.7-flash", "spark-x2.5-4b"), **GLM_TEXTS)
 
     def check_corpus(self, model, run):
         check_glm_corpus(run, 2)
