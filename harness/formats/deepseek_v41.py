@@ -55,6 +55,7 @@ SPEC = FormatSpec(
     template_vars={"bos_token": BOS},
     role_headers=(ASSISTANT,),
     peers=("canitoolcall:deepseek/deepseek-ai/DeepSeek-V4.1-Flash",),
+    grammar="deepseek_v4_1",
     source="no template offline: canitoolcall 0.1.1's deepseek V4.1 fixtures (DeepSeek's encoding/encoding.py "
     "renders) and family.json, and vLLM 0.33.0's deepseek_v41 parser (see the module docstring)",
 )

@@ -122,5 +122,6 @@ SPEC = FormatSpec(
     edge_scenarios=edge_scenarios,
     role_headers=("]~b]ai\n",),
     peers=("llama.cpp:MiniMax-M3.jinja",),
+    grammar="minimax_m3",
     source="MiniMax-M3.jinja (llama-cpp-python 0.3.36 sdist)",
 )
