@@ -402,7 +402,9 @@ class MlxLmParser:
 
     ``parse(text, tools, prefix) -> Message`` (drops recorded in ``diagnostics``); ``stream(tools, prefix)``
     → :class:`MlxLmStream`. Construction imports mlx-lm (and mlx: on Linux it needs ``mlx[cpu]``) and raises
-    ``ImportError`` when they are missing. Exceptions other than the ones the server swallows propagate.
+    ``ImportError`` when they are missing; a version without the format's tool-parser module raises
+    ``ModuleNotFoundError`` on each call instead, so the worker serves its other formats. Exceptions other than
+    the ones the server swallows propagate.
     """
 
     library = "mlx-lm"
@@ -412,7 +414,13 @@ class MlxLmParser:
         self.format, self.formats = format, (format,)
         self.version = importlib.metadata.version("mlx-lm")
         self.name = f"mlx-lm=={self.version}:{format}"
-        self._rt = _Runtime(format)
+        self._missing: ModuleNotFoundError | None = None
+        try:
+            self._rt = _Runtime(format)
+        except ModuleNotFoundError as exc:  # an older mlx-lm without this format's tool parser: its cases raise
+            if not (exc.name or "").startswith("mlx_lm.tool_parsers."):
+                raise
+            self._missing = exc
 
     def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
         loop = self._loop(tools, prefix, stream=False)
@@ -430,6 +438,8 @@ class MlxLmParser:
 
     def _loop(self, tools: list | None, prefix: str, stream: bool) -> _ServerLoop:
         """The server loop of the installed version: per text piece (0.32+) or per token (0.31)."""
+        if self._missing is not None:
+            raise ModuleNotFoundError(f"mlx-lm {self.version} has no {self._missing.name}")
         return (_TokenLoop if self._rt.per_token else _ServerLoop)(self._rt, tools, prefix, stream)
 
 

@@ -148,6 +148,7 @@ def test_hermes_tokenizer_is_qwens_own_vocabulary():
 # offline, or no template).
 
 NEW_FORMATS = {
+    "deepseek_v3": "deepseek-r1-distill-qwen-32b",
     "qwen3_coder": "qwen3-coder-30b-a3b",
     "llama3_json": "llama-3.1-8b",
     "deepseek_v31": "deepseek-v3.1",
