@@ -38,6 +38,7 @@ class AllModelsRun:
     notes: list[str] = field(default_factory=list)
     runs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # format -> [(model, report.html)]
     versions: dict[str, str] = field(default_factory=dict)  # library -> version, as the runs recorded them
+    not_run: dict[str, str] = field(default_factory=dict)  # format -> why its first model did not run
 
 
 def run_all_models(config, out_root: Path | None = None, progress: ProgressCallback = silent) -> AllModelsRun:
@@ -61,6 +62,7 @@ def run_all_models(config, out_root: Path | None = None, progress: ProgressCallb
             log = run_eval(dataclasses.replace(config, model=entry.name, out_dir=run_dir, no_capture=True))
         except HarnessError as exc:
             result.notes.append(f"- `{entry.name}`: not run: {exc}")
+            result.not_run.setdefault(entry.format, f"{entry.name}: {exc}")
             progress(Note(f"  not run: {exc}", warning=True))
             continue
         seen_templates[sha] = entry.name
@@ -72,8 +74,15 @@ def run_all_models(config, out_root: Path | None = None, progress: ProgressCallb
             f"- `{entry.name}`: {len(log.records)} results, template sha256 {sha[:12]}, run `{run_dir}`"
         )
     write_families_md(result.root / "report.md", run_id, result.families, result.notes)
+    not_run = {fmt: why for fmt, why in result.not_run.items() if fmt not in result.families}
     write_matrix_html(
-        result.root / "index.html", run_id, result.families, result.runs, config.policy.describe(), result.versions
+        result.root / "index.html",
+        run_id,
+        result.families,
+        result.runs,
+        config.policy.describe(),
+        result.versions,
+        not_run,
     )
     return result
 

@@ -75,8 +75,10 @@ def write_matrix_html(
     runs: dict[str, list[tuple[str, str]]],
     policy: str,
     versions: dict[str, str],
+    not_run: dict[str, str] | None = None,
 ) -> None:
-    """Write the matrix page (module docstring) to ``path``."""
+    """Write the matrix page (module docstring) to ``path``; ``not_run``: ``{format: why}`` of families whose
+    models did not run, listed as rows with the reason."""
     libraries, cells = matrix(families)
     rows = []
     for fmt in families:
@@ -86,7 +88,13 @@ def write_matrix_html(
             row.append([(g, *groups[g], _shade(*groups[g])) for g in GROUPS if g in groups])
         rows.append((fmt, runs.get(fmt, []), row))
     page = _TEMPLATE.render(
-        run_id=run_id, policy=policy, libraries=libraries, versions=versions, rows=rows, groups=GROUPS
+        run_id=run_id,
+        policy=policy,
+        libraries=libraries,
+        versions=versions,
+        rows=rows,
+        groups=GROUPS,
+        not_run=sorted((not_run or {}).items()),
     )
     Path(path).write_text(page, encoding="utf-8")
 
@@ -123,6 +131,8 @@ soft pass) / results, per group: {{ groups | join(", ") }}</p>
 {%- for name, ok, total, colour in groups %}<div style="background: {{ colour }}">{{ name }} {{ ok }}/{{ total }}</div>
 {%- endfor %}</td>{% else %}<td class="none">no parser</td>{% endif %}
 {% endfor %}</tr>
+{% endfor %}{% for fmt, why in not_run %}<tr><th scope="row">{{ fmt }}</th>
+<td class="none" colspan="{{ libraries | length }}">not run: {{ why }}</td></tr>
 {% endfor %}</tbody></table>
 </body></html>
 """)
