@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from harness.core.messages import Message, ToolCall
 from harness.core.protocol import Delta, ToolCallDelta
-from parsers.own._common import Malformed
+from parsers.own._common import Malformed, skip
 
 try:
     VERSION = _dist_version("toolcall-harness")
@@ -121,6 +121,9 @@ class StopTail:
     def flush(self) -> str:
         held, self.pending = self.pending, ""
         return "" if self._run_start(held, partial=False) == 0 else held
+
+
+_BLOCK_WS = re.compile(r"[ \t\n\r]*")  # between a call block's body and its closer
 
 
 class StepReader:
@@ -220,6 +223,28 @@ class StepReader:
         judge's ``malformed=either`` and ``no-markup`` policies; SGLang's Gemma 4 fix, ``shared/seeds/004``)."""
         rest = self.buf[i:]
         return self.final and self.n_calls > 0 and len(rest) >= 2 and rest in self.prefixes
+
+    def _block_closed(self, close: str, opener: str, what: str, accept: Callable[[], None]) -> bool:
+        """After a call block's body: ``close`` (consumed), or (drift) the next block's ``opener`` (left), each
+        accepting the block with ``accept``; at the end of the text a cut-off prefix of either also accepts it.
+        False while more text is needed; raises :class:`Malformed` (``expected <close> after <what>``) otherwise.
+        Whitespace before them is skipped."""
+        buf = self.buf
+        pos = self.pos = skip(_BLOCK_WS, buf, self.pos)
+        if pos == len(buf):
+            return False
+        if buf.startswith(close, pos) or buf.startswith(opener, pos):
+            self.pos += len(close) if buf.startswith(close, pos) else 0
+            accept()
+            return True
+        rest = buf[pos : pos + self.maxlen]
+        if close.startswith(rest) or opener.startswith(rest):
+            if not self.final:
+                return False
+            self.pos = len(buf)  # the closer cut off by the end of the text
+            accept()
+            return True
+        raise Malformed(pos, f"expected {close} after {what}")
 
     def _scan(self, emit, markers: tuple[str, ...]) -> str | None:
         """Emit text up to the first of ``markers`` (tried where ``text_stop`` matches) and consume the marker;

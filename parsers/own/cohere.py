@@ -176,25 +176,7 @@ class _Reader(ThinkBlockReader):
 
     def _after_list(self) -> bool:
         """After the list: ``<|END_ACTION|>``, or (drift) the next ``<|START_ACTION|>``."""
-        buf = self.buf
-        pos = self.pos = skip(_WS, buf, self.pos)
-        if pos == len(buf):
-            return False
-        if buf.startswith(ACTION_CLOSE, pos):
-            self.pos += len(ACTION_CLOSE)
-            self._accept()
-            return True
-        if buf.startswith(ACTION_OPEN, pos):
-            self._accept()
-            return True
-        rest = buf[pos : pos + _MAXLEN]
-        if ACTION_CLOSE.startswith(rest) or ACTION_OPEN.startswith(rest):
-            if not self.final:
-                return False
-            self.pos = len(buf)  # the closer cut off by the end of the text
-            self._accept()
-            return True
-        raise Malformed(pos, "expected <|END_ACTION|> after the action list")
+        return self._block_closed(ACTION_CLOSE, ACTION_OPEN, "the action list", self._accept)
 
 
 def _call(item: object, at: int) -> tuple[str, dict, str | None]:

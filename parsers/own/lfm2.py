@@ -136,25 +136,7 @@ class _Reader(ThinkBlockReader):
 
     def _after_list(self) -> bool:
         """After the list: ``<|tool_call_end|>``, or (drift) the next ``<|tool_call_start|>``."""
-        buf = self.buf
-        pos = self.pos = skip(_WS, buf, self.pos)
-        if pos == len(buf):
-            return False
-        if buf.startswith(CALL_CLOSE, pos):
-            self.pos += len(CALL_CLOSE)
-            self._accept()
-            return True
-        if buf.startswith(CALL_OPEN, pos):
-            self._accept()
-            return True
-        rest = buf[pos : pos + _MAXLEN]
-        if CALL_CLOSE.startswith(rest) or CALL_OPEN.startswith(rest):
-            if not self.final:
-                return False
-            self.pos = len(buf)  # the closer cut off by the end of the text
-            self._accept()
-            return True
-        raise Malformed(pos, "expected <|tool_call_end|> after the call list")
+        return self._block_closed(CALL_CLOSE, CALL_OPEN, "the call list", self._accept)
 
 
 PARSERS = [Lfm2Parser]  # registry entry (see harness/parse/registry.py)
