@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 from harness.formats import FormatSpec
 from harness.formats.hermes import CALL_CLOSE, CALL_OPEN, SPEC
@@ -109,8 +110,9 @@ class HermesReader(ThinkBlockReader):
     @classmethod
     def for_spec(cls, spec: FormatSpec) -> type[HermesReader]:
         """This reader with the block and reasoning markers of another JSON-in-tags format (Apriel,
-        Nemotron-Nano-v2): ``spec.call`` around the JSON, ``spec.reasoning`` (``<think>`` when None)."""
-        think = spec.reasoning_markers or (THINK_OPEN, THINK_CLOSE)
+        Nemotron-Nano-v2, Apertus): ``spec.call`` around the JSON, ``spec.reasoning`` (else ``spec.thought``, else
+        ``<think>``)."""
+        think = spec.reasoning_markers or spec.thought_markers or (THINK_OPEN, THINK_CLOSE)
         markers = tuple(dict.fromkeys(spec.markers + spec.stop_markers + think))
         attrs: dict = {"prefixes": proper_prefixes(markers), "maxlen": max(map(len, markers))}
         attrs["text_stop"] = re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]")
@@ -182,10 +184,15 @@ class HermesReader(ThinkBlockReader):
         end = extent.advance(self.buf)
         if end is None:
             return False
-        self.pending += _calls(self.buf[extent.start : end], end)
+        self.pending += _calls(self.buf[extent.start : end], end, self.call_object)
         self.pos = end
         self.step = self._after_value
         return True
+
+    def call_object(self, obj) -> tuple[str, dict] | None:
+        """``(name, arguments)`` of one decoded call object, or None when it is not one (the module docstring's
+        ``{"name", "arguments"}`` rules; a format whose objects differ overrides this)."""
+        return _call(obj)
 
     def _after_value(self) -> bool:
         """After a JSON value: ``</tool_call>``, another value, or (drift) the next ``<tool_call>``."""
@@ -218,15 +225,15 @@ def _decode(text: str):
     return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
 
 
-def _calls(text: str, end: int) -> list[tuple[str, dict]]:
-    """The calls one JSON value holds: a call object or a non-empty array of them. Raises
-    :class:`Malformed` at ``end`` (the value's end) for invalid JSON or JSON that is not a call."""
+def _calls(text: str, end: int, call_object: Callable[[object], tuple[str, dict] | None]) -> list[tuple[str, dict]]:
+    """The calls one JSON value holds: a call object (read by ``call_object``) or a non-empty array of them.
+    Raises :class:`Malformed` at ``end`` (the value's end) for invalid JSON or JSON that is not a call."""
     try:
         value = _decode(text)
     except (ValueError, RecursionError) as exc:
         raise Malformed(end, f"invalid JSON: {exc}") from None
     items = value if isinstance(value, list) else [value]
-    calls = [_call(item) for item in items]
+    calls = [call_object(item) for item in items]
     found = [call for call in calls if call is not None]
     if not found or len(found) < len(calls):
         raise Malformed(end, "JSON that is not a tool call")
