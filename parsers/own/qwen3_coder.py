@@ -103,6 +103,7 @@ class Dialect:
     padded: bool  # one newline of padding on each side of a value
     tojson: bool = False  # non-strings written with tojson (MiniMax), not Python str() (Qwen3-Coder)
     prefilled_think: bool = False  # a prefix that leaves <think> open starts the text in reasoning
+    block_ends: tuple[str, ...] = ()  # what may follow a block's closer and still end it cleanly (Muse: <|eom|>)
 
     @property
     def call_open(self) -> str:
@@ -361,20 +362,22 @@ class _BlockSearch:
             if result is None and self.final and _cut_off(d, buf, q, bare=True):
                 return _Parse(self.n, True, (), q)  # the block's next function was cut off by the end: dropped
             return result
-        if buf.startswith(d.call_open, q):  # drift: </tool_call> missing before the next call
+        if any(buf.startswith(m, q) for m in (d.call_open, *d.block_ends)):  # drift: </tool_call> missing there
             return _Parse(i, True, ())
         if self.final and any(m.startswith(buf[q:]) for m in (d.call_close, d.call_open, d.function_open)):
             return _Parse(self.n, True, ())  # drift: </tool_call> (or the next opener) cut off by the end
-        return PENDING if self._partial(q, d.call_close, d.function_open, d.call_open) else None
+        return PENDING if self._partial(q, d.call_close, d.function_open, d.call_open, *d.block_ends) else None
 
     def _after_block(self, i: int):
-        """After ``</tool_call>``: a clean end when only whitespace, then a new block or the end, follows."""
+        """After ``</tool_call>``: a clean end when only whitespace, then a new block, one of the dialect's
+        ``block_ends`` or the end, follows."""
         q = self._ws(i)
         if q == self.n:
             return _Parse(i, True, ()) if self.final else PENDING
-        if self.buf.startswith(self.d.call_open, q):
+        ends = (self.d.call_open, *self.d.block_ends)
+        if any(self.buf.startswith(m, q) for m in ends):
             return _Parse(i, True, ())
-        if self._partial(q, self.d.call_open):
+        if self._partial(q, *ends):
             return PENDING
         return _Parse(i, False, ())
 
@@ -397,9 +400,8 @@ class _Reader(StepReader):
         spec = dialect.spec
         think_open, think_close = spec.reasoning_markers or (THINK_OPEN, THINK_CLOSE)  # Seed-OSS: <seed:think>
         self.think_open, self.think_close = think_open, think_close
-        markers = tuple(
-            dict.fromkeys(spec.markers + spec.stop_markers + (think_open, think_close, dialect.function_open))
-        )
+        think = (think_open, think_close) if spec.reasoning_markers or not spec.thought_markers else ()
+        markers = tuple(dict.fromkeys(spec.markers + spec.stop_markers + think + (dialect.function_open,)))
         self.prefixes = proper_prefixes(markers)
         self.maxlen = max(map(len, markers))
         self.text_stop = re.compile("[" + re.escape("".join(sorted({m[0] for m in markers}))) + "]")
