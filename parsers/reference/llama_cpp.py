@@ -87,6 +87,10 @@ FORMATS: dict[str, Launch] = {
     "gigachat3": Launch("models/templates/GigaChat3-10B-A1.8B.jinja"),  # untested
     "gigachat31": Launch("models/templates/GigaChat3.1-10B-A1.8B.jinja"),  # untested
     "minicpm5": Launch("models/templates/openbmb-MiniCPM5-1B.jinja"),  # untested
+    # Apertus: the generator derives the name-as-key list from the template (test-chat.cpp, "FUNC_NAME_AS_KEY");
+    # Muse Glimmer: its dedicated parser (common/parsers/muse-glimmer.cpp), thinking on (supports_thinking).
+    "apertus": Launch("models/templates/Apertus-8B-Instruct.jinja"),  # untested
+    "muse_glimmer": Launch("models/templates/muse-glimmer.jinja"),  # untested
 }
 UNSUPPORTED = {
     "deepseek_v41": "the pinned sdist has no DeepSeek V4.1 template (its V4 templates write <｜DSML｜tool_calls>), and "

@@ -69,6 +69,8 @@ UNSUPPORTED: dict[str, str] = {
         "gigachat3",
         "gigachat31",
         "minicpm5",
+        "apertus",
+        "muse_glimmer",
     )
 }
 

@@ -196,8 +196,7 @@ FORMATS: dict[str, Launch] = {
 UNSUPPORTED: dict[str, str] = {
     "cohere": "no Cohere tokenizer offline (vLLM's parsers would be --tool-call-parser cohere_command3 / "
     "cohere_command4, vllm/tool_parsers/cohere_command_tool_parser.py)",
-    "glm45": "no GLM tokenizer offline (its <think>, <|assistant|> ... ids drive vLLM's glm45 parser)",
-    "glm47": "no GLM tokenizer offline (its <think>, <|assistant|> ... ids drive vLLM's glm47 parser)",
+    **dict.fromkeys(("glm45", "glm47"), "no GLM tokenizer offline (its <think>, <|assistant|> ids drive the parser)"),
     "minimax_m2": "no MiniMax-M2 tokenizer offline (its </think> id ends reasoning)",
     "kimi_k2": "no Kimi tokenizer offline (its section tokens are the kimi_k2 parser's token-id terminals)",
     "kimi_k3": "no Kimi K3 tokenizer offline (its kimi_k3 tool parser requires the model tokenizer, and the "
@@ -216,12 +215,11 @@ UNSUPPORTED: dict[str, str] = {
     **dict.fromkeys(("seed_oss", "gigachat3", "gigachat31", "minicpm5"), "no tokenizer offline (vLLM has a parser)"),
     **dict.fromkeys(("apriel", "nemotron_v2"), "no parser: vLLM 0.33.0 registers none for its JSON-list calls"),
     "lfm2": "no LFM2 tokenizer offline (vLLM's parser would be --tool-call-parser lfm2)",
-    "minimax_m3": "no MiniMax-M3 tokenizer offline (vLLM's parsers would be --tool-call-parser minimax_m3 "
-    "--reasoning-parser minimax_m3)",
-    "ling3": "no Ling 3.0 tokenizer offline (vLLM's parsers would be --tool-call-parser ling3 --reasoning-parser "
-    "ling3)",
-    "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's parser would be --tool-call-parser "
-    "llama4_pythonic)",
+    "minimax_m3": "no MiniMax-M3 tokenizer offline (vLLM's: --tool-call-parser / --reasoning-parser minimax_m3)",
+    "ling3": "no Ling 3.0 tokenizer offline (vLLM's: --tool-call-parser / --reasoning-parser ling3)",
+    "llama4_pythonic": "no Llama 4 tokenizer or template offline (vLLM's: --tool-call-parser llama4_pythonic)",
+    "apertus": "no Apertus tokenizer offline (vLLM's: --tool-call-parser apertus; it requires the model tokenizer)",
+    "muse_glimmer": "no Muse Glimmer tokenizer offline (vLLM's: --tool-call-parser / --reasoning-parser muse_glimmer)",
 }
 
 
