@@ -204,6 +204,11 @@ FORMATS: dict[str, Launch] = {
         template_force_reasoning=True,
         kept_stop="<|call|>",
     ),
+    # Apertus, Muse Glimmer: the detectors registered for them (apertus2509, which template_detection.py also picks
+    # for a vocabulary holding <|inner_prefix|>; muse), tool call and reasoning alike; detection finds no thinking
+    # toggle in either template. Untested here (no SGLang build on the machine these entries were written on).
+    "apertus": Launch("apertus2509", "apertus2509", "swiss-ai/Apertus-8B-Instruct-2509", "Apertus-8B-Instruct.jinja"),
+    "muse_glimmer": Launch("muse", "muse", "meta-models/Muse-Glimmer-30B", "muse-glimmer.jinja"),
 }
 UNSUPPORTED = {
     "cohere": "not configured yet: SGLang 0.5.23's cohere_command4 detector and reasoning parser are untried here",
@@ -227,25 +232,9 @@ CALL_LIMIT_S = 5.0
 # Dependencies measured to import sglang's parsers without its CUDA stack (shared/notes/reference_parsers.md).
 # torch==2.13.0 is named explicitly: on the harness machines it resolves to the local CPU wheel
 # (torch-2.13.0+cpu); left to sglang's own requirements pip would pull a CUDA torch and its >5 GB of libraries.
-DEPENDENCIES = (
-    "torch==2.13.0",
-    "transformers==5.19.0",
-    "pydantic",
-    "orjson",
-    "partial_json_parser",
-    "msgspec",
-    "regex",
-    "xgrammar==0.2.7",
-    "openai==2.8.0",
-    "openai-harmony==0.0.4",
-    "psutil",
-    "pybase64",
-    "requests",
-    "pillow",
-    "starlette",
-    "pyzmq",
-    "IPython",
-    "aiohttp",
+DEPENDENCIES = tuple(
+    "torch==2.13.0 transformers==5.19.0 pydantic orjson partial_json_parser msgspec regex xgrammar==0.2.7 "
+    "openai==2.8.0 openai-harmony==0.0.4 psutil pybase64 requests pillow starlette pyzmq IPython aiohttp".split()
 )
 
 

@@ -145,6 +145,8 @@ NEW_FORMATS = (
     "deepseek_v31",
     "deepseek_v32",
     "harmony",
+    "apertus",
+    "muse_glimmer",
 )
 
 
