@@ -48,6 +48,9 @@ QWEN3_VOCAB = (
     "<think>",
     "</think>",
 )
+#: Muse Glimmer: the special tokens llama.cpp's Muse Glimmer parser preserves (common/parsers/muse-glimmer.cpp).
+MUSE_GLIMMER_VOCAB = (*"<|start|> <|message|> <|eom|> <|eot|> <atem:function_calls> </atem:function_calls>".split(),)
+MUSE_GLIMMER_VOCAB += (*"<atem:invoke </atem:invoke> <atem:parameter </atem:parameter>".split(),)
 MINIMAX_VOCAB = ("]~!b[", "]~b]", "[e~[", "<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>")
 MISTRAL_VOCAB = (
     "<unk>",

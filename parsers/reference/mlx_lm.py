@@ -35,6 +35,7 @@ from parsers.reference._mlx_lm_vocab import LFM2_VOCAB as _LFM2_VOCAB
 from parsers.reference._mlx_lm_vocab import LING3_VOCAB as _LING3_VOCAB
 from parsers.reference._mlx_lm_vocab import MINIMAX_VOCAB as _MINIMAX_VOCAB
 from parsers.reference._mlx_lm_vocab import MISTRAL_VOCAB as _MISTRAL_VOCAB
+from parsers.reference._mlx_lm_vocab import MUSE_GLIMMER_VOCAB as _MUSE_GLIMMER_VOCAB
 from parsers.reference._mlx_lm_vocab import QWEN3_VOCAB as _QWEN3_VOCAB
 
 
@@ -90,6 +91,10 @@ FORMATS: dict[str, Launch] = {
     # glm47: what _infer_tool_parser picks for a template holding <arg_key> (inclusionai-ling-3.0-flash.jinja);
     # vocabulary: the tokens llama.cpp's Ling 3.0 parser preserves (common/parsers/ling3.cpp); untested.
     "ling3": Launch("glm47", _LING3_VOCAB, "<role>ASSISTANT</role>", ("<|role_end|>",)),
+    # muse_spark: what _infer_tool_parser picks for a template holding <atem:function_calls> (muse-glimmer.jinja). Muse
+    # Spark's message format (chat_templates/muse_spark.py: headers dropped, to=self as reasoning) is set only for
+    # muse_spark checkpoints (models/muse_spark.py TOKENIZER_DEFAULTS); models/muse_glimmer.py sets none. Untested.
+    "muse_glimmer": Launch("muse_spark", _MUSE_GLIMMER_VOCAB, "<|start|>assistant", ("<|eot|>",)),
 }
 UNSUPPORTED: dict[str, str] = {
     "cohere": "no tool parser: mlx-lm has no tool_parsers module for <|START_ACTION|> (and _infer_tool_parser "
@@ -111,6 +116,8 @@ UNSUPPORTED: dict[str, str] = {
     **dict.fromkeys(("apriel", "nemotron_v2", "gigachat3", "gigachat31"), "no tool parser: none reads its JSON calls"),
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
     "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",
+    "apertus": "no tool parser: mlx-lm has no tool_parsers module for <|tools_prefix|> (and _infer_tool_parser finds "
+    "none of its markers in the Apertus template)",
     "minimax_m3": "no MiniMax-M3 tool parser: _infer_tool_parser picks json_tools for MiniMax-M3.jinja (it holds "
     "<tool_call> and tool_call.name), which reads JSON calls, not M3's ]<]minimax[>[ elements",
 }

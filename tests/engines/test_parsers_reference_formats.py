@@ -162,6 +162,7 @@ NEW_MLX_PRESETS = {
     "kimi-k2": "kimi_k2",
     "kimi-k3": "kimi_k3",
     "ling-3.0-flash": "ling3",
+    "muse-glimmer-30b": "muse_glimmer",
 }
 THINKING_FORMATS = {"glm45", "glm47", "qwen3_coder", "minimax_m2", "kimi_k3", "ling3"}
 THINK_MARKERS = {"kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>")}
@@ -368,6 +369,19 @@ def test_mlx_functiongemma_hand_written_texts(text, expected, diagnostic):
                 }
             ],
             msg(calls=[("f", {"s": None, "t": "x"})]),
+            None,
+        ),
+        # muse_spark.py: only the ATEM block is parsed (values stripped, line 30); Muse Glimmer's message headers and
+        # to=self reasoning stay content, since Muse Spark's response format is not set for a Glimmer checkpoint
+        (
+            "muse_glimmer",
+            (
+                " to=self<|message|>Hm.<|eom|><|start|>assistant to=f<|message|><atem:function_calls>\n"
+                '<atem:invoke name="f">\n<atem:parameter name="a">x\n</atem:parameter>\n</atem:invoke>\n'
+                "</atem:function_calls>"
+            ),
+            None,
+            msg(" to=self<|message|>Hm.<|eom|><|start|>assistant to=f<|message|>", None, [("f", {"a": "x"})]),
             None,
         ),
         # mistral.py line 9: [\w-]+ before [ARGS] -- a dotted name keeps its last part; </s> in a string is the stop
