@@ -138,6 +138,11 @@ class _Reader(_XmlReader):
             return False
         self.kind, self.step = "content", self._text  # text without a header: a content message
         self.content.sep()
+        lead = skip(_WS, buf, pos)
+        if buf.startswith(START, lead):  # opening no assistant header: text (the body then moves past it)
+            self.diagnostics.append(f"a {START} that opens no assistant message kept as content")
+            self._emit_content(buf[pos : lead + len(START)])
+            self.pos = lead + len(START)
         return True
 
     def _text(self) -> bool:

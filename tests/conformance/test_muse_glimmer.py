@@ -169,6 +169,22 @@ def test_property_written_calls_roundtrip(named, reasoning, data):
         assert view(run_stream(PARSER, chunks, tools)) == view(got)
 
 
+PIECES = [ROLE, " to=", "self", "user", "f", "<|message|>", EOM, EOT, CALL_OPEN, CALL_CLOSE, '<atem:invoke name="f">']
+PIECES += [INVOKE_CLOSE, '<atem:parameter name="a">', PARAMETER_CLOSE, "<|start|>", "<|st", "<", "\n", " ", "x", "{"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(st.sampled_from(PIECES), max_size=14), data=st.data())
+def test_property_any_mix_of_the_markup_parses_alike_streamed(pieces, data):
+    """Any text made of the format's pieces (headers, roles, closers out of place): the parse ends, never raises,
+    and streaming equals one-shot (a stray ``<|start|>`` once looped the header reader)."""
+    text = "".join(pieces)
+    got = PARSER.parse(text)
+    splits = data.draw(st.lists(st.integers(0, len(text)), max_size=6).map(sorted))
+    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+        assert view(run_stream(PARSER, chunks)) == view(got)
+
+
 class TestMuseGlimmer(ParserConformance):
     CONFIG = Conformance(
         format="muse_glimmer",
