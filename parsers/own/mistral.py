@@ -45,7 +45,7 @@ import json
 import re
 
 from harness.formats.mistral import ARGS, CALL_ID, SPEC, TOOL_CALLS
-from parsers.own._base import BlockReader, OwnParser, proper_prefixes
+from parsers.own._base import BlockReader, OwnParser, ThinkBlockReader, proper_prefixes
 from parsers.own._common import JsonExtent, Malformed, object_arguments, skip
 from parsers.own.llama3_json import NESTED_TOO_DEEP
 
@@ -244,6 +244,20 @@ class MistralReader(BlockReader):
         self._reset_call()
         self.pos = end
         self.step = self._text
+
+
+class MistralThinkReader(ThinkBlockReader, MistralReader):
+    """:class:`MistralReader` whose text may open with a reasoning block ``think_open`` ... ``think_close``
+    (:class:`~parsers.own._base.ThinkBlockReader`'s rules); a subclass sets the block's markers and the hold-back
+    ``prefixes`` / ``maxlen`` that cover them. ``prefix`` (the prompt's tail) whose last ``think_open`` is not
+    closed starts the text in reasoning (a continued turn)."""
+
+    def __init__(self, prefix: str):
+        super().__init__()
+        self.think_allowed = True  # a reasoning block may still open the text
+        i = prefix.rfind(self.think_open)
+        if i >= 0 and self.think_close not in prefix[i:]:
+            self.step, self.think_allowed = self._think, False
 
 
 def _json_call(obj) -> tuple[str, dict, str | None] | None:
