@@ -8,7 +8,7 @@ in the llama-cpp-python 0.3.36 sdist): ``[THINK]REASONING[/THINK]`` (line 95), t
 
 Reading rules: the calls and the text around them are :class:`parsers.own.mistral.MistralReader`'s (names, the
 optional ``[CALL_ID]``, the older JSON-array form, faults surfaced as content, cut-off calls dropped); the
-``[THINK]`` block is :class:`parsers.own.mistral.MistralThinkReader`'s:
+``[THINK]`` block is :class:`parsers.own.mistral.MistralThinkReader`'s (the mistral format's ``<think>`` reader):
 
 - Only a ``[THINK]`` at the start of the text (whitespace before it at most) opens reasoning; after other
   content or a call it is content text.
@@ -43,7 +43,8 @@ class MistralReasoningParser(OwnParser):
         "A call written inside ``[THINK]`` stays reasoning text, as llama.cpp reads it.",
         "The text alone cannot tell a continued reasoning block: give the prompt's tail (ending ``[THINK]...``) "
         "as the prefix to have text before ``[/THINK]`` read as reasoning.",
-        "Magistral Small 2506's plain-text ``<think>...</think>`` is not read as reasoning: it stays content.",
+        "Magistral Small 2506's plain-text ``<think>...</think>`` is not read as reasoning: it stays content "
+        "(the ``mistral`` format reads it).",
     )
     stops = _STOPS
 
