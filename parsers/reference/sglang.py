@@ -135,7 +135,7 @@ FORMATS: dict[str, Launch] = {
         model_name="meta-llama/Llama-3.1-8B-Instruct",
         template="meta-llama-Llama-3.1-8B-Instruct.jinja",
     ),
-    # Mistral Small 3.2 / Devstral Small (neither thinks: no reasoning parser).
+    # Mistral Small 3.2 / Devstral Small: no reasoning parser (Magistral 2506's text <think> stays content).
     "mistral": Launch(
         tool_call_parser="mistral",
         reasoning_parser=None,
