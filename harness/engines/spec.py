@@ -79,6 +79,20 @@ def run_step(
         raise EngineBuildError(f"step failed with exit status {proc.returncode}: {' '.join(argv)}\n{tail}")
 
 
+def worker_build_dir(engine: str) -> str:
+    """Where an engine's worker keeps what it builds once (a tokenizer file, a converted vocabulary):
+    ``<engine environment>/built`` (the client sets ``TOOLCALL_HARNESS_ENGINE_ENV``), else
+    ``~/.cache/toolcall-harness/<engine>-built`` (a worker started by hand); created."""
+    env = os.environ.get("TOOLCALL_HARNESS_ENGINE_ENV")
+    root = (
+        os.path.join(env, "built")
+        if env
+        else os.path.join(os.path.expanduser("~"), ".cache", "toolcall-harness", f"{engine}-built")
+    )
+    os.makedirs(root, exist_ok=True)
+    return root
+
+
 def base_python() -> str:
     """The interpreter engine virtualenvs are made from: the one behind the current (virtual) environment."""
     return getattr(sys, "_base_executable", None) or sys.executable

@@ -10,6 +10,7 @@ import hashlib
 import os
 
 from harness.assets.vocabularies import TOKENIZER_PACKAGES, _sha256, package_tokenizer_dir
+from harness.engines.spec import worker_build_dir
 
 # Set by ENGINE.worker_env in the main environment: the folder of the real Gemma 4 tokenizer
 # (harness.assets.tokenizers.tokenizer_dir(), a transformers save_pretrained folder).
@@ -23,14 +24,7 @@ O200K_BASE_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_bas
 
 def _cache_root() -> str:
     """Where the worker keeps what it builds once (the engine's environment folder, else the user's cache)."""
-    env = os.environ.get("TOOLCALL_HARNESS_ENGINE_ENV")
-    root = (
-        os.path.join(env, "built")
-        if env
-        else os.path.join(os.path.expanduser("~"), ".cache", "toolcall-harness", "vllm-built")
-    )
-    os.makedirs(root, exist_ok=True)
-    return root
+    return worker_build_dir("vllm")
 
 
 def o200k_base_file() -> str:
