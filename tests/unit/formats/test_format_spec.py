@@ -163,7 +163,7 @@ def test_the_real_modules_fail_on_a_bad_field():
 def test_unknown_format_suggests_close_names():
     with pytest.raises(UnknownFormatError) as err:
         get_format("gemma5")
-    known = "known: apriel, cohere, deepseek_v3, deepseek_v31, "
+    known = "known: apriel, cohere, command_r, deepseek_v3, deepseek_v31, "
     assert str(err.value).startswith(f"unknown format 'gemma5' (did you mean 'gemma4'?); {known}")
     with pytest.raises(KeyError, match="unknown format 'zzz'; known: "):
         get_format("zzz")
