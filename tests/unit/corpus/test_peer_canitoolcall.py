@@ -141,17 +141,25 @@ def test_role_headers_are_what_the_catalog_templates_start_the_turn_with():
             continue
         try:
             template = load_template(entry.name)
-            prompts = [
-                render_messages(
-                    template,
-                    [{"role": "user", "content": "hi"}],
-                    None,
-                    True,
-                    **{**fmt.template_vars, "enable_thinking": on},
-                )
-                for on in (True, False)
-            ]
-        except (TemplateNotFoundError, TemplateRenderError):
+        except TemplateNotFoundError:
+            continue
+        prompts = []
+        for tools in (None, []):  # Command R+'s template iterates tools unguarded: it renders with [] only
+            try:
+                prompts = [
+                    render_messages(
+                        template,
+                        [{"role": "user", "content": "hi"}],
+                        tools,
+                        True,
+                        **{**fmt.template_vars, "enable_thinking": on},
+                    )
+                    for on in (True, False)
+                ]
+                break
+            except TemplateRenderError:
+                continue
+        if not prompts:
             continue
         for prompt in prompts:
             end = max(prompt.rfind(h) + len(h) for h in fmt.role_headers if h in prompt)
