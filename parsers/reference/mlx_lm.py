@@ -109,6 +109,8 @@ UNSUPPORTED: dict[str, str] = {
     "the calls)",
     **dict.fromkeys(("seed_oss", "minicpm5"), "no tool parser: mlx-lm has no tool_parsers module for its XML calls"),
     **dict.fromkeys(("apriel", "nemotron_v2", "gigachat3", "gigachat31"), "no tool parser: none reads its JSON calls"),
+    "command_r": "no tool parser: none reads Command R+'s Action: code block (and _infer_tool_parser finds none of its "
+    "markers in the template)",
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
     "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",
     "minimax_m3": "no MiniMax-M3 tool parser: _infer_tool_parser picks json_tools for MiniMax-M3.jinja (it holds "

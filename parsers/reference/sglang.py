@@ -217,6 +217,7 @@ UNSUPPORTED = {
     "minimax_m3": "not configured yet: SGLang 0.5.23's minimax-m3 tool and reasoning parsers are untried here",
     "ling3": "not configured yet: SGLang 0.5.23's ling3 tool and reasoning parsers are untried here",
     **dict.fromkeys(("seed_oss", "apriel", "nemotron_v2"), "no detector: SGLang 0.5.23 registers none for its calls"),
+    "command_r": "no detector: SGLang 0.5.23's cohere_command4 reads <|START_ACTION|>, not Command R+'s Action: block",
     **dict.fromkeys(("gigachat3", "gigachat31", "minicpm5"), "not configured yet: SGLang 0.5.23's detector is untried"),
 }
 

@@ -196,8 +196,8 @@ FORMATS: dict[str, Launch] = {
 UNSUPPORTED: dict[str, str] = {
     "cohere": "no Cohere tokenizer offline (vLLM's parsers would be --tool-call-parser cohere_command3 / "
     "cohere_command4, vllm/tool_parsers/cohere_command_tool_parser.py)",
-    "glm45": "no GLM tokenizer offline (its <think>, <|assistant|> ... ids drive vLLM's glm45 parser)",
-    "glm47": "no GLM tokenizer offline (its <think>, <|assistant|> ... ids drive vLLM's glm47 parser)",
+    "command_r": "no parser: vLLM 0.33.0's Cohere parsers (cohere_command3 / cohere_command4) read <|START_ACTION|>",
+    **dict.fromkeys(("glm45", "glm47"), "no GLM tokenizer offline (its <think>, <|assistant|> ids drive the parser)"),
     "minimax_m2": "no MiniMax-M2 tokenizer offline (its </think> id ends reasoning)",
     "kimi_k2": "no Kimi tokenizer offline (its section tokens are the kimi_k2 parser's token-id terminals)",
     "kimi_k3": "no Kimi K3 tokenizer offline (its kimi_k3 tool parser requires the model tokenizer, and the "
