@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.paths import SOURCE_ROOT
+from harness.core.textio import write_text
 
 Log = Callable[[str], None]
 
@@ -162,7 +163,7 @@ class PipEngine:
             run_step([python, "-m", "pip", "--disable-pip-version-check", "--no-input", *args], log, env=env)
         # Record the exact versions installed, for `engines list` and reports.
         frozen = subprocess.run([python, "-m", "pip", "freeze"], stdout=subprocess.PIPE, text=True, env=env)
-        (env_dir / "pip-freeze.txt").write_text(frozen.stdout, encoding="utf-8")
+        write_text(env_dir / "pip-freeze.txt", frozen.stdout)
 
     def _worker_command(self, env_dir: Path, version: str) -> tuple[list[str], dict[str, str]]:
         extra = self.worker_env() if self.worker_env else {}

@@ -382,3 +382,13 @@ def test_package_tokenizer_wrong_pin_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(tokens, "cache_dir", lambda: tmp_path)
     with pytest.raises(tokens.TokenizerUnavailable, match=f"has sha256 {pkg.sha256}, not the pinned 0000"):
         tokens.tokenizer_dir("deepseek")
+
+
+@pytest.mark.parametrize("name", ["gemma4", *PACKAGES])
+def test_a_lone_surrogate_is_a_chunk_of_its_own_without_an_id(name):
+    """No vocabulary holds U+D800-U+DFFF (UTF-8 cannot encode one; the tokenizer raised ``TypeError``): it is
+    its own chunk, the text around it tokenized as usual (a case file may hold one: issue 15)."""
+    pieces, _ = tokens.token_pieces_checked("a\ud800b\udfff", name)
+    assert _join(pieces) == "a\ud800b\udfff"
+    assert ("\ud800", []) in pieces and pieces[-1] == ("\udfff", [])
+    assert [i for _, g in pieces for i in g] == tokens.encode("a", name) + tokens.encode("b", name)
