@@ -42,7 +42,7 @@ class Launch:
 
     tool_parser: str  # --enable-auto-tool-choice --tool-call-parser
     reasoning_parser: str | None  # --reasoning-parser (None: not given)
-    model: str  # the served model (the docs' example where they give one): the engine's model_name
+    model: str  # the served model (the docs' example, else the catalog repository): the engine's model_name
     # chat_template_kwargs {"enable_thinking": ...} a request sends for a case's prefix (None: none sent)
     thinking: Callable[[str], bool] | None = None
 
@@ -62,7 +62,7 @@ FORMATS: dict[str, Launch] = {
     "minimax_m2": Launch("minimax", "qwen3", "MiniMaxAI/MiniMax-M2"),
     "kimi_k2": Launch("kimi", None, "mlx-community/Kimi-K2-Instruct-4bit"),
     "deepseek_v3": Launch(
-        "deepseek", "deepseek_r1", "mlx-community/DeepSeek-R1-Distill-Qwen-32B-4bit", _DEEPSEEK_THINKING
+        "deepseek", "deepseek_r1", "mlx-community/DeepSeek-R1-Distill-Qwen-7B-4bit", _DEEPSEEK_THINKING
     ),
     "deepseek_v4": Launch("deepseek_v4", "deepseek_v4", "deepseek-ai/DeepSeek-V4-Flash", _DEEPSEEK_THINKING),
     "harmony": Launch("harmony", "harmony", "openai/gpt-oss-20b"),

@@ -213,15 +213,34 @@ def test_generation_stops_at_an_eos_token(vllm_mlx_for):
     assert "generation stops at '<|im_end|>': 7 characters after it never reach vllm-mlx" in got.diagnostics
 
 
-def test_mistral_small_call_ids_and_the_harmony_header_order(vllm_mlx_for):
+def test_mistral_small_call_ids(vllm_mlx_for):
     """Mistral Small 3.2 writes ``[CALL_ID]`` between the name and ``[ARGS]``: one-shot finds no call, streaming
-    keeps it in the name. gpt-oss's template writes the recipient before the channel (`` to=functions.f<|channel|>
-    commentary json<|message|>``); the harmony parser reads only ``<|channel|>commentary to=functions.f``."""
+    keeps it in the name."""
     case = rendered_cases("mistral-small-3.2", "[TOOL_CALLS]")["one_call"]
     mistral = vllm_mlx_for("mistral")
     assert plain_message(mistral.parse(case.text, case.tools, case.prefix)) == rendered_msg(case.text)
     streamed = run_stream(mistral, [case.text], case.tools, case.prefix)
     assert [c.name for c in streamed.tool_calls] == ["get_weather[CALL_ID]call00000"]
+
+
+def test_harmony_loses_calls_and_reasoning(vllm_mlx_for):
+    """gpt-oss's template writes the recipient before the channel (`` to=functions.f<|channel|>commentary json
+    <|message|>``); the harmony parser reads only ``<|channel|>commentary to=functions.f``. The channel-first form
+    fails too: one-shot, ``SimpleEngine.chat`` runs ``clean_output_text`` before any parser, which keeps only the
+    final (or commentary) message; streamed by tokens, the harmony reasoning parser keeps the first channel it saw
+    (``<|channel|>`` and the channel name are separate tokens) and suppresses commentary, so the tool parser never
+    sees the call and a final answer streams as reasoning."""
+    harmony = vllm_mlx_for("harmony")
     case = rendered_cases("gpt-oss-20b")["one_call"]
-    got = vllm_mlx_for("harmony").parse(case.text, case.tools, case.prefix)
+    got = harmony.parse(case.text, case.tools, case.prefix)
     assert (got.content, got.tool_calls) == ('{"city": "Paris", "days": 3}', [])
+    call = '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}'
+    tokens = ["<|channel|>", "comment", "ary", " to", "=", "functions", ".get", "_weather", " ", "<|constrain|>"]
+    tokens += ["json", "<|message|>", '{"', "city", '":', ' "', "Paris", '"}']
+    assert "".join(tokens) == call
+    assert plain_message(harmony.parse(call, TOOLS, "")) == rendered_msg('{"city": "Paris"}')
+    assert plain_message(run_stream(harmony, tokens, TOOLS, "")) == rendered_msg()
+    answer = ["<|channel|>", "analysis", "<|message|>", "Think", ".", "<|end|>", "<|start|>", "assistant"]
+    answer += ["<|channel|>", "final", "<|message|>", "Hi", "."]
+    assert plain_message(harmony.parse("".join(answer), TOOLS, "")) == rendered_msg("Hi.")
+    assert plain_message(run_stream(harmony, answer, TOOLS, "")) == rendered_msg(reasoning="Think.Hi.")
