@@ -157,8 +157,9 @@ def _template_in_json(path: Path) -> tuple[str, str] | None:
     if isinstance(value, list):
         named = {t.get("name"): t.get("template") for t in value if isinstance(t, dict)}
         for wanted in ("tool_use", "default"):
-            if isinstance(named.get(wanted), str):
-                return named[wanted], f"chat_template[{wanted}]"
+            text = named.get(wanted)
+            if isinstance(text, str):
+                return text, f"chat_template[{wanted}]"
         raise _SourceFailed(
             f"{path}: chat_template list has no 'tool_use' or 'default' template "
             f"(names: {', '.join(map(str, named)) or 'none'})"
