@@ -188,8 +188,8 @@ SPEC = FormatSpec(
     thought=Markers(CHANNEL + "analysis" + MESSAGE, END),
     arguments="json",
     vocabulary=None,
-    no_vocabulary="gpt-oss's o200k_harmony tokenizer needs tiktoken and openai-harmony, which only the vLLM "
-    "engine environment installs",
+    no_vocabulary="gpt-oss's o200k_harmony tokenizer needs tiktoken or openai-harmony, which only the vLLM and "
+    "openai-harmony engine environments install",
     edge_scenarios=edge_scenarios,
     compose_content_before=compose_content_before,
     role_headers=("<|start|>assistant",),
