@@ -59,7 +59,17 @@ def message_json(message: Message) -> dict:
     return {
         "content": message.content,
         "reasoning": message.reasoning,
-        "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in message.tool_calls],
+        # The harness decodes a string ``arguments`` once (docs/worker-protocol.md); a string the adapter already
+        # decoded (a library's double-encoded or invalid JSON) travels as its JSON text, so it arrives unchanged.
+        "tool_calls": [
+            {
+                "name": c.name,
+                "arguments": json.dumps(c.arguments, ensure_ascii=False)
+                if isinstance(c.arguments, str)
+                else c.arguments,
+            }
+            for c in message.tool_calls
+        ],
         "diagnostics": list(message.diagnostics),
     }
 
