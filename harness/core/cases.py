@@ -17,6 +17,7 @@ from pathlib import Path
 from harness.core.errors import HarnessError
 from harness.core.jsonl import read_objects
 from harness.core.messages import Message
+from harness.core.textio import open_text
 
 REQUIRED_FIELDS = ("id", "format", "text", "expected")
 # ``composed`` is the harness' own: template-rendered calls with prose the template cannot write put around them.
@@ -145,7 +146,7 @@ def load_cases(
 def write_cases(path: str | Path, cases: Iterable[Case]) -> int:
     """Write cases as JSON Lines; returns the number written."""
     count = 0
-    with open(path, "w", encoding="utf-8") as out:
+    with open_text(path) as out:
         for case in cases:
             out.write(case.to_line() + "\n")
             count += 1

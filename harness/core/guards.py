@@ -1,7 +1,8 @@
 """Guards around library calls, shared by the runner and the engine adapters (standard library only, so the
 adapters can use them inside their engines' own virtualenvs).
 
-- :func:`time_limit`: interrupt a call that runs too long (``SIGALRM``; main thread of a Unix process only).
+- :func:`time_limit`: interrupt a call that runs too long (``SIGALRM``; main thread of a Unix process only);
+  :func:`checked_time_limit` validates a limit against :data:`MAX_TIME_LIMIT_S`.
 - :func:`captured_logs`: collect what a library logs during a call (for ``Message.diagnostics``).
 """
 
@@ -14,6 +15,27 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
+from harness.core.errors import HarnessError
+
+#: the longest time limit per parser call, in seconds (one day). ``setitimer`` overflows past about 1e9 s
+#: (``inf``, ``1e10``: "timestamp out of range for platform time_t"); a day is far beyond any parser call.
+MAX_TIME_LIMIT_S = 86400.0
+
+
+class TimeLimitError(HarnessError):
+    """A time limit the harness cannot set: out of range (:func:`checked_time_limit`) or refused by the system.
+    A failure of the run, never a parser's verdict (:func:`harness.parse.calls.guarded` lets it through)."""
+
+
+def checked_time_limit(seconds: float) -> float:
+    """``seconds`` when it is more than 0 and at most :data:`MAX_TIME_LIMIT_S`; else :class:`TimeLimitError`
+    (``inf`` and ``nan`` included)."""
+    if not 0 < seconds <= MAX_TIME_LIMIT_S:
+        raise TimeLimitError(
+            f"a time limit must be more than 0 and at most {MAX_TIME_LIMIT_S:g} seconds, got {seconds}"
+        )
+    return seconds
+
 
 @contextmanager
 def time_limit(seconds: float | None, error: Callable[[FrameType | None], BaseException]) -> Iterator[None]:
@@ -21,6 +43,7 @@ def time_limit(seconds: float | None, error: Callable[[FrameType | None], BaseEx
 
     A no-op when ``seconds`` is falsy, off the main thread, or where ``SIGALRM`` does not exist. It interrupts
     Python code, not a C extension stuck in native code (out-of-process workers are the remedy for those).
+    Raises :class:`TimeLimitError` before the block runs when the alarm cannot be set (``seconds`` out of range).
     """
     if not seconds or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         yield
@@ -29,8 +52,13 @@ def time_limit(seconds: float | None, error: Callable[[FrameType | None], BaseEx
     def _expire(signum, frame):
         raise error(frame)
 
+    checked_time_limit(seconds)
     previous = signal.signal(signal.SIGALRM, _expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    except (OverflowError, ValueError, OSError) as exc:
+        signal.signal(signal.SIGALRM, previous)
+        raise TimeLimitError(f"cannot set a time limit of {seconds:g} s: {exc}") from None
     try:
         yield
     finally:

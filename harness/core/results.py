@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from harness.core.textio import open_text
+
 
 @dataclass
 class Record:
@@ -44,7 +46,7 @@ class ResultsWriter:
 
     def __init__(self, path):
         self.path = path
-        self._fh = open(path, "a", encoding="utf-8")
+        self._fh = open_text(path, "a")
 
     def write(self, record: Record, **extra) -> None:
         self._fh.write(json.dumps({**extra, **record.to_json()}, ensure_ascii=False) + "\n")

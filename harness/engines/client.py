@@ -28,6 +28,7 @@ from typing import IO, Literal, TypeGuard, overload
 
 from harness.core.messages import Message, ToolCall, parse_arguments
 from harness.core.protocol import Delta, ToolCallDelta
+from harness.core.textio import encode
 from harness.engines.server import fd_line_blocks
 
 PROTOCOL_VERSION = 1
@@ -120,7 +121,7 @@ class WorkerProcess:
             request_id = next(self._ids)
             ids.append(request_id)
             lines.append(json.dumps({"id": request_id, **request}, ensure_ascii=False, separators=(",", ":")))
-        data = ("\n".join(lines) + "\n").encode("utf-8")
+        data = encode("\n".join(lines) + "\n")
         if len(data) > INLINE_WRITE_BYTES:
             self._writing.set()
             threading.Thread(target=self._write, args=(data,), daemon=True).start()

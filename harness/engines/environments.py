@@ -33,6 +33,7 @@ from filelock import FileLock
 from harness.core.errors import HarnessError, did_you_mean
 from harness.core.paths import cache_dir
 from harness.core.plugins import entry_point_modules, package_modules
+from harness.core.textio import write_text
 from harness.engines.client import WorkerSpec
 from harness.engines.spec import Engine, EngineBuildError, Log
 
@@ -205,7 +206,7 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
             }
         )
         # The manifest marks a finished build: written last.
-        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        write_text(folder / "manifest.json", json.dumps(manifest, indent=2))
 
     try:
         if not build_in_place(target, build, done=built_meanwhile):
@@ -234,7 +235,7 @@ def build_in_place(target: Path, build: Callable[[Path], None], done: Callable[[
             build(building)
         except EngineBuildError as exc:
             exc.log = log = target.with_name(target.name + ".failed.log")
-            log.write_text(str(exc) + "\n", encoding="utf-8")
+            write_text(log, str(exc) + "\n")
             shutil.rmtree(building, ignore_errors=True)
             raise
         shutil.rmtree(target, ignore_errors=True)
@@ -280,9 +281,13 @@ def is_current(installed: Installed) -> bool:
 def worker_spec(name: str, version: str | None = None, install_missing: bool = False, log: Log = print):
     """The :class:`harness.engines.client.WorkerSpec` starting ``name``'s worker at ``version``.
 
-    Raises :class:`EngineError` when it is not installed (unless ``install_missing``: then it is built)."""
+    Raises :class:`EngineError` when it is not installed (unless ``install_missing``: then it is built) or cannot
+    run here (:attr:`Engine.unavailable`, asked before anything is built)."""
     engine = get_engine(name)
     version = version or engine.default_version
+    reason = engine.unavailable()
+    if reason:
+        raise EngineError(f"{name}=={version} cannot run here: {reason}")
     installed = find_installed(name, version)
     if installed is None:
         if not install_missing:

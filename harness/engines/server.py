@@ -5,8 +5,9 @@ argument names a module whose ``PARSERS`` list (or the named class) gives parser
 of :class:`harness.core.protocol.Parser`; one instance per factory is created at start-up, and requests are routed
 to the instance that parses the request's ``format``.
 
-Only the standard library and :mod:`harness.core.messages` / :mod:`harness.core.protocol` (themselves standard-library
-only) are imported, so this runs inside an engine's own virtualenv. A parser that cannot be constructed
+Only the standard library and :mod:`harness.core.messages` / :mod:`harness.core.protocol` / :mod:`harness.core.textio`
+(themselves standard-library only) are imported, so this runs inside an engine's own virtualenv. A lone surrogate
+in a result goes out as its JSON escape (:mod:`harness.core.textio`). A parser that cannot be constructed
 (e.g. the library is missing) makes the worker exit with status 3 and the reason on stderr, before it
 answers ``hello``.
 """
@@ -24,6 +25,7 @@ from typing import Any
 
 from harness.core.messages import Message
 from harness.core.protocol import Delta
+from harness.core.textio import open_text
 
 PROTOCOL_VERSION = 1
 
@@ -57,7 +59,17 @@ def message_json(message: Message) -> dict:
     return {
         "content": message.content,
         "reasoning": message.reasoning,
-        "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in message.tool_calls],
+        # The harness decodes a string ``arguments`` once (docs/worker-protocol.md); a string the adapter already
+        # decoded (a library's double-encoded or invalid JSON) travels as its JSON text, so it arrives unchanged.
+        "tool_calls": [
+            {
+                "name": c.name,
+                "arguments": json.dumps(c.arguments, ensure_ascii=False)
+                if isinstance(c.arguments, str)
+                else c.arguments,
+            }
+            for c in message.tool_calls
+        ],
         "diagnostics": list(message.diagnostics),
     }
 
@@ -241,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc(file=sys.stderr)
         return 3
     # Library output on stdout would corrupt the protocol: send stray prints to stderr.
-    protocol_out = open(sys.stdout.fileno(), "w", encoding="utf-8", newline="\n", closefd=False)
+    protocol_out = open_text(sys.stdout.fileno(), closefd=False)
     sys.stdout = sys.stderr
     serve(server, sys.stdin.buffer, protocol_out)
     return 0

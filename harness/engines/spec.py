@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.paths import SOURCE_ROOT
+from harness.core.textio import write_text
 
 Log = Callable[[str], None]
 
@@ -47,6 +48,9 @@ class Engine:
       raises :class:`EngineBuildError`.
     - ``worker_command(env_dir, version) -> (argv, extra_env)``: how to start the worker.
     - ``check_version(version)``: raises ``ValueError`` for a version the recipe cannot build.
+    - ``unavailable() -> str | None``: why the engine cannot run on this machine although it can be built (a file
+      its worker needs at run time cannot be had), or None; asked in the main environment before a worker starts
+      and by ``toolcall-harness parsers``, it may fetch and cache that file.
     """
 
     name: str
@@ -58,6 +62,7 @@ class Engine:
     worker_command: Callable[[Path, str], tuple[list[str], dict[str, str]]]
     check_version: Callable[[str], None] = field(default=lambda version: None)
     note: str = ""
+    unavailable: Callable[[], str | None] = field(default=lambda: None)
 
 
 def run_step(
@@ -77,6 +82,20 @@ def run_step(
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.splitlines()[-40:])
         raise EngineBuildError(f"step failed with exit status {proc.returncode}: {' '.join(argv)}\n{tail}")
+
+
+def worker_build_dir(engine: str) -> str:
+    """Where an engine's worker keeps what it builds once (a tokenizer file, a converted vocabulary):
+    ``<engine environment>/built`` (the client sets ``TOOLCALL_HARNESS_ENGINE_ENV``), else
+    ``~/.cache/toolcall-harness/<engine>-built`` (a worker started by hand); created."""
+    env = os.environ.get("TOOLCALL_HARNESS_ENGINE_ENV")
+    root = (
+        os.path.join(env, "built")
+        if env
+        else os.path.join(os.path.expanduser("~"), ".cache", "toolcall-harness", f"{engine}-built")
+    )
+    os.makedirs(root, exist_ok=True)
+    return root
 
 
 def base_python() -> str:
@@ -109,6 +128,7 @@ class PipEngine:
     # Called in the main environment when the worker starts: extra environment variables for it (e.g. the
     # path of a tokenizer the harness built). Runs where the harness' dependencies are installed.
     worker_env: Callable[[], dict[str, str]] | None = None
+    unavailable: Callable[[], str | None] = field(default=lambda: None)  # Engine.unavailable
 
     def engine(self) -> Engine:
         return Engine(
@@ -121,6 +141,7 @@ class PipEngine:
             worker_command=self._worker_command,
             check_version=self._check_version,
             note=self.note,
+            unavailable=self.unavailable,
         )
 
     def _check_version(self, version: str) -> None:
@@ -148,7 +169,7 @@ class PipEngine:
             run_step([python, "-m", "pip", "--disable-pip-version-check", "--no-input", *args], log, env=env)
         # Record the exact versions installed, for `engines list` and reports.
         frozen = subprocess.run([python, "-m", "pip", "freeze"], stdout=subprocess.PIPE, text=True, env=env)
-        (env_dir / "pip-freeze.txt").write_text(frozen.stdout, encoding="utf-8")
+        write_text(env_dir / "pip-freeze.txt", frozen.stdout)
 
     def _worker_command(self, env_dir: Path, version: str) -> tuple[list[str], dict[str, str]]:
         extra = self.worker_env() if self.worker_env else {}

@@ -16,6 +16,7 @@ import harness
 from harness.analysis.minimize import Budget, minimize_case, minimize_scenario
 from harness.core.cases import SLICES
 from harness.core.errors import HarnessError, UnrepresentableError
+from harness.core.guards import MAX_TIME_LIMIT_S
 from harness.core.messages import Message
 from harness.core.protocol import BufferedStream
 from harness.core.results import PASSING
@@ -76,8 +77,10 @@ def settings_from(config: pytest.Config) -> Settings:
                 f"known: {', '.join(ALL_MODES)} or all"
             )
     timeout = config.getoption("toolcall_timeout")
-    if timeout is not None and timeout <= 0:
-        raise pytest.UsageError(f"--toolcall-timeout: expected seconds > 0, got {timeout:g}")
+    if timeout is not None and not 0 < timeout <= MAX_TIME_LIMIT_S:
+        raise pytest.UsageError(
+            f"--toolcall-timeout: expected seconds more than 0 and at most {MAX_TIME_LIMIT_S:g}, got {timeout:g}"
+        )
     return Settings(
         parser_spec=config.getoption("toolcall_parser"),
         model=config.getoption("toolcall_model"),

@@ -69,6 +69,7 @@ from harness.assets.sdist import (
 )
 from harness.assets.tokenizers import tokenizer_dir, tokenizer_provenance
 from harness.core.paths import cache_dir
+from harness.core.textio import write_text
 
 __all__ = [
     "MicroModel",
@@ -331,7 +332,7 @@ def _build(spec: MicroSpec, key: str, out: Path, log: Callable[[str], object]) -
         "versions": {"python": platform.python_version(), **_versions()},
         "build_seconds": round(time.perf_counter() - t0, 2),
     }
-    (out / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
+    write_text(out / "provenance.json", json.dumps(provenance, indent=2) + "\n")
     log(f"  built in {provenance['build_seconds']:.1f} s")
 
 

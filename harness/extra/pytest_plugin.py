@@ -43,6 +43,7 @@ from __future__ import annotations
 import pytest
 
 from harness.core.cases import SLICES
+from harness.core.guards import MAX_TIME_LIMIT_S
 from harness.extra.plugin_defaults import DEFAULT_MODEL, DEFAULT_MODES, MARKER
 
 
@@ -86,7 +87,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         type=float,
         default=None,
-        help="time limit per parser call (default 10)",
+        help=f"time limit per parser call, more than 0 and at most {MAX_TIME_LIMIT_S:g} s (default 10)",
     )
 
 

@@ -87,6 +87,9 @@ class FormatSpec:
       OpenAI API's JSON string (Functionary v3.2); False: as an object, the form ``tojson`` templates need.
     - ``call_prefill``: the call opener the generation prompt pre-fills after the role header (Functionary
       v3.2's ``>>>``): it ends a rendered case's ``prefix``, and the completion's first call starts without it.
+    - ``declare_tools``: ``(tools) -> tools``, the OpenAI-style declarations completed as the template needs them
+      to render (Command R+'s Python stubs concatenate every parameter's description); the renders and the rendered
+      case use them. ``None``: the scenario's tools as they are.
     - ``edge_scenarios``: ``() -> list[Scenario]``, the format's own curated shapes (ids ``edge-<format>-...``);
       ``compose_content_before``: ``(completion, prose) -> text``, where prose written before the calls goes
       when it cannot be raw text (Harmony); ``None`` when the format has none.
@@ -101,6 +104,9 @@ class FormatSpec:
       ``'canitoolcall:<family>/<models[0] HF repo>'`` (a model-specific selector wins over a family one), and
       ``'llama.cpp:<template file name>'`` (a template in ``vendor/llama.cpp/models/templates`` used by
       ``test-chat.cpp``). An entry is added only where the peer's texts really are this format.
+    - ``closing_turn``: the opening text of a turn the template writes after the last message of every render,
+      so also before the generation prompt (Command R+'s tool-use instruction); the cut of a completion
+      (:func:`harness.template.render.split_completion`) takes that turn out of both renders first. ``""``: none.
     - ``grammar``: the name of xgrammar's built-in structural tag for the format
       (``xgrammar.get_model_structural_tag``: the tool-call grammar engines compile for guided decoding), the
       grammar oracle's check of the rendered corpus (:mod:`harness.analysis.grammar`); ``""`` when xgrammar has
@@ -133,10 +139,12 @@ class FormatSpec:
     no_vocabulary: str = ""
     unrepresentable: tuple[str, ...] = ()
     template_vars: dict[str, Any] = field(default_factory=dict)
+    declare_tools: Callable[[list], list] | None = field(default=None, repr=False)
     edge_scenarios: Callable[[], list] | None = field(default=None, repr=False)
     compose_content_before: Callable[[str, str], str] | None = field(default=None, repr=False)
     role_headers: tuple[str, ...] = ()
     peers: tuple[str, ...] = ()
+    closing_turn: str = ""
     grammar: str = ""
     source: str
 
@@ -258,6 +266,7 @@ def _check(spec: FormatSpec) -> None:
         if not isinstance(getattr(spec, name), bool):
             raise bad(name, f"must be True or False, got {getattr(spec, name)!r}")
     text("call_prefill", spec.call_prefill)
+    text("closing_turn", spec.closing_turn)
     if not isinstance(spec.grammar, str) or (spec.grammar and not spec.grammar.isidentifier()):
         raise bad("grammar", f"must be an xgrammar structural-tag name (e.g. 'gemma_4') or '', got {spec.grammar!r}")
     if spec.call_prefill and spec.call_prefill != spec.call_open:
@@ -271,7 +280,7 @@ def _check(spec: FormatSpec) -> None:
     strings("unrepresentable", spec.unrepresentable)
     if not isinstance(spec.template_vars, dict) or not all(isinstance(k, str) for k in spec.template_vars):
         raise bad("template_vars", f"must be a dict with string keys, got {spec.template_vars!r}")
-    for name in ("edge_scenarios", "compose_content_before"):
+    for name in ("declare_tools", "edge_scenarios", "compose_content_before"):
         if getattr(spec, name) is not None and not callable(getattr(spec, name)):
             raise bad(name, f"must be a function or None, got {getattr(spec, name)!r}")
     strings("role_headers", spec.role_headers)

@@ -24,7 +24,7 @@ llama-cpp-python 0.3.36 sdist (``vendor/llama.cpp/models/templates``); line numb
 
 Not this format: ``CohereForAI-c4ai-command-r-plus-tool_use.jinja`` (Command R+) writes its calls as plain text,
 ``\\nAction:\\n```json\\n[{"tool_name": ..., "parameters": ...}]```\\n`` after the content (its lines 159-183), with no
-action tokens: its llama.cpp cases stay unmapped.
+action tokens: :mod:`harness.formats.command_r`.
 """
 
 from harness.core.scenarios import call, edge

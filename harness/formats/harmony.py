@@ -49,6 +49,14 @@ RECIPIENT = "to="
 FUNCTIONS = "functions."
 
 
+def ends_with_call(completion: str) -> bool:
+    """Whether the last message of ``completion`` is addressed to a recipient (its header, before ``<|message|>``,
+    holds `` to=``), so generation stopped at ``<|call|>`` rather than ``<|return|>``: the stop token the render cut
+    (Harmony's stop tokens for assistant actions; the template's lines 296-300 and 311)."""
+    last = completion.rsplit(START, 1)[-1]
+    return " " + RECIPIENT in last.split(MESSAGE, 1)[0]
+
+
 def compose_content_before(completion: str, prose: str) -> str:
     """Where prose written *before* the calls goes in a Harmony completion (used by :mod:`harness.template.render` for a
     scenario's ``content_before``): raw text outside a message is not Harmony, so it becomes a message.
@@ -180,8 +188,8 @@ SPEC = FormatSpec(
     thought=Markers(CHANNEL + "analysis" + MESSAGE, END),
     arguments="json",
     vocabulary=None,
-    no_vocabulary="gpt-oss's o200k_harmony tokenizer needs tiktoken and openai-harmony, which only the vLLM "
-    "engine environment installs",
+    no_vocabulary="gpt-oss's o200k_harmony tokenizer needs tiktoken or openai-harmony, which only the vLLM and "
+    "openai-harmony engine environments install",
     edge_scenarios=edge_scenarios,
     compose_content_before=compose_content_before,
     role_headers=("<|start|>assistant",),

@@ -1,4 +1,4 @@
-"""Mistral tool-call format facts (Mistral Small 3.2, Devstral Small; ``[TOOL_CALLS]`` calls).
+"""Mistral tool-call format facts (Mistral Small 3.2, Devstral Small, Magistral Small 2506; ``[TOOL_CALLS]`` calls).
 
 Sources: ``Mistral-Small-3.2-24B-Instruct-2506.jinja`` and ``unsloth-mistral-Devstral-Small-2507.jinja`` in the
 llama-cpp-python 0.3.36 sdist (``vendor/llama.cpp/models/templates``).
@@ -36,6 +36,27 @@ Devstral Small 2507 (``unsloth-mistral-Devstral-Small-2507.jinja``):
 Older Mistral models (7B v0.3, Nemo; not in this catalog) write one ``[TOOL_CALLS]`` followed by a JSON array
 ``[{"name": ..., "arguments": {...}, "id": "..."}]``; the parser reads that too.
 
+Magistral Small 2506 (Magistral Small 1.0; tokenizer v11, the same ``tekken.json`` as Mistral Small 3.2) writes
+these calls after reasoning in plain text, ``<think>`` ... ``</think>`` (ordinary tokens, not control tokens):
+``thought``. No template of the sdist writes it, and Mistral publishes none ("use mistral-common"). Sources:
+
+- its model card (huggingface.co/mistralai/Magistral-Small-2506, README "Basic Chat Template"): the RL system
+  prompt asks for ``<think>\\nthoughts\\n</think>\\n\\nsummary``; a turn is ``[INST]user[/INST]<think>\\n``
+  reasoning ``\\n</think>\\nanswer</s>``. The card serves it with ``vllm serve ... --tool-call-parser mistral
+  --enable-auto-tool-choice`` and no ``--reasoning-parser``: its example prints the ``<think>`` block in
+  ``content``.
+- mistral-common 1.13.1: v11 has no think chunk (``InstructTokenizerV11``: ``encode_think`` raises, "Think not
+  implemented for tokenizer < V13"); its template generator writes a v11 thinking chunk (or ``reasoning_content``)
+  as ``'<think>' ~ thinking ~ '</think>'`` at the start of the content, then ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]``
+  per call (``integrations/chat_templates``: ``plain_thinking_support``, "e.g. mistralai/Magistral-Small-2506").
+- canitoolcall 0.1.1 ``mistral/vllm-v11-think-text`` (vLLM's ``test_reasoning_v11_plain_text_think``):
+  ``<think>r</think>c`` is reasoning ``r``, content ``c``.
+
+Whether an engine extracts that block is a judging policy (``--policy reasoning``, :mod:`harness.score.policy`),
+not a fact of the format: the own parser extracts it (the default ``deepseek`` form); the card's vLLM command and
+the reference engines' mistral entries (llama.cpp, SGLang, mlx-lm) leave it in content (``none``). A ``<think>``
+after other text or a call is content.
+
 ``unrepresentable`` is empty: every argument string is JSON-escaped, and marker text inside a string
 (``[TOOL_CALLS]``, ``[ARGS]``, ``</s>``) is written literally but stays inside the JSON string.
 """
@@ -49,6 +70,8 @@ TOOL_CALLS = "[TOOL_CALLS]"
 ARGS = "[ARGS]"
 CALL_ID = "[CALL_ID]"
 EOS = "</s>"
+THINK_OPEN = "<think>"  # Magistral Small 2506's reasoning, as plain text (module docstring)
+THINK_CLOSE = "</think>"
 
 
 def edge_scenarios() -> list:
@@ -133,6 +156,7 @@ SPEC = FormatSpec(
     ),
     stop_markers=(EOS,),
     call=Markers(TOOL_CALLS, None),
+    thought=Markers(THINK_OPEN, THINK_CLOSE),
     arguments="json",
     vocabulary=None,
     no_vocabulary="Mistral Small 3.2's and Devstral's tekken.json is not on PyPI, and mistral-common's bundled "
@@ -141,10 +165,12 @@ SPEC = FormatSpec(
     edge_scenarios=edge_scenarios,
     role_headers=("[/INST]",),
     # canitoolcall: 7B v0.3 writes the older [TOOL_CALLS] [{...}] array, which this format's parser reads as a form
-    # of the format; Ministral 3 Instruct writes Devstral's [TOOL_CALLS]NAME[ARGS]. Magistral and Ministral 3
-    # Reasoning write [THINK]...[/THINK] reasoning, which this format has not: harness.formats.mistral_reasoning.
+    # of the format; Ministral 3 Instruct writes Devstral's [TOOL_CALLS]NAME[ARGS]; Magistral Small 2506 a text
+    # <think> block (thought). Magistral 2509 and Ministral 3 Reasoning write [THINK]...[/THINK] control tokens,
+    # which this format has not: harness.formats.mistral_reasoning.
     peers=(
         "canitoolcall:mistral/mistralai/Mistral-7B-Instruct-v0.3",
+        "canitoolcall:mistral/mistralai/Magistral-Small-2506",
         "canitoolcall:mistral/mistralai/Mistral-Small-3.2-24B-Instruct-2506",
         "canitoolcall:mistral/mistralai/Devstral-Small-2507",
         "canitoolcall:mistral/mistralai/Ministral-3-14B-Instruct-2512",

@@ -26,9 +26,8 @@ inside the block is reasoning text, line 2660); a block the end of the text cuts
 (canitoolcall ``v13think-truncated-in-reasoning``).
 
 Not this format: Magistral Small 2506 (tokenizer v11) writes its reasoning as the plain text ``<think>`` ...
-``</think>`` (canitoolcall ``vllm-v11-think-text``), which this format's reader would leave in content; no
-template of the sdist writes it, so that fixture stays unmapped. Mistral's instruct models (no ``[THINK]``) are
-:mod:`harness.formats.mistral`.
+``</think>`` (canitoolcall ``vllm-v11-think-text``) before v11 calls: :mod:`harness.formats.mistral` (its
+``thought``), with Mistral's instruct models (no ``[THINK]``).
 """
 
 from __future__ import annotations
@@ -93,7 +92,7 @@ SPEC = FormatSpec(
     template_vars={"bos_token": "", "eos_token": EOS},
     edge_scenarios=edge_scenarios,
     role_headers=("[/INST]",),
-    # canitoolcall: Magistral Small 2506 writes <think>...</think> as text (see the module docstring): unmapped.
+    # canitoolcall: Magistral Small 2506 writes <think>...</think> as text: the mistral format's (module docstring).
     peers=(
         "canitoolcall:mistral/mistralai/Magistral-Small-2509",
         "canitoolcall:mistral/mistralai/Ministral-3-14B-Reasoning-2512",

@@ -31,6 +31,7 @@ from harness.core.cases import SLICES, Case, load_cases
 from harness.core.errors import HarnessError, TemplateNotFoundError
 from harness.core.paths import BASELINES_DIR
 from harness.core.results import PASSING
+from harness.core.textio import write_text
 from harness.corpus.build import build_corpus
 from harness.corpus.generated import GENERATOR_VERSION
 from harness.formats import case_formats, get_format
@@ -290,9 +291,7 @@ def write_baseline(path: Path, data: dict) -> None:
     text = json.dumps(head, ensure_ascii=False, indent=1)[: -len("\n}")]
     rows = ",\n  ".join(json.dumps(r, ensure_ascii=False, sort_keys=False) for r in data["results"])
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        f'{text},\n "results": [\n  {rows}\n ]\n}}\n' if rows else f'{text},\n "results": []\n}}\n', encoding="utf-8"
-    )
+    write_text(path, f'{text},\n "results": [\n  {rows}\n ]\n}}\n' if rows else f'{text},\n "results": []\n}}\n')
 
 
 REQUIRED = (

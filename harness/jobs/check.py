@@ -9,6 +9,7 @@ from pathlib import Path
 from harness.core.cases import load_cases
 from harness.core.errors import HarnessError
 from harness.core.results import ResultsWriter
+from harness.core.textio import write_text
 from harness.formats import DEFAULT_FORMAT, case_formats, get_format
 from harness.parse.modes import DEFAULT_TIMEOUT_S, modes_for
 from harness.parse.registry import get_any_parser
@@ -85,7 +86,7 @@ def check_file(
     summary = CheckSummary(parser.name, len(mine), tuple(modes), other_format=len(cases) - len(mine))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("")
+        write_text(out, "")
     writer = ResultsWriter(out) if out is not None else None
     try:
         for case in mine:

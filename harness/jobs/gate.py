@@ -20,6 +20,7 @@ from harness.core.cases import Case
 from harness.core.errors import HarnessError
 from harness.core.paths import BASELINES_DIR
 from harness.core.results import PASSING
+from harness.core.textio import write_text
 from harness.engines.client import runs_out_of_process
 from harness.formats import get_format
 from harness.jobs.baseline import (
@@ -269,7 +270,7 @@ def run_gate(
             )
         texts = {c.id: (c.text, c.expected.to_json()) for c in cases}
         print_result(console, result, texts)
-        (run.run_dir / "gate.md").write_text("\n".join(gate_markdown(result, texts)) + "\n", encoding="utf-8")
+        write_text(run.run_dir / "gate.md", "\n".join(gate_markdown(result, texts)) + "\n")
         results.append(result)
     return results
 

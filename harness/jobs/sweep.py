@@ -63,6 +63,7 @@ from harness.core.cases import Case
 from harness.core.errors import HarnessError, UnrepresentableError
 from harness.core.paths import REPORTS_DIR
 from harness.core.protocol import Parser
+from harness.core.textio import open_text, write_text
 from harness.corpus.random_calls import cut_positions, random_scenario
 from harness.engines.client import runs_out_of_process
 from harness.formats import FormatSpec, get_format
@@ -231,7 +232,7 @@ def run_sweep(config: SweepConfig) -> SweepResult:
     kept: Counter = Counter()
     first: dict[tuple[str, str, str], Failure] = {}
     try:
-        with open(run_dir / "failures.jsonl", "w", encoding="utf-8") as out:
+        with open_text(run_dir / "failures.jsonl") as out:
             for result in _results(job, config.n, jobs, config.batch):
                 totals.add(result)
                 for f in result.failures:
@@ -250,7 +251,7 @@ def run_sweep(config: SweepConfig) -> SweepResult:
     swept = SweepResult(run_dir, totals, names, elapsed, repros)
     _write_summary(run_dir, info, totals, names, elapsed, repros)
     print_sweep(console, swept, config)
-    (run_dir / "report.md").write_text(sweep_markdown(swept, info), encoding="utf-8")
+    write_text(run_dir / "report.md", sweep_markdown(swept, info))
     return swept
 
 
@@ -314,5 +315,5 @@ def _write_summary(
         "repros": repros,
     }
     tmp = run_dir / "summary.json.tmp"
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    write_text(tmp, json.dumps(data, ensure_ascii=False, indent=1))
     tmp.replace(run_dir / "summary.json")

@@ -27,10 +27,13 @@ def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Messa
     """Run a parser call; return ``(message, None)`` or ``(None, error score)`` on exception or timeout.
 
     A worker failure (:class:`harness.engines.client.WorkerError`) is typed by its kind: ``crash``,
-    ``timeout`` or ``protocol``. ``timeout_s=None`` leaves timing to the callee (out-of-process parsers)."""
+    ``timeout`` or ``protocol``. ``timeout_s=None`` leaves timing to the callee (out-of-process parsers).
+    A time limit that cannot be set raises :class:`harness.core.guards.TimeLimitError`: no parser is blamed."""
     try:
         with time_limit(timeout_s):
             return call(), None
+    except guards.TimeLimitError:  # the harness' own machinery failed: the run's error, not the parser's
+        raise
     except ParserTimeout as exc:
         return None, Score("error", "timeout", str(exc))
     except WorkerError as exc:
@@ -55,7 +58,10 @@ def judged(got: Message | None, error: Score | None, judge: Callable[[Message], 
 
 def alarm_limit(parser: Parser, timeout_s: float | None) -> float | None:
     """The ``SIGALRM`` limit for calls to ``parser``. An out-of-process parser (``out_of_process`` true) gets
-    ``timeout_s`` as its per-response limit instead and no alarm: one must not interrupt a read from its pipe."""
+    ``timeout_s`` as its per-response limit instead and no alarm: one must not interrupt a read from its pipe.
+    Raises :class:`harness.core.guards.TimeLimitError` for a limit out of range (``guards.checked_time_limit``)."""
+    if timeout_s is not None:
+        guards.checked_time_limit(timeout_s)
     if runs_out_of_process(parser):
         parser.timeout_s = timeout_s or parser.timeout_s
         return None

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 
 from harness.assets.tokenizers import pieces_of_ids, token_pieces
 from harness.core.protocol import Parser
+from harness.core.textio import encode
 from harness.formats import FormatSpec, all_formats
 
 Chunking = list[tuple[str, list[int] | None]]
@@ -58,7 +59,7 @@ def char(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None) -
 
 def random_splits(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None) -> Chunking:
     """Cuts of ``RANDOM_MIN``..``RANDOM_MAX`` characters drawn from ``random.Random(f"{seed}:{case_key}")``."""
-    rng = random.Random(f"{seed}:{case_key}")
+    rng = random.Random(encode(f"{seed}:{case_key}"))  # the str's UTF-8 bytes: the same seed, any case id
     out: Chunking = []
     pos = 0
     while pos < len(text):

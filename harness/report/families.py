@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.core.cases import SLICES
+from harness.core.textio import write_text
 
 if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
     pass
@@ -76,7 +77,7 @@ def write_families_md(path: Path, run_id: str, families: dict[str, list[dict]], 
         lines += [f"| `{parser}` | " + " | ".join(cells) + " |" for parser, cells in rows]
         lines.append("")
     lines += ["## Models", ""] + notes + [""]
-    path.write_text("\n".join(lines), encoding="utf-8")
+    write_text(path, "\n".join(lines))
 
 
 def show_families(console: Console, families: dict[str, list[dict]], root: Path) -> None:

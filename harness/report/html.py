@@ -28,6 +28,7 @@ from markupsafe import Markup
 
 from harness.core.cases import Case
 from harness.core.results import PASSING, clip
+from harness.core.textio import write_text
 from harness.formats import get_format
 from harness.report.flips import flip_tables
 from harness.report.markdown import provenance_lines
@@ -90,7 +91,7 @@ def write_report_html(log: RunLog, path: Path, max_rows: int = MAX_FAILING_ROWS)
         legend=LEGEND,
         max_text=MAX_TEXT_CHARS,
     )
-    Path(path).write_text(page, encoding="utf-8")
+    write_text(path, page)
 
 
 # --- figures ----------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.core.textio import write_text
 from harness.report.captures import capture_markdown
 from harness.report.drift import outcome_markdown
 from harness.report.faults import clusters_markdown
@@ -33,7 +34,7 @@ if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
 
 def write_report_md(log: RunLog, path: Path) -> None:
     """Write :func:`report_markdown` to ``path``. Raises ``OSError`` when it cannot be written."""
-    path.write_text(report_markdown(log), encoding="utf-8")
+    write_text(path, report_markdown(log))
 
 
 def report_markdown(log: RunLog) -> str:

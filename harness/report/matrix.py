@@ -24,6 +24,7 @@ from pathlib import Path
 from jinja2 import Environment
 
 from harness.core.results import PASSING
+from harness.core.textio import write_text
 
 RENDERED = ("curated", "generated", "observed")
 STREAMING = ("whole", "char", "random", "tokens")
@@ -96,7 +97,7 @@ def write_matrix_html(
         groups=GROUPS,
         not_run=sorted((not_run or {}).items()),
     )
-    Path(path).write_text(page, encoding="utf-8")
+    write_text(path, page)
 
 
 def _shade(passing: int, total: int) -> str:

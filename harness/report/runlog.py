@@ -17,6 +17,7 @@ from harness.core.cases import Case, load_cases
 from harness.core.errors import HarnessError
 from harness.core.jsonl import read_objects
 from harness.core.results import Record
+from harness.core.textio import write_text
 from harness.score.policy import Policy
 
 LOG_VERSION = 1
@@ -174,7 +175,7 @@ class RunLog:
         """Write ``run.json`` into :attr:`run_dir` (``results.jsonl`` and ``corpus.jsonl`` are written while the
         run goes); returns its path. Raises ``OSError`` when it cannot be written."""
         path = self.run_dir / RUN_FILE
-        path.write_text(json.dumps(self.to_json(), ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(self.to_json(), ensure_ascii=False, indent=1, default=str) + "\n")
         return path
 
     @classmethod

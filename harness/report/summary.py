@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.results import PASSING
+from harness.core.textio import open_text
 from harness.report.runlog import VERDICTS, RunLog
 
 if TYPE_CHECKING:  # pandas loads when a table is built, not when the CLI starts
@@ -127,7 +128,8 @@ def flat(text: str) -> str:
 
 def write_summary_csv(log: RunLog, path: Path) -> None:
     """``summary.csv``: :func:`summarize` of every record of the run (captured output included)."""
-    summarize(log.records).to_csv(path, index=False)
+    with open_text(path) as out:
+        summarize(log.records).to_csv(out, index=False)
 
 
 def got_text(record: dict) -> str:

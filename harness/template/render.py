@@ -92,6 +92,7 @@ __all__ = [
     "render_scenario",
     "render_messages",
     "split_completion",
+    "declared_tools",
     "HISTORY_USER",
     "BOS",
     "EOS",
@@ -227,6 +228,19 @@ def _first_turn(completion: str, fmt: FormatSpec) -> str:
     return completion[:end]
 
 
+def _without_closing_turn(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str]:
+    """Both renders without the turn the template writes after the last message (``fmt.closing_turn``): in the
+    full render the last such turn runs to the end; the same text is taken out of the generation prompt, where the
+    role header follows it. Command R+ (``CohereForAI-c4ai-command-r-plus-tool_use.jinja`` lines 192-199) ends
+    every render with its tool-use instruction as a system turn."""
+    at = full.rfind(fmt.closing_turn) if fmt.closing_turn else -1
+    if at < 0:
+        return full, gen
+    turn = full[at:]
+    k = gen.rfind(turn)
+    return full[:at], gen if k < 0 else gen[:k] + gen[k + len(turn) :]
+
+
 def split_completion(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str, str]:
     """Cut ``(prefix, completion, stop)`` out of a full render and a generation-prompt render.
 
@@ -238,8 +252,10 @@ def split_completion(full: str, gen: str, fmt: FormatSpec) -> tuple[str, str, st
     closed pre-filled block already wrote is dropped from the start of the completion (DeepSeek V3.2), and a
     second assistant turn the template writes after a stop marker is cut off (:func:`_first_turn`). One
     trailing stop marker of ``fmt.stop_markers`` (with any whitespace after it, e.g. ``<turn|>\\n``) is removed
-    from the completion and returned as ``stop`` (``""`` when there is none).
+    from the completion and returned as ``stop`` (``""`` when there is none). A turn the template writes after
+    the last message of both renders (``fmt.closing_turn``) is taken out of them first (:func:`_without_closing_turn`).
     """
+    full, gen = _without_closing_turn(full, gen, fmt)
     n = 0
     limit = min(len(full), len(gen))
     while n < limit and full[n] == gen[n]:
@@ -316,6 +332,12 @@ def _declaration_fault(
     ) from None
 
 
+def declared_tools(tools: list, fmt: FormatSpec) -> list:
+    """``tools`` as the format's templates are given them: completed by ``fmt.declare_tools`` where the format
+    has one (a new list; ``tools`` is left alone), else as they are."""
+    return fmt.declare_tools(tools) if tools and fmt.declare_tools else tools
+
+
 def _call_id(index: int) -> str:
     # 9 alphanumerics: the strictest id rule seen (Mistral-Small-3.2's template raises otherwise).
     return f"call{index:05d}"
@@ -330,7 +352,7 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
     ``string_arguments``; ``tool_calls`` omitted when there are none; content is ``""``, never None: several
     templates print None as text), plus
     ``reasoning_content`` when ``scenario.reasoning`` -- then rendered with ``enable_thinking=True``,
-    otherwise ``enable_thinking=False``. Tools: ``scenario.tools``.
+    otherwise ``enable_thinking=False``. Tools: ``scenario.tools`` (:func:`declared_tools`).
 
     The case (see the module doc for the cut):
 
@@ -384,7 +406,8 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
     if thinking:
         assistant["reasoning_content"] = scenario.reasoning
     tvars = {**fmt.template_vars, "enable_thinking": thinking}
-    tools = scenario.tools or None
+    declared = declared_tools(scenario.tools, fmt)
+    tools = declared or None
 
     try:
         gen = render_messages(template, history, tools, add_generation_prompt=True, **tvars)
@@ -464,7 +487,7 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
         format=fmt.name,
         text=text,
         expected=expected,
-        tools=scenario.tools,
+        tools=declared,
         prefix=prefix,
         slice=slice,
         tags=list(scenario.tags),

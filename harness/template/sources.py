@@ -6,7 +6,7 @@ be used is an error, not a silent switch to another template. Otherwise the hub 
 
 1. ``local_dir`` -- a model directory the user gave (``model_dir``): ``chat_template.jinja``, else
    ``chat_template.json`` (``{"chat_template": ...}``), else ``tokenizer_config.json``'s ``chat_template``
-   (a string, or a list of ``{"name", "template"}`` from which ``default`` is taken) -- the files
+   (a string, or a list of ``{"name", "template"}`` from which ``tool_use``, else ``default``, is taken) -- the files
    transformers saves a chat template in, the standalone ``.jinja`` first as transformers 5.x reads it.
 2. ``hub`` -- the catalog's ``hf_repo``/``hf_file``/``hf_revision`` through ``huggingface_hub``. A copy
    already in the HF cache (``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or the default, read at call time) is used
@@ -142,6 +142,31 @@ def template_from_text(text: str, model: str, format: str, **provenance) -> Chat
 # --- source 1: a local model directory -------------------------------------------------------------
 
 
+def _template_in_json(path: Path) -> tuple[str, str] | None:
+    """``(text, key)`` of the chat template in a ``chat_template.json`` / ``tokenizer_config.json``, None when it has
+    no ``chat_template``. A named list (``[{"name", "template"}]``, Cohere's) gives ``tool_use`` when it has one, as
+    transformers' ``apply_chat_template`` picks it for a request with tools (every render here has them), else
+    ``default``. Raises :class:`_SourceFailed` for invalid JSON or a value of another shape."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise _SourceFailed(f"{path}: not valid JSON: {_short(exc)}") from None
+    value = data.get("chat_template") if isinstance(data, dict) else None
+    if value is None or isinstance(value, str):
+        return None if value is None else (value, "chat_template")
+    if isinstance(value, list):
+        named = {t.get("name"): t.get("template") for t in value if isinstance(t, dict)}
+        for wanted in ("tool_use", "default"):
+            text = named.get(wanted)
+            if isinstance(text, str):
+                return text, f"chat_template[{wanted}]"
+        raise _SourceFailed(
+            f"{path}: chat_template list has no 'tool_use' or 'default' template "
+            f"(names: {', '.join(map(str, named)) or 'none'})"
+        )
+    raise _SourceFailed(f"{path}: chat_template is a {type(value).__name__}, not a string or list")
+
+
 def _from_local_dir(model_dir: str) -> tuple[str, dict]:
     root = Path(model_dir)
     if not root.is_dir():
@@ -151,26 +176,10 @@ def _from_local_dir(model_dir: str) -> tuple[str, dict]:
         return jinja.read_text(encoding="utf-8"), {"location": str(root), "file": jinja.name}
     for name in ("chat_template.json", "tokenizer_config.json"):
         path = root / name
-        if not path.is_file():
-            continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise _SourceFailed(f"{path}: not valid JSON: {_short(exc)}") from None
-        value = data.get("chat_template") if isinstance(data, dict) else None
-        if value is None:
-            continue
-        if isinstance(value, str):
-            return value, {"location": str(root), "file": name, "key": "chat_template"}
-        if isinstance(value, list):
-            named = {t.get("name"): t.get("template") for t in value if isinstance(t, dict)}
-            default = named.get("default")
-            if isinstance(default, str):
-                return default, {"location": str(root), "file": name, "key": "chat_template[default]"}
-            raise _SourceFailed(
-                f"{path}: chat_template list has no 'default' template (names: {', '.join(map(str, named)) or 'none'})"
-            )
-        raise _SourceFailed(f"{path}: chat_template is a {type(value).__name__}, not a string or list")
+        if path.is_file():
+            found = _template_in_json(path)
+            if found is not None:
+                return found[0], {"location": str(root), "file": name, "key": found[1]}
     raise _SourceFailed(
         f"{model_dir}: no chat_template.jinja, and no chat_template in chat_template.json or tokenizer_config.json"
     )
@@ -276,6 +285,12 @@ def _from_hub(entry: ModelEntry, offline: bool) -> tuple[str, dict]:
     parts = Path(path).parts
     if "snapshots" in parts:  # .../models--org--name/snapshots/<commit>/<file>
         info["revision"] = parts[parts.index("snapshots") + 1]
+    if entry.hf_file.endswith(".json"):  # tokenizer_config.json / chat_template.json: the template is a field
+        found = _template_in_json(Path(path))
+        if found is None:
+            raise _SourceFailed(f"{entry.hf_repo}/{entry.hf_file} has no chat_template")
+        info["key"] = found[1]
+        return found[0], info
     try:
         return Path(path).read_text(encoding="utf-8"), info
     except (OSError, UnicodeDecodeError) as exc:

@@ -75,6 +75,7 @@ class _Reader(ThinkBlockReader):
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
     call_open, call_close = ACTION_OPEN, ACTION_CLOSE
+    list_close = ACTION_CLOSE  # what closes a block after its list (Command R+'s reader: the code fence)
     think_open, think_close = THINK_OPEN, THINK_CLOSE
 
     def __init__(self, prefix: str):
@@ -175,8 +176,8 @@ class _Reader(ThinkBlockReader):
         return True
 
     def _after_list(self) -> bool:
-        """After the list: ``<|END_ACTION|>``, or (drift) the next ``<|START_ACTION|>``."""
-        return self._block_closed(ACTION_CLOSE, ACTION_OPEN, "the action list", self._accept)
+        """After the list: ``list_close`` (``<|END_ACTION|>``), or (drift) the next ``call_open``."""
+        return self._block_closed(self.list_close, self.call_open, "the action list", self._accept)
 
 
 def _call(item: object, at: int) -> tuple[str, dict, str | None]:

@@ -8,6 +8,8 @@ templates``; see :mod:`harness.formats.mistral`):
   (``ID``: 9 characters, or the template raises), drops the turn's content, and ends with ``</s>``;
 - ``unsloth-mistral-Devstral-Small-2507.jinja`` writes the content first, then ``[TOOL_CALLS]NAME[ARGS]ARGS``
   per call, then ``</s>``;
+- Magistral Small 2506 (no template in the sdist; its model card and mistral-common's v11 template generator)
+  starts its turn with plain-text ``<think>REASONING</think>``, then content and calls;
 - ``ARGS`` is ``tojson`` of the arguments (``json.dumps``, non-ASCII kept), so a string value may hold
   ``[TOOL_CALLS]``, ``[ARGS]`` or ``</s>`` literally.
 
@@ -30,13 +32,17 @@ Reading rules:
   is *surfaced*: the raw text from ``[TOOL_CALLS]`` up to the fault (or up to a later ``[TOOL_CALLS]`` when that
   comes first) becomes content, with a diagnostic, and reading goes on from there. Prose is never dropped.
 - Content is the text outside calls (before, between and after them), concatenated and stripped of
-  surrounding whitespace (``None`` when empty). Trailing ``</s>`` is dropped; elsewhere it is text. These
-  templates write no reasoning.
+  surrounding whitespace (``None`` when empty). Trailing ``</s>`` is dropped; elsewhere it is text.
+- Reasoning: a ``<think>`` ... ``</think>`` block at the start of the text (whitespace before it at most) is
+  reasoning, stripped; ``<think>`` after other text or a call is content; inside the block only ``</think>`` ends
+  it (a ``[TOOL_CALLS]`` there is reasoning text); a block the end of the text cuts off is reasoning up to the
+  end; a prefix whose last ``<think>`` is not closed starts the text in reasoning
+  (:class:`MistralThinkReader`, shared with :mod:`parsers.own.mistral_reasoning`, whose block is ``[THINK]``).
 
 Streaming: content is released as soon as it cannot be the start of a marker (a trailing proper prefix of any
-marker of the format, such as ``[`` or ``[TOOL``, is held back). Each call is held from ``[TOOL_CALLS]`` until
-its JSON closes and is then emitted whole (name, arguments JSON and id), so streaming equals one-shot for any
-chunking, malformed input included: nothing emitted ever needs retracting.
+marker of the format or of the reasoning block's, such as ``[``, ``[TOOL`` or ``<thi``, is held back). Each call
+is held from ``[TOOL_CALLS]`` until its JSON closes and is then emitted whole (name, arguments JSON and id), so
+streaming equals one-shot for any chunking, malformed input included: nothing emitted ever needs retracting.
 """
 
 from __future__ import annotations
@@ -44,13 +50,13 @@ from __future__ import annotations
 import json
 import re
 
-from harness.formats.mistral import ARGS, CALL_ID, SPEC, TOOL_CALLS
-from parsers.own._base import BlockReader, OwnParser, proper_prefixes
+from harness.formats.mistral import ARGS, CALL_ID, SPEC, THINK_CLOSE, THINK_OPEN, TOOL_CALLS
+from parsers.own._base import BlockReader, OwnParser, ThinkBlockReader, proper_prefixes
 from parsers.own._common import JsonExtent, Malformed, object_arguments, skip
 from parsers.own.llama3_json import NESTED_TOO_DEEP
 
 _STOPS = SPEC.stop_markers
-_MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
+_MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS + SPEC.thought_markers))
 _PREFIXES, _MAXLEN = proper_prefixes(_MARKERS), max(map(len, _MARKERS))
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -62,23 +68,25 @@ _COMPACT_AT = 4096
 class MistralParser(OwnParser):
     """Parser protocol implementation for Mistral ``[TOOL_CALLS]`` calls (see the module docstring).
 
-    ``tools`` and ``prefix`` are accepted for the protocol: the JSON carries its types and these templates
-    pre-fill nothing."""
+    ``tools`` is accepted for the protocol: the JSON carries its types. ``prefix`` (the templates pre-fill
+    nothing) matters only when it leaves a ``<think>`` open."""
 
     name = "toolcall-harness:mistral"
     formats = ("mistral",)
     limitations = (
         "The one-shot :class:`~harness.core.messages.Message` has no place for call ids: the ``[CALL_ID]`` "
         '(or old-format ``"id"``) is returned only on streamed deltas (``ToolCallDelta.id``).',
-        "``[THINK]...[/THINK]`` reasoning (Magistral) is not read: neither template writes it; it stays content "
-        "(the ``mistral_reasoning`` format reads it).",
+        "``[THINK]...[/THINK]`` reasoning (Magistral 2507 and later) is not read: it stays content (the "
+        "``mistral_reasoning`` format reads it); only Magistral Small 2506's plain-text ``<think>`` is.",
+        "A ``[TOOL_CALLS]`` inside an unclosed ``<think>`` block stays reasoning text (as llama.cpp reads one inside "
+        "``[THINK]``); vLLM 0.33's mistral parser ends the reasoning there and reads the call.",
         "Parallel calls written without a ``[TOOL_CALLS]`` before each "
         "(``[TOOL_CALLS]a[ARGS]{}b[ARGS]{}``) give the first call; the rest is surfaced as content.",
     )
     stops = _STOPS
 
     def reader(self, tools: list | None, prefix: str, whole: bool) -> MistralReader:
-        return MistralReader()
+        return _Reader(prefix)
 
 
 class MistralReader(BlockReader):
@@ -244,6 +252,24 @@ class MistralReader(BlockReader):
         self._reset_call()
         self.pos = end
         self.step = self._text
+
+
+class MistralThinkReader(ThinkBlockReader, MistralReader):
+    """:class:`MistralReader` whose text may open with a reasoning block ``think_open`` ... ``think_close``
+    (:class:`~parsers.own._base.ThinkBlockReader`'s rules); a subclass sets the block's markers and the hold-back
+    ``prefixes`` / ``maxlen`` that cover them. ``prefix`` (the prompt's tail) whose last ``think_open`` is not
+    closed starts the text in reasoning (a continued turn)."""
+
+    def __init__(self, prefix: str):
+        super().__init__()
+        self.think_allowed = True  # a reasoning block may still open the text
+        i = prefix.rfind(self.think_open)
+        if i >= 0 and self.think_close not in prefix[i:]:
+            self.step, self.think_allowed = self._think, False
+
+
+class _Reader(MistralThinkReader):
+    think_open, think_close = THINK_OPEN, THINK_CLOSE
 
 
 def _json_call(obj) -> tuple[str, dict, str | None] | None:

@@ -8,7 +8,7 @@ in the llama-cpp-python 0.3.36 sdist): ``[THINK]REASONING[/THINK]`` (line 95), t
 
 Reading rules: the calls and the text around them are :class:`parsers.own.mistral.MistralReader`'s (names, the
 optional ``[CALL_ID]``, the older JSON-array form, faults surfaced as content, cut-off calls dropped); the
-``[THINK]`` block is :class:`parsers.own._base.ThinkBlockReader`'s:
+``[THINK]`` block is :class:`parsers.own.mistral.MistralThinkReader`'s (the mistral format's ``<think>`` reader):
 
 - Only a ``[THINK]`` at the start of the text (whitespace before it at most) opens reasoning; after other
   content or a call it is content text.
@@ -24,8 +24,8 @@ back); each call is emitted whole once its JSON closes, so streaming equals one-
 from __future__ import annotations
 
 from harness.formats.mistral_reasoning import SPEC, THINK_CLOSE, THINK_OPEN
-from parsers.own._base import OwnParser, ThinkBlockReader, proper_prefixes
-from parsers.own.mistral import MistralReader
+from parsers.own._base import OwnParser, proper_prefixes
+from parsers.own.mistral import MistralThinkReader
 
 _STOPS = SPEC.stop_markers
 _MARKERS = tuple(dict.fromkeys(SPEC.markers + _STOPS))
@@ -43,7 +43,8 @@ class MistralReasoningParser(OwnParser):
         "A call written inside ``[THINK]`` stays reasoning text, as llama.cpp reads it.",
         "The text alone cannot tell a continued reasoning block: give the prompt's tail (ending ``[THINK]...``) "
         "as the prefix to have text before ``[/THINK]`` read as reasoning.",
-        "Magistral Small 2506's plain-text ``<think>...</think>`` is not read as reasoning: it stays content.",
+        "Magistral Small 2506's plain-text ``<think>...</think>`` is not read as reasoning: it stays content "
+        "(the ``mistral`` format reads it).",
     )
     stops = _STOPS
 
@@ -51,19 +52,11 @@ class MistralReasoningParser(OwnParser):
         return _Reader(prefix)
 
 
-class _Reader(ThinkBlockReader, MistralReader):
-    """:class:`~parsers.own.mistral.MistralReader` whose text (``_text``) may open with a ``[THINK]`` block
-    (:class:`~parsers.own._base.ThinkBlockReader`)."""
+class _Reader(MistralThinkReader):
+    """:class:`~parsers.own.mistral.MistralThinkReader` with a ``[THINK]`` block."""
 
     prefixes, maxlen = _PREFIXES, _MAXLEN
     think_open, think_close = THINK_OPEN, THINK_CLOSE
-
-    def __init__(self, prefix: str):
-        super().__init__()
-        self.think_allowed = True  # a [THINK] block may still open the text
-        i = prefix.rfind(THINK_OPEN)
-        if i >= 0 and THINK_CLOSE not in prefix[i:]:  # a continued turn left [THINK] open
-            self.step, self.think_allowed = self._think, False
 
 
 PARSERS = [MistralReasoningParser]  # registry entry (see harness/parse/registry.py)

@@ -9,61 +9,29 @@ from __future__ import annotations
 import hashlib
 import os
 
-from harness.assets.vocabularies import TOKENIZER_PACKAGES, _sha256, package_tokenizer_dir
+from harness.assets.o200k import FILE_NAME, O200K_BASE_URL, is_o200k_base, tiktoken_from_quicktok, write_file
+from harness.assets.vocabularies import O200K_PACKAGE, TOKENIZER_PACKAGES, package_tokenizer_dir
+from harness.engines.spec import worker_build_dir
 
 # Set by ENGINE.worker_env in the main environment: the folder of the real Gemma 4 tokenizer
 # (harness.assets.tokenizers.tokenizer_dir(), a transformers save_pretrained folder).
 TOKENIZER_ENV = "TOOLCALL_HARNESS_TOKENIZER_GEMMA4"
 
 
-# What openai-harmony (and tiktoken) expect of o200k_base.tiktoken: OpenAI's published sha256.
-O200K_BASE_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-O200K_BASE_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"  # tiktoken's cache key
-
-
 def _cache_root() -> str:
     """Where the worker keeps what it builds once (the engine's environment folder, else the user's cache)."""
-    env = os.environ.get("TOOLCALL_HARNESS_ENGINE_ENV")
-    root = (
-        os.path.join(env, "built")
-        if env
-        else os.path.join(os.path.expanduser("~"), ".cache", "toolcall-harness", "vllm-built")
-    )
-    os.makedirs(root, exist_ok=True)
-    return root
+    return worker_build_dir("vllm")
 
 
 def o200k_base_file() -> str:
-    """``o200k_base.tiktoken`` rebuilt from quicktok's ``o200k.vocab`` (records: u16 length, token bytes, u32 rank,
-    after a u32 count), written as tiktoken's text layout (``base64(bytes) rank`` per line, by rank) and checked
-    against OpenAI's published sha256 (:data:`O200K_BASE_SHA256`); cached. Returns its path."""
-    import base64
-    import struct
-
-    target = os.path.join(_cache_root(), "tiktoken", "o200k_base.tiktoken")
-    if os.path.isfile(target) and _sha256(target) == O200K_BASE_SHA256:
+    """``o200k_base.tiktoken`` rebuilt from the installed quicktok package's ``o200k.vocab`` and checked against
+    OpenAI's sha256 (:func:`harness.assets.o200k.tiktoken_from_quicktok`); cached. Returns its path."""
+    target = os.path.join(_cache_root(), "tiktoken", FILE_NAME)
+    if is_o200k_base(target):
         return target
-    source = os.path.join(package_tokenizer_dir("harmony"), "o200k.vocab")
+    source = os.path.join(package_tokenizer_dir("harmony"), O200K_PACKAGE.check_file)
     with open(source, "rb") as f:
-        data = f.read()
-    (count,), offset, ranks = struct.unpack_from("<I", data, 0), 4, {}
-    while offset < len(data):
-        (length,) = struct.unpack_from("<H", data, offset)
-        token = data[offset + 2 : offset + 2 + length]
-        (rank,) = struct.unpack_from("<I", data, offset + 2 + length)
-        ranks[rank] = token
-        offset += 6 + length
-    if len(ranks) != count or sorted(ranks) != list(range(count)):
-        raise RuntimeError(f"{source}: not a complete rank table ({len(ranks)} of {count} ranks)")
-    text = b"".join(base64.b64encode(ranks[r]) + b" " + str(r).encode() + b"\n" for r in range(count))
-    digest = hashlib.sha256(text).hexdigest()
-    if digest != O200K_BASE_SHA256:
-        raise RuntimeError(f"o200k_base rebuilt from {source} has sha256 {digest}, not OpenAI's {O200K_BASE_SHA256}")
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    tmp = f"{target}.{os.getpid()}.part"
-    with open(tmp, "wb") as f:
-        f.write(text)
-    os.replace(tmp, target)
+        write_file(target, tiktoken_from_quicktok(f.read(), source))
     return target
 
 
@@ -77,10 +45,8 @@ def use_o200k_base() -> str:
     os.makedirs(cache, exist_ok=True)
     keyed = os.path.join(cache, hashlib.sha1(O200K_BASE_URL.encode()).hexdigest())
     if not os.path.isfile(keyed):
-        tmp = f"{keyed}.{os.getpid()}.part"
-        with open(path, "rb") as src, open(tmp, "wb") as out:
-            out.write(src.read())
-        os.replace(tmp, keyed)
+        with open(path, "rb") as src:
+            write_file(keyed, src.read())
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", cache)
     return path
 

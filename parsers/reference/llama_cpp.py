@@ -73,6 +73,9 @@ FORMATS: dict[str, Launch] = {
     # Command R7B: llama.cpp's autoparser on its tool_use template (Cohere2MoE.jinja has a specialized handler,
     # common_chat_params_init_cohere2moe); thinking on, the template's default.
     "cohere": Launch("models/templates/CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja"),  # untested
+    # Command R+: llama.cpp's autoparser on its tool_use template, with its Command R+ patch (content wrapped in
+    # <|CHATBOT_TOKEN|> ... <|END_OF_TURN_TOKEN|>, common/chat-diff-analyzer.cpp); no thinking.
+    "command_r": Launch("models/templates/CohereForAI-c4ai-command-r-plus-tool_use.jinja"),  # untested
     # Functionary v3.2: llama.cpp's specialized handler (common/chat.cpp, common_chat_params_init_functionary_v3_2).
     "functionary_v32": Launch("models/templates/meetkai-functionary-medium-v3.2.jinja"),  # untested
     # FireFunction v2: llama.cpp's auto-parser derives functools[...] from the template (test-chat.cpp, "FireFunction").

@@ -37,6 +37,7 @@ from parsers.reference._mlx_lm_vocab import MINIMAX_VOCAB as _MINIMAX_VOCAB
 from parsers.reference._mlx_lm_vocab import MISTRAL_VOCAB as _MISTRAL_VOCAB
 from parsers.reference._mlx_lm_vocab import MUSE_GLIMMER_VOCAB as _MUSE_GLIMMER_VOCAB
 from parsers.reference._mlx_lm_vocab import QWEN3_VOCAB as _QWEN3_VOCAB
+from parsers.reference._stop_cut import StopCut
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,8 @@ UNSUPPORTED: dict[str, str] = {
     "the calls)",
     **dict.fromkeys(("seed_oss", "minicpm5"), "no tool parser: mlx-lm has no tool_parsers module for its XML calls"),
     **dict.fromkeys(("apriel", "nemotron_v2", "gigachat3", "gigachat31"), "no tool parser: none reads its JSON calls"),
+    "command_r": "no tool parser: none reads Command R+'s Action: code block (and _infer_tool_parser finds none of its "
+    "markers in the template)",
     "llama4_pythonic": "no tool parser: no Llama 4 template offline, and _infer_tool_parser finds none of its markers "
     "in Meta's Llama 4 template (it writes <|python_start|>, which no mlx-lm tool parser names)",
     "apertus": "no tool parser: mlx-lm has no tool_parsers module for <|tools_prefix|> (and _infer_tool_parser finds "
@@ -188,7 +191,7 @@ class _Runtime:
         self.tool_module = tool_module
         self.server = server
         # Before 0.32 the server tracks states on token ids inside the generator (``SequenceStateMachine``). The
-        # stop token never reaches it here (``_StopCut`` ends the text), but its id is declared as the model's eos
+        # stop token never reaches it here (``StopCut`` ends the text), but its id is declared as the model's eos
         # id, as a real tokenizer declares it: ``_make_state_machine`` adds it to every state's transitions (a
         # state with none, Mistral's "tool" without an end marker, would be an empty edge list, which
         # ``SequenceStateMachine`` cannot build). The ids are the stand-in vocabulary's, never produced by the
@@ -277,36 +280,6 @@ def _captured_server_warnings() -> Iterator[list[str]]:
             root.removeHandler(null)
 
 
-class _StopCut:
-    """Ends the text at the first stop marker, as a stop token ends generation; holds back a chunk tail
-    that may be the start of one (chunks are arbitrary, a real stop token is never split)."""
-
-    def __init__(self, stop_markers: tuple[str, ...]) -> None:
-        self.stop_markers = stop_markers
-        self._held = ""
-        self.stopped: str | None = None
-        self.ignored = 0
-
-    def feed(self, chunk: str) -> str:
-        if self.stopped is not None:
-            self.ignored += len(chunk)
-            return ""
-        text = self._held + chunk
-        hits = [(text.find(m), m) for m in self.stop_markers if m in text]
-        if hits:
-            pos, marker = min(hits)
-            self.stopped, self._held = marker, ""
-            self.ignored += len(text) - pos - len(marker)
-            return text[:pos]
-        keep = max((n for m in self.stop_markers for n in range(1, len(m)) if text.endswith(m[:n])), default=0)
-        self._held = text[len(text) - keep :] if keep else ""
-        return text[: len(text) - keep]
-
-    def flush(self) -> str:
-        held, self._held = self._held, ""
-        return held
-
-
 class _ServerLoop:
     """State of one ``handle_completion`` request: the loop body per generated chunk, and its ending."""
 
@@ -323,7 +296,7 @@ class _ServerLoop:
         self.tool_text = ""
         self.tool_calls: list[str] = []
         self.made_tool_call = False
-        self.cut = _StopCut(runtime.config.stop_markers)
+        self.cut = StopCut(runtime.config.stop_markers)
         self.diagnostics: list[str] = []
 
     def step(self, chunk: str) -> list[dict]:

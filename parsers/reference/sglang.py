@@ -135,7 +135,7 @@ FORMATS: dict[str, Launch] = {
         model_name="meta-llama/Llama-3.1-8B-Instruct",
         template="meta-llama-Llama-3.1-8B-Instruct.jinja",
     ),
-    # Mistral Small 3.2 / Devstral Small (neither thinks: no reasoning parser).
+    # Mistral Small 3.2 / Devstral Small: no reasoning parser (Magistral 2506's text <think> stays content).
     "mistral": Launch(
         tool_call_parser="mistral",
         reasoning_parser=None,
@@ -222,6 +222,7 @@ UNSUPPORTED = {
     "minimax_m3": "not configured yet: SGLang 0.5.23's minimax-m3 tool and reasoning parsers are untried here",
     "ling3": "not configured yet: SGLang 0.5.23's ling3 tool and reasoning parsers are untried here",
     **dict.fromkeys(("seed_oss", "apriel", "nemotron_v2"), "no detector: SGLang 0.5.23 registers none for its calls"),
+    "command_r": "no detector: SGLang 0.5.23's cohere_command4 reads <|START_ACTION|>, not Command R+'s Action: block",
     **dict.fromkeys(("gigachat3", "gigachat31", "minicpm5"), "not configured yet: SGLang 0.5.23's detector is untried"),
 }
 

@@ -61,6 +61,7 @@ UNSUPPORTED: dict[str, str] = {
         "llama4_pythonic",
         "lfm2",
         "cohere",
+        "command_r",
         "minimax_m3",
         "ling3",
         "seed_oss",

@@ -23,6 +23,8 @@ from harness.core.guards import captured_logs
 from harness.core.messages import Message, ToolCall, parse_arguments
 from harness.core.protocol import Delta, ToolCallDelta
 from harness.engines.spec import PipEngine
+from harness.formats.harmony import ends_with_call
+from parsers.reference._token_ids import MarkerTail, stable_ids
 from parsers.reference._vllm_tokenizers import (  # noqa: F401 (two are re-exported for the engine tests)
     TOKENIZER_ENV,
     harmony_tokenizer_dir,
@@ -37,13 +39,6 @@ from parsers.reference._vllm_tokenizers import (  # noqa: F401 (two are re-expor
 
 def _ends_with(marker: str) -> Callable[[str], bool]:
     return lambda text: text.rstrip().endswith(marker)
-
-
-def _harmony_call_at_end(text: str) -> bool:
-    """Whether the last Harmony message of ``text`` is addressed to a function (so generation stopped at
-    ``<|call|>``): its header, before ``<|message|>``, holds `` to=``."""
-    last = text.rsplit("<|start|>", 1)[-1]
-    return " to=" in last.split("<|message|>", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -187,7 +182,7 @@ FORMATS: dict[str, Launch] = {
         tool_call_open=" to=functions.",
         stop_after_call="<|call|>",
         stop_otherwise="<|return|>",
-        call_at_end=_harmony_call_at_end,
+        call_at_end=ends_with_call,
         is_harmony=True,
         stream_ids="encode",
     ),
@@ -196,6 +191,7 @@ FORMATS: dict[str, Launch] = {
 UNSUPPORTED: dict[str, str] = {
     "cohere": "no Cohere tokenizer offline (vLLM's parsers would be --tool-call-parser cohere_command3 / "
     "cohere_command4, vllm/tool_parsers/cohere_command_tool_parser.py)",
+    "command_r": "no parser: vLLM 0.33.0's Cohere parsers (cohere_command3 / cohere_command4) read <|START_ACTION|>",
     **dict.fromkeys(("glm45", "glm47"), "no GLM tokenizer offline (its <think>, <|assistant|> ids drive the parser)"),
     "minimax_m2": "no MiniMax-M2 tokenizer offline (its </think> id ends reasoning)",
     "kimi_k2": "no Kimi tokenizer offline (its section tokens are the kimi_k2 parser's token-id terminals)",
@@ -264,10 +260,8 @@ class _Runtime:
             from vllm.entrypoints.openai.parser.harmony_utils import get_encoding
 
             self._harmony = get_encoding()
-        # Proper prefixes of the added tokens: a streamed tail that could still grow into one is held back.
-        added = list(self.tokenizer.get_added_vocab())
-        self._marker_prefixes = {t[:i] for t in added for i in range(1, len(t))}
-        self._longest_marker = max((len(t) for t in added), default=0)
+        # A streamed tail that could still grow into an added token is held back.
+        self.held_tail = MarkerTail(self.tokenizer.get_added_vocab())
 
     @classmethod
     def _load_tokenizer(cls, config: Launch) -> Any:
@@ -306,13 +300,6 @@ class _Runtime:
         if self._harmony is not None and not skip_special_tokens:
             return self._harmony.decode(ids)
         return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens, clean_up_tokenization_spaces=False)
-
-    def held_tail(self, text: str) -> int:
-        """Length of the longest end of ``text`` that is the start of an added token (it may still become one)."""
-        for k in range(min(self._longest_marker - 1, len(text)), 0, -1):
-            if text[-k:] in self._marker_prefixes:
-                return k
-        return 0
 
     def stop_id(self, text_so_far: str) -> int:
         config = self.config
@@ -483,17 +470,9 @@ class VllmStream:
         it differently) -- unless ``final``; their detokenized text (without special tokens when the request
         skips them). A token run that would split a character waits for the rest."""
         rt = self._rt
-        head = self._pending if final else self._pending[: len(self._pending) - rt.held_tail(self._pending)]
-        ids = rt.encode(head)
-        if not final:
-            ids = ids[:-1]
-        while ids:
-            raw = rt.decode(ids)
-            if head.startswith(raw):
-                self._pending = self._pending[len(raw) :]
-                return rt.decode(ids, skip_special_tokens=bool(self._request.skip_special_tokens)), ids
-            ids = ids[:-1]
-        return "", []
+        ids, used = stable_ids(self._pending, rt.encode, rt.decode, 0 if final else rt.held_tail(self._pending), final)
+        self._pending = self._pending[used:]
+        return (rt.decode(ids, skip_special_tokens=bool(self._request.skip_special_tokens)), ids) if ids else ("", [])
 
     def _step(self, text: str, ids: list[int], finish_reason: str | None) -> list[Delta]:
         with _captured_vllm_logs(self.diagnostics):

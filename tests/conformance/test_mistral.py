@@ -1,5 +1,7 @@
 """Conformance of the project's own Mistral parser (``parsers/own/mistral.py``) and of the mistral family end
-to end (Mistral Small 3.2, Devstral Small): the shared suite's config plus the tests specific to the format.
+to end (Mistral Small 3.2, Devstral Small; Magistral Small 2506's text ``<think>`` reasoning, which no template of
+the sdist writes, through its canitoolcall fixture): the shared suite's config plus the tests specific to the
+format.
 """
 
 from __future__ import annotations
@@ -22,10 +24,15 @@ from conformance.suite import (
     view,
 )
 from harness.core.errors import TemplateRenderError, UnrepresentableError
-from harness.core.messages import ToolCall
+from harness.core.messages import Message, ToolCall
 from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
+from harness.corpus.peers import canitoolcall, llama_cpp
 from harness.formats import format_edge_scenarios, get_format
+from harness.formats.mistral import THINK_CLOSE, THINK_OPEN
+from harness.score.policy import Policy
+from harness.score.runner import evaluate_case
+from harness.score.verdicts import score
 from harness.template.render import HISTORY_USER, render_messages, render_scenario
 from parsers.own.mistral import MistralParser
 
@@ -117,6 +124,20 @@ STRICT = {
         [("grep", {"pattern": "TODO"})],
         "Let me search for that.",
     ),
+    # Magistral Small 2506: <think>\nthoughts\n</think>\n\nanswer (its model card's system prompt), then calls
+    "magistral-think-then-call": (
+        f"{THINK_OPEN}\nThe user wants the weather.\n{THINK_CLOSE}\n\n" + call_text("get_weather", {"city": "Paris"}),
+        [("get_weather", {"city": "Paris"})],
+        None,
+        "The user wants the weather.",
+    ),
+    "magistral-think-content-call": (
+        f"{THINK_OPEN}\nTwo.\n{THINK_CLOSE}\n\nChecking." + call_text("a", {}, "call00000"),
+        [("a", {})],
+        "Checking.",
+        "Two.",
+    ),
+    "magistral-no-call": (f"{THINK_OPEN}\nA greeting.\n{THINK_CLOSE}\n\nHello!", [], "Hello!", "A greeting."),
 }
 
 
@@ -203,7 +224,53 @@ HOLD_BACK_TEXTS = [
     "a [TO b [ARG c </ d [CALL_I e [",
     "x\n" + TC + "bad[ARGS]{x}\ny",
     TC + '[{"name": "f", "arguments": {"a": "]"}}]' + call_text("g", {}),
+    f"{THINK_OPEN}a <thi b </think c [TOOL{THINK_CLOSE}<th" + call_text("f", {"a": THINK_CLOSE}) + "</s>",
 ]
+
+
+def test_think_text_block_rules():
+    """Magistral Small 2506's plain-text block: only one at the start of the text is reasoning."""
+    assert view(PARSER.parse(f" {THINK_OPEN}r{THINK_CLOSE}c")) == ("c", "r", [])
+    weather = call_text("get_weather", {"city": "Paris"})
+    later = PARSER.parse(f"Hi {THINK_OPEN}x{THINK_CLOSE}" + weather)
+    assert (later.content, later.reasoning, len(later.tool_calls)) == (f"Hi {THINK_OPEN}x{THINK_CLOSE}", None, 1)
+    after_call = PARSER.parse(weather + f"{THINK_OPEN}x{THINK_CLOSE}")
+    assert (after_call.content, after_call.reasoning) == (f"{THINK_OPEN}x{THINK_CLOSE}", None)
+    # cut off inside the block: reasoning up to the end; a [TOOL_CALLS] there is reasoning text
+    assert view(PARSER.parse(f"{THINK_OPEN}The user wants " + weather)) == (None, "The user wants " + weather, [])
+    # a continued turn whose prompt left <think> open
+    assert view(PARSER.parse(f" more{THINK_CLOSE}Hello", None, f"[/INST]{THINK_OPEN}I'm")) == ("Hello", "more", [])
+    # the [THINK] control tokens of later Magistral models are the mistral_reasoning format's: content here
+    assert PARSER.parse("[THINK]r[/THINK]c").content == "[THINK]r[/THINK]c"
+
+
+def test_peer_cases_pass():
+    """canitoolcall's mistral fixtures (Magistral Small 2506's ``<think>r</think>c`` among them) and llama.cpp's
+    Mistral Small 3.2 / Devstral / Nemo cases, one-shot and streamed."""
+    cit = canitoolcall.load_suite().cases["mistral"]
+    lcp = llama_cpp.load_cases().for_format("mistral")
+    magistral = [c for c in cit if c.extra["peer"]["models"][0] == "mistralai/Magistral-Small-2506"]
+    assert (len(cit), len(lcp), [c.id for c in magistral]) == (33, 10, ["canitoolcall/mistral/vllm-v11-think-text"])
+    failures = [
+        (case.id, r.mode)
+        for case in cit + lcp
+        for r in evaluate_case(case, PARSER, FMT, ["oneshot", "whole", "char"], seed=3)
+        if r.verdict != "pass"
+    ]
+    assert failures == []
+
+
+def test_reasoning_policy_decides_where_the_think_text_goes():
+    """The own parser extracts the block (the default ``deepseek`` form, as canitoolcall expects); the model
+    card's vLLM command (no ``--reasoning-parser``) and the reference engines' mistral entries leave it in content:
+    that answer passes under ``reasoning=none`` and ``any`` only."""
+    (case,) = [c for c in canitoolcall.load_suite().cases["mistral"] if c.id.endswith("/vllm-v11-think-text")]
+    extracted, left = PARSER.parse(case.text), Message(content=case.text)
+    verdicts = {
+        form: tuple(score(case, got, FMT, policy=Policy(reasoning=form)).verdict for got in (extracted, left))
+        for form in ("deepseek", "none", "any")
+    }
+    assert verdicts == {"deepseek": ("pass", "fail"), "none": ("fail", "pass"), "any": ("pass", "pass")}
 
 
 def test_stream_is_incremental_and_calls_arrive_whole_at_close():

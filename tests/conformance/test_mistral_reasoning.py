@@ -84,7 +84,7 @@ def test_think_block_rules():
     # a continued turn whose prompt left [THINK] open
     cont = PARSER.parse(" thinking[/THINK]Hello", None, "[THINK]I'm")
     assert (cont.reasoning, cont.content) == ("thinking", "Hello")
-    # Magistral Small 2506's text <think> is not this format's: content
+    # Magistral Small 2506's text <think> is not this format's (the mistral format reads it): content
     assert PARSER.parse("<think>r</think>c", None, "").content == "<think>r</think>c"
 
 

@@ -100,7 +100,13 @@ def test_check_prints_counts_and_failing_cases(tmp_path):
         (("check", "{observed}", "--parser", "own", "--out", "{tmp}"), "error: Is a directory"),
         (("check", "{observed}", "--parser", "own", "--format", "nope"), "error: unknown format nope"),
         (("check", "{observed}", "--parser", "transformers", "--modes", "prefix"), "do not apply to transformers"),
-        (("eval", "--timeout", "-1"), "must be more than 0 seconds"),
+        (("eval", "--timeout", "-1"), "must be more than 0 and at most 86400 seconds, got -1"),
+        # setitimer overflows past ~1e9 s: every call was the parser's exception, exit 0 (issue 15, item 2)
+        (("eval", "--timeout", "inf"), "argument --timeout: must be more than 0 and at most 86400 seconds, got inf"),
+        (("check", "{observed}", "--parser", "own", "--timeout", "1e10"), "at most 86400 seconds, got 1e10"),
+        (("sweep", "--timeout", "inf"), "at most 86400 seconds, got inf"),
+        (("baseline", "save", "--timeout", "nan"), "at most 86400 seconds, got nan"),
+        (("gate", "--timeout", "1e10"), "at most 86400 seconds, got 1e10"),
         (("eval", "--parsers", ""), "empty list"),
         (("eval", "--parsers", "nope"), "error: unknown parser 'nope'"),
     ],
@@ -111,6 +117,12 @@ def test_bad_arguments_give_one_error_line(tmp_path, args, message):
     args = [a.format(observed=OBSERVED_FILE, tmp=tmp_path) for a in args]
     proc = run_cli(*args)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("command", [("eval",), ("check",), ("sweep",), ("baseline", "save"), ("gate",)])
+def test_timeout_help_states_the_range(command):
+    proc = run_cli(*command, "--help")
+    assert proc.returncode == 0 and "more than 0 and at most 86400" in " ".join(proc.stdout.split())
 
 
 def test_unknown_model_is_a_clear_error_listing_known_models():

@@ -268,6 +268,8 @@ def test_without_the_option_the_plugin_adds_nothing(workdir):
         ),
         (["--toolcall-parser", "candidates:Good", "--toolcall-modes", "oneshot,sideways"], "unknown mode(s) sideways"),
         (["--toolcall-parser", "candidates:Good", "--toolcall-slices", "generated"], "needs --toolcall-cases"),
+        (["--toolcall-parser", "candidates:Good", "--toolcall-timeout", "inf"], "at most 86400, got inf"),
+        (["--toolcall-parser", "candidates:Good", "--toolcall-timeout", "1e10"], "at most 86400, got 1e+10"),
     ],
 )
 def test_bad_options_are_one_error_line(workdir, args, message):

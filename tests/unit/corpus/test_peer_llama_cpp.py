@@ -201,6 +201,7 @@ PER_FORMAT = {
     "apertus": (2, 0),
     "apriel": (7, 0),
     "cohere": (15, 3),
+    "command_r": (3, 0),
     "deepseek_v3": (14, 0),
     "deepseek_v31": (7, 0),
     "deepseek_v32": (15, 0),
@@ -248,7 +249,7 @@ def test_counts(suite):
     assert suite.version == SDIST_VERSION and suite.sha256 == SDIST_SHA256
     got = {f: (len(suite.for_format(f)), len(suite.unsupported_by_format.get(f, []))) for f in suite.cases_by_format}
     assert got == PER_FORMAT
-    assert len(suite.unmapped) == 11
+    assert len(suite.unmapped) == 8
     assert sum(n for n, _ in got.values()) + len(suite.unsupported) == suite.total
     assert not [r for _, r in suite.unsupported if r.startswith("not read")]  # every chain of the file is read
 
@@ -317,7 +318,7 @@ def test_spot_unsupported_reasons(suite):
     granite33 = "llama.cpp/ibm-granite-granite-3.3-2B-Instruct/1 (test-chat.cpp:3369)"
     assert reasons[granite33] == "template maps to no harness format"
     counted = collections.Counter(reasons.values())
-    assert counted["template maps to no harness format"] == 11
+    assert counted["template maps to no harness format"] == 8
 
 
 def test_spot_reasoning_format_none_keeps_the_expectation_inline(by_where):

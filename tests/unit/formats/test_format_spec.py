@@ -120,11 +120,13 @@ BAD = [
     ("call_newlines", {**GOOD, "call_newlines": "yes"}),
     ("string_arguments", {**GOOD, "string_arguments": 1}),
     ("call_prefill", {**GOOD, "call_prefill": ">>>"}),  # not the call opener
+    ("closing_turn", {**GOOD, "closing_turn": None}),
     ("vocabulary", {**GOOD, "vocabulary": "", "no_vocabulary": ""}),
     ("no_vocabulary", {**GOOD, "no_vocabulary": ""}),
     ("no_vocabulary", {**GOOD, "vocabulary": "qwen"}),
     ("unrepresentable", {**GOOD, "unrepresentable": ("",)}),
     ("template_vars", {**GOOD, "template_vars": {1: "x"}}),
+    ("declare_tools", {**GOOD, "declare_tools": {"description": ""}}),
     ("edge_scenarios", {**GOOD, "edge_scenarios": ["not", "callable"]}),
     ("compose_content_before", {**GOOD, "compose_content_before": "text"}),
     ("role_headers", {**GOOD, "role_headers": "<|im_start|>assistant\n"}),
@@ -161,7 +163,7 @@ def test_the_real_modules_fail_on_a_bad_field():
 def test_unknown_format_suggests_close_names():
     with pytest.raises(UnknownFormatError) as err:
         get_format("gemma5")
-    known = "known: apertus, apriel, cohere, deepseek_v3, deepseek_v31, "
+    known = "known: apertus, apriel, cohere, command_r, deepseek_v3, deepseek_v31, "
     assert str(err.value).startswith(f"unknown format 'gemma5' (did you mean 'gemma4'?); {known}")
     with pytest.raises(KeyError, match="unknown format 'zzz'; known: "):
         get_format("zzz")

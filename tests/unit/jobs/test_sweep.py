@@ -6,6 +6,7 @@ import json
 import pytest
 
 from harness.cli import main
+from harness.core.guards import TimeLimitError
 from harness.core.messages import Message
 from harness.core.protocol import BufferedStream
 from harness.core.scenarios import scenario_strings
@@ -159,6 +160,15 @@ def test_a_hanging_parser_is_recorded_as_timeout_and_the_sweep_goes_on(tmp_path)
     assert result.rate(HangingGemma4.name) == (len(hits), result.totals.cases)
     # a hang is not minimized: every failing check would cost the time limit
     assert {(r["error_type"], r["method"], r["calls"]) for r in result.repros} == {("timeout", "none", 0)}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_time_limit_that_cannot_be_set_stops_the_sweep_instead_of_failing_every_case(tmp_path, jobs):
+    """Before: ``timeout_s=inf`` made ``setitimer`` raise inside every call: "20/20 wrong (exception 20)" for a
+    parser with no fault. Now the worker processes' error ends the run, and no failure line is written."""
+    with pytest.raises(TimeLimitError, match="at most 86400 seconds, got inf"):
+        run_sweep(SweepConfig(parsers=["own"], n=20, seed=0, jobs=jobs, timeout_s=float("inf"), out_dir=tmp_path))
+    assert not (tmp_path / "failures.jsonl").exists() or (tmp_path / "failures.jsonl").read_text() == ""
 
 
 def test_cli_sweep_prints_the_rate_and_writes_the_run(tmp_path, capsys):

@@ -101,7 +101,7 @@ def test_references_is_all_without_the_own_parser(fresh_registry):
         references = registry.expand_names(["references"], fmt)
         assert f"toolcall-harness:{fmt}" in everything and f"toolcall-harness:{fmt}" not in references
         assert references == [n for n in everything if n != f"toolcall-harness:{fmt}"]
-    assert {"transformers==5.24.0:gemma4", "mlx-lm==0.32.2:gemma4", "sglang", "vllm", "llama.cpp"} == set(
+    assert {"transformers==5.24.0:gemma4", "mlx-lm==0.32.2:gemma4", "sglang", "vllm", "vllm-mlx", "llama.cpp"} == set(
         registry.expand_names(["references"], "gemma4")
     )
     assert registry.expand_names(["own", "references", "vllm"], "harmony") == [

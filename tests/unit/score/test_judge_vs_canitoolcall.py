@@ -60,7 +60,7 @@ except ImportError as exc:  # the test extra installs it; its absence is a failu
 
 VERSION = "0.1.1"
 #: the fixtures the harness maps in 0.1.1 (tests/unit/corpus/test_peer_canitoolcall.py pins them per format).
-MAPPED = 468
+MAPPED = 469
 POLICIES = [Policy(malformed=m, whitespace=w) for m in MALFORMED for w in WHITESPACE]
 RANK = {"pass": 0, "soft_pass": 1, "fail": 2}
 TIMEOUT_S = 10.0

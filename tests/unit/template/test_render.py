@@ -243,6 +243,18 @@ def test_cut_ends_at_a_stop_marker_before_another_assistant_turn():
     assert split_completion(f"U{head}x{eos}{head}{calls}{eos}", gen, ds)[1] == f"x{eos}{head}{calls}"
 
 
+def test_cut_takes_the_closing_turn_out_of_both_renders():
+    """Command R+ ends every render with an instruction turn (``closing_turn``), after the answer in the full render
+    and before the role header in the prompt; a string value holding its opener stays."""
+    cr = get_format("command_r")
+    head, turn = "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>", cr.closing_turn + " now.<|END_OF_TURN_TOKEN|>"
+    gen = f"U{turn}{head}"
+    assert split_completion(f"U{head}Hi.<|END_OF_TURN_TOKEN|>{turn}", gen, cr) == ("", "Hi.", "<|END_OF_TURN_TOKEN|>")
+    calls = f'\nAction:\n```json\n[{{"tool_name": "f", "parameters": {{"s": "{cr.closing_turn}"}}}}]```\n'
+    assert split_completion(f"U{head}{calls}{turn}", gen, cr) == ("", calls, "")
+    assert split_completion(f"U{head}x", f"U{head}", cr) == ("", "x", "")  # no closing turn: cut as ever
+
+
 # --- other templates and failures -------------------------------------------------------------------
 
 

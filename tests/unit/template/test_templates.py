@@ -255,6 +255,24 @@ def test_hub_cache_hit_needs_no_request(isolated_hf, monkeypatch, fake_hub, with
     assert fake_hub.requests == []
 
 
+def test_hub_tokenizer_config_row_reads_its_tool_use_template(isolated_hf, offline):
+    """A row whose hf_file is tokenizer_config.json (Cohere's named list) yields the template, not the JSON."""
+    named = [{"name": "default", "template": "PLAIN"}, {"name": "tool_use", "template": "TOOLS {{ tools }}"}]
+    populate_hf_cache(
+        isolated_hf,
+        "CohereForAI/c4ai-command-r7b-12-2024",
+        "tokenizer_config.json",
+        json.dumps({"chat_template": named}),
+    )
+    tmpl = load_template("command-r7b")
+    assert tmpl.text == "TOOLS {{ tools }}"
+    assert (tmpl.source, tmpl.file, tmpl.provenance["key"]) == (
+        "hub",
+        "tokenizer_config.json",
+        "chat_template[tool_use]",
+    )
+
+
 def test_hub_cache_dir_read_at_call_time(tmp_path, monkeypatch, offline):
     cache = tmp_path / "elsewhere"
     populate_hf_cache(cache.parent / "x", "google/gemma-4-31B-it", "chat_template.jinja", "T")
@@ -413,6 +431,9 @@ def test_local_dir_tokenizer_config_named_list(tmp_path, offline):
     templates = [{"name": "tool_use", "template": "TOOLS"}, {"name": "default", "template": "DEFAULT"}]
     (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": templates}))
     tmpl = load_template("gemma-4-e2b", model_dir=str(tmp_path))
+    assert tmpl.text == "TOOLS" and tmpl.provenance["key"] == "chat_template[tool_use]"  # transformers' pick with tools
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": templates[1:]}))
+    tmpl = load_template("gemma-4-e2b", model_dir=str(tmp_path))
     assert tmpl.text == "DEFAULT" and tmpl.provenance["key"] == "chat_template[default]"
 
 
@@ -423,7 +444,7 @@ def test_local_dir_tokenizer_config_named_list(tmp_path, offline):
         ({"tokenizer_config.json": "{not json"}, "tokenizer_config.json: not valid JSON"),
         (
             {"tokenizer_config.json": json.dumps({"chat_template": [{"name": "rag", "template": "R"}]})},
-            "chat_template list has no 'default' template (names: rag)",
+            "chat_template list has no 'tool_use' or 'default' template (names: rag)",
         ),
     ],
 )

@@ -1,0 +1,52 @@
+"""Text the harness writes (records, reports, protocol lines, the terminal): UTF-8 that cannot fail to encode.
+
+A Python string can hold a lone surrogate (U+D800-U+DFFF): JSON's ``"\\ud800"`` decodes to one, so a case file,
+a worker's reply or a server's stream brings it in. UTF-8 has no encoding for it; :data:`UNENCODABLE`
+(``backslashreplace``) writes it as the six characters ``\\ud800``. ``json.dumps(..., ensure_ascii=False)``
+leaves a surrogate inside a JSON string, so there it becomes the JSON escape and reads back as the same value;
+in Markdown, CSV, HTML and the terminal it is a visible escape. Every other code point is plain UTF-8.
+One limit: a high surrogate written just before a low one reads back as the pair's one code point (JSON
+cannot tell them apart: :func:`same_text` compares as JSON does). Only surrogates are unencodable in UTF-8,
+so nothing else changes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO
+
+#: the ``errors=`` handler of every text file and pipe the harness writes.
+UNENCODABLE = "backslashreplace"
+
+
+def open_text(path: str | Path | int, mode: str = "w", closefd: bool = True) -> IO[str]:
+    """``path`` (or a file descriptor) opened for writing (``mode`` ``"w"`` or ``"a"``): UTF-8, lone
+    surrogates escaped, ``"\\n"`` written as is. Raises ``OSError`` as :func:`open`."""
+    if mode not in ("w", "a"):
+        raise ValueError(f"open_text writes text: mode 'w' or 'a', not {mode!r}")
+    return open(path, mode, encoding="utf-8", errors=UNENCODABLE, newline="\n", closefd=closefd)
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` (replacing it) as :func:`open_text` does. Raises ``OSError``."""
+    with open_text(path) as out:
+        out.write(text)
+
+
+def encode(text: str) -> bytes:
+    """``text`` as UTF-8 bytes, lone surrogates escaped (for pipes and sockets written as bytes)."""
+    return text.encode("utf-8", UNENCODABLE)
+
+
+def escape_unencodable(stream) -> None:
+    """Make a text stream (``sys.stdout``, ``sys.stderr``) escape what its encoding cannot write instead of
+    raising ``UnicodeEncodeError``; streams that cannot be reconfigured (captured by a test) are left alone."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors=UNENCODABLE)
+
+
+def same_text(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are the same UTF-16 code units, i.e. the same JSON string: a surrogate pair split
+    in two (a server streaming ``"\\ud83d"`` then ``"\\ude00"``) equals the one code point it encodes."""
+    return a == b or a.encode("utf-16-le", "surrogatepass") == b.encode("utf-16-le", "surrogatepass")
