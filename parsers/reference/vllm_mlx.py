@@ -95,6 +95,8 @@ UNSUPPORTED: dict[str, str] = {
     "functiongemma": "no parser reads FunctionGemma's <start_function_call> calls (the gemma4 parser reads "
     "<|tool_call>)",
     "kimi_k3": "no parser reads Kimi K3's <|open|>tools<|sep|> calls (the kimi parser reads K2's sections)",
+    "apertus": 'no parser reads Apertus\'s <|tools_prefix|>[{"NAME": {...}}] lists',
+    "muse_glimmer": "no parser reads Muse Glimmer's <atem:function_calls> blocks (nor its to=NAME messages)",
 }
 
 
