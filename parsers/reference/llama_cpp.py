@@ -92,8 +92,8 @@ FORMATS: dict[str, Launch] = {
     "minicpm5": Launch("models/templates/openbmb-MiniCPM5-1B.jinja"),  # untested
     # Apertus: the generator derives the name-as-key list from the template (test-chat.cpp, "FUNC_NAME_AS_KEY");
     # Muse Glimmer: its dedicated parser (common/parsers/muse-glimmer.cpp), thinking on (supports_thinking).
-    "apertus": Launch("models/templates/Apertus-8B-Instruct.jinja"),  # untested
-    "muse_glimmer": Launch("models/templates/muse-glimmer.jinja"),  # untested
+    "apertus": Launch("models/templates/Apertus-8B-Instruct.jinja"),
+    "muse_glimmer": Launch("models/templates/muse-glimmer.jinja"),
 }
 UNSUPPORTED = {
     "deepseek_v41": "the pinned sdist has no DeepSeek V4.1 template (its V4 templates write <｜DSML｜tool_calls>), and "

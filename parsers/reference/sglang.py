@@ -206,7 +206,7 @@ FORMATS: dict[str, Launch] = {
     ),
     # Apertus, Muse Glimmer: the detectors registered for them (apertus2509, which template_detection.py also picks
     # for a vocabulary holding <|inner_prefix|>; muse), tool call and reasoning alike; detection finds no thinking
-    # toggle in either template. Untested here (no SGLang build on the machine these entries were written on).
+    # toggle in either template. The muse detector JSON-decodes every value, whatever the tool's schema says.
     "apertus": Launch("apertus2509", "apertus2509", "swiss-ai/Apertus-8B-Instruct-2509", "Apertus-8B-Instruct.jinja"),
     "muse_glimmer": Launch("muse", "muse", "meta-models/Muse-Glimmer-30B", "muse-glimmer.jinja"),
 }
