@@ -79,26 +79,23 @@ class _Runtime:
 
     @classmethod
     def _load_tokenizer(cls, config: Launch) -> Any:
+        """The tokenizer ``vllm.tokenizers.get_tokenizer`` loads for ``--tokenizer-mode`` (the registry's class:
+        "hf" -> ``CachedHfTokenizer``, i.e. AutoTokenizer + get_cached_tokenizer; "deepseek_v32" / "deepseek_v4" ->
+        their wrappers), from a tokenizer-only folder (``get_tokenizer`` itself first reads a config.json)."""
         key = (config.tokenizer, config.tokenizer_mode, config.model_type)
         if key not in _TOKENIZERS:
-            folder = tokenizer_folder(config.tokenizer)
-            if config.tokenizer_mode == "deepseek_v32":
-                from vllm.tokenizers.deepseek_v32 import DeepseekV32Tokenizer
+            from vllm.tokenizers.registry import TokenizerRegistry
 
-                _TOKENIZERS[key] = DeepseekV32Tokenizer.from_pretrained(folder, truncation_side="left")
-            else:
-                # What vllm.tokenizers.get_tokenizer resolves to for these checkpoints (tokenizer_mode "auto" ->
-                # "hf"): AutoTokenizer.from_pretrained wrapped by get_cached_tokenizer.
-                from vllm.tokenizers.hf import CachedHfTokenizer
+            extra = {}
+            if config.model_type:
+                # AutoTokenizer reads the checkpoint's config.json, which a tokenizer-only folder lacks; its
+                # model_type decides the class (transformers' MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS).
+                from transformers import AutoConfig
 
-                extra = {}
-                if config.model_type:
-                    # AutoTokenizer reads the checkpoint's config.json, which a tokenizer-only folder lacks; its
-                    # model_type decides the class (transformers' MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS).
-                    from transformers import AutoConfig
-
-                    extra["config"] = AutoConfig.for_model(config.model_type)
-                _TOKENIZERS[key] = CachedHfTokenizer.from_pretrained(folder, truncation_side="left", **extra)
+                extra["config"] = AutoConfig.for_model(config.model_type)
+            _TOKENIZERS[key] = TokenizerRegistry.load_tokenizer(
+                config.tokenizer_mode, tokenizer_folder(config.tokenizer), truncation_side="left", **extra
+            )
         return _TOKENIZERS[key]
 
     def encode(self, text: str) -> list[int]:
