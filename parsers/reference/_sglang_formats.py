@@ -185,18 +185,77 @@ FORMATS: dict[str, Launch] = {
         template_force_reasoning=True,
         kept_stop="<|call|>",
     ),
+    # North Mini Code (Cohere2 MoE): the cohere_command4 detectors, written for Command A / cohere2_moe
+    # (cohere_command4_detector.py, reasoning_parser.py CohereCommand4Detector; not auto-detected). Command R7B's
+    # <|START_RESPONSE|> content is not theirs (docs: "Cohere").
+    "cohere": Launch(
+        tool_call_parser="cohere_command4",
+        reasoning_parser="cohere_command4",
+        model_name="CohereLabs/North-Mini-Code-1.0",
+        template="Cohere2MoE.jinja",
+    ),
+    # DeepSeek V4: what ``auto`` resolves to for a DeepseekV4 architecture (template_detection.py
+    # _architecture_auto_parsers) and SGLang's DeepSeek-V4 cookbook; thinking is {"thinking": true}.
+    "deepseek_v4": Launch(
+        tool_call_parser="deepseekv4",
+        reasoning_parser="deepseek-v4",
+        model_name="deepseek-ai/DeepSeek-V4-Flash",
+        template="deepseek-ai-DeepSeek-V4.jinja",
+        thinking_off_prefix="</think>",
+        thinking_kwargs={"thinking": True},
+    ),
+    # LFM2.5-8B-A1B: SGLang's LFM2.5 cookbook (--tool-call-parser lfm2 --reasoning-parser qwen3).
+    "lfm2": Launch(
+        tool_call_parser="lfm2",
+        reasoning_parser="qwen3",
+        model_name="LiquidAI/LFM2.5-8B-A1B",
+        template="LFM2.5-8B-A1B.jinja",
+    ),
+    # MiniMax-M3: minimax-m3 for both, what ``auto`` detects from the template (and the architecture); the catalog's
+    # prompts are adaptive (no thinking_mode), so reasoning is not forced.
+    "minimax_m3": Launch(
+        tool_call_parser="minimax-m3",
+        reasoning_parser="minimax-m3",
+        model_name="MiniMaxAI/MiniMax-M3",
+        template="MiniMax-M3.jinja",
+    ),
+    # Ling 3.0: ling3 for both (``auto``: template and BailingMoeV3 architecture); thinking on by default, the
+    # thinking-off prompt pre-fills <think></think> ({"enable_thinking": false}).
+    "ling3": Launch(
+        tool_call_parser="ling3",
+        reasoning_parser="ling3",
+        model_name="inclusionAI/Ling-3.0-flash",
+        template="inclusionai-ling-3.0-flash.jinja",
+        chat_template_kwargs={"enable_thinking": False},
+        thinking_off_prefix="<think></think>",
+    ),
+    # GigaChat 3 and 3.1: the gigachat3 detector reads both call headers; the templates write no reasoning.
+    "gigachat3": Launch(
+        tool_call_parser="gigachat3",
+        reasoning_parser=None,
+        model_name="ai-sage/GigaChat3-10B-A1.8B",
+        template="GigaChat3-10B-A1.8B.jinja",
+    ),
+    "gigachat31": Launch(
+        tool_call_parser="gigachat3",
+        reasoning_parser=None,
+        model_name="ai-sage/GigaChat3.1-10B-A1.8B",
+        template="GigaChat3.1-10B-A1.8B.jinja",
+    ),
+    # MiniCPM5: OpenBMB's SGLang launch, --tool-call-parser minicpm5 and no reasoning parser.
+    "minicpm5": Launch(
+        tool_call_parser="minicpm5",
+        reasoning_parser=None,
+        model_name="openbmb/MiniCPM5-1B",
+        template="openbmb-MiniCPM5-1B.jinja",
+    ),
 }
+# No detector, or nothing offline to serve it with (SGLang 0.5.23's ToolCallParserEnum):
 UNSUPPORTED = {
-    "cohere": "not configured yet: SGLang 0.5.23's cohere_command4 detector and reasoning parser are untried here",
-    "deepseek_v4": "not configured yet: whether SGLang 0.5.23's deepseekv32 detector reads tool_calls is untried",
     "deepseek_v41": "no DeepSeek V4.1 template offline to serve it with (the detector would be deepseekv41)",
-    "functionary_v32": "no detector: SGLang 0.5.23 registers none that reads Functionary's >>>NAME segments",
-    "firefunction_v2": "no detector: SGLang 0.5.23 registers none that reads FireFunction's functools[...]",
+    "functionary_v32": "no detector reads Functionary's >>>NAME segments",
+    "firefunction_v2": "no detector reads FireFunction's functools[...]",
     "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> markup",
-    "lfm2": "not configured yet: SGLang 0.5.23's lfm2 detector and its reasoning parser are untried here",
     "llama4_pythonic": "no Llama 4 template offline to serve it with (the detector would be pythonic)",
-    "minimax_m3": "not configured yet: SGLang 0.5.23's minimax-m3 tool and reasoning parsers are untried here",
-    "ling3": "not configured yet: SGLang 0.5.23's ling3 tool and reasoning parsers are untried here",
-    **dict.fromkeys(("seed_oss", "apriel", "nemotron_v2"), "no detector: SGLang 0.5.23 registers none for its calls"),
-    **dict.fromkeys(("gigachat3", "gigachat31", "minicpm5"), "not configured yet: SGLang 0.5.23's detector is untried"),
+    **dict.fromkeys(("seed_oss", "apriel", "nemotron_v2"), "no detector for its calls"),
 }

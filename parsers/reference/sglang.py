@@ -138,6 +138,8 @@ class _Runtime:
         if not self.config.reasoning_parser:
             return False
         kwargs = request.chat_template_kwargs
+        if self.config.reasoning_parser == "minimax-m3":  # its own branch: the template's thinking_mode
+            return (kwargs or {}).get("thinking_mode") == "enabled"
         if not self.template_detection:
             key = {"qwen3": "enable_thinking", "glm45": "enable_thinking", "deepseek-v3": "thinking"}
             name = key.get(self.config.reasoning_parser)
