@@ -151,6 +151,24 @@ FORMATS: dict[str, Launch] = {
         thinking=lambda prefix: not prefix.rstrip().endswith("</think>"),
         stream_ids="encode",
     ),
+    # vLLM's DeepSeek-V4 recipe: --tokenizer-mode deepseek_v4 --tool-call-parser deepseek_v4 --reasoning-parser
+    # deepseek_v4 (one DeepSeekV4Parser state machine, vllm/parser/deepseek_v4.py). vLLM 0.33.0 thinks unless the
+    # request says otherwise (tokenizers/deepseek_v4.py), so a thinking-off prompt is {"thinking": false}.
+    "deepseek_v4": Launch(
+        tool_parser="deepseek_v4",
+        reasoning_parser="deepseek_v4",
+        model_name="deepseek-ai/DeepSeek-V4-Flash",
+        tokenizer="deepseek",
+        tokenizer_mode="deepseek_v4",
+        generation_prompt_tail="<｜Assistant｜>",
+        tool_call_open="<｜DSML｜tool_calls>",
+        stop_after_call="<｜end▁of▁sentence｜>",
+        stop_otherwise="<｜end▁of▁sentence｜>",
+        call_at_end=lambda text: False,
+        thinking_kwarg="thinking",
+        thinking=lambda prefix: not prefix.rstrip().endswith("</think>"),
+        stream_ids="encode",
+    ),
     # vLLM's gpt-oss recipe: --tool-call-parser openai --enable-auto-tool-choice --reasoning-parser openai_gptoss;
     # model_type gpt_oss makes the server use the Harmony parser and render path.
     "harmony": Launch(
@@ -182,7 +200,6 @@ UNSUPPORTED: dict[str, str] = {
     "mistral_reasoning": "no v13 Mistral tokenizer offline (Ministral 3 Reasoning's / Magistral's tekken.json): vLLM's "
     "mistral parser (--tool-call-parser mistral --reasoning-parser mistral) reads [THINK] as a special token of it",
     "functiongemma": "no FunctionGemma tokenizer or template offline",
-    "deepseek_v4": "not configured yet: vLLM's deepseek_v4 parser (vllm.parser.deepseek_v4) is untried here",
     "deepseek_v41": "no DeepSeek V4.1 template or tokenizer offline (vLLM's parser would be --tool-call-parser "
     "deepseek_v41, vllm/parser/deepseek_v41.py: V4's parser with the spaced DSML tags)",
     "functionary_v32": "no Functionary parser: vLLM 0.33.0 registers none that reads >>>NAME segments",
