@@ -94,14 +94,15 @@ FORMATS: dict[str, Launch] = {
     # Muse Glimmer: its dedicated parser (common/parsers/muse-glimmer.cpp), thinking on (supports_thinking).
     "apertus": Launch("models/templates/Apertus-8B-Instruct.jinja"),
     "muse_glimmer": Launch("models/templates/muse-glimmer.jinja"),
+    # LFM2.5-8B-A1B: llama.cpp's LFM2.5 handler (common/parsers/lfm2.cpp, picked by "List of tools: [" in the template);
+    # an optional <think> block is reasoning.
+    "lfm2": Launch("models/templates/LFM2.5-8B-A1B.jinja"),
 }
 UNSUPPORTED = {
     "deepseek_v41": "the pinned sdist has no DeepSeek V4.1 template (its V4 templates write <｜DSML｜tool_calls>), and "
     "llama.cpp derives its parser from the template",
     "functiongemma": "llama.cpp has no FunctionGemma handler and the pinned sdist no FunctionGemma template to derive "
     "a parser from (google/functiongemma-270m-it is gated; offline there is no template at all)",
-    "lfm2": "not configured yet: llama.cpp reads LFM2 with its specialized handler (common_chat_params_init_lfm2, "
-    "common/chat.cpp), whose launch through the shim is not checked",
     "llama4_pythonic": "the pinned sdist has no Llama 4 template, and llama.cpp derives its parser from the template "
     "(meta-llama/Llama-4-Scout-17B-16E-Instruct is gated; offline there is no template at all)",
 }

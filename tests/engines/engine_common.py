@@ -147,6 +147,7 @@ RENDERED_PARAMETERS = {
     "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "note": {"type": ["string", "null"]}},
 }
 RENDERED_MODES = ("oneshot", "whole", "char", "pieces")
+STREAMED = list(RENDERED_MODES[1:])  # the streamed modes, as rendered_faults lists them
 
 
 def rendered_cases(model: str, marker: str | None = None) -> dict:
@@ -233,6 +234,18 @@ def rendered_results(parser, cases: dict, modes=RENDERED_MODES) -> dict[str, dic
                 out[name][mode] = {"error": f"{type(exc).__name__}: {exc}"}
                 continue
             out[name][mode] = plain_message(got)
+    return out
+
+
+def rendered_faults(parser, cases: dict, modes=RENDERED_MODES) -> dict[str, list[str]]:
+    """``{case: [modes]}``: the modes in which :func:`rendered_results` differs from the message the case stands for
+    (a case right in every mode is left out)."""
+    results = rendered_results(parser, cases, modes)
+    out = {}
+    for name, got in results.items():
+        wrong = [mode for mode in modes if got[mode] != plain_message(cases[name].expected)]
+        if wrong:
+            out[name] = wrong
     return out
 
 

@@ -22,6 +22,8 @@ from engine_common import (
     hermes_expected,
     hermes_worker,
     plain_message,
+    rendered_cases,
+    rendered_faults,
     rendered_msg,
 )
 
@@ -439,3 +441,18 @@ def test_text_after_the_calls_or_an_undeclared_tool_fails(llama_format):
         ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}<|call|>', REQUIRED_TOOLS, ""
     )
     assert plain_message(got) == rendered_msg(None, [CITY]) and "<|call|>" in got.diagnostics[0]
+
+
+def test_lfm2_rendered_texts_parse_and_its_faults(llama_format):
+    """LFM2.5-8B-A1B's template picks llama.cpp's LFM2.5 handler (common/parsers/lfm2.cpp); its rendered texts parse
+    in every mode, the closer inside a quoted value and reasoning included. Faults: a call without arguments,
+    ``NAME()``, fails the parse; a control character in a string value is copied raw into the arguments, which are
+    then no JSON (the harness keeps the string)."""
+    from parsers.reference.llama_cpp import FORMATS
+
+    worker = llama_format("lfm2")
+    assert f"lfm2={sdist_file(FORMATS['lfm2'].template)}" in worker.spec.argv
+    assert rendered_faults(worker, rendered_cases("lfm2.5-8b-a1b")) == {}
+    _fails(worker, "<|tool_call_start|>[get_weather()]<|tool_call_end|>")
+    got = worker.parse("<|tool_call_start|>[get_weather(city='Pa\nris')]<|tool_call_end|>", REQUIRED_TOOLS, "")
+    assert got.tool_calls == [ToolCall("get_weather", '{"city":"Pa\nris"}')]

@@ -1,7 +1,7 @@
 """The SGLang engine: SGLang 0.5.23 in its own virtualenv (no CUDA stack), driven as its OpenAI server does, with
 its Gemma 4 parsers, its Qwen 2.5 (Hermes JSON) detector and the parsers of the formats added after Hermes (GLM,
-Qwen3-Coder, MiniMax-M2, Llama 3, Mistral, Kimi K2, DeepSeek V3.1/V3.2, gpt-oss), on texts their models' own
-templates render.
+Qwen3-Coder, MiniMax-M2, Llama 3, Mistral, Kimi K2, DeepSeek V3.1/V3.2, gpt-oss) and of the later ones (Cohere,
+DeepSeek V4, LFM2.5, MiniMax-M3, Ling 3.0, GigaChat 3 / 3.1, MiniCPM5), on texts their models' own templates render.
 
 The first run builds the environment into the user cache (about 1-2.5 min, 2.5 GB); later runs reuse it.
 """
@@ -11,12 +11,17 @@ from engine_common import (
     CALL,
     HERMES_TOOLS,
     OFF,
+    RENDERED_MODES,
+    STREAMED,
     TOOLS,
     engine_worker,
     hermes_worker,
     plain_message,
+    rendered_cases,
+    rendered_faults,
     rendered_msg,
     rendered_pieces,
+    rendered_results,
 )
 
 from harness.assets.tokenizers import token_pieces
@@ -180,7 +185,8 @@ def test_every_new_format_has_a_parser_and_all_creates_it(sglang_for):
 
 def test_template_detection_gives_the_configured_server_state():
     """SGLang's own ``detect_reasoning_pattern`` on each format's template (the sdist copy) finds what
-    ``Launch.template_toggle`` / ``template_force_reasoning`` say. template_detection imports two
+    ``Launch.template_toggle`` / ``template_force_reasoning`` say, and its ``auto`` detection picks the parsers of
+    the entries configured from it (no tokenizer: the vocabulary rules stay off). template_detection imports two
     ``sglang.srt.arg_groups`` modules that need torchvision; detection does not use them, so they are stubbed."""
     import json
     import subprocess
@@ -199,11 +205,14 @@ def test_template_detection_gives_the_configured_server_state():
         "    mod = types.ModuleType(m)\n"
         "    for n in names: setattr(mod, n, None)\n"
         "    sys.modules[m] = mod\n"
-        "from sglang.srt.parser.template_detection import detect_reasoning_pattern\n"
+        "from sglang.srt.parser import template_detection as td\n"
         "out = {}\n"
         "for fmt, path in json.loads(sys.argv[1]).items():\n"
-        "    force, cfg = detect_reasoning_pattern(open(path, encoding='utf-8').read())\n"
-        "    out[fmt] = [force, None if cfg is None else [cfg.toggle_param, cfg.default_enabled, cfg.special_case]]\n"
+        "    text = open(path, encoding='utf-8').read()\n"
+        "    force, cfg = td.detect_reasoning_pattern(text)\n"
+        "    auto = [f(text, None, cfg, force) for f in (td.detect_reasoning_parser, td.detect_tool_call_parser)]\n"
+        "    out[fmt] = [force, None if cfg is None else [cfg.toggle_param, cfg.default_enabled, cfg.special_case],\n"
+        "                auto]\n"
         "print(json.dumps(out))\n"
     )
     proc = subprocess.run(
@@ -222,7 +231,12 @@ def test_template_detection_gives_the_configured_server_state():
             config.template_force_reasoning,
             None if toggle is None else [toggle.toggle_param, toggle.default_enabled, toggle.special_case],
         ]
-        assert detected[fmt] == want, fmt
+        assert detected[fmt][:2] == want, fmt
+    # what `--reasoning-parser auto --tool-call-parser auto` picks from the template, where the entry takes it
+    for fmt in ("minimax_m3", "ling3"):
+        assert detected[fmt][2] == [FORMATS[fmt].reasoning_parser, FORMATS[fmt].tool_call_parser], fmt
+    for fmt in ("lfm2", "minicpm5"):
+        assert detected[fmt][2][1] == FORMATS[fmt].tool_call_parser, fmt
 
 
 def test_requests_carry_the_documented_thinking_switch():
@@ -347,3 +361,64 @@ def test_corpus_shaped_faults(sglang_for):
     )
     got = modes(sglang_for("kimi_k2"), text, colon)
     assert (got["oneshot"], got["whole"]) == (rendered_msg(), rendered_msg())
+
+
+# ------------------------------------------------------------------------------------------------- later formats
+# Each format on its catalog model's rendered texts (engine_common.rendered_cases): {case: modes that differ from the
+# message the case stands for}. Why: docs/engines/sglang.md, "Formats added later".
+
+ALL_MODES = list(RENDERED_MODES)
+LATER_FORMATS = {
+    "cohere": ("north-mini-code", {"two_calls": STREAMED, "marker_in_string": ALL_MODES}),
+    "deepseek_v4": ("deepseek-v4-flash", {"marker_in_string": ["oneshot"]}),
+    "lfm2": ("lfm2.5-8b-a1b", dict.fromkeys(("one_call", "two_calls", "content_call", "marker_in_string"), ALL_MODES)),
+    "minimax_m3": ("minimax-m3", dict.fromkeys(("one_call", "two_calls", "content_call"), ["char"])),
+    "ling3": ("ling-3.0-flash", {"content_call": ["whole"], "marker_in_string": ALL_MODES}),
+    "gigachat3": ("gigachat3-10b-a1.8b", dict.fromkeys(("one_call", "content_call", "marker_in_string"), STREAMED[:2])),
+    "gigachat31": (
+        "gigachat3.1-10b-a1.8b",
+        dict.fromkeys(("one_call", "content_call", "marker_in_string"), STREAMED[:2]),
+    ),
+    "minicpm5": ("minicpm5-1b", dict.fromkeys(("marker_in_string", "reasoning_call"), ALL_MODES)),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(LATER_FORMATS))
+def test_later_formats_on_rendered_texts(sglang_for, fmt):
+    from harness.parse.registry import expand_names
+
+    model, faults = LATER_FORMATS[fmt]
+    parser = sglang_for(fmt)
+    assert parser.name == f"sglang==0.5.23:{fmt}" and "sglang" in expand_names(["all"], fmt)
+    assert rendered_faults(parser, rendered_cases(model)) == faults
+
+
+def test_later_format_faults(sglang_for):
+    """What the faults above are, one mode each (and Command R7B's own, on the cohere entry)."""
+
+    def got(fmt, model, case, mode):
+        return rendered_results(sglang_for(fmt), {case: rendered_cases(model)[case]}, (mode,))[case][mode]
+
+    paris = [{"city": "Paris", "days": 3}]
+    # cohere: both streamed items carry index 0 (the tool's position), so a client merges them into one call
+    merged = got("cohere", "north-mini-code", "two_calls", "whole")["tool_calls"]
+    assert [c["name"] for c in merged] == ["get_weatherget_weather"]
+    # cohere: the block ends at the first <|END_ACTION|>; the partial-JSON fallback keeps the cut value
+    assert got("cohere", "north-mini-code", "marker_in_string", "oneshot") == rendered_msg(
+        calls=[{"city": "Paris", "note": "a"}]
+    )
+    assert got("cohere", "command-r7b", "reasoning_call", "char")["reasoning"] == (
+        "<|START_THINKING|>The user wants the weather."
+    )
+    # lfm2: --reasoning-parser qwen3 forces reasoning (no template switch): a text without <think> is all reasoning
+    text = rendered_cases("lfm2.5-8b-a1b")["one_call"].text
+    assert got("lfm2", "lfm2.5-8b-a1b", "one_call", "oneshot") == rendered_msg(reasoning=text)
+    assert got("minimax_m3", "minimax-m3", "one_call", "char") == rendered_msg("</mm:think>", paris)
+    assert got("ling3", "ling-3.0-flash", "content_call", "whole") == rendered_msg(calls=paris)
+    # gigachat3: the chunk that holds the name sends only the name; a header split across chunks leaks into content
+    assert got("gigachat3", "gigachat3-10b-a1.8b", "one_call", "whole") == rendered_msg(calls=[{}])
+    assert got("gigachat31", "gigachat3.1-10b-a1.8b", "one_call", "char") == rendered_msg("<|function_call|>", paris)
+    # minicpm5: no reasoning parser in OpenBMB's launch, so the reasoning and </think> stay content
+    assert got("minicpm5", "minicpm5-1b", "reasoning_call", "oneshot") == rendered_msg(
+        "The user wants the weather.\n</think>", paris
+    )

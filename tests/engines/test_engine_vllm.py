@@ -1,6 +1,6 @@
 """The vLLM engine: vLLM 0.33.0 in its own virtualenv, its composed Gemma 4 parser, its Hermes parser (with the
-real Qwen tokenizer) and its parsers for Qwen3-Coder, Llama 3 JSON, DeepSeek V3.1 / V3.2 and gpt-oss (Harmony), each
-with its model's real tokenizer, driven as ``vllm serve`` does, on texts their models' own templates render.
+real Qwen tokenizer) and its parsers for Qwen3-Coder, Llama 3 JSON, DeepSeek V3.1 / V3.2 / V4 and gpt-oss (Harmony),
+each with its model's real tokenizer, driven as ``vllm serve`` does, on texts their models' own templates render.
 
 The first run builds the environment into the user cache (1.5-3 min, 2.2 GB); later runs reuse it.
 """
@@ -10,12 +10,16 @@ from engine_common import (
     CALL,
     HERMES_CASES,
     OFF,
+    RENDERED_MODES,
     RENDERED_PARAMETERS,
     TOOLS,
     engine_python,
     engine_worker,
     hermes_worker,
     rendered_cases,
+    rendered_faults,
+    rendered_msg,
+    rendered_results,
 )
 
 from harness.assets.tokenizers import token_pieces
@@ -144,9 +148,9 @@ def test_hermes_tokenizer_is_qwens_own_vocabulary():
 
 
 # ------------------------------------------------------------------------------------ formats added after Hermes
-# vLLM 0.33.0 references: qwen3_coder, llama3_json, deepseek_v31, deepseek_v32, harmony. Absent, with the reason in
-# parsers/reference/vllm.py's docstring: glm45, glm47, minimax_m2, kimi_k2, mistral, functiongemma (no real tokenizer
-# offline, or no template).
+# vLLM 0.33.0 references: qwen3_coder, llama3_json, deepseek_v31, deepseek_v32, deepseek_v4, harmony. Absent, with the
+# reason in parsers/reference/vllm.py's UNSUPPORTED: glm45, glm47, minimax_m2, kimi_k2, mistral, functiongemma (no real
+# tokenizer offline, or no template).
 
 NEW_FORMATS = {
     "deepseek_v3": "deepseek-r1-distill-qwen-32b",
@@ -154,6 +158,7 @@ NEW_FORMATS = {
     "llama3_json": "llama-3.1-8b",
     "deepseek_v31": "deepseek-v3.1",
     "deepseek_v32": "deepseek-v3.2",
+    "deepseek_v4": "deepseek-v4-flash",
     "harmony": "gpt-oss-20b",
 }
 ABSENT = ("glm45", "glm47", "minimax_m2", "kimi_k2", "mistral", "functiongemma")
@@ -201,6 +206,20 @@ def test_requests_carry_the_documented_thinking_switch():
         True,
     )
     assert FORMATS["deepseek_v32"].tokenizer_mode == "deepseek_v32"
+    # vLLM 0.33.0's DeepSeek V4 thinks when the request does not say: thinking off is sent as {"thinking": false}
+    assert (FORMATS["deepseek_v4"].thinking("</think>"), FORMATS["deepseek_v4"].thinking("<think>")) == (False, True)
+    assert FORMATS["deepseek_v4"].tokenizer_mode == "deepseek_v4"
+
+
+def test_deepseek_v4_on_rendered_texts(vllm_for):
+    """DeepSeek-V4-Flash's rendered texts: all right in every mode but ``</｜DSML｜tool_calls>`` inside a string
+    value, which ends the block (one-shot drops the key, streaming sends the arguments cut, invalid JSON)."""
+    parser = vllm_for("deepseek_v4")
+    cases = rendered_cases("deepseek-v4-flash")
+    assert rendered_faults(parser, cases) == {"marker_in_string": list(RENDERED_MODES)}
+    got = rendered_results(parser, {"m": cases["marker_in_string"]})["m"]
+    assert got["oneshot"] == rendered_msg(calls=[{"city": "Paris"}])
+    assert got["char"] == rendered_msg(calls=['{"city": "Paris", "note": '])
 
 
 def test_qwen3_coder_template_none_stays_a_string(vllm_for):

@@ -39,7 +39,6 @@ ALLOWED = {
     ("harness/assets/tokenizers.py", "gemma4"): "the Gemma 4 vocabulary's name (TOKENIZERS) and GGUF tokenizer_type",
     ("harness/assets/vocabularies.py", "harmony"): "the name of gpt-oss's tokenizer package (TOKENIZER_PACKAGES)",
     ("parsers/reference/_vllm_tokenizers.py", "harmony"): "vLLM's tokenizer kind for gpt-oss (Launch.tokenizer)",
-    ("parsers/reference/vllm.py", "deepseek_v32"): "vLLM's --tokenizer-mode deepseek_v32",
     ("harness/corpus/peers/canitoolcall.py", "mistral"): "canitoolcall's tokenizer mode (tokenizer.mode: hf | mistral)",
 }
 
