@@ -263,5 +263,6 @@ UNSUPPORTED = {
     "functiongemma": "no FunctionGemma detector: the gemma4 detector reads only Gemma 4's <|tool_call> markup",
     "llama4_pythonic": "no Llama 4 template offline to serve it with (the detector would be pythonic)",
     **dict.fromkeys(("seed_oss", "apriel", "nemotron_v2"), "no detector for its calls"),
+    "functionary_v31": "no detector reads Functionary v3.1's <function=NAME>{...}</function> calls",
     "command_r": "no detector: cohere_command4 reads <|START_ACTION|>, not Command R+'s Action: block",
 }

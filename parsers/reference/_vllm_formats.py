@@ -198,6 +198,7 @@ UNSUPPORTED: dict[str, str] = {
     "deepseek_v41": "no DeepSeek V4.1 template or tokenizer offline (vLLM's parser would be --tool-call-parser "
     "deepseek_v41, vllm/parser/deepseek_v41.py: V4's parser with the spaced DSML tags)",
     "functionary_v32": "no Functionary parser: vLLM 0.33.0 registers none that reads >>>NAME segments",
+    "functionary_v31": "no Functionary parser: vLLM 0.33.0 registers none that reads <function=NAME>{...}</function>",
     "firefunction_v2": "not configured: vLLM 0.33.0 has no FireFunction parser (its phi4_mini_json parser reads "
     "Phi-4-mini's functools[...] with a non-greedy regex, and vLLM's docs do not name it for FireFunction)",
     **dict.fromkeys(("seed_oss", "gigachat3", "gigachat31", "minicpm5"), "no tokenizer offline (vLLM has a parser)"),

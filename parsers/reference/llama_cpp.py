@@ -76,6 +76,9 @@ FORMATS: dict[str, Launch] = {
     # Command R+: llama.cpp's autoparser on its tool_use template, with its Command R+ patch (content wrapped in
     # <|CHATBOT_TOKEN|> ... <|END_OF_TURN_TOKEN|>, common/chat-diff-analyzer.cpp); no thinking.
     "command_r": Launch("models/templates/CohereForAI-c4ai-command-r-plus-tool_use.jinja"),  # untested
+    # Functionary v3.1: the autoparser on its template with its "Functionary 3.1" patch (common/chat-diff-analyzer.cpp:
+    # no tool-call section delimiter, <function=NAME>{...}</function>); test-chat.cpp's peg_tester cases.
+    "functionary_v31": Launch("models/templates/meetkai-functionary-medium-v3.1.jinja"),
     # Functionary v3.2: llama.cpp's specialized handler (common/chat.cpp, common_chat_params_init_functionary_v3_2).
     "functionary_v32": Launch("models/templates/meetkai-functionary-medium-v3.2.jinja"),  # untested
     # FireFunction v2: llama.cpp's auto-parser derives functools[...] from the template (test-chat.cpp, "FireFunction").

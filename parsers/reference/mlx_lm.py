@@ -108,7 +108,10 @@ UNSUPPORTED: dict[str, str] = {
     "deepseek_v32": "no tool parser: mlx-lm ships a DeepSeek-V3.2 chat template (mlx_lm/chat_templates/deepseek_v32.py)"
     " but no tool_parsers module for its DSML calls",
     "deepseek_v4": "no tool parser: _infer_tool_parser finds none of its markers in the DeepSeek-V4 template",
-    **dict.fromkeys(("deepseek_v41", "functionary_v32", "firefunction_v2"), "no mlx-lm tool parser reads its calls"),
+    **dict.fromkeys(
+        ("deepseek_v41", "functionary_v31", "functionary_v32", "firefunction_v2"),
+        "no mlx-lm tool parser reads its calls",
+    ),
     "harmony": "no tool parser: _infer_tool_parser finds none of its markers in the gpt-oss template",
     "mistral_reasoning": "no [THINK] reasoning: _infer_thinking knows <think>, <longcat_think>, <|think:start|> and "
     "two multi-token openers, not [THINK], so the reasoning block would stay content (the mistral tool parser reads "

@@ -55,6 +55,7 @@ UNSUPPORTED: dict[str, str] = {
         "deepseek_v4",
         "deepseek_v41",
         "firefunction_v2",
+        "functionary_v31",
         "functionary_v32",
         "harmony",
         "functiongemma",

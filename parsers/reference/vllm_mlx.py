@@ -80,6 +80,7 @@ UNSUPPORTED: dict[str, str] = {
     "JSON calls, not Llama 4's pythonic [f(a=1)] list",
     "lfm2": "no parser reads <|tool_call_start|>[f(a=1)]<|tool_call_end|> (vllm-mlx has no pythonic parser)",
     "cohere": "no parser reads <|START_ACTION|> calls",
+    "command_r": "no parser reads Command R+'s Action: ```json [...]``` block",
     "seed_oss": "no parser reads <seed:tool_call> calls",
     "apriel": "no parser reads Apriel's <tool_calls>[...] JSON list",
     "nemotron_v2": "no parser reads <TOOLCALL>[...]: vllm-mlx's nemotron parser reads Nemotron 3's "
