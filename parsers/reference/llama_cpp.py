@@ -62,37 +62,37 @@ FORMATS: dict[str, Launch] = {
     "mistral": Launch("models/templates/Mistral-Small-3.2-24B-Instruct-2506.jinja"),
     "kimi_k2": Launch("models/templates/moonshotai-Kimi-K2.jinja"),
     # Ministral 3 Reasoning: llama.cpp's own parser for the template (test-chat.cpp, "Ministral-3-14B-Reasoning-2512")
-    "mistral_reasoning": Launch("models/templates/mistralai-Ministral-3-14B-Reasoning-2512.jinja"),  # untested
+    "mistral_reasoning": Launch("models/templates/mistralai-Ministral-3-14B-Reasoning-2512.jinja"),
     "deepseek_v3": Launch("models/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"),
     # Kimi K3: llama.cpp's own XTML parser (test-chat.cpp, "Kimi-K3 tests"); thinking on, the template's default.
     "kimi_k3": Launch("models/templates/Kimi-K3.jinja"),
     "deepseek_v31": Launch("models/templates/deepseek-ai-DeepSeek-V3.1.jinja", reasoning="off"),
     "deepseek_v32": Launch("models/templates/deepseek-ai-DeepSeek-V3.2.jinja"),
-    "deepseek_v4": Launch("models/templates/deepseek-ai-DeepSeek-V4.jinja"),  # untested
+    "deepseek_v4": Launch("models/templates/deepseek-ai-DeepSeek-V4.jinja"),
     "harmony": Launch("models/templates/openai-gpt-oss-120b.jinja"),
     # Command R7B: llama.cpp's autoparser on its tool_use template (Cohere2MoE.jinja has a specialized handler,
     # common_chat_params_init_cohere2moe); thinking on, the template's default.
-    "cohere": Launch("models/templates/CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja"),  # untested
+    "cohere": Launch("models/templates/CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja"),
     # Command R+: llama.cpp's autoparser on its tool_use template, with its Command R+ patch (content wrapped in
     # <|CHATBOT_TOKEN|> ... <|END_OF_TURN_TOKEN|>, common/chat-diff-analyzer.cpp); no thinking.
-    "command_r": Launch("models/templates/CohereForAI-c4ai-command-r-plus-tool_use.jinja"),  # untested
+    "command_r": Launch("models/templates/CohereForAI-c4ai-command-r-plus-tool_use.jinja"),
     # Functionary v3.1: the autoparser on its template with its "Functionary 3.1" patch (common/chat-diff-analyzer.cpp:
     # no tool-call section delimiter, <function=NAME>{...}</function>); test-chat.cpp's peg_tester cases.
     "functionary_v31": Launch("models/templates/meetkai-functionary-medium-v3.1.jinja"),
     # Functionary v3.2: llama.cpp's specialized handler (common/chat.cpp, common_chat_params_init_functionary_v3_2).
-    "functionary_v32": Launch("models/templates/meetkai-functionary-medium-v3.2.jinja"),  # untested
+    "functionary_v32": Launch("models/templates/meetkai-functionary-medium-v3.2.jinja"),
     # FireFunction v2: llama.cpp's auto-parser derives functools[...] from the template (test-chat.cpp, "FireFunction").
-    "firefunction_v2": Launch("models/templates/fireworks-ai-llama-3-firefunction-v2.jinja"),  # untested
+    "firefunction_v2": Launch("models/templates/fireworks-ai-llama-3-firefunction-v2.jinja"),
     # MiniMax-M3 and Ling 3.0: llama.cpp's dedicated parsers (common/parsers/minimax-m3.cpp, ling3.cpp), picked from
-    # the template text (common/chat.cpp); untested.
+    # the template text (common/chat.cpp).
     "minimax_m3": Launch("models/templates/MiniMax-M3.jinja"),
     "ling3": Launch("models/templates/inclusionai-ling-3.0-flash.jinja"),
-    "seed_oss": Launch("models/templates/ByteDance-Seed-OSS.jinja"),  # untested
-    "apriel": Launch("models/templates/Apriel-1.6-15b-Thinker-fixed.jinja"),  # untested
-    "nemotron_v2": Launch("models/templates/NVIDIA-Nemotron-Nano-v2.jinja"),  # untested
-    "gigachat3": Launch("models/templates/GigaChat3-10B-A1.8B.jinja"),  # untested
-    "gigachat31": Launch("models/templates/GigaChat3.1-10B-A1.8B.jinja"),  # untested
-    "minicpm5": Launch("models/templates/openbmb-MiniCPM5-1B.jinja"),  # untested
+    "seed_oss": Launch("models/templates/ByteDance-Seed-OSS.jinja"),
+    "apriel": Launch("models/templates/Apriel-1.6-15b-Thinker-fixed.jinja"),
+    "nemotron_v2": Launch("models/templates/NVIDIA-Nemotron-Nano-v2.jinja"),
+    "gigachat3": Launch("models/templates/GigaChat3-10B-A1.8B.jinja"),
+    "gigachat31": Launch("models/templates/GigaChat3.1-10B-A1.8B.jinja"),
+    "minicpm5": Launch("models/templates/openbmb-MiniCPM5-1B.jinja"),
     # Apertus: the generator derives the name-as-key list from the template (test-chat.cpp, "FUNC_NAME_AS_KEY");
     # Muse Glimmer: its dedicated parser (common/parsers/muse-glimmer.cpp), thinking on (supports_thinking).
     "apertus": Launch("models/templates/Apertus-8B-Instruct.jinja"),

@@ -90,7 +90,7 @@ FORMATS: dict[str, Launch] = {
     # <|tool_list_start|> (LFM2-8B-A1B.jinja), or a vocabulary with both call tokens (LFM2.5-Instruct.jinja).
     "lfm2": Launch("pythonic", _LFM2_VOCAB, "<|im_start|>assistant\n", ("<|im_end|>",)),
     # glm47: what _infer_tool_parser picks for a template holding <arg_key> (inclusionai-ling-3.0-flash.jinja);
-    # vocabulary: the tokens llama.cpp's Ling 3.0 parser preserves (common/parsers/ling3.cpp); untested.
+    # vocabulary: the tokens llama.cpp's Ling 3.0 parser preserves (common/parsers/ling3.cpp).
     "ling3": Launch("glm47", _LING3_VOCAB, "<role>ASSISTANT</role>", ("<|role_end|>",)),
     # muse_spark: what _infer_tool_parser picks for a template holding <atem:function_calls> (muse-glimmer.jinja). Muse
     # Spark's message format (chat_templates/muse_spark.py: headers dropped, to=self as reasoning) is set only for
