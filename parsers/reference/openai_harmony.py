@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.assets.o200k import VocabularyUnavailable, o200k_base_file
-from harness.core.messages import Message, ToolCall
+from harness.core.messages import Message, ToolCall, parse_arguments
 from harness.core.protocol import Delta, ToolCallDelta
 from harness.engines.spec import PipEngine
 from harness.formats import harmony as _harmony_format
@@ -70,9 +70,9 @@ def _left_out(channel: str | None, recipient: str | None) -> str:
 
 def message_from_harmony(messages: list[Any]) -> Message:
     """openai-harmony ``Message`` objects as one :class:`Message`: content and reasoning concatenated in order, one
-    call per function message, its arguments the message body as the library returns it (a JSON string, OpenAI
-    style: the harness decodes it once when the worker's answer arrives, as it decodes the streamed fragments,
-    ``docs/worker-protocol.md``), and a diagnostic per message left out (:func:`route`)."""
+    call per function message, its arguments the message body the library returns (a JSON string, OpenAI style)
+    decoded once (``parse_arguments``, as every adapter does; the streamed fragments are decoded by the harness), and
+    a diagnostic per message left out (:func:`route`)."""
     content: list[str] = []
     reasoning: list[str] = []
     calls: list[ToolCall] = []
@@ -81,7 +81,7 @@ def message_from_harmony(messages: list[Any]) -> Message:
         text = "".join(getattr(part, "text", "") for part in m.content)
         where = route(m.channel, m.recipient)
         if where == "call":
-            calls.append(ToolCall(m.recipient[len(FUNCTIONS) :], text))
+            calls.append(ToolCall(m.recipient[len(FUNCTIONS) :], parse_arguments(text)))
         elif where == "left out":
             notes.append(_left_out(m.channel, m.recipient))
         else:
