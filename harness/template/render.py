@@ -83,7 +83,7 @@ from typing import Any
 
 from harness.core.cases import Case
 from harness.core.errors import TemplateLimitError, TemplateRenderError, UnrepresentableError
-from harness.core.messages import Message
+from harness.core.messages import Message, ToolCall
 from harness.core.scenarios import Scenario
 from harness.formats import FormatSpec
 from harness.template.bounded import RenderFailure, render_bounded
@@ -92,6 +92,7 @@ from harness.template.sources import ChatTemplate
 __all__ = [
     "render_scenario",
     "render_messages",
+    "check_writes_calls",
     "split_completion",
     "declared_tools",
     "HISTORY_USER",
@@ -317,6 +318,38 @@ def _declaration_fault(
         f"case {scenario.id}: {template.file} cannot render this scenario's tool "
         f"declarations ({str(exc).rsplit(': ', 1)[-1]})"
     ) from None
+
+
+#: the plainest turn with a call: every template of a tool-calling model writes it.
+PROBE_SCENARIO = Scenario("template-probe", [_PROBE_TOOL], [ToolCall("probe", {"text": "hello"})])
+
+
+def check_writes_calls(template: ChatTemplate, fmt: FormatSpec) -> str | None:
+    """None when ``template`` writes :data:`PROBE_SCENARIO`'s call (its opener, name and value in the rendered text).
+
+    Otherwise: raises :class:`TemplateRenderError` when the template also renders the same text whatever the
+    conversation (an empty or constant template: no case could test a parser), else returns a note saying that the
+    rendered slices hold no case with a call (a template that writes a turn's content only: LFM2-8B-A1B). Render
+    failures raise as :func:`render_scenario` does."""
+    try:
+        case = render_scenario(template, PROBE_SCENARIO, fmt)
+        text, why = case.prefix + case.text, ""
+    except UnrepresentableError as exc:
+        text, why = "", str(exc).split(f"{template.file} ", 1)[-1]
+    if not why and all(part in text for part in (fmt.call_open, "probe", "hello")):
+        return None
+    detail = why or f"renders as {text[:80]!r}"
+    problem = f"chat template {template.file} ({_origin(template)}) writes no tool call (probe(text='hello'): {detail})"
+    tvars = {**fmt.template_vars, "enable_thinking": False}
+    one, other = (
+        render_messages(template, [{"role": "user", "content": user}], [_PROBE_TOOL], True, **tvars)
+        for user in ("one conversation", "another conversation")
+    )
+    if one == other:
+        raise TemplateRenderError(
+            f"{problem}; it renders {one[:60]!r} whatever the conversation (an empty or constant template)"
+        )
+    return f"{problem}: the curated, generated and drift slices hold no case with a call"
 
 
 def declared_tools(tools: list, fmt: FormatSpec) -> list:

@@ -2,7 +2,8 @@
 in the render worker. A render stuck inside one C-level expression, nested loops, an output flood and an allocation
 past the memory cap each end as one :class:`TemplateLimitError` naming the template, within the limit; a failing
 template is a :class:`TemplateRenderError`; the worker restarts after a kill, survives forks, and an orphaned worker
-stops on its own CPU limit."""
+stops on its own CPU limit. :func:`check_writes_calls` tells an empty or constant template (an error) from one that
+renders the conversation but no call (a note)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from harness.core.errors import TemplateLimitError, TemplateRenderError
+from harness.formats import get_format
 from harness.template import bounded
-from harness.template.render import render_messages
+from harness.template.render import check_writes_calls, render_messages
 from harness.template.sources import load_template, template_from_text
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -164,3 +166,15 @@ def _running(pid: int) -> bool:
             return stat.read().split(") ", 1)[1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_an_empty_or_constant_template_is_an_error_and_a_content_only_one_a_note():
+    fmt = get_format("hermes")
+    for text, shown in (("", "''"), ("hello", "'hello'"), ('<tool_call>{"name": "x"}</tool_call>', "'<tool_call>")):
+        with pytest.raises(TemplateRenderError) as info:
+            check_writes_calls(hostile(text), fmt)
+        assert "t.jinja (local_dir /x) writes no tool call" in str(info.value)
+        assert f"it renders {shown}" in str(info.value) and "an empty or constant template" in str(info.value)
+    note = check_writes_calls(hostile("{% for m in messages %}{{ m.content }}{% endfor %}"), fmt)
+    assert note and "writes no tool call" in note and "hold no case with a call" in note
+    assert check_writes_calls(load_template("qwen2.5-7b"), fmt) is None
