@@ -25,6 +25,7 @@ else:  # Python 3.10: the same parser as the backport (a dependency there)
 
 from harness.core.errors import CatalogError, UnknownModelError
 from harness.core.paths import CATALOG_FILE
+from harness.core.textio import NotUtf8Error, read_utf8
 from harness.formats import known_formats
 
 __all__ = [
@@ -142,17 +143,22 @@ def load_catalog(path: str | Path | None = None) -> dict[str, ModelEntry]:
     """Read and validate the catalog; returns ``{name: ModelEntry}`` in file order.
 
     Raises :class:`CatalogError` naming the file (and row, field) when the file is missing, is not valid
-    TOML, has no ``[models.*]`` tables, or a row has a missing, unknown, mistyped or dangling field
+    UTF-8 TOML, has no ``[models.*]`` tables, or a row has a missing, unknown, mistyped or dangling field
     (``format`` must name a module of ``harness/formats``; ``offline_template_model`` a catalog row).
     """
     path = Path(path) if path is not None else catalog_path()
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        data = tomllib.loads(read_utf8(path))
     except FileNotFoundError:
         raise CatalogError(f"{path}: catalog file not found") from None
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot read the catalog: {exc.strerror or exc}") from None
+    except NotUtf8Error as exc:
+        raise CatalogError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise CatalogError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     models = data.get("models")
     if not isinstance(models, dict) or not models:
         raise CatalogError(f"{path}: no [models.NAME] tables")
