@@ -21,7 +21,6 @@ from __future__ import annotations
 import concurrent.futures as futures
 import copy
 import dataclasses
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from harness.capture.suites import Prompt, SuiteError, load_suite, suite_names
 from harness.capture.weights import locate_weights, server_weights
 from harness.core.errors import HarnessError, UnrepresentableError
 from harness.core.guards import check_interrupted
+from harness.core.jsonl import read_json
 from harness.core.messages import ToolCall
 from harness.core.paths import FEWSHOT_DIR
 from harness.core.scenarios import Scenario
@@ -50,13 +50,10 @@ def load_examples(name: str) -> list[dict]:
     chat messages; assistant turns may carry ``tool_calls``) put before each prompt's messages. Raises
     :class:`HarnessError` naming the file."""
     path = Path(name) if name.endswith(".json") else FEWSHOT_DIR / f"{name}.json"
-    try:
-        messages = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists():
         known = ", ".join(sorted(p.stem for p in FEWSHOT_DIR.glob("*.json")))
-        raise HarnessError(f"no few-shot file {path} (known: {known})") from None
-    except json.JSONDecodeError as exc:
-        raise HarnessError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+        raise HarnessError(f"no few-shot file {path} (known: {known})")
+    messages = read_json(path, HarnessError, "few-shot")
     if not isinstance(messages, list) or not all(
         isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages
     ):
