@@ -134,6 +134,12 @@ def _row(path: Path, name: str, row: object, known_formats: list[str] | None) ->
             f"{where}: fields 'offline_template' and 'offline_template_model' go together "
             f"(both, or neither for a model with no offline template)"
         )
+    template = values.get("offline_template", "")
+    if template and (template in (".", "..") or "/" in template or "\\" in template):
+        raise CatalogError(
+            f"{where}: field 'offline_template' must be a file name in the sdist's models/templates/ "
+            f"(no folders), got {template!r}"
+        )
     if "/" not in values["hf_repo"]:
         raise CatalogError(f"{where}: field 'hf_repo' must be 'owner/name', got {values['hf_repo']!r}")
     return ModelEntry(name=name, **values)
@@ -144,7 +150,8 @@ def load_catalog(path: str | Path | None = None) -> dict[str, ModelEntry]:
 
     Raises :class:`CatalogError` naming the file (and row, field) when the file is missing, is not valid
     UTF-8 TOML, has no ``[models.*]`` tables, or a row has a missing, unknown, mistyped or dangling field
-    (``format`` must name a module of ``harness/formats``; ``offline_template_model`` a catalog row).
+    (``format`` must name a module of ``harness/formats``; ``offline_template_model`` a catalog row;
+    ``offline_template`` a plain file name, so it cannot point outside the sdist's template folder).
     """
     path = Path(path) if path is not None else catalog_path()
     try:
