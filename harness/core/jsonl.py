@@ -1,5 +1,6 @@
 """Reading JSON data (JSON Lines whose every line is an object, and single JSON documents) with errors that name the
-file and line: text that is not UTF-8, invalid JSON, JSON nested deeper than :data:`MAX_JSON_DEPTH`."""
+file and line: text that is not UTF-8, invalid JSON, JSON nested deeper than :data:`MAX_JSON_DEPTH`, and a torn last
+line (a write cut off by a crash: no final newline, not valid JSON), which readers of append-only files may skip."""
 
 from __future__ import annotations
 
@@ -59,13 +60,22 @@ def _read(path: str | Path, error: type[Exception], what: str) -> str:
         raise error(f"{path}: cannot read {what} file: {exc.strerror or exc}") from None
 
 
-def read_objects(path: str | Path, error: type[Exception], what: str = "line") -> Iterator[tuple[str, dict]]:
+def read_objects(
+    path: str | Path, error: type[Exception], what: str = "line", torn: list[str] | None = None
+) -> Iterator[tuple[str, dict]]:
     """Yield ``("file:line", object)`` for every non-blank line of ``path`` (split on ``"\\n"`` only).
 
     Raises ``error`` (e.g. a :class:`~harness.core.errors.HarnessError` subclass) for an unreadable or non-UTF-8
     file, a line that is not JSON, nests too deeply, or is not a JSON object (``what`` names the record in that
-    message)."""
-    yield from text_objects(_read(path, error, what), str(path), error, what)
+    message). ``torn``: a list to which a torn last line (:func:`torn_tail`) is reported, ``"file:line: ..."``,
+    instead of raising; such a line is skipped."""
+    text = _read(path, error, what)
+    tail = torn_tail(text) if torn is not None else None
+    if tail is not None and torn is not None:
+        line = text.count("\n") + 1
+        torn.append(f"{path}:{line}: torn last line skipped ({len(tail)} characters, no newline: a write cut off)")
+        text = text[: len(text) - len(tail)]
+    yield from text_objects(text, str(path), error, what)
 
 
 def text_objects(text: str, where_file: str, error: type[Exception], what: str = "line") -> Iterator[tuple[str, dict]]:
@@ -81,3 +91,38 @@ def text_objects(text: str, where_file: str, error: type[Exception], what: str =
         if not isinstance(data, dict):
             raise error(f"{where}: a {what} must be a JSON object, got {type(data).__name__}")
         yield where, data
+
+
+def torn_tail(text: str) -> str | None:
+    """The last line of JSON Lines ``text`` when it is torn: no newline after it and not valid JSON (what an
+    append cut off by a crash or ``kill -9`` leaves); else None. A whole last line without its newline is not torn."""
+    if not text or text.endswith("\n"):
+        return None
+    tail = text[text.rfind("\n") + 1 :]
+    try:
+        json.loads(tail)
+    except (ValueError, RecursionError):
+        return tail
+    return None
+
+
+def prepare_append(path: str | Path) -> str | None:
+    """Make the JSON Lines file ``path`` safe to append to: a torn last line (:func:`torn_tail`) is cut off, a whole
+    last line without its newline gets one. Returns a note naming the line cut off, or None. A missing or empty file
+    is left alone; raises ``OSError``."""
+    path = Path(path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    with open(path, "rb+") as fh:
+        data = fh.read()
+        if data.endswith(b"\n"):
+            return None
+        start = data.rfind(b"\n") + 1
+        line = data.count(b"\n") + 1
+        try:
+            json.loads(data[start:].decode("utf-8"))
+        except (ValueError, RecursionError):
+            fh.truncate(start)
+            return f"{path}:{line}: torn last line cut off ({len(data) - start} bytes, no newline: a write cut off)"
+        fh.write(b"\n")
+    return None
