@@ -16,6 +16,8 @@ from harness.corpus.random_calls import DEFAULT_CUTS, DEFAULT_FULL_EVERY, VALUE_
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S
 from harness.report.sweep import DEFAULT_KEEP
 from harness.score.policy import CHOICES, DEFAULT_POLICY, Policy, PolicyError, parse_policy
+from harness.template.bounded import DEFAULT_MAX_CHARS, MEMORY_HEADROOM_BYTES
+from harness.template.bounded import DEFAULT_TIMEOUT_S as DEFAULT_RENDER_TIMEOUT_S
 
 
 def count(text: str) -> int:
@@ -231,6 +233,7 @@ def _sweep_command(sub) -> None:
         "streaming and truncation checks; prints the wrong/total rate per parser",
     )
     sw.add_argument("--model", default="gemma-4-e2b", help="catalog name (see `toolcall-harness models`)")
+    render_limit_args(sw)
     sw.add_argument(
         "--parser",
         "--parsers",
@@ -301,6 +304,7 @@ def _baseline_commands(sub) -> None:
         "--model-dir", default=None, help="template from this model directory instead of the recorded source"
     )
     gt.add_argument("--gguf", default=None, help="template from this GGUF instead of the recorded source")
+    render_limit_args(gt)
     gt.add_argument(
         "--parsers",
         type=csv_list,
@@ -337,6 +341,27 @@ def gate_common_args(cmd: argparse.ArgumentParser, baselines_dir: Path) -> None:
     cmd.add_argument("--no-install", action="store_true", help="do not build a missing engine (report it instead)")
 
 
+def render_limit_args(cmd: argparse.ArgumentParser) -> None:
+    """``--render-timeout`` and ``--render-max-chars``: the bounds of each template render
+    (:mod:`harness.template.bounded`)."""
+    cmd.add_argument(
+        "--render-timeout",
+        type=seconds,
+        default=DEFAULT_RENDER_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"seconds one chat-template render may take, more than 0 and at most {MAX_TIME_LIMIT_S:g} "
+        f"(default {DEFAULT_RENDER_TIMEOUT_S:g}); renders run in a worker process, killed past it",
+    )
+    cmd.add_argument(
+        "--render-max-chars",
+        type=positive,
+        default=DEFAULT_MAX_CHARS,
+        metavar="N",
+        help=f"characters one render may write (default {DEFAULT_MAX_CHARS:,}); its memory is capped too "
+        f"(the worker's size at start plus {MEMORY_HEADROOM_BYTES >> 20} MiB, Linux)",
+    )
+
+
 def template_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--model",
@@ -351,6 +376,7 @@ def template_args(cmd: argparse.ArgumentParser) -> None:
         help="a GGUF file: its tokenizer.chat_template is the template of the run, and the llama-cpp capture "
         "backend loads it",
     )
+    render_limit_args(cmd)
 
 
 def capture_args(sub: argparse.ArgumentParser) -> None:

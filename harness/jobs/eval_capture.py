@@ -6,7 +6,7 @@ module only sequences them for a run and explains a capture that cannot start.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.capture.backends import BackendError, known_backends
@@ -59,6 +59,7 @@ class CapturePlan:
     prompts: list
     examples: list | None
     captures: list | None = None
+    torn: list[str] = field(default_factory=list)  # torn last lines of the capture files, skipped
 
 
 def plan_capture(config, entry, fmt) -> CapturePlan | None:
@@ -72,7 +73,7 @@ def plan_capture(config, entry, fmt) -> CapturePlan | None:
     plan = CapturePlan(settings, prompts, examples)
     if settings.files:
         known = {p.id for p in prompts}
-        plan.captures = latest_captures(settings.files)
+        plan.captures = latest_captures(settings.files, plan.torn)
         for capture in plan.captures:
             where = f"{', '.join(map(str, settings.files))}: capture of prompt {capture.prompt_id!r}"
             if capture.format != fmt.name:
@@ -114,6 +115,8 @@ def capture_slice(
     if plan.captures is not None:
         captures = plan.captures
         info["files"] = [str(f) for f in settings.files]
+        for note in plan.torn:
+            progress(Note(note, warning=True))
         if not captures:
             progress(Note(f"no captures in {', '.join(info['files'])}", warning=True))
     elif template is None:
@@ -161,6 +164,8 @@ def capture_slice(
         )
         if run.stopped:
             progress(Note(run.stopped, warning=True))
+        for note in run.torn:
+            progress(Note(note, warning=True))
     info["stats"] = capture_stats(captures, fmt)
     failed = [c for c in captures if c.error is not None]
     info["errors"] = len(failed)

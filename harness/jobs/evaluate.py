@@ -147,6 +147,14 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
         progress(Note(f"template: {t['source']} {t['file']} sha256 {t['sha256'][:12]}…", warning_tail=fallback))
     corpus = build_corpus(template, fmt, seed=config.seed, n_generated=config.n_generated, slices=config.slices)
     check_interrupted()
+    for note in corpus.notes:
+        progress(Note(note, warning=True))
+    if not corpus.cases and plan is None:
+        _close(parsers)
+        raise HarnessError(
+            f"nothing to run: the {', '.join(config.slices)} slice(s) of {config.model} hold no case"
+            + (f" ({len(corpus.skipped)} scenarios the template cannot write)" if corpus.skipped else "")
+        )
     for name, reason in unavailable.items():
         progress(Note(f"parser {name} unavailable: {reason}", warning=True))
 

@@ -71,7 +71,7 @@ from harness.parse.registry import create_parsers
 from harness.report.sweep import BatchResult, SweepConfig, SweepResult, print_sweep, sweep_markdown
 from harness.score.checks import CHECKS, Failure, check_case
 from harness.template.catalog import get_model
-from harness.template.render import render_scenario
+from harness.template.render import check_writes_calls, render_scenario
 from harness.template.sources import load_template
 
 SWEEP_SLICE = "sweep"
@@ -198,6 +198,9 @@ def run_sweep(config: SweepConfig) -> SweepResult:
     if any(runs_out_of_process(p) for p in parsers) and (config.jobs or 1) != 1:
         raise HarnessError("engine (out-of-process) parsers run with --jobs 1 only")
     template = load_template(config.model)
+    no_calls = check_writes_calls(template, fmt)
+    if no_calls:
+        raise HarnessError(f"sweep: {no_calls}")
     jobs = config.jobs or os.cpu_count() or 1
     started_at = dt.datetime.now().astimezone()
     run_dir = config.out_dir or REPORTS_DIR / config.model / (

@@ -72,7 +72,10 @@ def _argument_problem(prompt: Prompt, want: ExpectedCall, arguments: Any, where:
     if not isinstance(arguments, dict):
         return Score("fail", "invalid_arguments", f"{where}: arguments are {type(arguments).__name__}, not an object")
     schema = (prompt.tool(want.name) or {}).get("parameters", {})  # load_suite checked the tool is declared
-    error = next(iter(Draft202012Validator(schema).iter_errors(arguments)), None)
+    try:
+        error = next(iter(Draft202012Validator(schema).iter_errors(arguments)), None)
+    except RecursionError:  # load_suite rejects $ref cycles: only arguments nested thousands deep get here
+        return Score("fail", "invalid_arguments", f"{where}: arguments nest too deeply to check against the schema")
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "(root)"
         return Score("fail", "invalid_arguments", f"{where}: schema rejects {path}: {error.message}")
