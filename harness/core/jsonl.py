@@ -1,8 +1,10 @@
-"""Reading JSON Lines data whose every line is an object, with errors that name the file and line."""
+"""Reading JSON Lines data whose every line is an object, with errors that name the file and line; cutting the
+torn last line a killed writer leaves (:func:`drop_torn_tail`)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,3 +37,18 @@ def text_objects(text: str, where_file: str, error: type[Exception], what: str =
         if not isinstance(data, dict):
             raise error(f"{where}: a {what} must be a JSON object, got {type(data).__name__}")
         yield where, data
+
+
+def drop_torn_tail(path: str | Path) -> str | None:
+    """Cut ``path`` after its last ``"\\n"``: what follows is a line its writer, killed, did not finish (each line
+    is written whole with its newline, then flushed). Returns that text (decoded, bad bytes replaced), or None when
+    the file is empty or ends with a newline; a missing file is left missing. Raises ``OSError``."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    data = path.read_bytes()
+    keep = data.rfind(b"\n") + 1
+    if keep == len(data):
+        return None
+    os.truncate(path, keep)
+    return data[keep:].decode("utf-8", "replace")
