@@ -212,6 +212,8 @@ def run_sweep(config: SweepConfig) -> SweepResult:
     """Run the sweep (module doc); returns a :class:`SweepResult`. Raises ``HarnessError`` for an unknown
     model or parser, a parser that cannot run here, or a template that does not load."""
     console = config.console
+    if config.out_dir is not None and not config.resume:  # another run's files: refused before any work
+        claim_out_dir(config.out_dir, config.force)
     entry = get_model(config.model)
     fmt = get_format(entry.format)
     names = [p for p in config.parsers if isinstance(p, str)]
