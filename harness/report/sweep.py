@@ -203,7 +203,9 @@ class BatchResult:
     @classmethod
     def from_counts(cls, data: dict) -> BatchResult:
         """The counts :meth:`counts` wrote; raises ``KeyError``, ``TypeError`` or ``ValueError`` for other data."""
-        out = cls(**{name: int(data[name]) for name in ("cases", "skipped", "cuts", "full_cases", "chars")})
+        out = cls()
+        for name in ("cases", "skipped", "cuts", "full_cases", "chars"):
+            setattr(out, name, int(data[name]))
         for name in _COUNTERS:
             for *key, n in data[name]:
                 getattr(out, name)[tuple(key) if len(key) > 1 else key[0]] = int(n)

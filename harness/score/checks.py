@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -141,7 +142,7 @@ def check_case(
     if not result.passed:
         yield failure("stream", result, streamed)
     for k in cuts:
-        got, result = watched(lambda k=k: check_truncation(case, parser, fmt, k, limit))
+        got, result = watched(functools.partial(check_truncation, case, parser, fmt, k, limit))
         if not result.passed:
             yield failure("truncation", result, got, k, case.text[:k])
             break
