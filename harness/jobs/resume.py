@@ -21,7 +21,7 @@ from pathlib import Path
 
 from harness.core.cases import Case
 from harness.core.errors import HarnessError
-from harness.core.jsonl import drop_torn_tail, read_objects
+from harness.core.jsonl import drop_torn_tail, read_objects, text_objects
 from harness.core.protocol import Parser
 from harness.core.results import Score
 from harness.core.textio import write_text
@@ -114,7 +114,7 @@ def kept_records(
     short, the captures' records) are dropped: they are produced again. Raises :class:`RunLogError` for a record
     that is not the run's next one."""
     records = read_records(path) if path.exists() else []
-    lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()] if records else []
+    lines = _lines(path.read_text(encoding="utf-8")) if records else []
     kept = done = 0
     for case, parser, modes in units:
         chunk = records[kept : kept + len(modes)]
@@ -131,7 +131,7 @@ def kept_records(
             raise RunLogError(
                 f"{path}:{extra + 1}: a record after the run's last one: the file does not belong to this run"
             )
-    write_text(path, "".join(line + "\n" for line in lines[:kept]))
+    _rewrite(path, lines[:kept])
     return records[:kept], done
 
 
@@ -154,14 +154,29 @@ def kept_batches(journal: Path, failures: Path) -> list[dict]:
             raise RunLogError(f"{where}: not a sweep batch (fields 'end' and 'counts')")
         batches.append(data)
     end = batches[-1]["end"] if batches else 0
+    text = failures.read_text(encoding="utf-8") if failures.exists() else ""
     kept = []
-    for where, data in read_objects(failures, RunLogError, "failure") if failures.exists() else ():
+    for (where, data), line in zip(
+        text_objects(text, str(failures), RunLogError, "failure"), _lines(text), strict=True
+    ):
         if not isinstance(data.get("index"), int):
             raise RunLogError(f"{where}: not a sweep failure (field 'index')")
         if data["index"] < end:
-            kept.append(json.dumps(data, ensure_ascii=False) + "\n")
-    write_text(failures, "".join(kept))
+            kept.append(line)  # as written
+    _rewrite(failures, kept)
     return batches
+
+
+def _rewrite(path: Path, lines: list[str]) -> None:
+    """Replace ``path`` with ``lines`` through a temporary file and a rename (a kill leaves the old or the new)."""
+    tmp = path.with_name(path.name + ".tmp")
+    write_text(tmp, "".join(line + "\n" for line in lines))
+    tmp.replace(path)
+
+
+def _lines(text: str) -> list[str]:
+    """The non-blank lines of JSON Lines ``text``, as :func:`harness.core.jsonl.text_objects` reads them."""
+    return [line for line in text.split("\n") if line.strip()]
 
 
 def _shown(value) -> str:
