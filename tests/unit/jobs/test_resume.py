@@ -1,6 +1,6 @@
 """What a resumed eval keeps of ``results.jsonl`` (:func:`harness.jobs.resume.kept_records`): the whole (case,
 parser) units of the run's order, nothing of a unit cut short, an error naming the line for a record of another run;
-and the settings check's one line. The runs killed with ``SIGKILL`` are in ``tests/e2e/test_resume.py``."""
+and the settings check's one line. The runs killed with ``SIGKILL`` are in ``tests/e2e/test_kill_and_resume.py``."""
 
 from __future__ import annotations
 
