@@ -314,7 +314,12 @@ def run_sweep(config: SweepConfig) -> SweepResult:
                 journal.flush()
                 _write_summary(run_dir, info, totals, names, elapsed, [], result.breaker)
     except KeyboardInterrupt:
-        console.print(f"interrupted after {totals.cases} cases: counts so far in {run_dir / 'summary.json'}")
+        console.print(
+            f"interrupted after {totals.cases} cases: counts so far in {run_dir / SUMMARY}; continue with --resume "
+            f"{run_dir} and the same flags",
+            markup=False,
+            highlight=False,
+        )
         raise
     elapsed = base + time.perf_counter() - started
     breaker = _merged_breaker(run_dir / JOURNAL, config.break_after)
