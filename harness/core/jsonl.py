@@ -1,10 +1,12 @@
 """Reading JSON data (JSON Lines whose every line is an object, and single JSON documents) with errors that name the
 file and line: text that is not UTF-8, invalid JSON, JSON nested deeper than :data:`MAX_JSON_DEPTH`, and a torn last
-line (a write cut off by a crash: no final newline, not valid JSON), which readers of append-only files may skip."""
+line (a write cut off by a crash: no final newline, not valid JSON), which readers of append-only files may skip;
+cutting that torn line off (:func:`drop_torn_tail`, :func:`prepare_append`)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,22 +109,33 @@ def torn_tail(text: str) -> str | None:
 
 
 def prepare_append(path: str | Path) -> str | None:
-    """Make the JSON Lines file ``path`` safe to append to: a torn last line (:func:`torn_tail`) is cut off, a whole
-    last line without its newline gets one. Returns a note naming the line cut off, or None. A missing or empty file
-    is left alone; raises ``OSError``."""
+    """Make the JSON Lines file ``path`` safe to append to: a torn last line (:func:`torn_tail`) is cut off
+    (:func:`drop_torn_tail`), a whole last line without its newline gets one. Returns a note naming the line cut off,
+    or None. A missing or empty file is left alone; raises ``OSError``."""
     path = Path(path)
     if not path.is_file() or path.stat().st_size == 0:
         return None
-    with open(path, "rb+") as fh:
-        data = fh.read()
-        if data.endswith(b"\n"):
-            return None
-        start = data.rfind(b"\n") + 1
-        line = data.count(b"\n") + 1
-        try:
-            json.loads(data[start:].decode("utf-8"))
-        except (ValueError, RecursionError):
-            fh.truncate(start)
-            return f"{path}:{line}: torn last line cut off ({len(data) - start} bytes, no newline: a write cut off)"
-        fh.write(b"\n")
-    return None
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return None
+    if torn_tail(data.decode("utf-8", "replace")) is None:
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
+        return None
+    line, cut = data.count(b"\n") + 1, drop_torn_tail(path) or ""
+    return f"{path}:{line}: torn last line cut off ({len(cut.encode())} bytes, no newline: a write cut off)"
+
+
+def drop_torn_tail(path: str | Path) -> str | None:
+    """Cut ``path`` after its last ``"\\n"``: what follows is a line its writer, killed, did not finish (each line
+    is written whole with its newline, then flushed). Returns that text (decoded, bad bytes replaced), or None when
+    the file is empty or ends with a newline; a missing file is left missing. Raises ``OSError``."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    data = path.read_bytes()
+    keep = data.rfind(b"\n") + 1
+    if keep == len(data):
+        return None
+    os.truncate(path, keep)
+    return data[keep:].decode("utf-8", "replace")

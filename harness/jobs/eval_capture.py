@@ -25,6 +25,7 @@ from harness.core.errors import CatalogError, HarnessError
 from harness.core.paths import REPORTS_DIR
 from harness.core.protocol import Parser
 from harness.core.results import ResultsWriter
+from harness.parse.calls import Breaker
 from harness.report.progress import BarAdvance, BarStart, BarStop, Note, ProgressCallback, silent
 from harness.report.runlog import RESULTS_FILE
 from harness.score.captures import score_captures
@@ -96,11 +97,12 @@ def capture_slice(
     run_dir: Path,
     plan: CapturePlan | None,
     progress: ProgressCallback = silent,
+    breaker: Breaker | None = None,
 ):
     """Capture the suites with the configured backend (or take the captures read from files) and score every
-    parser on them; results go to ``results.jsonl`` as produced, notes and the capture's progress to
-    ``progress``. Returns ``(records, info, {prompt id: raw text})``; a backend that cannot start (no weights,
-    library missing, bad grammar) is explained in ``info["skipped"]`` and the run goes on."""
+    parser on them (``breaker``: the run's circuit breaker); results go to ``results.jsonl`` as produced, notes and
+    the capture's progress to ``progress``. Returns ``(records, info, {prompt id: raw text})``; a backend that cannot
+    start (no weights, library missing, bad grammar) is explained in ``info["skipped"]`` and the run goes on."""
     if plan is None:
         return [], {}, {}
     settings, prompts = plan.settings, plan.prompts
@@ -182,5 +184,6 @@ def capture_slice(
             writer,
             timeout_s=config.timeout_s,
             server_name=settings.server_name,
+            breaker=breaker,
         )
     return records, info, {c.prompt_id: c.text for c in captures}
