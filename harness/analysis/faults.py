@@ -1,9 +1,12 @@
 """Fault classes: failing records grouped by (parser, error type, mutator tag or slice), a handful of classes
-instead of one row per case. :func:`harness.analysis.repros.cluster_repros` attaches a minimal repro to each."""
+instead of one row per case. :func:`harness.analysis.repros.cluster_repros` attaches a minimal repro to each.
+The ``error``/``unavailable`` results of a parser the circuit breaker stopped are no fault of an input: left out."""
 
 from __future__ import annotations
 
 from collections import Counter
+
+from harness.parse.calls import UNAVAILABLE
 
 CLUSTER_MODE_ORDER = ("oneshot", "whole", "random", "tokens", "char", "prefix", "roundtrip")
 
@@ -15,7 +18,7 @@ def cluster_group(record: dict) -> str:
 
 
 def cluster_failures(records: list[dict]) -> list[dict]:
-    """Failing records (``fail``/``error``) grouped by (parser, error type, :func:`cluster_group`).
+    """Failing records (``fail``/``error``, not ``unavailable``) grouped by (parser, error type, :func:`cluster_group`).
 
     Returns one dict per cluster, most cases first (then parsers in record order): ``{"parser", "error_type",
     "group", "cases" (distinct), "records" (case × mode rows), "modes", "tags" ([(tag, cases)], the 3 commonest
@@ -23,7 +26,7 @@ def cluster_failures(records: list[dict]) -> list[dict]:
     """
     clusters: dict[tuple, list[dict]] = {}
     for r in records:
-        if r["verdict"] in ("fail", "error"):
+        if r["verdict"] in ("fail", "error") and r["error_type"] != UNAVAILABLE:
             clusters.setdefault((r["parser"], r["error_type"] or r["verdict"], cluster_group(r)), []).append(r)
     order = {p: i for i, p in enumerate(dict.fromkeys(r["parser"] for r in records))}
     out = []

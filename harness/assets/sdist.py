@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from harness.core.paths import cache_dir
 
@@ -88,12 +88,17 @@ def sdist_file(relpath: str) -> Path:
     """Extract ``relpath`` (relative to the sdist's ``vendor/llama.cpp``) into the cache; return its path.
 
     Example: ``sdist_file("models/templates/google-gemma-4-31B-it.jinja")``. Extracted files are reused.
-    Raises :class:`SdistError` if the archive lacks the file.
+    Raises :class:`SdistError` if the archive lacks the file, or ``relpath`` is absolute or climbs out of
+    ``vendor/llama.cpp`` (a ``..`` part): nothing outside the archive's folder is ever read.
     """
-    dest = _sdist_dir() / "files" / relpath
+    parts = PurePosixPath(relpath.replace("\\", "/")).parts
+    if not parts or relpath.startswith(("/", "\\")) or ".." in parts or ":" in parts[0]:
+        raise SdistError(f"{relpath!r} is not a path inside {SDIST_FILE}'s {LLAMA_CPP_DIR}")
+    files = _sdist_dir() / "files"
+    dest = files.joinpath(*parts)
     if dest.exists():
         return dest
-    member = f"{SDIST_NAME.replace('-', '_')}-{SDIST_VERSION}/{LLAMA_CPP_DIR}/{relpath}"
+    member = f"{SDIST_NAME.replace('-', '_')}-{SDIST_VERSION}/{LLAMA_CPP_DIR}/{'/'.join(parts)}"
     with tarfile.open(sdist_archive(), "r:gz") as tar:
         try:
             info = tar.getmember(member)

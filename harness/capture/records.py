@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.core.errors import HarnessError
-from harness.core.jsonl import read_objects
+from harness.core.jsonl import prepare_append, read_objects
 from harness.core.textio import open_text, same_text
 
 
@@ -65,10 +65,12 @@ class Capture:
 REQUIRED = {"prompt_id": str, "suite": str, "format": str, "backend": str, "model": dict}
 
 
-def read_captures(path: str | Path) -> list[Capture]:
-    """The records of a capture file. Raises :class:`CaptureFileError` naming ``file:line`` for invalid JSON,
-    a missing or mistyped field, pieces that do not join to the text, or a record with neither text nor error."""
-    return [_capture(data, where) for where, data in read_objects(path, CaptureFileError, "capture")]
+def read_captures(path: str | Path, torn: list[str] | None = None) -> list[Capture]:
+    """The records of a capture file. Raises :class:`CaptureFileError` naming ``file:line`` for a file that is not
+    UTF-8, invalid or too deeply nested JSON, a missing or mistyped field, pieces that do not join to the text, or a
+    record with neither text nor error. ``torn``: a list that a torn last line (a write cut off by a crash) is
+    reported to, and skipped, instead of raising (:func:`harness.core.jsonl.read_objects`)."""
+    return [_capture(data, where) for where, data in read_objects(path, CaptureFileError, "capture", torn)]
 
 
 def _capture(data: dict, where: str) -> Capture:
@@ -90,9 +92,12 @@ def _capture(data: dict, where: str) -> Capture:
 
 
 class CaptureWriter:
-    """Appends captures to a JSON Lines file, flushing each, so an interrupted capture run loses nothing."""
+    """Appends captures to a JSON Lines file, flushing each, so an interrupted capture run loses nothing. A torn last
+    line the file ends with (an earlier run killed mid-write; :func:`read_captures` reports it) is cut off first,
+    so the next record starts a line of its own."""
 
     def __init__(self, path: str | Path):
+        prepare_append(path)
         self._fh = open_text(path, "a")
 
     def write(self, capture: Capture) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import concurrent.futures as futures
 import copy
 import dataclasses
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from harness.capture.suites import Prompt, SuiteError, load_suite, suite_names
 from harness.capture.weights import locate_weights, server_weights
 from harness.core.errors import HarnessError, UnrepresentableError
 from harness.core.guards import check_interrupted
+from harness.core.jsonl import read_json
 from harness.core.messages import ToolCall
 from harness.core.paths import FEWSHOT_DIR
 from harness.core.scenarios import Scenario
@@ -50,13 +50,10 @@ def load_examples(name: str) -> list[dict]:
     chat messages; assistant turns may carry ``tool_calls``) put before each prompt's messages. Raises
     :class:`HarnessError` naming the file."""
     path = Path(name) if name.endswith(".json") else FEWSHOT_DIR / f"{name}.json"
-    try:
-        messages = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists():
         known = ", ".join(sorted(p.stem for p in FEWSHOT_DIR.glob("*.json")))
-        raise HarnessError(f"no few-shot file {path} (known: {known})") from None
-    except json.JSONDecodeError as exc:
-        raise HarnessError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+        raise HarnessError(f"no few-shot file {path} (known: {known})")
+    messages = read_json(path, HarnessError, "few-shot")
     if not isinstance(messages, list) or not all(
         isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages
     ):
@@ -114,6 +111,7 @@ class CaptureRun:
     reused: int
     generated: int
     stopped: str = ""  # why generation stopped early (consecutive failures), else ""
+    torn: list[str] = dataclasses.field(default_factory=list)  # torn last line of the file skipped and cut off
 
     @property
     def errors(self) -> int:
@@ -146,7 +144,9 @@ def run_capture(
     versions = backend.versions()
     options = dict(options or {})
     planned = {p.id: _request(p, template, fmt, sampling, force, examples or []) for p in prompts}
+    torn: list[str] = []
     latest = _reusable(
+        torn,
         path,
         backend.name,
         model,
@@ -159,7 +159,7 @@ def run_capture(
     todo = [p for p in prompts if p.id not in latest]
     requests = [planned[p.id] for p in todo]
     generated, failures_in_a_row, stopped = 0, 0, ""
-    with CaptureWriter(path) as writer:
+    with CaptureWriter(path) as writer:  # cuts a torn last line off
         for prompt, request, generation in _generate_all(backend, requests, todo):
             capture = Capture(
                 prompt_id=prompt.id,
@@ -195,7 +195,7 @@ def run_capture(
                 )
                 break
     captures = [latest[p.id] for p in prompts if p.id in latest]
-    return CaptureRun(path, captures, reused=len(prompts) - len(todo), generated=generated, stopped=stopped)
+    return CaptureRun(path, captures, len(prompts) - len(todo), generated, stopped, torn)
 
 
 def _request(
@@ -237,6 +237,7 @@ def _generate_all(backend: Backend, requests: list[Request], prompts: list[Promp
 
 
 def _reusable(
+    torn: list[str],
     path: Path,
     backend: str,
     model: dict,
@@ -248,11 +249,12 @@ def _reusable(
 ) -> dict[str, Capture]:
     """Successful captures already in ``path`` made the same way: same backend, model file and sha256, library
     versions (for a server: the models it serves), sampling, forcing, options, and the same rendered prompt
-    (so a changed template, few-shot file or suite prompt generates again)."""
+    (so a changed template, few-shot file or suite prompt generates again). A torn last line is reported to
+    ``torn`` and not reused."""
     if not path.exists():
         return {}
     found = {}
-    for capture in read_captures(path):
+    for capture in read_captures(path, torn):
         if (
             capture.backend == backend
             and capture.model.get("sha256") == model["sha256"]
@@ -398,10 +400,11 @@ def capture_with(
     )
 
 
-def latest_captures(paths: Iterable[Path]) -> list[Capture]:
-    """The last record of each prompt across capture files (a later success replaces an earlier failure)."""
+def latest_captures(paths: Iterable[Path], torn: list[str] | None = None) -> list[Capture]:
+    """The last record of each prompt across capture files (a later success replaces an earlier failure); a torn
+    last line of a file is reported to ``torn`` and skipped (raises :class:`CaptureFileError` when ``torn`` is None)."""
     latest: dict[str, Capture] = {}
     for path in paths:
-        for capture in read_captures(path):
+        for capture in read_captures(path, torn):
             latest[capture.prompt_id] = capture
     return list(latest.values())

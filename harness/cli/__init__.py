@@ -23,6 +23,7 @@ from harness.core.errors import HarnessError
 from harness.core.guards import request_interrupt
 from harness.core.paths import cache_dir
 from harness.core.textio import escape_unencodable
+from harness.template.bounded import prestart, set_render_limits
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     if not console.is_terminal:  # logs and pipes: wide enough for the tables, no colour codes
         console = Console(width=max(console.width, 220), no_color=True)
+    if getattr(args, "render_timeout", None) is not None:  # commands that render chat templates
+        set_render_limits(args.render_timeout, args.render_max_chars)
+        prestart()  # the worker imports transformers while the command loads its parsers and template
     try:
         return _command(args.command)(args, console) or 0
     except HarnessError as exc:

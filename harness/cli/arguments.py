@@ -13,9 +13,12 @@ from harness.core.errors import HarnessError
 from harness.core.guards import MAX_TIME_LIMIT_S, TimeLimitError, checked_time_limit
 from harness.core.paths import BASELINES_DIR
 from harness.corpus.random_calls import DEFAULT_CUTS, DEFAULT_FULL_EVERY, VALUE_PROFILES
+from harness.parse.calls import DEFAULT_BREAK_AFTER
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S
 from harness.report.sweep import DEFAULT_KEEP
 from harness.score.policy import CHOICES, DEFAULT_POLICY, Policy, PolicyError, parse_policy
+from harness.template.bounded import DEFAULT_MAX_CHARS, MEMORY_HEADROOM_BYTES
+from harness.template.bounded import DEFAULT_TIMEOUT_S as DEFAULT_RENDER_TIMEOUT_S
 
 
 def count(text: str) -> int:
@@ -50,7 +53,10 @@ def seconds(text: str) -> float:
 
 
 #: the ``--timeout`` help of every command that takes one.
-TIMEOUT_HELP = f"seconds per parser call, more than 0 and at most {MAX_TIME_LIMIT_S:g} (default {DEFAULT_TIMEOUT_S:g})"
+TIMEOUT_HELP = (
+    f"seconds per parser call, more than 0 and at most {MAX_TIME_LIMIT_S:g} (default {DEFAULT_TIMEOUT_S:g}); a worker "
+    "restarted after a crash or timeout gets as long to start (or twice its first start's time, if longer)"
+)
 
 
 def csv_list(text: str) -> list[str]:
@@ -106,8 +112,15 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--slices", type=csv_list, default=list(SLICES), help=f"default: {','.join(SLICES)}")
     ev.add_argument("--seed", type=count, default=0, help="seed for generated cases and random chunkings")
     ev.add_argument("--cases", type=count, default=300, help="number of generated (property-based) cases")
-    ev.add_argument("--out", type=Path, default=None, help="run directory (default reports/<model>/<run-id>)")
+    ev.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="run directory (default: a new reports/<model>/<run-id>); one that holds anything is refused "
+        "unless --resume or --force",
+    )
     ev.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, help=TIMEOUT_HELP)
+    run_folder_args(ev, "eval", "results.jsonl", "run.json")
     ev.add_argument("--no-shrink", action="store_true", help="skip hypothesis shrinking of generated failures")
     ev.add_argument(
         "--no-install",
@@ -158,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, help=TIMEOUT_HELP)
     ck.add_argument("--out", type=Path, default=None, help="write per-case records here (JSON Lines)")
     ck.add_argument("--no-install", action="store_true", help="do not build a missing engine (report it instead)")
+    break_after_flag(ck)
     policy_flag(ck, DEFAULT_POLICY)
     ck.set_defaults(command="info:cmd_check")
 
@@ -231,6 +245,7 @@ def _sweep_command(sub) -> None:
         "streaming and truncation checks; prints the wrong/total rate per parser",
     )
     sw.add_argument("--model", default="gemma-4-e2b", help="catalog name (see `toolcall-harness models`)")
+    render_limit_args(sw)
     sw.add_argument(
         "--parser",
         "--parsers",
@@ -248,8 +263,15 @@ def _sweep_command(sub) -> None:
         help="string value profile: mixed (default) or code (plain quotes, backticks, commas, closers)",
     )
     sw.add_argument("--jobs", type=positive, default=None, help="processes (default: every CPU)")
-    sw.add_argument("--out", type=Path, default=None, help="run directory (default reports/<model>/sweep-<time>)")
+    sw.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="run directory (default: a new reports/<model>/sweep-<time>); one that holds anything is refused "
+        "unless --resume or --force",
+    )
     sw.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, help=TIMEOUT_HELP)
+    run_folder_args(sw, "sweep", "batches.jsonl", "summary.json")
     sw.add_argument("--cuts", type=count, default=DEFAULT_CUTS, help="seeded random truncation cuts per case")
     sw.add_argument(
         "--full-every",
@@ -301,6 +323,7 @@ def _baseline_commands(sub) -> None:
         "--model-dir", default=None, help="template from this model directory instead of the recorded source"
     )
     gt.add_argument("--gguf", default=None, help="template from this GGUF instead of the recorded source")
+    render_limit_args(gt)
     gt.add_argument(
         "--parsers",
         type=csv_list,
@@ -337,6 +360,67 @@ def gate_common_args(cmd: argparse.ArgumentParser, baselines_dir: Path) -> None:
     cmd.add_argument("--no-install", action="store_true", help="do not build a missing engine (report it instead)")
 
 
+def render_limit_args(cmd: argparse.ArgumentParser) -> None:
+    """``--render-timeout`` and ``--render-max-chars``: the bounds of each template render
+    (:mod:`harness.template.bounded`)."""
+    cmd.add_argument(
+        "--render-timeout",
+        type=seconds,
+        default=DEFAULT_RENDER_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"seconds one chat-template render may take, more than 0 and at most {MAX_TIME_LIMIT_S:g} "
+        f"(default {DEFAULT_RENDER_TIMEOUT_S:g}); renders run in a worker process, killed past it",
+    )
+    cmd.add_argument(
+        "--render-max-chars",
+        type=positive,
+        default=DEFAULT_MAX_CHARS,
+        metavar="N",
+        help=f"characters one render may write (default {DEFAULT_MAX_CHARS:,}); its memory is capped too "
+        f"(the worker's size at start plus {MEMORY_HEADROOM_BYTES >> 20} MiB, Linux)",
+    )
+
+
+def run_folder_args(cmd: argparse.ArgumentParser, name: str, journal: str, settings: str) -> None:
+    """``--resume RUN_DIR``, ``--force`` and ``--break-after N`` of ``eval`` and ``sweep``."""
+    cmd.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="RUN_DIR",
+        help=f"continue the {name} run in RUN_DIR that was stopped or killed, from what its {journal} holds (a torn "
+        f"last line is dropped), so its files end as an uninterrupted run's; give the run's flags (checked against "
+        f"its {settings})",
+    )
+    cmd.add_argument("--force", action="store_true", help="write into a non-empty --out, replacing the run files there")
+    break_after_flag(cmd)
+
+
+def break_after_flag(cmd: argparse.ArgumentParser) -> None:
+    """``--break-after N``: the circuit breaker (:class:`harness.parse.calls.Breaker`)."""
+    cmd.add_argument(
+        "--break-after",
+        type=count,
+        default=DEFAULT_BREAK_AFTER,
+        metavar="N",
+        help="mark a parser broken after N cases in a row on which it timed out or its worker crashed: it is not "
+        "called again and its remaining results are error/unavailable, with the reason "
+        f"(0: never; default {DEFAULT_BREAK_AFTER})",
+    )
+
+
+def resumed_out(args) -> tuple[Path | None, bool]:
+    """``(run folder, resume)`` from ``--out``, ``--resume`` and ``--force``; raises :class:`HarnessError` when
+    they contradict each other."""
+    if args.resume is None:
+        return args.out, False
+    if args.force:
+        raise HarnessError("--resume continues a run and --force replaces one: give one of them")
+    if args.out is not None and args.out.resolve() != args.resume.resolve():
+        raise HarnessError(f"--resume {args.resume} and --out {args.out} name two folders: give one")
+    return args.resume, True
+
+
 def template_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--model",
@@ -351,6 +435,7 @@ def template_args(cmd: argparse.ArgumentParser) -> None:
         help="a GGUF file: its tokenizer.chat_template is the template of the run, and the llama-cpp capture "
         "backend loads it",
     )
+    render_limit_args(cmd)
 
 
 def capture_args(sub: argparse.ArgumentParser) -> None:

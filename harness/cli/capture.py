@@ -73,6 +73,8 @@ def cmd_capture(args, console: Console) -> int:
 
     run = capture_with(settings, prompts, backend, template, fmt, path, examples=examples, on_capture=show)
     backend.close()
+    for note in run.torn:
+        print(f"warning: {note}")
     print(f"{run.generated} prompts run, {run.reused} reused; capture errors: {run.errors}")
     if run.stopped:
         print(run.stopped)

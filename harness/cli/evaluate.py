@@ -6,9 +6,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from harness.cli.arguments import check_choices
+from harness.cli.arguments import check_choices, resumed_out
 from harness.cli.capture import capture_settings
 from harness.core.cases import SLICES
+from harness.core.errors import HarnessError
 from harness.jobs.all_models import run_all_models
 from harness.jobs.evaluate import EvalConfig, run_eval
 from harness.parse.modes import DEFAULT_MODES
@@ -31,6 +32,8 @@ def _eval_config(args, **fields) -> EvalConfig:
         shrink=not args.no_shrink,
         install_missing=not args.no_install,
         policy=args.policy,
+        break_after=args.break_after,
+        force=args.force,
         **fields,
     )
 
@@ -38,7 +41,10 @@ def _eval_config(args, **fields) -> EvalConfig:
 def cmd_eval(args, console: Console) -> int:
     check_choices("mode", args.modes, DEFAULT_MODES)
     check_choices("slice", args.slices, SLICES)
+    out_dir, resume = resumed_out(args)
     if args.all_models:
+        if resume:
+            raise HarnessError("--resume continues one model's run: give its folder without --all-models")
         result = run_all_models(_eval_config(args), out_root=args.out, progress=ConsoleProgress(console))
         show_families(console, result.families, result.root)
         return 0
@@ -48,7 +54,8 @@ def cmd_eval(args, console: Console) -> int:
         model=args.model,
         model_dir=args.model_dir,
         gguf=args.gguf,
-        out_dir=args.out,
+        out_dir=out_dir,
+        resume=resume,
         capture=capture,
         no_capture=args.no_capture,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from harness.cli.arguments import check_choices
+from harness.cli.arguments import check_choices, resumed_out
 from harness.core.cases import SLICES
 from harness.jobs.baseline import RunSettings, save_baselines
 from harness.jobs.gate import run_gate
@@ -60,6 +60,7 @@ def cmd_gate(args, console: Console) -> int:
 
 
 def cmd_sweep(args, console: Console) -> int:
+    out_dir, resume = resumed_out(args)
     run_sweep(
         SweepConfig(
             model=args.model,
@@ -68,7 +69,10 @@ def cmd_sweep(args, console: Console) -> int:
             seed=args.seed,
             values=args.values,
             jobs=args.jobs,
-            out_dir=args.out,
+            out_dir=out_dir,
+            resume=resume,
+            force=args.force,
+            break_after=args.break_after,
             timeout_s=args.timeout,
             cuts=args.cuts,
             full_every=args.full_every,

@@ -44,6 +44,7 @@ def cmd_check(args, console: Console) -> int:
         out=args.out,
         install_missing=not args.no_install,
         policy=args.policy,
+        break_after=args.break_after,
     )
     print(summary.describe())
     return 0

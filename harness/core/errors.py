@@ -38,6 +38,11 @@ class TemplateRenderError(HarnessError):
     error message and, when known, the template line."""
 
 
+class TemplateLimitError(TemplateRenderError):
+    """A chat template's render went past a bound (time, output size, memory) or killed the render worker: the
+    template's failure for the whole run, never a case the format cannot express."""
+
+
 class UnrepresentableError(HarnessError):
     """A scenario the format cannot express (e.g. a Gemma 4 string containing ``<|"|>``) or that the
     template does not write (e.g. reasoning it drops). The caller skips the case with this note."""

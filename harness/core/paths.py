@@ -5,13 +5,17 @@
   checkout's folders are not there.
 - Cache: ``$TOOLCALL_HARNESS_CACHE``, else the platform's user cache folder (``~/.cache/toolcall-harness`` on
   Linux): the sdist, wheels, engines, tokenizers, weights.
-- Reports: ``reports/`` under the current directory.
+- Reports: ``reports/`` under the current directory; a run's own folder comes from :func:`new_run_dir` (a fresh
+  name) or :func:`claim_out_dir` (``--out``: refused when it holds anything, unless forced).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
+
+from harness.core.errors import HarnessError
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 #: The folder that holds the ``harness`` and ``parsers`` packages (the checkout, or ``site-packages``); engine
@@ -45,3 +49,31 @@ def cache_dir() -> Path:
 
         root = platformdirs.user_cache_dir("toolcall-harness")
     return Path(root)
+
+
+def new_run_dir(root: Path, name: str) -> Path:
+    """Create a fresh run folder ``root/name``, or ``root/name-2``, ``-3``, ... when that is taken, and return it.
+    Each is made with a ``mkdir`` that fails when the folder exists, so two runs started in the same second never
+    share one. Raises ``OSError`` when ``root`` cannot be created."""
+    root.mkdir(parents=True, exist_ok=True)
+    for n in itertools.count(1):
+        path = root / (name if n == 1 else f"{name}-{n}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise AssertionError("unreachable")
+
+
+def claim_out_dir(path: Path, force: bool) -> Path:
+    """The ``--out`` folder of a new run, created if needed. Raises :class:`HarnessError` when it holds anything and
+    ``force`` is false: a run never writes beside another run's records (``--resume`` continues one, ``--force``
+    replaces it). Raises ``OSError`` when it cannot be created."""
+    path.mkdir(parents=True, exist_ok=True)
+    if not force and any(path.iterdir()):
+        raise HarnessError(
+            f"{path}: the output folder is not empty (another run's files?): pass --resume {path} to continue "
+            "that run, --force to replace its files, or another --out"
+        )
+    return path

@@ -1,4 +1,5 @@
-"""Text the harness writes (records, reports, protocol lines, the terminal): UTF-8 that cannot fail to encode.
+"""Text the harness writes (records, reports, protocol lines, the terminal): UTF-8 that cannot fail to encode; and
+text it reads (:func:`read_utf8`): UTF-8, or one error naming the file, line and byte.
 
 A Python string can hold a lone surrogate (U+D800-U+DFFF): JSON's ``"\\ud800"`` decodes to one, so a case file,
 a worker's reply or a server's stream brings it in. UTF-8 has no encoding for it; :data:`UNENCODABLE`
@@ -17,6 +18,25 @@ from typing import IO
 
 #: the ``errors=`` handler of every text file and pipe the harness writes.
 UNENCODABLE = "backslashreplace"
+
+
+class NotUtf8Error(ValueError):
+    """A file that is not UTF-8 text: ``path: not UTF-8 text: byte 0xE9 at line 3, column 12 (offset 80)``."""
+
+
+def read_utf8(path: str | Path) -> str:
+    """The text of ``path`` decoded as UTF-8, ``"\\r\\n"`` and ``"\\r"`` read as ``"\\n"`` (as ``Path.read_text`` does).
+    Raises ``OSError`` as :func:`open` does, and :class:`NotUtf8Error` naming the file and where its first byte that
+    is not UTF-8 sits."""
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, column = data.count(b"\n", 0, exc.start) + 1, exc.start - data.rfind(b"\n", 0, exc.start)
+        raise NotUtf8Error(
+            f"{path}: not UTF-8 text: byte 0x{data[exc.start]:02X} at line {line}, column {column} (offset {exc.start})"
+        ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def open_text(path: str | Path | int, mode: str = "w", closefd: bool = True) -> IO[str]:

@@ -15,7 +15,7 @@ from harness.corpus.drift import drift_cases
 from harness.corpus.generated import generate_scenarios
 from harness.corpus.peers import canitoolcall, llama_cpp
 from harness.formats import FormatSpec, case_formats, format_edge_scenarios
-from harness.template.render import render_scenario
+from harness.template.render import check_writes_calls, render_scenario
 from harness.template.sources import ChatTemplate
 
 #: the default of :func:`build_corpus`: the curated, generated and observed slices (``drift`` and the peer
@@ -29,11 +29,12 @@ class Corpus:
 
     ``unsupported``: ``[(peer id, reason)]`` of the peer suites' cases this run cannot judge: those that map to
     no harness format, and those of this format the judge cannot apply (never dropped silently); reports count
-    them per reason."""
+    them per reason. ``notes``: warnings on the corpus as a whole (a template that writes no tool call)."""
 
     cases: list[Case]
     skipped: list[tuple[str, str]] = field(default_factory=list)
     unsupported: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def count(self, slice_name: str) -> int:
         return sum(1 for c in self.cases if c.slice == slice_name)
@@ -57,14 +58,19 @@ def build_corpus(
 
     Scenarios the format cannot represent (e.g. a Gemma 4 string containing ``<|"|>``) are skipped and
     listed in ``Corpus.skipped``. Raises :class:`harness.core.errors.HarnessError` subclasses for a template that
-    fails to render or a malformed observed file. ``template`` may be ``None`` for the observed slice alone
-    (no model template found); a rendered slice without one raises ``ValueError``.
+    fails to render, is empty or constant (:func:`~harness.template.render.check_writes_calls`; one that renders
+    the conversation but writes no call gets a note in ``Corpus.notes``), or a malformed observed file.
+    ``template`` may be ``None`` for the observed slice alone (no model template found); a rendered slice without
+    one raises ``ValueError``.
 
     With ``"peer-llama.cpp"`` in ``slices``, llama.cpp's own chat tests of the format are added (read from the
     pinned sdist, :func:`harness.corpus.peers.llama_cpp.load_cases`) and ``Corpus.unsupported`` lists that suite's
     cases this run cannot judge.
     """
     corpus = Corpus(cases=[])
+    if template is not None and {"curated", "generated", "drift"} & set(slices):
+        note = check_writes_calls(template, fmt)  # raises for an empty or constant template
+        corpus.notes += [note] if note else []
     if "curated" in slices or "drift" in slices:
         curated = Corpus(cases=[])
         _render_all(curated, template, fmt, curated_scenarios() + format_edge_scenarios(fmt.name), "curated")

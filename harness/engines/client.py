@@ -7,8 +7,11 @@ is written before its responses are read: :meth:`WorkerParser.run_stream`).
 
 Failures of the worker itself raise :class:`WorkerError` with ``kind`` ``crash`` (exited / closed stdout),
 ``timeout`` (no response within ``timeout_s``) or ``protocol`` (a line that is not a response to the request
-sent); the worker is then killed and the next call starts a new one (``hello`` again). A ``parser_error``
-response raises :class:`WorkerParserError`: the parser under test failed, the worker is fine.
+sent); the worker is then killed and the next call starts a new one (``hello`` again). The first start waits
+``hello_timeout_s`` (120 s: engines import large libraries); a restart waits :attr:`WorkerParser.restart_timeout_s`,
+the per-call limit or twice the first start's time if that is longer, so a worker that stalls on restart costs
+about one call's limit, not two minutes. A ``parser_error`` response raises :class:`WorkerParserError`: the parser
+under test failed, the worker is fine.
 """
 
 from __future__ import annotations
@@ -217,7 +220,8 @@ class WorkerParser:
 
     Attributes as :class:`harness.core.protocol.Parser`: ``name`` (``library==version:format`` from the worker's
     ``hello``), ``library``, ``version``, ``formats``, ``incremental``; plus ``out_of_process = True`` (the
-    runner leaves timeouts to the worker's own per-call limit) and ``timeout_s`` (seconds per response).
+    runner leaves timeouts to the worker's own per-call limit), ``timeout_s`` (seconds per response),
+    ``started_s`` (seconds the first start took) and ``restarts``.
 
     The worker is started at construction (``hello`` must succeed, or :class:`WorkerError` is raised) and
     restarted on demand after a failure. ``format`` picks one format when the worker serves several.
@@ -238,7 +242,9 @@ class WorkerParser:
         self.restarts = 0
         self._worker: WorkerProcess | None = None
         self._streams = itertools.count(1)
-        _, hello = self._start()
+        started = time.perf_counter()
+        _, hello = self._start(hello_timeout_s)
+        self.started_s = time.perf_counter() - started
         self.library = str(hello["name"])
         self.version = str(hello["version"])
         formats = tuple(hello["formats"])
@@ -254,12 +260,18 @@ class WorkerParser:
         self.hello = hello
 
     # -- process management -------------------------------------------------------------------------
-    def _start(self) -> tuple[WorkerProcess, dict]:
-        """Start a worker and check its ``hello``: the running worker (kept as the current one) and the hello."""
+    @property
+    def restart_timeout_s(self) -> float:
+        """Seconds a restarted worker gets to answer ``hello``: ``timeout_s``, or twice the first start's time."""
+        return max(self.timeout_s, 2 * self.started_s)
+
+    def _start(self, hello_timeout_s: float) -> tuple[WorkerProcess, dict]:
+        """Start a worker and check its ``hello`` (within ``hello_timeout_s``): the running worker (kept as the
+        current one) and the hello."""
         worker = WorkerProcess(self.spec)
         try:
             (request_id,) = worker.send([{"op": "hello", "protocol": PROTOCOL_VERSION}])
-            hello = worker.receive(request_id, self.hello_timeout_s)
+            hello = worker.receive(request_id, hello_timeout_s)
             _check_hello(hello)
         except (WorkerError, WorkerParserError) as exc:
             worker.stop()
@@ -271,7 +283,7 @@ class WorkerParser:
     def _live(self) -> WorkerProcess:
         if self._worker is None:
             self.restarts += 1
-            return self._start()[0]
+            return self._start(self.restart_timeout_s)[0]
         return self._worker
 
     def _exchange(self, requests: list[dict], dependent: bool) -> list[dict | WorkerParserError]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.errors import HarnessError, TemplateNotFoundError
-from harness.core.paths import REPORTS_DIR
+from harness.core.paths import REPORTS_DIR, claim_out_dir, new_run_dir
 from harness.jobs.evaluate import run_eval
 from harness.report.families import write_families_md
 from harness.report.matrix import write_matrix_html
@@ -45,9 +45,13 @@ def run_all_models(config, out_root: Path | None = None, progress: ProgressCallb
     """Run ``config`` (an :class:`harness.jobs.evaluate.EvalConfig`; its ``model`` is ignored) for every catalog
     model and write the family report (``report.md`` in the returned folder). Prints nothing: one note per
     model goes to ``progress``; render the result with :func:`harness.report.families.family_tables`."""
-    run_id = dt.datetime.now().astimezone().strftime("%Y%m%d-%H%M%S") + f"-s{config.seed}"
-    result = AllModelsRun(out_root or REPORTS_DIR / "all-models" / run_id, run_id)
-    result.root.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now().astimezone().strftime("%Y%m%d-%H%M%S") + f"-s{config.seed}"
+    if out_root is not None:
+        root, run_id = claim_out_dir(out_root, config.force), stamp
+    else:
+        root = new_run_dir(REPORTS_DIR / "all-models", stamp)
+        run_id = root.name
+    result = AllModelsRun(root, run_id)
     seen_templates: dict[str, str] = {}
     for entry in list_models():
         run_dir = result.root / entry.name

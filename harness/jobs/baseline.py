@@ -30,6 +30,7 @@ from rich.console import Console
 from harness.core.cases import SLICES, Case, load_cases
 from harness.core.errors import HarnessError, TemplateNotFoundError
 from harness.core.paths import BASELINES_DIR
+from harness.core.paths import new_run_dir as fresh_run_dir
 from harness.core.results import PASSING
 from harness.core.textio import write_text
 from harness.corpus.build import build_corpus
@@ -199,12 +200,8 @@ def _check_ran(corpus_file: Path, cases: list[Case]) -> None:
 
 
 def new_run_dir(root: Path, kind: str, spec: str) -> Path:
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = root / f"{kind}-{stamp}-{slug(spec)}"
-    n = 2
-    while path.exists():
-        path, n = root / f"{kind}-{stamp}-{slug(spec)}-{n}", n + 1
-    return path
+    """A fresh, empty run folder ``root/<kind>-<timestamp>-<parser>[-N]`` (:func:`harness.core.paths.new_run_dir`)."""
+    return fresh_run_dir(root, f"{kind}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{slug(spec)}")
 
 
 def slug(name: str) -> str:

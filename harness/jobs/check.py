@@ -11,6 +11,7 @@ from harness.core.errors import HarnessError
 from harness.core.results import ResultsWriter
 from harness.core.textio import write_text
 from harness.formats import DEFAULT_FORMAT, case_formats, get_format
+from harness.parse.calls import DEFAULT_BREAK_AFTER, Breaker
 from harness.parse.modes import DEFAULT_TIMEOUT_S, modes_for
 from harness.parse.registry import get_any_parser
 from harness.score.policy import DEFAULT_POLICY, Policy
@@ -58,13 +59,15 @@ def check_file(
     out: Path | None = None,
     install_missing: bool = True,
     policy: Policy = DEFAULT_POLICY,
+    break_after: int = DEFAULT_BREAK_AFTER,
 ) -> CheckSummary:
     """Score every case of ``path`` that ``parser_name`` can parse, in ``modes``, under the judging ``policy``.
 
     Writes one record per (case, mode) to ``out`` when given (fields include case_id, parser, mode, verdict,
     error_type, detail, got). Raises ``HarnessError`` for an unknown parser, a malformed file (naming file and
     line), a file with no case the parser can parse, or a mode that does not apply to the parser. An engine
-    that is not built yet is built first unless ``install_missing`` is false.
+    that is not built yet is built first unless ``install_missing`` is false. After ``break_after`` cases in a row
+    with a timeout or crash the parser is not called again (:class:`harness.parse.calls.Breaker`).
     """
     cases = load_cases(path, fmt=fmt, formats=case_formats())
     parser = get_any_parser(
@@ -88,10 +91,11 @@ def check_file(
         out.parent.mkdir(parents=True, exist_ok=True)
         write_text(out, "")
     writer = ResultsWriter(out) if out is not None else None
+    breaker = Breaker(break_after)
     try:
         for case in mine:
             for record in evaluate_case(
-                case, parser, get_format(case.format), list(modes), seed, timeout_s, policy=policy
+                case, parser, get_format(case.format), list(modes), seed, timeout_s, policy=policy, breaker=breaker
             ):
                 summary.counts[record.verdict] += 1
                 if record.verdict in ("fail", "error"):

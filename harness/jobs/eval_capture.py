@@ -6,7 +6,7 @@ module only sequences them for a run and explains a capture that cannot start.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.capture.backends import BackendError, known_backends
@@ -25,6 +25,7 @@ from harness.core.errors import CatalogError, HarnessError
 from harness.core.paths import REPORTS_DIR
 from harness.core.protocol import Parser
 from harness.core.results import ResultsWriter
+from harness.parse.calls import Breaker
 from harness.report.progress import BarAdvance, BarStart, BarStop, Note, ProgressCallback, silent
 from harness.report.runlog import RESULTS_FILE
 from harness.score.captures import score_captures
@@ -59,6 +60,7 @@ class CapturePlan:
     prompts: list
     examples: list | None
     captures: list | None = None
+    torn: list[str] = field(default_factory=list)  # torn last lines of the capture files, skipped
 
 
 def plan_capture(config, entry, fmt) -> CapturePlan | None:
@@ -72,7 +74,7 @@ def plan_capture(config, entry, fmt) -> CapturePlan | None:
     plan = CapturePlan(settings, prompts, examples)
     if settings.files:
         known = {p.id for p in prompts}
-        plan.captures = latest_captures(settings.files)
+        plan.captures = latest_captures(settings.files, plan.torn)
         for capture in plan.captures:
             where = f"{', '.join(map(str, settings.files))}: capture of prompt {capture.prompt_id!r}"
             if capture.format != fmt.name:
@@ -95,11 +97,12 @@ def capture_slice(
     run_dir: Path,
     plan: CapturePlan | None,
     progress: ProgressCallback = silent,
+    breaker: Breaker | None = None,
 ):
     """Capture the suites with the configured backend (or take the captures read from files) and score every
-    parser on them; results go to ``results.jsonl`` as produced, notes and the capture's progress to
-    ``progress``. Returns ``(records, info, {prompt id: raw text})``; a backend that cannot start (no weights,
-    library missing, bad grammar) is explained in ``info["skipped"]`` and the run goes on."""
+    parser on them (``breaker``: the run's circuit breaker); results go to ``results.jsonl`` as produced, notes and
+    the capture's progress to ``progress``. Returns ``(records, info, {prompt id: raw text})``; a backend that cannot
+    start (no weights, library missing, bad grammar) is explained in ``info["skipped"]`` and the run goes on."""
     if plan is None:
         return [], {}, {}
     settings, prompts = plan.settings, plan.prompts
@@ -114,6 +117,8 @@ def capture_slice(
     if plan.captures is not None:
         captures = plan.captures
         info["files"] = [str(f) for f in settings.files]
+        for note in plan.torn:
+            progress(Note(note, warning=True))
         if not captures:
             progress(Note(f"no captures in {', '.join(info['files'])}", warning=True))
     elif template is None:
@@ -161,6 +166,8 @@ def capture_slice(
         )
         if run.stopped:
             progress(Note(run.stopped, warning=True))
+        for note in run.torn:
+            progress(Note(note, warning=True))
     info["stats"] = capture_stats(captures, fmt)
     failed = [c for c in captures if c.error is not None]
     info["errors"] = len(failed)
@@ -177,5 +184,6 @@ def capture_slice(
             writer,
             timeout_s=config.timeout_s,
             server_name=settings.server_name,
+            breaker=breaker,
         )
     return records, info, {c.prompt_id: c.text for c in captures}

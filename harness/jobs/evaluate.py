@@ -18,6 +18,7 @@ import subprocess
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 
 from harness.analysis.faults import cluster_failures
 from harness.analysis.grammar import check_corpus
@@ -27,7 +28,7 @@ from harness.capture.run import CaptureSettings
 from harness.core.cases import SLICES, Case, write_cases
 from harness.core.errors import HarnessError, TemplateNotFoundError, UnrepresentableError
 from harness.core.guards import check_interrupted
-from harness.core.paths import REPORTS_DIR
+from harness.core.paths import REPORTS_DIR, claim_out_dir, new_run_dir
 from harness.core.protocol import Parser
 from harness.core.results import ResultsWriter
 from harness.corpus.build import build_corpus
@@ -35,16 +36,35 @@ from harness.corpus.generated import minimal_failing
 from harness.engines.client import runs_out_of_process
 from harness.formats import get_format
 from harness.jobs.eval_capture import capture_slice, plan_capture
-from harness.parse.calls import alarm_limit, guarded, judged
+from harness.jobs.resume import (
+    EVAL_FLAGS,
+    check_run_corpus,
+    check_same,
+    check_settings,
+    dropped_tail,
+    eval_settings,
+    kept_records,
+)
+from harness.parse.calls import DEFAULT_BREAK_AFTER, UNAVAILABLE, Breaker, alarm_limit, guarded, judged
 from harness.parse.limitations import known_limitations
 from harness.parse.modes import DEFAULT_MODES, DEFAULT_TIMEOUT_S, ONESHOT, ROUNDTRIP, TOKENIZED_FORMATS, modes_for
 from harness.parse.registry import create_parsers
 from harness.report.files import write_reports
 from harness.report.progress import BarAdvance, BarStart, BarStop, Note, ProgressCallback, silent
-from harness.report.runlog import CORPUS_FILE, RESULTS_FILE, FaultClass, Provenance, RunLog, Shrunk
+from harness.report.runlog import (
+    CORPUS_FILE,
+    RESULTS_FILE,
+    RUN_FILE,
+    FaultClass,
+    Provenance,
+    RunLog,
+    Shrunk,
+    start_run,
+    started_run,
+)
 from harness.score.policy import DEFAULT_POLICY, Policy
-from harness.score.roundtrip import applies, roundtrip_check
-from harness.score.runner import evaluate_case
+from harness.score.roundtrip import roundtrip_check
+from harness.score.runner import evaluate_case, record_modes
 from harness.score.verdicts import score
 from harness.template.catalog import get_model
 from harness.template.render import render_scenario
@@ -82,6 +102,9 @@ class EvalConfig:
     capture: CaptureSettings | None = None  # None: the catalog row's capture_backend, if any
     no_capture: bool = False  # skip capturing even when the catalog names a backend
     policy: Policy = DEFAULT_POLICY  # the judging policy (harness.score.policy)
+    break_after: int = DEFAULT_BREAK_AFTER  # the circuit breaker (harness.parse.calls.Breaker); 0: never
+    resume: bool = False  # continue the unfinished run in ``out_dir`` (harness.jobs.resume)
+    force: bool = False  # write into a non-empty ``out_dir``, replacing its run's files
 
 
 def library_versions() -> dict[str, str]:
@@ -114,9 +137,14 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
     """Run the main job and return its log, saved in the run folder with the report files written.
 
     Prints nothing: notes and progress go to ``progress`` (:mod:`harness.report.progress` events). Raises
-    ``HarnessError`` subclasses for bad input; on ``KeyboardInterrupt`` the records produced so far stay in
-    ``results.jsonl``."""
+    ``HarnessError`` subclasses for bad input, a non-empty ``out_dir`` (unless ``force`` or ``resume``) and a
+    resumed run whose settings, parsers or corpus differ; on ``KeyboardInterrupt`` (or a kill) the records produced
+    so far stay in ``results.jsonl``, and ``resume`` continues from them."""
     started, started_at = time.perf_counter(), dt.datetime.now().astimezone()
+    settings = eval_settings(config)
+    head = _resumed_head(config, settings)
+    if head is None and config.out_dir is not None:  # a folder holding another run's files: refused before any work
+        claim_out_dir(config.out_dir, config.force or config.resume)
     entry = get_model(config.model)
     fmt = get_format(entry.format)
     plan = plan_capture(config, entry, fmt)  # bad suites, few-shot or capture files fail before any work
@@ -147,6 +175,14 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
         progress(Note(f"template: {t['source']} {t['file']} sha256 {t['sha256'][:12]}…", warning_tail=fallback))
     corpus = build_corpus(template, fmt, seed=config.seed, n_generated=config.n_generated, slices=config.slices)
     check_interrupted()
+    for note in corpus.notes:
+        progress(Note(note, warning=True))
+    if not corpus.cases and plan is None:
+        _close(parsers)
+        raise HarnessError(
+            f"nothing to run: the {', '.join(config.slices)} slice(s) of {config.model} hold no case"
+            + (f" ({len(corpus.skipped)} scenarios the template cannot write)" if corpus.skipped else "")
+        )
     for name, reason in unavailable.items():
         progress(Note(f"parser {name} unavailable: {reason}", warning=True))
 
@@ -157,11 +193,28 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
             f"on format {fmt.name} ('prefix' is for the project's own incremental parsers, 'tokens' "
             f"for formats with a real vocabulary: {', '.join(sorted(TOKENIZED_FORMATS))})"
         )
-    run_id = started_at.strftime("%Y%m%d-%H%M%S") + f"-s{config.seed}"
-    run_dir = config.out_dir or REPORTS_DIR / config.model / run_id
-    run_dir.mkdir(parents=True, exist_ok=True)
-    write_cases(run_dir / CORPUS_FILE, corpus.cases)
-    (run_dir / RESULTS_FILE).unlink(missing_ok=True)  # a run folder holds one run: its log starts empty
+    names = [p.name for p in parsers]
+    if head is not None:
+        run_dir, run_id = cast(Path, config.out_dir), str(head["run_id"])
+        check_same(run_dir / RUN_FILE, "parsers", head["parsers"], names)
+        if (run_dir / CORPUS_FILE).exists():
+            check_run_corpus(run_dir / CORPUS_FILE, corpus.cases)
+    else:
+        run_dir, run_id = _claim_run_dir(config, started_at)
+        start_run(
+            run_dir,
+            {
+                "run_id": run_id,
+                "started": started_at.isoformat(timespec="seconds"),
+                "settings": settings,
+                "parsers": names,
+            },
+            exclusive=not config.force,
+        )
+        (run_dir / RESULTS_FILE).unlink(missing_ok=True)  # a run folder holds one run: its log starts empty
+    if not (run_dir / CORPUS_FILE).exists() or head is None:
+        write_cases(run_dir / (CORPUS_FILE + ".tmp"), corpus.cases)
+        (run_dir / (CORPUS_FILE + ".tmp")).replace(run_dir / CORPUS_FILE)
     skipped = (
         f" ({len(corpus.skipped)} scenarios the template cannot write skipped: see report.md)" if corpus.skipped else ""
     )
@@ -173,14 +226,18 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
         )
     )
 
+    breaker = Breaker(config.break_after)
     try:
-        records = _run_all(corpus.cases, parsers, fmt, config, run_dir / RESULTS_FILE, template, progress)
-        shrunk = _shrink_generated(records, parsers, template, fmt, config) if config.shrink else {}
+        records = _run_all(
+            corpus.cases, parsers, fmt, config, run_dir / RESULTS_FILE, template, progress, breaker, head is not None
+        )
+        healthy = [p for p in parsers if p.name not in breaker.reasons]  # a broken parser is not asked again
+        shrunk = _shrink_generated(records, healthy, template, fmt, config) if config.shrink else {}
         clusters = cluster_repros(
             cluster_failures(records),
             corpus.cases,
             records,
-            parsers,
+            healthy,
             fmt,
             template,
             shrunk,
@@ -189,10 +246,15 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
             CLUSTER_BUDGET if config.shrink else 0,
         )
         capture_records, capture_info, capture_texts = capture_slice(
-            config, entry, fmt, template, parsers, run_dir, plan, progress
+            config, entry, fmt, template, parsers, run_dir, plan, progress, breaker
         )
     except KeyboardInterrupt:
-        progress(Note(f"interrupted: the records produced so far are in {run_dir / RESULTS_FILE}"))
+        progress(
+            Note(
+                f"interrupted: the records produced so far are in {run_dir / RESULTS_FILE}; continue with "
+                f"--resume {run_dir} and the same flags"
+            )
+        )
         _close(parsers)
         raise
 
@@ -200,7 +262,7 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
         model=config.model,
         format=fmt.name,
         run_id=run_id,
-        started=started_at.isoformat(timespec="seconds"),
+        started=str(head["started"]) if head is not None else started_at.isoformat(timespec="seconds"),
         duration_s=time.perf_counter() - started,
         template=template.provenance if template is not None else _NO_TEMPLATE,
         tokenizer=_tokenizer_provenance(fmt.name) if "tokens" in config.modes else None,
@@ -216,6 +278,9 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
         workers=_worker_provenance(parsers),
         unavailable=unavailable,
         parsers={p.name: {"library": p.library, "version": str(p.version)} for p in parsers},
+        settings=settings,
+        resumed=[*head.get("resumed", []), started_at.isoformat(timespec="seconds")] if head is not None else [],
+        broken=broken_parsers(breaker, records + capture_records),
     )
     log = RunLog(
         run_dir=run_dir,
@@ -230,10 +295,46 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
         capture=capture_info,
         capture_texts=capture_texts,
     )
-    log.save()
     _close(parsers)
     write_reports(log)
+    log.save()  # last: a run.json that is not ``partial`` means every file of the run is written
     return log
+
+
+def broken_parsers(breaker: Breaker, records: list[dict]) -> dict:
+    """``{parser: {reason, case, unavailable}}`` for the parsers ``breaker`` stopped: the reason, the case of the
+    result that broke it (``slice/case id``) and how many of its results are ``error``/``unavailable``."""
+    return {
+        name: {
+            "reason": reason,
+            "case": "/".join(cast(tuple, breaker.broke_on[name])),
+            "unavailable": sum(r["parser"] == name and r["error_type"] == UNAVAILABLE for r in records),
+        }
+        for name, reason in breaker.reasons.items()
+    }
+
+
+def _resumed_head(config: EvalConfig, settings: dict) -> dict | None:
+    """The started run's ``run.json`` when ``config.resume`` asks to continue one, its settings checked against
+    ``settings``; None for a new run (a folder to resume that is empty or missing starts one there)."""
+    if not config.resume:
+        return None
+    run_dir = cast(Path, config.out_dir)
+    if not run_dir.is_dir() or not any(run_dir.iterdir()):
+        return None
+    head = started_run(run_dir)
+    check_settings(run_dir / RUN_FILE, head["settings"], settings, EVAL_FLAGS)
+    return head
+
+
+def _claim_run_dir(config: EvalConfig, started_at: dt.datetime) -> tuple[Path, str]:
+    """The folder and id of a new run: ``--out`` (refused when it holds anything, unless ``force``), else a fresh
+    ``reports/<model>/<timestamp>-s<seed>[-N]`` whose name is the run id."""
+    stamp = started_at.strftime("%Y%m%d-%H%M%S") + f"-s{config.seed}"
+    if config.out_dir is not None:
+        return claim_out_dir(config.out_dir, config.force or config.resume), stamp
+    run_dir = new_run_dir(REPORTS_DIR / config.model, stamp)
+    return run_dir, run_dir.name
 
 
 def own_limitations(parsers: list[Parser], fmt) -> tuple[str, ...]:
@@ -266,27 +367,47 @@ def _close(parsers: list[Parser]) -> None:
 
 
 def _run_all(
-    cases: list[Case], parsers: list[Parser], fmt, config: EvalConfig, results_path: Path, template, progress
+    cases: list[Case],
+    parsers: list[Parser],
+    fmt,
+    config: EvalConfig,
+    results_path: Path,
+    template,
+    progress,
+    breaker: Breaker,
+    resume: bool,
 ) -> list[dict]:
-    """Every case × parser × mode; each record is written to ``results_path`` as produced."""
-    records: list[dict] = []
+    """Every case × parser × mode, one unit (case, parser) after another; each record is written to
+    ``results_path`` as produced. ``resume``: the whole units already in the file are kept and not run again
+    (:func:`harness.jobs.resume.kept_records`), and ``breaker`` has seen them."""
     plan = [(parser, modes_for(parser, config.modes, fmt)) for parser in parsers]
     check = roundtrip_check(template, fmt) if ROUNDTRIP in config.modes and template is not None else None
-    total = sum(len(m) - (ROUNDTRIP in m and (check is None or not applies(c))) for c in cases for _, m in plan)
-    progress(BarStart("parsing", total, rate=True))
+    units = [(case, parser, record_modes(case, modes, check)) for case in cases for parser, modes in plan]
+    records: list[dict] = []
+    done = 0
+    if resume:
+        note = dropped_tail(results_path)
+        if note:
+            progress(Note(note, warning=True))
+        records, done = kept_records(results_path, units, breaker)
+        progress(Note(f"resuming: {done} of {len(units)} (case, parser) units kept ({len(records)} records)"))
+        for name in breaker.reasons:
+            _close([p for p in parsers if p.name == name])
+    progress(BarStart("parsing", sum(len(modes) for _, _, modes in units[done:]), rate=True))
     try:
         with ResultsWriter(results_path) as writer:
-            for case in cases:
+            for case, parser, modes in units[done:]:
                 check_interrupted()
-                for parser, modes in plan:
-                    for record in evaluate_case(
-                        case, parser, fmt, modes, config.seed, config.timeout_s, check, config.policy
-                    ):
-                        writer.write(record)
-                        records.append(record.to_json())
-                        progress(BarAdvance("parsing"))
+                for record in evaluate_case(
+                    case, parser, fmt, modes, config.seed, config.timeout_s, check, config.policy, breaker
+                ):
+                    writer.write(record)
+                    records.append(record.to_json())
+                    progress(BarAdvance("parsing"))
     finally:
         progress(BarStop("parsing"))
+    for name, reason in breaker.reasons.items():
+        progress(Note(f"parser {name} {reason}: its remaining results are error/unavailable", warning=True))
     return records
 
 
@@ -303,7 +424,9 @@ def _shrink_generated(records, parsers, template, fmt, config) -> dict:
     by_name = {p.name: p for p in parsers}
     shrunk = {}
     for parser_name, error_type in targets:
-        parser = by_name[parser_name]
+        parser = by_name.get(parser_name)
+        if parser is None:  # broken: not asked again
+            continue
 
         def fails_alike(s, parser: Parser = parser, error_type: str | None = error_type) -> bool:
             return _oneshot_outcome(s, parser, template, fmt, config)[0] == error_type

@@ -3,8 +3,11 @@ one-shot, streamed character by character, and truncated.
 
 ``run_sweep(SweepConfig(model, parsers, n, seed, jobs))`` writes ``reports/<model>/sweep-<timestamp>-s<seed>/``:
 ``failures.jsonl`` (one line per wrong (case, parser, check), written as produced, in case order),
-``summary.json`` (rewritten after every batch: counts so far, config, provenance, then the minimal repros) and
-``report.md``; it prints cases/s and, per parser and check, the rate ``wrong/total``.
+``batches.jsonl`` (one line per batch merged: its counts, first failures and circuit breaker, so that
+``--resume`` continues a killed sweep: :mod:`harness.jobs.resume`), ``summary.json`` (written at the start, then
+after every batch: counts so far, config, provenance, then the minimal repros) and ``report.md``; it prints
+cases/s and, per parser and check, the rate ``wrong/total``. A non-empty ``--out`` is refused unless resumed or
+forced.
 
 Cases. Case ``i`` comes from ``random.Random(f"{seed}:{i}")`` alone (:func:`random_scenario`), so a sweep
 is the same for any ``--jobs`` and case ``i`` can be rebuilt from ``(seed, i)``. A scenario holds 1-3 calls
@@ -34,7 +37,9 @@ Checks, per case and parser (:data:`CHECKS`):
   (``i % full_every == 0``, default :data:`DEFAULT_FULL_EVERY`).
 
 A parser that raises is recorded (``exception``), one that runs past ``timeout_s`` per call is recorded
-(``timeout``, via :func:`harness.parse.calls.guarded`), and the sweep goes on. Runs in ``jobs`` processes (fork),
+(``timeout``, via :func:`harness.parse.calls.guarded`), and the sweep goes on; after ``break_after`` cases in a row
+with a timeout or crash the parser is not asked again (:class:`harness.parse.calls.Breaker`, one per process) and
+the cases left count as ``unavailable`` for it, not in its totals. Runs in ``jobs`` processes (fork),
 in batches of consecutive cases; results are merged in case order. Engine (out-of-process) parsers work but
 are slow (one round trip per call).
 
@@ -52,7 +57,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,20 +66,40 @@ from rich.console import Console
 from harness.analysis.minimize import minimize_sweep_failure
 from harness.core.cases import Case
 from harness.core.errors import HarnessError, UnrepresentableError
-from harness.core.paths import REPORTS_DIR
+from harness.core.jsonl import read_objects
+from harness.core.paths import REPORTS_DIR, claim_out_dir, new_run_dir
 from harness.core.protocol import Parser
 from harness.core.textio import open_text, write_text
 from harness.corpus.random_calls import cut_positions, random_scenario
 from harness.engines.client import runs_out_of_process
 from harness.formats import FormatSpec, get_format
+from harness.jobs.resume import check_settings, dropped_tail, kept_batches
+from harness.parse.calls import UNAVAILABLE, Breaker
 from harness.parse.registry import create_parsers
 from harness.report.sweep import BatchResult, SweepConfig, SweepResult, print_sweep, sweep_markdown
 from harness.score.checks import CHECKS, Failure, check_case
 from harness.template.catalog import get_model
-from harness.template.render import render_scenario
+from harness.template.render import check_writes_calls, render_scenario
 from harness.template.sources import load_template
 
 SWEEP_SLICE = "sweep"
+FAILURES, JOURNAL, SUMMARY = "failures.jsonl", "batches.jsonl", "summary.json"
+#: the settings in ``summary.json`` a resumed sweep must share, and the flag of each
+SWEEP_FLAGS = {
+    "model": "--model",
+    "parsers": "--parsers",
+    "seed": "--seed",
+    "values": "--values",
+    "n": "--cases",
+    "cuts_per_case": "--cuts",
+    "every_position_every": "--full-every",
+    "timeout_s": "--timeout",
+    "keep": "--keep",
+    "repro_groups": "--repros",
+    "budget": "--budget",
+    "batch": "the batch size",
+    "break_after": "--break-after",
+}
 
 # --- random scenarios ------------------------------------------------------------------------------------
 
@@ -97,6 +122,7 @@ class _Job:
     full_every: int
     timeout_s: float | None
     values: str = "mixed"
+    breaker: Breaker = field(default_factory=Breaker)
 
 
 _JOB: _Job | None = None
@@ -129,7 +155,11 @@ def sweep_case(job: _Job, index: int) -> tuple[Case | None, BatchResult]:
     out.cases, out.cuts, out.chars = 1, len(cuts), len(case.text)
     out.full_cases = int(len(cuts) == len(case.text))
     for parser in job.parsers:
-        failures = list(check_case(case, index, parser, job.fmt, cuts, job.timeout_s))
+        failures = list(check_case(case, index, parser, job.fmt, cuts, job.timeout_s, job.breaker))
+        if failures and failures[0].check == "oneshot" and failures[0].error_type == UNAVAILABLE:
+            out.unavailable[parser.name] += 1  # broken before this case: not asked
+            continue
+        failures = [f for f in failures if f.error_type != UNAVAILABLE]
         for f in failures:
             out.wrong[(f.parser, f.check)] += 1
             out.types[(f.parser, f.check, f.error_type)] += 1
@@ -147,6 +177,7 @@ def run_batch(bounds: tuple[int, int]) -> BatchResult:
         _, result = sweep_case(_JOB, index)
         total.add(result)
         total.failures += result.failures
+    total.breaker = _JOB.breaker.to_json()
     return total
 
 
@@ -154,9 +185,10 @@ def _batches(n: int, size: int) -> list[tuple[int, int]]:
     return [(start, min(n, start + size)) for start in range(0, n, size)]
 
 
-def _results(job: _Job, n: int, jobs: int, batch: int) -> Iterator[BatchResult]:
-    """Batch results in case order, computed in ``jobs`` forked processes (in this one when ``jobs == 1``)."""
-    bounds = _batches(n, batch)
+def _results(job: _Job, n: int, jobs: int, batch: int, start: int = 0) -> Iterator[BatchResult]:
+    """Batch results in case order from case ``start`` (a batch boundary), computed in ``jobs`` forked processes
+    (in this one when ``jobs == 1``)."""
+    bounds = [b for b in _batches(n, batch) if b[0] >= start]
     if jobs <= 1:
         _init_worker(job)
         yield from map(run_batch, bounds)
@@ -180,6 +212,8 @@ def run_sweep(config: SweepConfig) -> SweepResult:
     """Run the sweep (module doc); returns a :class:`SweepResult`. Raises ``HarnessError`` for an unknown
     model or parser, a parser that cannot run here, or a template that does not load."""
     console = config.console
+    if config.out_dir is not None and not config.resume:  # another run's files: refused before any work
+        claim_out_dir(config.out_dir, config.force)
     entry = get_model(config.model)
     fmt = get_format(entry.format)
     names = [p for p in config.parsers if isinstance(p, str)]
@@ -198,14 +232,12 @@ def run_sweep(config: SweepConfig) -> SweepResult:
     if any(runs_out_of_process(p) for p in parsers) and (config.jobs or 1) != 1:
         raise HarnessError("engine (out-of-process) parsers run with --jobs 1 only")
     template = load_template(config.model)
+    no_calls = check_writes_calls(template, fmt)
+    if no_calls:
+        raise HarnessError(f"sweep: {no_calls}")
     jobs = config.jobs or os.cpu_count() or 1
     started_at = dt.datetime.now().astimezone()
-    run_dir = config.out_dir or REPORTS_DIR / config.model / (
-        f"sweep-{started_at.strftime('%Y%m%d-%H%M%S')}-s{config.seed}"
-    )
-    run_dir.mkdir(parents=True, exist_ok=True)
     names = [p.name for p in parsers]
-    job = _Job(template, fmt, parsers, config.seed, config.cuts, config.full_every, config.timeout_s, config.values)
     info = {
         "model": config.model,
         "format": fmt.name,
@@ -218,8 +250,17 @@ def run_sweep(config: SweepConfig) -> SweepResult:
         "cuts_per_case": config.cuts,
         "every_position_every": config.full_every,
         "timeout_s": config.timeout_s,
+        "keep": config.keep,
+        "repro_groups": config.repros,
+        "budget": config.budget,
+        "batch": config.batch,
+        "break_after": config.break_after,
         "started": started_at.isoformat(timespec="seconds"),
+        "resumed": [],
     }
+    run_dir, previous = _sweep_dir(config, info, started_at)
+    job = _Job(template, fmt, parsers, config.seed, config.cuts, config.full_every, config.timeout_s, config.values)
+    job.breaker = Breaker(config.break_after)
     console.print(
         f"sweep: {config.n} cases of {config.model} ({fmt.name}), seed {config.seed}, values {config.values}, "
         f"{jobs} jobs; "
@@ -228,31 +269,104 @@ def run_sweep(config: SweepConfig) -> SweepResult:
         markup=False,
         highlight=False,
     )
-    totals, started = BatchResult(), time.perf_counter()
-    kept: Counter = Counter()
+    totals, started, base = BatchResult(), time.perf_counter(), 0.0
     first: dict[tuple[str, str, str], Failure] = {}
+    if previous is not None:  # resumed: the batches merged before, as the journal holds them
+        info.update(started=previous["started"], resumed=[*previous.get("resumed", []), info["started"]])
+        for note in filter(None, (dropped_tail(run_dir / name) for name in (JOURNAL, FAILURES))):
+            console.print(note, markup=False, highlight=False)
+        batches = kept_batches(run_dir / JOURNAL, run_dir / FAILURES)
+        try:
+            for batch in batches:
+                totals.add(BatchResult.from_counts(batch["counts"]))
+                for data in batch["first"]:
+                    f = Failure(**data)
+                    first.setdefault((f.parser, f.check, f.error_type), f)
+            if batches:
+                job.breaker, base = Breaker.from_json(batches[-1]["breaker"]), float(batches[-1]["elapsed_s"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise HarnessError(
+                f"{run_dir / JOURNAL}: not a sweep's batch journal ({type(exc).__name__}: {exc})"
+            ) from None
+        done = batches[-1]["end"] if batches else 0
+        console.print(f"resuming: {done} of {config.n} cases done", markup=False, highlight=False)
+    else:
+        write_text(run_dir / FAILURES, "")
+        write_text(run_dir / JOURNAL, "")
+        done = 0
+    _write_summary(run_dir, info, totals, names, base, [], job.breaker.to_json())
+    kept = Counter(totals.types)  # failures so far per (parser, check, error type): lines written up to --keep
     try:
-        with open_text(run_dir / "failures.jsonl") as out:
-            for result in _results(job, config.n, jobs, config.batch):
+        with open_text(run_dir / FAILURES, "a") as out, open_text(run_dir / JOURNAL, "a") as journal:
+            for result in _results(job, config.n, jobs, config.batch, done):
                 totals.add(result)
+                done = min(config.n, done + config.batch)
+                new = []
                 for f in result.failures:
                     key = (f.parser, f.check, f.error_type)
-                    first.setdefault(key, f)
+                    if key not in first:
+                        first[key] = f
+                        new.append(f.to_json())
                     kept[key] += 1
                     if kept[key] <= config.keep:
                         out.write(json.dumps(f.to_json(), ensure_ascii=False) + "\n")
                 out.flush()
-                _write_summary(run_dir, info, totals, names, time.perf_counter() - started, [])
+                elapsed = base + time.perf_counter() - started
+                line = {"end": done, "counts": result.counts(), "first": new, "breaker": result.breaker}
+                journal.write(json.dumps({**line, "elapsed_s": round(elapsed, 3)}, ensure_ascii=False) + "\n")
+                journal.flush()
+                _write_summary(run_dir, info, totals, names, elapsed, [], result.breaker)
     except KeyboardInterrupt:
-        console.print(f"interrupted after {totals.cases} cases: counts so far in {run_dir / 'summary.json'}")
+        console.print(
+            f"interrupted after {totals.cases} cases: counts so far in {run_dir / SUMMARY}; continue with --resume "
+            f"{run_dir} and the same flags",
+            markup=False,
+            highlight=False,
+        )
         raise
-    elapsed = time.perf_counter() - started
-    repros = _minimize_first(first, config, job, console)
-    swept = SweepResult(run_dir, totals, names, elapsed, repros)
-    _write_summary(run_dir, info, totals, names, elapsed, repros)
+    elapsed = base + time.perf_counter() - started
+    breaker = _merged_breaker(run_dir / JOURNAL, config.break_after)
+    repros = _minimize_first({k: f for k, f in first.items() if k[0] not in breaker.reasons}, config, job, console)
+    swept = SweepResult(run_dir, totals, names, elapsed, repros, dict(breaker.reasons))
     print_sweep(console, swept, config)
     write_text(run_dir / "report.md", sweep_markdown(swept, info))
+    _write_summary(run_dir, info, totals, names, elapsed, repros, breaker.to_json(), finished=True)
     return swept
+
+
+def _sweep_dir(config: SweepConfig, info: dict, started_at: dt.datetime) -> tuple[Path, dict | None]:
+    """The sweep's folder and, when it resumes one, the ``summary.json`` it started with (its settings checked
+    against ``info``). A folder to resume that is empty or missing starts the sweep there."""
+    stamp = f"sweep-{started_at.strftime('%Y%m%d-%H%M%S')}-s{config.seed}"
+    out = config.out_dir
+    if out is None:
+        return new_run_dir(REPORTS_DIR / config.model, stamp), None
+    if not config.resume or not out.is_dir() or not any(out.iterdir()):
+        return claim_out_dir(out, config.force or config.resume), None
+    path = out / SUMMARY
+    if not path.is_file():
+        raise HarnessError(f"{out}: nothing to resume (no {SUMMARY}: not a sweep's folder)")
+    try:
+        previous = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise HarnessError(f"{path}: cannot be read ({exc})") from None
+    if not isinstance(previous, dict) or "started" not in previous:
+        raise HarnessError(f"{path}: not a sweep's summary")
+    if previous.get("finished"):
+        raise HarnessError(f"{out}: the sweep finished; nothing to resume")
+    check_settings(path, previous, info, SWEEP_FLAGS)
+    return out, previous
+
+
+def _merged_breaker(journal: Path, after: int) -> Breaker:
+    """The parsers broken in any batch of the sweep (``--jobs N``: each process has its own breaker)."""
+    merged = Breaker(after)
+    for _, line in read_objects(journal, HarnessError, "batch"):
+        state = Breaker.from_json(line["breaker"])
+        for name, reason in state.reasons.items():
+            merged.reasons.setdefault(name, reason)
+            merged.broke_on.setdefault(name, state.broke_on[name])
+    return merged
 
 
 def _minimize_first(first: dict, config: SweepConfig, job: _Job, console: Console) -> list[dict]:
@@ -293,8 +407,18 @@ def _minimize_first(first: dict, config: SweepConfig, job: _Job, console: Consol
 
 
 def _write_summary(
-    run_dir: Path, info: dict, totals: BatchResult, names: list[str], elapsed: float, repros: list[dict]
+    run_dir: Path,
+    info: dict,
+    totals: BatchResult,
+    names: list[str],
+    elapsed: float,
+    repros: list[dict],
+    breaker: dict | None,
+    finished: bool = False,
 ) -> None:
+    """``summary.json``, replaced in one rename: ``info``, the counts so far, the parsers broken (``{parser:
+    {reason, case, unavailable}}``), the repros; ``finished`` once the sweep has written every file."""
+    state = Breaker.from_json(breaker) if breaker is not None else Breaker()
     rates = {
         name: {
             "any": totals.any_wrong[name],
@@ -312,8 +436,13 @@ def _write_summary(
         "elapsed_s": round(elapsed, 2),
         "cases_per_s": round(totals.cases / elapsed, 1) if elapsed > 0 else None,
         "wrong": rates,
+        "broken": {
+            name: {"reason": reason, "case": state.broke_on.get(name), "unavailable": totals.unavailable[name]}
+            for name, reason in state.reasons.items()
+        },
         "repros": repros,
+        "finished": finished,
     }
     tmp = run_dir / "summary.json.tmp"
     write_text(tmp, json.dumps(data, ensure_ascii=False, indent=1))
-    tmp.replace(run_dir / "summary.json")
+    tmp.replace(run_dir / SUMMARY)

@@ -1,10 +1,12 @@
 """Calling a parser safely: a time limit per call (``SIGALRM`` in the main thread; out-of-process parsers get it
-as their per-response limit) and every exception, timeout or worker failure turned into an ``error`` score.
+as their per-response limit), every exception, timeout or worker failure turned into an ``error`` score, and the
+circuit breaker (:class:`Breaker`) that stops calling a parser that keeps timing out or crashing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import cast
 
 from harness.core import guards
@@ -66,3 +68,64 @@ def alarm_limit(parser: Parser, timeout_s: float | None) -> float | None:
         parser.timeout_s = timeout_s or parser.timeout_s
         return None
     return timeout_s
+
+
+#: consecutive cases with a timeout or crash after which a parser is marked broken for the run (``--break-after``)
+DEFAULT_BREAK_AFTER = 3
+#: the error types that count towards breaking: the parser costs the time limit or a worker restart each time
+BREAKING = ("timeout", "crash")
+#: the error type of the results a broken parser is not asked for
+UNAVAILABLE = "unavailable"
+
+
+@dataclass
+class Breaker:
+    """The circuit breaker of one run: after ``after`` consecutive cases (``after <= 0``: never) on which every
+    result of a parser so far was an ``error`` of a :data:`BREAKING` type, the parser is broken and is not
+    called again; its remaining results are ``error``/``unavailable`` (:meth:`unavailable`), with the reason.
+
+    A case is a key (``(slice, case id)`` in eval; a case index in sweep); results are observed in run order
+    (:meth:`observe`), one per record or check, so replaying a run's records gives the same state."""
+
+    after: int = DEFAULT_BREAK_AFTER
+    reasons: dict[str, str] = field(default_factory=dict)  # parser name -> why it is broken
+    streaks: dict[str, list] = field(default_factory=dict)  # parser name -> [cases in a row, key of the last]
+    broke_on: dict[str, object] = field(default_factory=dict)  # parser name -> the case it broke on
+
+    def observe(self, parser: str, case: object, result: Score) -> bool:
+        """Count ``result`` of ``parser`` on ``case``; True when this result breaks the parser."""
+        if parser in self.reasons or self.after <= 0:
+            return False
+        streak = self.streaks.setdefault(parser, [0, None])
+        if result.verdict != "error" or result.error_type not in BREAKING:
+            self.streaks[parser] = [0, case]  # an answer: the case does not count, the streak starts again
+            return False
+        if streak[1] != case:
+            self.streaks[parser] = streak = [streak[0] + 1, case]
+        if streak[0] < self.after:
+            return False
+        self.reasons[parser] = clip(
+            f"marked broken after {self.after} cases in a row with a timeout or crash (last: {result.detail})"
+        )
+        self.broke_on[parser] = case
+        return True
+
+    def watch(self, parser: Parser, case: object, result: Score) -> None:
+        """:meth:`observe` a result of ``parser``; a worker process of a parser it breaks is stopped."""
+        if self.observe(parser.name, case, result) and runs_out_of_process(parser):
+            parser.close()
+
+    def unavailable(self, parser: str) -> Score | None:
+        """The ``error``/``unavailable`` score of a broken ``parser``; None while it runs."""
+        reason = self.reasons.get(parser)
+        return None if reason is None else Score("error", UNAVAILABLE, reason)
+
+    def to_json(self) -> dict:
+        """The state, for a run that resumes (:meth:`from_json`); case keys must be JSON values."""
+        return {"after": self.after, "reasons": self.reasons, "streaks": self.streaks, "broke_on": self.broke_on}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Breaker:
+        """The breaker :meth:`to_json` wrote; raises ``KeyError``, ``TypeError`` or ``ValueError`` for other data."""
+        streaks = {str(k): list(v) for k, v in data["streaks"].items()}
+        return cls(int(data["after"]), dict(data["reasons"]), streaks, dict(data["broke_on"]))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.textio import write_text
+from harness.parse.calls import UNAVAILABLE
 from harness.report.captures import capture_markdown
 from harness.report.drift import outcome_markdown
 from harness.report.faults import clusters_markdown
@@ -68,7 +69,8 @@ def _body(log: RunLog) -> list[str]:
     lines = [
         f"# Tool-call parser evaluation: {p.model} ({p.format})",
         "",
-        f"Run `{p.run_id}`, started {p.started}, {p.duration_s:.1f} s.",
+        f"Run `{p.run_id}`, started {p.started}, {p.duration_s:.1f} s"
+        + (f" (the last session: resumed {', '.join(p.resumed)})." if p.resumed else "."),
         "",
         LEGEND,
         "",
@@ -122,8 +124,10 @@ def _body(log: RunLog) -> list[str]:
     ]
     failing = failing_cases(records)
     for parser in parsers:
-        rows = failing.get(parser, [])
+        rows = [row for row in failing.get(parser, []) if row["error_type"] != UNAVAILABLE]
         lines += [f"### `{parser}` ({plural(len(rows), 'case')})", ""]
+        if parser in p.broken:
+            lines.append(f"- the cases after `{p.broken[parser]['case']}` were not asked: see Provenance")
         for row in rows:
             what = row["error_type"] or row["verdict"]
             lines.append(
@@ -164,6 +168,11 @@ def provenance_lines(p: Provenance) -> list[str]:
     lines.append("- parsers: " + ", ".join(f"`{name}`" for name in p.parsers))
     for name, reason in p.unavailable.items():
         lines.append(f"  - `{name}` could not run: {flat(reason)}")
+    for name, broken in p.broken.items():
+        lines.append(
+            f"  - `{name}` stopped at `{broken['case']}`: {flat(broken['reason'])}; "
+            f"{plural(broken['unavailable'], 'result')} error/unavailable (`--break-after`)"
+        )
     for name, worker in p.workers.items():
         lines.append(
             f"  - `{name}` ran out of process: `{worker['command']}`"

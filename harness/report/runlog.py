@@ -42,7 +42,11 @@ class Provenance:
     sha256}}`` of the peer suites the corpus read; ``grammar``: the grammar oracle's counts
     (:func:`harness.analysis.grammar.check_corpus`; ``None`` for a format without a grammar); ``workers``: ``{parser:
     {command, engine_env, recipe_key, restarts, hello}}`` for out-of-process parsers; ``unavailable``: ``{parser:
-    reason}``; ``parsers``: ``{name: {library, version}}`` in run order.
+    reason}``; ``parsers``: ``{name: {library, version}}`` in run order; ``settings``: the run's flags
+    (:func:`harness.jobs.resume.eval_settings`), checked when it resumes; ``resumed``: when it was resumed (ISO 8601;
+    ``duration_s`` is then the last session's); ``broken``: ``{parser: {reason, case, unavailable}}`` for the parsers
+    the circuit breaker stopped (:class:`harness.parse.calls.Breaker`), with the case it broke on and how many
+    results were not asked for.
     """
 
     model: str
@@ -64,6 +68,9 @@ class Provenance:
     policy: dict = field(default_factory=dict)
     peers: dict = field(default_factory=dict)
     grammar: dict | None = None
+    settings: dict = field(default_factory=dict)
+    resumed: list = field(default_factory=list)
+    broken: dict = field(default_factory=dict)
 
     @property
     def judging_policy(self) -> Policy:
@@ -173,10 +180,9 @@ class RunLog:
 
     def save(self) -> Path:
         """Write ``run.json`` into :attr:`run_dir` (``results.jsonl`` and ``corpus.jsonl`` are written while the
-        run goes); returns its path. Raises ``OSError`` when it cannot be written."""
-        path = self.run_dir / RUN_FILE
-        write_text(path, json.dumps(self.to_json(), ensure_ascii=False, indent=1, default=str) + "\n")
-        return path
+        run goes), replacing the started run's (:func:`start_run`) in one rename; returns its path. Raises
+        ``OSError`` when it cannot be written."""
+        return _replace_json(self.run_dir / RUN_FILE, self.to_json())
 
     @classmethod
     def load(cls, run_dir: str | Path) -> RunLog:
@@ -195,6 +201,11 @@ class RunLog:
         if not path.is_file():
             raise RunLogError(f"{run_dir}: not a run folder (no {RUN_FILE})")
         data = _read_run_json(path)
+        if data.get("partial"):
+            raise RunLogError(
+                f"{run_dir}: the run did not finish (interrupted?); its records so far are in {RESULTS_FILE}: "
+                f"continue it with `toolcall-harness eval --resume {run_dir}` and the run's flags"
+            )
         try:
             head = {name: data[name] for name in _PROVENANCE_HEAD} | {"parsers": data["parsers"]}
             head |= {name: data[name] for name in _PROVENANCE_LATER if name in data}  # absent in older runs
@@ -251,9 +262,48 @@ _PROVENANCE_HEAD = (
     "unavailable",
 )
 #: provenance keys added after log version 1 (a run folder written before them reads their defaults)
-_PROVENANCE_LATER = ("unsupported", "policy", "peers", "grammar")
+_PROVENANCE_LATER = ("unsupported", "policy", "peers", "grammar", "settings", "resumed", "broken")
 _LOG_KEYS = ("capture", "limitations", "slices", "modes", "shrunk", "fault_classes", "capture_texts")
 _RECORD_FIELDS = tuple(f.name for f in fields(Record) if f.name != "outcome")
+
+
+def start_run(run_dir: Path, head: dict, exclusive: bool) -> None:
+    """Write the ``run.json`` of a run that has started: ``head`` (``run_id``, ``started``, ``settings``,
+    ``parsers``...) with ``"partial": true``, which :meth:`RunLog.save` replaces when the run ends. ``exclusive``:
+    fail when the folder already has one (two runs started on the same ``--out`` at once), raising
+    :class:`RunLogError`. Raises ``OSError`` when it cannot be written."""
+    path = run_dir / RUN_FILE
+    if exclusive:
+        try:
+            path.open("x").close()
+        except FileExistsError:
+            raise RunLogError(f"{run_dir}: another run has started in this folder") from None
+    _replace_json(path, {**head, "partial": True, "log_version": LOG_VERSION})
+
+
+def started_run(run_dir: Path) -> dict:
+    """The ``run.json`` of a started, unfinished run in ``run_dir`` (:func:`start_run`), for ``--resume``.
+    Raises :class:`RunLogError` for a folder that is not a run's, or whose run finished."""
+    path = run_dir / RUN_FILE
+    if not path.is_file():
+        raise RunLogError(f"{run_dir}: nothing to resume (no {RUN_FILE}: not a run folder of this version's eval)")
+    data = _read_run_json(path)
+    if not data.get("partial"):
+        raise RunLogError(
+            f"{run_dir}: the run finished; nothing to resume (`toolcall-harness report {run_dir}` writes its "
+            "reports again)"
+        )
+    for name, kind in (("run_id", str), ("started", str), ("settings", dict), ("parsers", list)):
+        _check(isinstance(data.get(name), kind), path, name, f"a {kind.__name__}")
+    return data
+
+
+def _replace_json(path: Path, data: dict) -> Path:
+    """Write ``data`` as indented JSON to ``path`` through a temporary file and a rename (never half written)."""
+    tmp = path.with_name(path.name + ".tmp")
+    write_text(tmp, json.dumps(data, ensure_ascii=False, indent=1, default=str) + "\n")
+    tmp.replace(path)
+    return path
 
 
 def read_records(path: Path) -> list[dict]:

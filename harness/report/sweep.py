@@ -14,6 +14,7 @@ from rich.console import Console
 
 from harness.core.results import clip
 from harness.corpus.random_calls import DEFAULT_CUTS, DEFAULT_FULL_EVERY
+from harness.parse.calls import DEFAULT_BREAK_AFTER
 from harness.parse.modes import DEFAULT_TIMEOUT_S
 from harness.report.summary import flat
 from harness.score.checks import CHECKS, Failure
@@ -28,7 +29,9 @@ class SweepConfig:
     speed target) or parser instances; ``n``: cases; ``jobs``: processes (default ``os.cpu_count()``);
     ``cuts`` / ``full_every``: truncation sampling; ``keep``: failure lines written per (parser, check, error
     type) — counts stay exact; ``repros``: groups whose first failure is minimized; ``budget``: checks per
-    minimization; ``values``: the value profile of the cases (:data:`harness.corpus.random_calls.VALUE_PROFILES`)."""
+    minimization; ``values``: the value profile of the cases (:data:`harness.corpus.random_calls.VALUE_PROFILES`);
+    ``break_after``: the circuit breaker (:class:`harness.parse.calls.Breaker`); ``resume``: continue the unfinished
+    sweep in ``out_dir``; ``force``: write into a non-empty ``out_dir``, replacing its sweep's files."""
 
     model: str = "gemma-4-e2b"
     parsers: list = field(default_factory=lambda: ["toolcall-harness"])
@@ -44,23 +47,29 @@ class SweepConfig:
     repros: int = 10
     budget: int = 300
     values: str = "mixed"
+    break_after: int = DEFAULT_BREAK_AFTER
+    resume: bool = False
+    force: bool = False
     console: Console = field(default_factory=Console)
 
 
 @dataclass
 class SweepResult:
-    """What :func:`run_sweep` returns: the run directory, the merged counts and the minimized repros."""
+    """What :func:`run_sweep` returns: the run directory, the merged counts, the minimized repros and the parsers
+    the circuit breaker stopped (``{parser: reason}``)."""
 
     run_dir: Path
     totals: BatchResult
     parsers: list[str]
     elapsed_s: float
     repros: list[dict]
+    broken: dict[str, str] = field(default_factory=dict)
 
     def rate(self, parser: str, check: str | None = None) -> tuple[int, int]:
-        """``(wrong, total)`` cases for ``parser`` in ``check`` (None: in any check)."""
+        """``(wrong, total)`` cases for ``parser`` in ``check`` (None: in any check); the total leaves out the
+        cases a broken parser was not asked about."""
         wrong = self.totals.any_wrong[parser] if check is None else self.totals.wrong[(parser, check)]
-        return wrong, self.totals.cases
+        return wrong, self.totals.cases - self.totals.unavailable[parser]
 
 
 def _rate_lines(result: SweepResult) -> Iterator[tuple[str, str, str]]:
@@ -74,6 +83,8 @@ def _rate_lines(result: SweepResult) -> Iterator[tuple[str, str, str]]:
             if kinds and check is not None:
                 text += " (" + ", ".join(f"{e} {n}" for e, n in kinds.most_common()) + ")"
             yield name, check or "any", text
+        if name in result.broken:
+            yield name, "unavailable", f"{t.unavailable[name]} cases not checked: {result.broken[name]}"
 
 
 def print_sweep(console: Console, result: SweepResult, config: SweepConfig) -> None:
@@ -101,7 +112,11 @@ def print_sweep(console: Console, result: SweepResult, config: SweepConfig) -> N
         console.print(f"    text:     {repro['text']!r}"[:500], markup=False, highlight=False)
         console.print(f"    expected: {expected}"[:500], markup=False, highlight=False)
         console.print(f"    got:      {got}"[:500], markup=False, highlight=False)
-    console.print(f"wrote {result.run_dir}/: failures.jsonl, summary.json, report.md", markup=False, highlight=False)
+    console.print(
+        f"wrote {result.run_dir}/: failures.jsonl, batches.jsonl, summary.json, report.md",
+        markup=False,
+        highlight=False,
+    )
 
 
 def _shown(repro: dict) -> tuple[str, str]:
@@ -156,7 +171,9 @@ def sweep_markdown(result: SweepResult, info: dict) -> str:
 @dataclass
 class BatchResult:
     """Outcome of a batch of consecutive cases: ``wrong[(parser, check)]`` counts cases, ``types[(parser,
-    check, error type)]`` too, ``any_wrong[parser]`` cases wrong in some check; ``failures`` in case order."""
+    check, error type)]`` too, ``any_wrong[parser]`` cases wrong in some check, ``unavailable[parser]`` cases a
+    broken parser was not asked about; ``failures`` in case order; ``breaker``: the circuit breaker's state after
+    the batch (:meth:`harness.parse.calls.Breaker.to_json`)."""
 
     cases: int = 0
     skipped: int = 0
@@ -166,11 +183,37 @@ class BatchResult:
     wrong: Counter = field(default_factory=Counter)
     types: Counter = field(default_factory=Counter)
     any_wrong: Counter = field(default_factory=Counter)
+    unavailable: Counter = field(default_factory=Counter)
     failures: list[Failure] = field(default_factory=list)
+    breaker: dict | None = None
 
     def add(self, other: BatchResult) -> None:
         for name in ("cases", "skipped", "cuts", "full_cases", "chars"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.wrong.update(other.wrong)
-        self.types.update(other.types)
-        self.any_wrong.update(other.any_wrong)
+        for name in _COUNTERS:
+            getattr(self, name).update(getattr(other, name))
+
+    def counts(self) -> dict:
+        """The counts as JSON (a line of the sweep's ``batches.jsonl``; :meth:`from_counts` reads it back)."""
+        return {
+            **{name: getattr(self, name) for name in ("cases", "skipped", "cuts", "full_cases", "chars")},
+            **{name: [[*_key(k), n] for k, n in getattr(self, name).items()] for name in _COUNTERS},
+        }
+
+    @classmethod
+    def from_counts(cls, data: dict) -> BatchResult:
+        """The counts :meth:`counts` wrote; raises ``KeyError``, ``TypeError`` or ``ValueError`` for other data."""
+        out = cls()
+        for name in ("cases", "skipped", "cuts", "full_cases", "chars"):
+            setattr(out, name, int(data[name]))
+        for name in _COUNTERS:
+            for *key, n in data[name]:
+                getattr(out, name)[tuple(key) if len(key) > 1 else key[0]] = int(n)
+        return out
+
+
+_COUNTERS = ("wrong", "types", "any_wrong", "unavailable")
+
+
+def _key(key) -> list:
+    return list(key) if isinstance(key, tuple) else [key]

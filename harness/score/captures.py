@@ -18,17 +18,23 @@ from harness.core.messages import Message
 from harness.core.protocol import Parser, run_stream
 from harness.core.results import Record, ResultsWriter, Score, clip
 from harness.formats import FormatSpec
-from harness.parse.calls import alarm_limit, guarded, judged
+from harness.parse.calls import Breaker, alarm_limit, guarded, judged
 from harness.score.compare import json_difference
 from harness.score.verdicts import delta_leak
 
 
 def score_capture(
-    capture: Capture, prompt: Prompt, parser: Parser, fmt: FormatSpec, timeout_s: float | None = 10.0
+    capture: Capture,
+    prompt: Prompt,
+    parser: Parser,
+    fmt: FormatSpec,
+    timeout_s: float | None = 10.0,
+    breaker: Breaker | None = None,
 ) -> Iterator[tuple[str, Score, Message | None]]:
     """``(mode, score, message)`` for ``parser`` on ``capture``: ``oneshot`` on the text, and ``pieces`` (the
     recorded generation pieces streamed with their token ids) when pieces were recorded. A failed capture
-    yields one ``capture`` mode with verdict ``error``/``capture_error``."""
+    yields one ``capture`` mode with verdict ``error``/``capture_error``. ``breaker`` sees each score; a parser
+    it has broken is not called (``error``/``unavailable``)."""
     if capture.error is not None:
         yield "capture", Score("error", "capture_error", capture.error), None
         return
@@ -36,13 +42,18 @@ def score_capture(
     # A capture without an error has its text; a file that breaks that reaches the parser as is, as before,
     # and guarded() records the parser's failure.
     text = cast(str, capture.text)
-    got, error = guarded(lambda: parser.parse(text, prompt.tools, capture.prefix), timeout_s)
-    yield "oneshot", judged(got, error, lambda m: judge(prompt, m, fmt, capture.text)), got
+    chunks = [text for text, _ in capture.pieces or []]
+    ids = [list(token_ids) for _, token_ids in capture.pieces or []]
+    calls = [("oneshot", lambda: parser.parse(text, prompt.tools, capture.prefix))]
     if capture.pieces:
-        chunks = [text for text, _ in capture.pieces]
-        ids = [list(token_ids) for _, token_ids in capture.pieces]
-        got, error = guarded(lambda: run_stream(parser, chunks, prompt.tools, capture.prefix, token_ids=ids), timeout_s)
-        yield "pieces", judged(got, error, lambda m: judge(prompt, m, fmt, capture.text)), got
+        calls.append(("pieces", lambda: run_stream(parser, chunks, prompt.tools, capture.prefix, token_ids=ids)))
+    for mode, call in calls:
+        unavailable = breaker.unavailable(parser.name) if breaker is not None else None
+        got, error = (None, unavailable) if unavailable is not None else guarded(call, timeout_s)
+        result = judged(got, error, lambda m: judge(prompt, m, fmt, capture.text))
+        if breaker is not None:
+            breaker.watch(parser, (f"capture:{capture.suite}", capture.prompt_id), result)
+        yield mode, result, got
 
 
 def judge(prompt: Prompt, got: Message, fmt: FormatSpec, raw: str | None = None) -> Score:
@@ -72,7 +83,10 @@ def _argument_problem(prompt: Prompt, want: ExpectedCall, arguments: Any, where:
     if not isinstance(arguments, dict):
         return Score("fail", "invalid_arguments", f"{where}: arguments are {type(arguments).__name__}, not an object")
     schema = (prompt.tool(want.name) or {}).get("parameters", {})  # load_suite checked the tool is declared
-    error = next(iter(Draft202012Validator(schema).iter_errors(arguments)), None)
+    try:
+        error = next(iter(Draft202012Validator(schema).iter_errors(arguments)), None)
+    except RecursionError:  # load_suite rejects $ref cycles: only arguments nested thousands deep get here
+        return Score("fail", "invalid_arguments", f"{where}: arguments nest too deeply to check against the schema")
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "(root)"
         return Score("fail", "invalid_arguments", f"{where}: schema rejects {path}: {error.message}")
@@ -120,9 +134,11 @@ def score_captures(
     writer: ResultsWriter | None = None,
     timeout_s: float | None = 10.0,
     server_name: str | None = None,
+    breaker: Breaker | None = None,
 ) -> list[dict]:
     """Score every parser on every capture; returns the records (``results.jsonl`` lines, ``slice`` =
-    ``capture:SUITE``, ``kind`` = the backend) and writes each to ``writer`` as produced.
+    ``capture:SUITE``, ``kind`` = the backend) and writes each to ``writer`` as produced; ``breaker`` as in
+    :func:`score_capture`.
 
     Modes: ``oneshot``, ``pieces`` (streamed as generated), and ``server`` for the server's own parse
     (parser ``server:NAME``). A capture whose prompt is not in ``prompts`` raises :class:`HarnessError`."""
@@ -135,7 +151,7 @@ def score_captures(
                 f"capture of prompt {capture.prompt_id!r} ({capture.suite}): no such prompt in the suites given"
             )
         for parser in parsers:
-            for mode, result, got in score_capture(capture, prompt, parser, fmt, timeout_s):
+            for mode, result, got in score_capture(capture, prompt, parser, fmt, timeout_s, breaker):
                 records.append(_write(writer, capture, parser.name, mode, result, got))
         if capture.server_message is not None:
             got = message_from_server(capture.server_message)

@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from harness.core.cases import Case
@@ -13,7 +14,7 @@ from harness.core.messages import Message
 from harness.core.protocol import Delta, Parser, run_stream
 from harness.core.results import Score, clip
 from harness.formats import FormatSpec
-from harness.parse.calls import alarm_limit, guarded, judged
+from harness.parse.calls import Breaker, alarm_limit, guarded, judged
 from harness.score.verdicts import delta_leak, score
 
 CHECKS = ("oneshot", "stream", "truncation")
@@ -92,12 +93,28 @@ def check_truncation(
 
 
 def check_case(
-    case: Case, index: int, parser: Parser, fmt: FormatSpec, cuts: list[int], timeout_s: float | None
+    case: Case,
+    index: int,
+    parser: Parser,
+    fmt: FormatSpec,
+    cuts: list[int],
+    timeout_s: float | None,
+    breaker: Breaker | None = None,
 ) -> Iterator[Failure]:
     """Run every check of :data:`CHECKS` on one case; yield a :class:`Failure` for each wrong one (truncation:
-    the first failing cut)."""
+    the first failing cut). ``breaker`` (case key ``index``) sees the score of every call; once it has broken the
+    parser, the checks left are not run and fail ``unavailable``."""
     limit = alarm_limit(parser, timeout_s)
     expected = case.expected.to_json()
+
+    def watched(call: Callable[[], tuple[Message | None, Score]]) -> tuple[Message | None, Score]:
+        unavailable = breaker.unavailable(parser.name) if breaker is not None else None
+        if unavailable is not None:
+            return None, unavailable
+        got, result = call()
+        if breaker is not None:
+            breaker.watch(parser, index, result)
+        return got, result
 
     def failure(check: str, result: Score, got: Message | None, cut: int | None = None, text: str = case.text):
         return Failure(
@@ -114,15 +131,18 @@ def check_case(
             case.tags,
         )
 
-    oneshot, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), limit)
-    result = judged(oneshot, error, lambda m: score(case, m, fmt))
+    def oneshot_check() -> tuple[Message | None, Score]:
+        got, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), limit)
+        return got, judged(got, error, lambda m: score(case, m, fmt))
+
+    oneshot, result = watched(oneshot_check)
     if not result.passed:
         yield failure("oneshot", result, oneshot)
-    streamed, result = check_stream(case, parser, fmt, oneshot, limit)
+    streamed, result = watched(lambda: check_stream(case, parser, fmt, oneshot, limit))
     if not result.passed:
         yield failure("stream", result, streamed)
     for k in cuts:
-        got, result = check_truncation(case, parser, fmt, k, limit)
+        got, result = watched(functools.partial(check_truncation, case, parser, fmt, k, limit))
         if not result.passed:
             yield failure("truncation", result, got, k, case.text[:k])
             break

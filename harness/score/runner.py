@@ -9,7 +9,9 @@ for the project's own incremental parsers, the text split in two at every positi
 A parser that raises is recorded as ``error``/``exception``; one that runs past the time limit as
 ``error``/``timeout`` (enforced with ``SIGALRM`` in the main thread, so it interrupts Python code but not a
 C extension stuck in native code — out-of-process workers are the remedy for those); a worker process that
-dies or breaks the protocol as ``error``/``crash`` or ``error``/``protocol`` (:mod:`harness.engines.client`).
+dies or breaks the protocol as ``error``/``crash`` or ``error``/``protocol`` (:mod:`harness.engines.client`); one
+that keeps timing out or crashing is marked broken by the run's circuit breaker and its remaining results are
+``error``/``unavailable`` (:class:`harness.parse.calls.Breaker`).
 """
 
 from __future__ import annotations
@@ -23,12 +25,20 @@ from harness.core.protocol import Delta, Parser, run_stream
 from harness.core.results import Record, Score
 from harness.formats import FormatSpec
 from harness.parse import modes as chunking
-from harness.parse.calls import alarm_limit, guarded, judged
+from harness.parse.calls import Breaker, alarm_limit, guarded, judged
 from harness.parse.modes import DEFAULT_TIMEOUT_S, ONESHOT, PREFIX, ROUNDTRIP
 from harness.score.outcomes import accepted_error, drift_info
 from harness.score.policy import DEFAULT_POLICY, Policy
 from harness.score.roundtrip import applies
 from harness.score.verdicts import delta_leak, score
+
+
+def record_modes(case: Case, modes: list[str], roundtrip=None) -> list[str]:
+    """The modes of ``modes`` that give ``case`` a record (in :func:`evaluate_case`'s order: one-shot first):
+    ``roundtrip`` only with a check that applies to the case."""
+    ordered = [ONESHOT] if ONESHOT in modes else []
+    applied = roundtrip is not None and applies(case)
+    return ordered + [m for m in modes if m != ONESHOT and (m != ROUNDTRIP or applied)]
 
 
 def evaluate_case(
@@ -40,29 +50,42 @@ def evaluate_case(
     timeout_s: float | None = DEFAULT_TIMEOUT_S,
     roundtrip=None,
     policy: Policy = DEFAULT_POLICY,
+    breaker: Breaker | None = None,
 ) -> Iterator[Record]:
-    """Yield one :class:`Record` per mode for ``case`` under ``parser`` (one-shot first), judged under ``policy``.
-    ``roundtrip`` is a :func:`harness.score.roundtrip.roundtrip_check`; without it, or for a case it does not
-    apply to, the ``roundtrip`` mode yields nothing. A parser that raises on a case that accepts an exception
-    (a peer's ``expected_error``) passes (:func:`harness.score.outcomes.accepted_error`)."""
+    """Yield one :class:`Record` per mode of :func:`record_modes` for ``case`` under ``parser``, judged under
+    ``policy``. ``roundtrip`` is a :func:`harness.score.roundtrip.roundtrip_check`. A parser that raises on a case
+    that accepts an exception (a peer's ``expected_error``) passes (:func:`harness.score.outcomes.accepted_error`).
+    ``breaker`` (:class:`harness.parse.calls.Breaker`) sees every record; once it has broken the parser, the
+    parser is not called again and the remaining modes are ``error``/``unavailable``."""
     timeout_s = alarm_limit(parser, timeout_s)
+    key = (case.slice, case.id)
+
+    def down() -> Score | None:
+        return breaker.unavailable(parser.name) if breaker is not None else None
+
+    def record(mode: str, result: Score, got: Message | None, started: float) -> Record:
+        if breaker is not None:
+            breaker.watch(parser, key, result)
+        return _record(case, parser, mode, result, got, started)
+
     started = time.perf_counter()
-    oneshot, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), timeout_s)
-    if error is not None:
-        error = accepted_error(case, error)
-    if ONESHOT in modes:
-        result = judged(oneshot, error, lambda m: score(case, m, fmt, policy=policy))
-        yield _record(case, parser, ONESHOT, result, oneshot, started)
-    for mode in modes:
+    oneshot, error = None, down()
+    if error is None:
+        oneshot, error = guarded(lambda: parser.parse(case.text, case.tools, case.prefix), timeout_s)
+        if error is not None:
+            error = accepted_error(case, error)
+    for mode in record_modes(case, modes, roundtrip):
+        if mode != ONESHOT:
+            started = time.perf_counter()
+        unavailable = down()
+        got: Message | None = None
         if mode == ONESHOT:
-            continue
-        started = time.perf_counter()
-        if mode == ROUNDTRIP:
-            if roundtrip is not None and applies(case):
-                result = judged(oneshot, error, lambda m: roundtrip(case, m))
-                yield _record(case, parser, mode, result, oneshot, started)
-            continue
-        if mode == PREFIX:
+            got, result = oneshot, judged(oneshot, error, lambda m: score(case, m, fmt, policy=policy))
+        elif unavailable is not None:  # broken by an earlier result: not asked
+            result = unavailable
+        elif mode == ROUNDTRIP:
+            got, result = oneshot, judged(oneshot, error, lambda m: roundtrip(case, m))
+        elif mode == PREFIX:
             got, result = _every_prefix(case, parser, fmt, oneshot, timeout_s, policy)
         else:
             ids = case.extra.get("token_ids")
@@ -70,7 +93,7 @@ def evaluate_case(
                 mode, case.text, seed=seed, case_key=case.id, fmt=case.format, token_ids=ids if ids else None
             )
             got, result = _stream(case, parser, fmt, chunks, oneshot, timeout_s, policy)
-        yield _record(case, parser, mode, result, got, started)
+        yield record(mode, result, got, started)
 
 
 def _stream(

@@ -25,6 +25,7 @@ else:  # Python 3.10: the same parser as the backport (a dependency there)
 
 from harness.core.errors import CatalogError, UnknownModelError
 from harness.core.paths import CATALOG_FILE
+from harness.core.textio import NotUtf8Error, read_utf8
 from harness.formats import known_formats
 
 __all__ = [
@@ -133,6 +134,12 @@ def _row(path: Path, name: str, row: object, known_formats: list[str] | None) ->
             f"{where}: fields 'offline_template' and 'offline_template_model' go together "
             f"(both, or neither for a model with no offline template)"
         )
+    template = values.get("offline_template", "")
+    if template and (template in (".", "..") or "/" in template or "\\" in template):
+        raise CatalogError(
+            f"{where}: field 'offline_template' must be a file name in the sdist's models/templates/ "
+            f"(no folders), got {template!r}"
+        )
     if "/" not in values["hf_repo"]:
         raise CatalogError(f"{where}: field 'hf_repo' must be 'owner/name', got {values['hf_repo']!r}")
     return ModelEntry(name=name, **values)
@@ -142,17 +149,23 @@ def load_catalog(path: str | Path | None = None) -> dict[str, ModelEntry]:
     """Read and validate the catalog; returns ``{name: ModelEntry}`` in file order.
 
     Raises :class:`CatalogError` naming the file (and row, field) when the file is missing, is not valid
-    TOML, has no ``[models.*]`` tables, or a row has a missing, unknown, mistyped or dangling field
-    (``format`` must name a module of ``harness/formats``; ``offline_template_model`` a catalog row).
+    UTF-8 TOML, has no ``[models.*]`` tables, or a row has a missing, unknown, mistyped or dangling field
+    (``format`` must name a module of ``harness/formats``; ``offline_template_model`` a catalog row;
+    ``offline_template`` a plain file name, so it cannot point outside the sdist's template folder).
     """
     path = Path(path) if path is not None else catalog_path()
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        data = tomllib.loads(read_utf8(path))
     except FileNotFoundError:
         raise CatalogError(f"{path}: catalog file not found") from None
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot read the catalog: {exc.strerror or exc}") from None
+    except NotUtf8Error as exc:
+        raise CatalogError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise CatalogError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     models = data.get("models")
     if not isinstance(models, dict) or not models:
         raise CatalogError(f"{path}: no [models.NAME] tables")

@@ -3,7 +3,8 @@
 Rendering is transformers' own: ``transformers.utils.chat_template_utils.render_jinja_template`` (sandboxed
 jinja2 with ``trim_blocks``/``lstrip_blocks``, its ``tojson``, ``raise_exception``, ``strftime_now``; the
 compiled template is cached by transformers, keyed by the template text), with ``bos_token="<bos>"``,
-``eos_token="<eos>"``, the format's ``template_vars`` and ``enable_thinking``.
+``eos_token="<eos>"``, the format's ``template_vars`` and ``enable_thinking``, run in the render worker within
+time, output and memory limits (:mod:`harness.template.bounded`).
 
 How the completion text is cut out of two renders (see :func:`render_scenario`)::
 
@@ -67,8 +68,9 @@ Errors (all :class:`~harness.core.errors.HarnessError`, messages without traceba
 :class:`UnrepresentableError` -- an argument string (key or value) contains one of
 ``fmt.unrepresentable``, or the template does not write the scenario's reasoning/content;
 :class:`TemplateRenderError` -- the template fails to compile or render (Jinja syntax error,
-``raise_exception``, an undefined or mistyped value), naming the template file, the Jinja message and
-the template line when known.
+``raise_exception``, an undefined or mistyped value, any exception such as ``{{ 1/0 }}``), naming the template
+file, its source, the message and the template line when known; :class:`TemplateLimitError` (a subclass) when a
+render passes a bound or kills the worker: never turned into one unrepresentable case.
 """
 
 from __future__ import annotations
@@ -79,18 +81,18 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-import jinja2
-
 from harness.core.cases import Case
-from harness.core.errors import TemplateRenderError, UnrepresentableError
-from harness.core.messages import Message
+from harness.core.errors import TemplateLimitError, TemplateRenderError, UnrepresentableError
+from harness.core.messages import Message, ToolCall
 from harness.core.scenarios import Scenario
 from harness.formats import FormatSpec
+from harness.template.bounded import RenderFailure, render_bounded
 from harness.template.sources import ChatTemplate
 
 __all__ = [
     "render_scenario",
     "render_messages",
+    "check_writes_calls",
     "split_completion",
     "declared_tools",
     "HISTORY_USER",
@@ -108,19 +110,6 @@ EOS = "<eos>"
 _TAG = re.compile(r"<[^<>\s]{0,40}>")
 
 
-def _template_line(exc: BaseException) -> int | None:
-    """The template line of a Jinja error: ``lineno`` for syntax errors, else the last template frame."""
-    if isinstance(exc, jinja2.TemplateSyntaxError) and exc.lineno:
-        return exc.lineno
-    line = None
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<template>":
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return line
-
-
 def render_messages(
     template: ChatTemplate,
     messages: list[dict],
@@ -131,27 +120,26 @@ def render_messages(
     """Render ``messages`` (and ``tools``) with ``template`` exactly as transformers does; return the text.
 
     ``template_vars`` go to the template (``enable_thinking``; ``bos_token``/``eos_token`` override
-    ``<bos>``/``<eos>``). Raises :class:`TemplateRenderError` naming ``template.file`` and the Jinja error.
+    ``<bos>``/``<eos>``). The render runs in the render worker within the process's render limits
+    (:mod:`harness.template.bounded`: time, output size, memory). Raises :class:`TemplateRenderError` naming
+    ``template.file``, its source and the failure (Jinja's message and template line, the exception, or the limit
+    hit: then :class:`TemplateLimitError`).
     """
-    from transformers.utils.chat_template_utils import render_jinja_template
-
     kwargs = {"bos_token": BOS, "eos_token": EOS, **template_vars}
     try:
-        rendered, _ = render_jinja_template(
-            conversations=[messages],
-            tools=tools,
-            chat_template=template.text,
-            add_generation_prompt=add_generation_prompt,
-            **kwargs,
+        return render_bounded(
+            template.text, messages=messages, tools=tools, add_generation_prompt=add_generation_prompt, **kwargs
         )
-    except (jinja2.TemplateError, TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError) as exc:
-        line = _template_line(exc)
-        where = f"{template.file}" + (f", line {line}" if line else "")
-        kind = "Jinja error" if isinstance(exc, jinja2.TemplateError) else type(exc).__name__
-        message = str(exc).strip() or type(exc).__name__
-        origin = f"{template.provenance.get('source', '?')} {template.provenance.get('location', '')}".strip()
-        raise TemplateRenderError(f"chat template {where} ({origin}) failed to render: {kind}: {message}") from None
-    return rendered[0]
+    except RenderFailure as exc:
+        where = f"{template.file}" + (f", line {exc.line}" if exc.line else "")
+        error = TemplateLimitError if exc.limit else TemplateRenderError
+        problem = f"{exc.kind}: {exc.message}"
+        raise error(f"chat template {where} ({_origin(template)}) failed to render: {problem}") from None
+
+
+def _origin(template: ChatTemplate) -> str:
+    """Where ``template`` came from, for error messages: ``local_dir /path``, ``sdist llama-cpp-python==0.3.36``."""
+    return f"{template.provenance.get('source', '?')} {template.provenance.get('location', '')}".strip()
 
 
 def _backed_off(n: int, texts: Iterable[str], markers: Iterable[str]) -> int:
@@ -320,7 +308,7 @@ def _declaration_fault(
     """Raise :class:`UnrepresentableError` when only the scenario's tool declarations break the template
     (it renders the same prompt with a plain one-string-parameter tool); return otherwise, so the caller
     re-raises ``exc`` (a template that fails on any declaration, or on none, is broken, not this case)."""
-    if not scenario.tools:
+    if not scenario.tools or isinstance(exc, TemplateLimitError):
         return
     try:
         render_messages(template, history, [_PROBE_TOOL], add_generation_prompt=True, **tvars)
@@ -330,6 +318,38 @@ def _declaration_fault(
         f"case {scenario.id}: {template.file} cannot render this scenario's tool "
         f"declarations ({str(exc).rsplit(': ', 1)[-1]})"
     ) from None
+
+
+#: the plainest turn with a call: every template of a tool-calling model writes it.
+PROBE_SCENARIO = Scenario("template-probe", [_PROBE_TOOL], [ToolCall("probe", {"text": "hello"})])
+
+
+def check_writes_calls(template: ChatTemplate, fmt: FormatSpec) -> str | None:
+    """None when ``template`` writes :data:`PROBE_SCENARIO`'s call (its opener, name and value in the rendered text).
+
+    Otherwise: raises :class:`TemplateRenderError` when the template also renders the same text whatever the
+    conversation (an empty or constant template: no case could test a parser), else returns a note saying that the
+    rendered slices hold no case with a call (a template that writes a turn's content only: LFM2-8B-A1B). Render
+    failures raise as :func:`render_scenario` does."""
+    try:
+        case = render_scenario(template, PROBE_SCENARIO, fmt)
+        text, why = case.prefix + case.text, ""
+    except UnrepresentableError as exc:
+        text, why = "", str(exc).split(f"{template.file} ", 1)[-1]
+    if not why and all(part in text for part in (fmt.call_open, "probe", "hello")):
+        return None
+    detail = why or f"renders as {text[:80]!r}"
+    problem = f"chat template {template.file} ({_origin(template)}) writes no tool call (probe(text='hello'): {detail})"
+    tvars = {**fmt.template_vars, "enable_thinking": False}
+    one, other = (
+        render_messages(template, [{"role": "user", "content": user}], [_PROBE_TOOL], True, **tvars)
+        for user in ("one conversation", "another conversation")
+    )
+    if one == other:
+        raise TemplateRenderError(
+            f"{problem}; it renders {one[:60]!r} whatever the conversation (an empty or constant template)"
+        )
+    return f"{problem}: the curated, generated and drift slices hold no case with a call"
 
 
 def declared_tools(tools: list, fmt: FormatSpec) -> list:
@@ -416,6 +436,8 @@ def render_scenario(template: ChatTemplate, scenario: Scenario, fmt: FormatSpec,
         raise
     try:
         full = render_messages(template, history + [assistant], tools, add_generation_prompt=False, **tvars)
+    except TemplateLimitError:
+        raise
     except TemplateRenderError as exc:  # the prompt renders: the template refuses this assistant turn itself
         raise UnrepresentableError(
             f"case {scenario.id}: {template.file} refuses this assistant turn ({str(exc).rsplit(': ', 1)[-1]})"

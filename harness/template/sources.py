@@ -48,6 +48,7 @@ from typing import Any
 from harness.assets.gguf import read_gguf_metadata
 from harness.assets.sdist import SDIST_NAME, SDIST_VERSION, SdistError, sdist_file
 from harness.core.errors import TemplateNotFoundError
+from harness.core.textio import NotUtf8Error, read_utf8
 from harness.template.catalog import ModelEntry, get_model
 
 __all__ = [
@@ -139,6 +140,17 @@ def template_from_text(text: str, model: str, format: str, **provenance) -> Chat
     return ChatTemplate(text=text, model=model, format=format, provenance=prov)
 
 
+def _read_text(path: Path) -> str:
+    """The UTF-8 text of template file ``path``; :class:`_SourceFailed` names the file for one that cannot be read
+    or is not UTF-8 (the first byte that is not, its line and offset)."""
+    try:
+        return read_utf8(path)
+    except NotUtf8Error as exc:
+        raise _SourceFailed(str(exc)) from None
+    except OSError as exc:
+        raise _SourceFailed(f"{path}: {exc.strerror or exc}") from None
+
+
 # --- source 1: a local model directory -------------------------------------------------------------
 
 
@@ -147,10 +159,13 @@ def _template_in_json(path: Path) -> tuple[str, str] | None:
     no ``chat_template``. A named list (``[{"name", "template"}]``, Cohere's) gives ``tool_use`` when it has one, as
     transformers' ``apply_chat_template`` picks it for a request with tools (every render here has them), else
     ``default``. Raises :class:`_SourceFailed` for invalid JSON or a value of another shape."""
+    raw = _read_text(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        data = json.loads(raw)
+    except ValueError as exc:
         raise _SourceFailed(f"{path}: not valid JSON: {_short(exc)}") from None
+    except RecursionError:
+        raise _SourceFailed(f"{path}: not valid JSON: nested too deeply") from None
     value = data.get("chat_template") if isinstance(data, dict) else None
     if value is None or isinstance(value, str):
         return None if value is None else (value, "chat_template")
@@ -173,7 +188,7 @@ def _from_local_dir(model_dir: str) -> tuple[str, dict]:
         raise _SourceFailed(f"{model_dir}: not a directory")
     jinja = root / "chat_template.jinja"
     if jinja.is_file():
-        return jinja.read_text(encoding="utf-8"), {"location": str(root), "file": jinja.name}
+        return _read_text(jinja), {"location": str(root), "file": jinja.name}
     for name in ("chat_template.json", "tokenizer_config.json"):
         path = root / name
         if path.is_file():
@@ -291,10 +306,7 @@ def _from_hub(entry: ModelEntry, offline: bool) -> tuple[str, dict]:
             raise _SourceFailed(f"{entry.hf_repo}/{entry.hf_file} has no chat_template")
         info["key"] = found[1]
         return found[0], info
-    try:
-        return Path(path).read_text(encoding="utf-8"), info
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _SourceFailed(f"{path}: {_short(exc)}") from None
+    return _read_text(Path(path)), info
 
 
 # --- source 3: GGUF metadata ------------------------------------------------------------------------
@@ -334,9 +346,9 @@ def _from_sdist(entry: ModelEntry) -> tuple[str, dict]:
         )
     try:
         path = sdist_file(entry.offline_template_relpath)
-        text = path.read_text(encoding="utf-8")
-    except (SdistError, OSError, UnicodeDecodeError) as exc:
+    except (SdistError, OSError) as exc:
         raise _SourceFailed(_short(exc, 300)) from None
+    text = _read_text(path)
     return text, {
         "location": f"{SDIST_NAME}=={SDIST_VERSION}",
         "file": entry.offline_template,

@@ -2,6 +2,7 @@
 ``toolcall-harness report RUN_DIR`` writes the run folder's report.md, report.html and summary.csv again, byte for
 byte, from the folder alone; a bad RUN_DIR is one ``error:`` line naming the file (and line)."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.errors import HarnessError
 from harness.jobs.evaluate import EvalConfig, run_eval
 from harness.report.progress import BarAdvance, BarStart, BarStop, Note
 from harness.report.runlog import RunLog
@@ -109,7 +111,7 @@ def test_run_eval_prints_nothing_and_reports_progress_as_events(tmp_path, capsys
     assert all((tmp_path / name).stat().st_size > 0 for name in (*REPORTS, "run.json", "corpus.jsonl"))
 
 
-def test_a_second_run_into_the_same_folder_replaces_the_first(tmp_path):
+def test_a_second_run_into_the_same_folder_is_refused_unless_forced(tmp_path):
     config = EvalConfig(
         model="gemma-4-e2b",
         parsers=["own"],
@@ -119,6 +121,9 @@ def test_a_second_run_into_the_same_folder_replaces_the_first(tmp_path):
         shrink=False,
         no_capture=True,
     )
-    run_eval(config)
-    again = run_eval(config)
+    first = run_eval(config)
+    with pytest.raises(HarnessError, match="not empty"):  # before: its records were silently replaced
+        run_eval(config)
+    assert RunLog.load(tmp_path).records == first.records
+    again = run_eval(dataclasses.replace(config, force=True))
     assert RunLog.load(tmp_path).records == again.records and len(again.records) == again.provenance.corpus["observed"]

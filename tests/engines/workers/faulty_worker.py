@@ -4,7 +4,9 @@ It serves the project's own Gemma 4 parser (``harness.engines.server``), except 
 text a stream has been fed so far contains a trigger word: ``CRASH`` exits at once (status 7, after a line on stderr),
 ``HANG`` never answers, ``GARBAGE`` answers with a line that is not JSON, ``WRONGID`` answers another request id.
 Argument ``--fail-start`` makes it exit before answering ``hello``; ``--surrogate`` makes every answer's content end
-with a lone surrogate (``"\\ud800"`` in the JSON line), one-shot and streamed.
+with a lone surrogate (``"\\ud800"`` in the JSON line), one-shot and streamed. ``--always WORD`` acts as if every
+``parse`` and ``feed`` text held ``WORD`` (a worker dead for the whole run); ``--stall-restart FILE`` answers
+``hello`` when ``FILE`` does not exist (and creates it), and never answers it when it does (every restart stalls).
 """
 
 import json
@@ -19,6 +21,12 @@ def main() -> None:
     if "--fail-start" in sys.argv:
         print("cannot load the parser library [/INST]", file=sys.stderr, flush=True)  # markup-like text too
         sys.exit(5)
+    stall = _value("--stall-restart")
+    if stall is not None:
+        if os.path.exists(stall):
+            time.sleep(3600)
+        open(stall, "w").close()
+    always = _value("--always") or ""
     server = Server(load_parsers(["parsers.own.gemma4"]))
     out = sys.stdout
     streamed: dict[str, str] = {}
@@ -27,6 +35,8 @@ def main() -> None:
         text = request.get("text") or ""
         if request.get("op") == "feed":
             text = streamed[request["stream"]] = streamed.get(request["stream"], "") + request["chunk"]
+        if request.get("op") in ("parse", "feed"):
+            text += always
         if "CRASH" in text:
             print("faulty worker: crashing on purpose", file=sys.stderr, flush=True)
             os._exit(7)
@@ -44,6 +54,11 @@ def main() -> None:
             result["deltas"].append({"content": "\ud800"})
         out.write(json.dumps({"id": response_id, "ok": True, "result": result}) + "\n")
         out.flush()
+
+
+def _value(flag: str) -> str | None:
+    """The argument after ``flag`` on the command line, or None."""
+    return sys.argv[sys.argv.index(flag) + 1] if flag in sys.argv[:-1] else None
 
 
 if __name__ == "__main__":

@@ -192,6 +192,11 @@ def test_cli_sweep_prints_the_rate_and_writes_the_run(tmp_path, capsys):
     )
     out = capsys.readouterr().out
     assert "cases/s" in out and "oneshot    0/40 wrong" in out and "truncation 0/40 wrong" in out
-    assert {p.name for p in (tmp_path / "cli").iterdir()} == {"failures.jsonl", "summary.json", "report.md"}
+    assert {p.name for p in (tmp_path / "cli").iterdir()} == {
+        "failures.jsonl",
+        "batches.jsonl",
+        "summary.json",
+        "report.md",
+    }
     assert main(["sweep", "--parser", "no-such-parser", "-n", "1", "--out", str(tmp_path / "bad")]) == 2
     assert "error: unknown parser 'no-such-parser'" in capsys.readouterr().err

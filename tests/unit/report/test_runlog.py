@@ -75,7 +75,7 @@ def test_a_saved_log_loads_back_equal(log):
 
 def test_run_json_keeps_the_provenance_keys_first(log):
     data = json.loads((log.run_dir / "run.json").read_text(encoding="utf-8"))
-    assert list(data)[:21] == [
+    assert list(data)[:24] == [
         "model",
         "format",
         "run_id",
@@ -94,6 +94,9 @@ def test_run_json_keeps_the_provenance_keys_first(log):
         "policy",
         "peers",
         "grammar",
+        "settings",
+        "resumed",
+        "broken",
         "capture",
         "limitations",
         "parsers",
