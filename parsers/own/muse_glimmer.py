@@ -59,7 +59,6 @@ MUSE_GLIMMER = Dialect(
     tojson=True,
     block_ends=(EOM, EOT, START),
 )
-_ENDS = (EOM, EOT, START)
 _NAME_LIMIT = 512
 _HEADER = re.compile(  # [whitespace] [<|start|>assistant] [ to=RECIPIENT] <|message|>
     rf"[ \t\r\n]*(?:{re.escape(_fmt.ROLE)})?[ \t]*"
@@ -148,7 +147,7 @@ class _Reader(_XmlReader):
     def _text(self) -> bool:
         """A reasoning or content body, or the rest of a tool message after its block, up to the message's end."""
         emit = self._emit_reasoning if self.kind == "reasoning" else self._emit_content
-        marker = self._scan(emit, _ENDS)
+        marker = self._scan(emit, MUSE_GLIMMER.block_ends)
         if marker is None:
             return False
         if marker == START:  # drift: the end marker is missing; the next header starts here
