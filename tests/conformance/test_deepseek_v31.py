@@ -19,6 +19,7 @@ from conformance.suite import (
     body_without_stops,
     delta_checker,
     expected_view,
+    split_at,
     template,
     tool,
     view,
@@ -215,7 +216,7 @@ def test_property_written_calls_roundtrip(calls, content, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view(calls, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=delta_checker(FMT))) == view(message)
 
 
@@ -260,7 +261,7 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, prefix, data):
         kept = (message.reasoning or "") + (message.content or "")
         assert "".join(kept.split()) == "".join(body_without_stops(text, FMT.stop_markers).split())
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks, None, prefix)) == view(message)
 
 

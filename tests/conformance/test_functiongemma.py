@@ -22,6 +22,7 @@ from conformance.suite import (
     assert_stream_matches,
     delta_checker,
     expected_view,
+    split_at,
     tool,
     view,
 )
@@ -261,7 +262,7 @@ def test_property_written_calls_roundtrip(calls, content, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view(calls, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=CHECK_DELTA)) == view(message)
 
 
@@ -308,7 +309,7 @@ def test_property_arbitrary_text_never_raises_and_streams_alike(pieces, data):
             body = body[: body.rfind(OPEN)]
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks)) == view(message)
 
 

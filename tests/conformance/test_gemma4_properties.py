@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.gemma4_helpers import HELD, PARSER, render, streamed, token_pieces
-from conformance.suite import expected_view, view
+from conformance.suite import expected_view, split_at, view
 
 
 def _plain_key(key: str) -> bool:
@@ -76,7 +76,7 @@ def test_property_render_parse_roundtrip(calls, after, before, reasoning, thinki
     message = PARSER.parse(text, None, prefix)
     assert view(message) == expected_view(calls, content, reasoning)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    chunks = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)]
+    chunks = split_at(text, splits)
     for chunking in (chunks, token_pieces(text), list(text)):
         for parser in (PARSER, HELD):
             assert view(streamed(parser, chunking, None, prefix)) == view(message)
@@ -133,7 +133,7 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
                 body = body.rstrip().removesuffix("<tool_call|>")
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    chunks = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)]
+    chunks = split_at(text, splits)
     for chunking in (chunks, list(text)):
         assert view(streamed(HELD, chunking, leak_check=False)) == view(message)
         if not message.diagnostics:

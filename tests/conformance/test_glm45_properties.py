@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.glm45_helpers import BOTH, CHECK_DELTA, FMT, PARSER, arg_value, call45, call47, stream_matches
-from conformance.suite import expected_view, template, tool, view
+from conformance.suite import expected_view, split_at, template, tool, view
 from harness.core.messages import ToolCall
 from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
@@ -80,7 +80,7 @@ def test_property_written_calls_roundtrip(calls, content, layout, data):
         message = parser.parse(text, tools, "</think>")
         assert view(message) == expected_view(calls, content.strip() or None)
         splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-        for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+        for chunks in (split_at(text, splits), list(text)):
             assert view(run_stream(parser, chunks, tools, "</think>", on_delta=CHECK_DELTA)) == view(message)
 
 
@@ -133,7 +133,7 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
         splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
         for prefix in ("</think>", ""):
             message = parser.parse(text, None, prefix)
-            for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+            for chunks in (split_at(text, splits), list(text)):
                 assert view(run_stream(parser, chunks, None, prefix)) == view(message)
 
 

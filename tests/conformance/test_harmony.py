@@ -17,6 +17,7 @@ from conformance.suite import (
     assert_stream_matches,
     delta_checker,
     expected_view,
+    split_at,
     template,
     tool,
     view,
@@ -427,7 +428,7 @@ def test_property_written_calls_roundtrip(calls, reasoning, field, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view(calls, None, reasoning.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=CHECK_DELTA)) == view(message)
 
 
@@ -472,7 +473,7 @@ def test_property_arbitrary_text_never_raises_and_streams_alike(pieces, data):
     if not message.tool_calls and not any(m in text for m in FMT.markers):
         assert message.content == (text.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks)) == view(message)
 
 

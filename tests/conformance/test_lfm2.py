@@ -9,7 +9,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.pythonic_helpers import KEYS, NAMES, call_list, values
-from conformance.suite import Conformance, ParserConformance, Text, delta_checker, expected_view, template, tool, view
+from conformance.suite import (
+    Conformance,
+    ParserConformance,
+    Text,
+    delta_checker,
+    expected_view,
+    split_at,
+    template,
+    tool,
+    view,
+)
 from harness.core.messages import ToolCall
 from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
@@ -134,7 +144,7 @@ def test_property_written_calls_roundtrip(calls, before, after, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view(calls, (before + after).strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=CHECK_DELTA)) == view(message)
 
 

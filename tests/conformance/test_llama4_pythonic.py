@@ -18,6 +18,7 @@ from conformance.suite import (
     body_without_stops,
     delta_checker,
     expected_view,
+    split_at,
     view,
 )
 from harness.core.errors import TemplateNotFoundError
@@ -166,7 +167,7 @@ def test_property_written_calls_roundtrip(calls, before, after, tag, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view(calls, (before + after).strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=CHECK_DELTA)) == view(message)
 
 
@@ -204,7 +205,7 @@ def test_property_arbitrary_text_never_raises_and_streams_alike(pieces, data):
     if not message.tool_calls and not message.diagnostics:
         assert message.content == (body_without_stops(text, FMT.stop_markers).strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks)) == view(message)
 
 

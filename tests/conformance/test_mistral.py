@@ -19,6 +19,7 @@ from conformance.suite import (
     assert_stream_matches,
     delta_checker,
     expected_view,
+    split_at,
     template,
     tool,
     view,
@@ -310,7 +311,7 @@ def test_property_written_calls_roundtrip(calls, before, after, data):
     message = PARSER.parse(text)
     assert view(message) == expected_view([(n, a) for n, a, _ in calls], (before + after).strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks, on_delta=CHECK_DELTA)) == view(message)
 
 
@@ -357,7 +358,7 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
             body = body[: body.rfind(TC)]
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks)) == view(message)
 
 

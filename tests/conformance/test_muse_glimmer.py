@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.suite import Conformance, ParserConformance, Text, template, tool, view
+from conformance.suite import Conformance, ParserConformance, Text, split_at, template, tool, view
 from harness.core.errors import UnrepresentableError
 from harness.core.messages import Message, ToolCall
 from harness.core.protocol import run_stream
@@ -165,7 +165,7 @@ def test_property_written_calls_roundtrip(named, reasoning, data):
     got = PARSER.parse(text, tools)
     assert view(got) == view(Message(None, reasoning.strip() or None, [ToolCall(n, a) for n, a in named]))
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks, tools)) == view(got)
 
 
@@ -181,7 +181,7 @@ def test_property_any_mix_of_the_markup_parses_alike_streamed(pieces, data):
     text = "".join(pieces)
     got = PARSER.parse(text)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=6).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks)) == view(got)
 
 

@@ -20,6 +20,7 @@ from conformance.suite import (
     assert_stream_matches,
     delta_checker,
     expected_view,
+    split_at,
     template,
     tool,
     view,
@@ -520,7 +521,7 @@ def test_property_written_calls_roundtrip(calls, content, data):
     message = PARSER.parse(text, tools)
     assert view(message) == expected_view(plain, content.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=20).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks, tools)) == view(message)
 
 
@@ -564,7 +565,7 @@ def test_property_arbitrary_text_never_raises_or_drops(pieces, data):
             body = body[: body.rfind("<tool_call>")]
         assert message.content == (body.strip() or None)
     splits = data.draw(st.lists(st.integers(0, len(text)), max_size=10).map(sorted))
-    for chunks in ([text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)], list(text)):
+    for chunks in (split_at(text, splits), list(text)):
         assert view(run_stream(PARSER, chunks)) == view(message)
 
 
