@@ -52,6 +52,8 @@ def capture_settings(args, files: tuple = (), required: bool = True):
         server_mode=args.server_mode,
         concurrency=max(1, args.concurrency),
         server_name=args.server_name,
+        deadline_s=args.request_deadline,
+        bytes_per_token=args.max_bytes_per_token,
         files=files,
         examples=None if args.examples == "none" else args.examples or entry.capture_examples or None,
     )
