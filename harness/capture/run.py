@@ -30,6 +30,7 @@ from jsonschema import Draft202012Validator
 
 from harness.capture.backends import Backend, BackendError, Generation, Request, Sampling, create_backend
 from harness.capture.backends._budget import BYTES_PER_TOKEN, DEADLINE_S
+from harness.capture.backends.openai import check_base_url
 from harness.capture.records import Capture, CaptureWriter, read_captures
 from harness.capture.suites import Prompt, SuiteError, load_suite, suite_names
 from harness.capture.weights import locate_weights, server_weights
@@ -313,7 +314,8 @@ class CaptureSettings:
     per-request limits ``deadline_s`` and ``bytes_per_token`` (:mod:`harness.capture.backends._budget`; not
     recorded: a capture made within any limits is the same capture);
     ``files``: score these capture files instead of generating; ``out_dir``: where capture files go;
-    ``examples``: few-shot turns before every prompt (:func:`load_examples`)."""
+    ``examples``: few-shot turns before every prompt (:func:`load_examples`). Raises
+    :class:`~harness.capture.backends.BackendError` for a ``base_url`` that is not http(s)."""
 
     backend: str
     suites: tuple[str, ...] = ()
@@ -330,6 +332,10 @@ class CaptureSettings:
     examples: str | None = None
     deadline_s: float = DEADLINE_S
     bytes_per_token: int = BYTES_PER_TOKEN
+
+    def __post_init__(self) -> None:
+        if self.base_url is not None:
+            check_base_url(self.base_url)
 
     def recorded_options(self) -> dict:
         """What each capture records as ``options`` (backend settings plus the few-shot file name)."""

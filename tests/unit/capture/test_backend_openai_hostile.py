@@ -2,7 +2,8 @@
 a stream kept alive by ``: ping`` forever, an endless stream, a 200 MB error body, 500, 429, a truncated stream, a
 silent server, a refused connection. Every request ends within its limits (small ones here: the defaults are
 600 s and 16 KiB per token) with a capture error naming the reason; none is read whole; the capture run records
-each one and goes on to the next prompt (``docs/capture/openai.md``, "Limits")."""
+each one and goes on to the next prompt (``docs/capture/openai.md``, "Limits"). A ``--base-url`` that is not an
+http(s) URL is one error line."""
 
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.capture.backends import Request, Sampling
+from harness.capture.backends import BackendError, Request, Sampling
 from harness.capture.backends._budget import BASE_BYTES, ERROR_BODY_BYTES
 from harness.capture.backends.openai import create
+from harness.capture.run import CaptureSettings
 
 ROOT = Path(__file__).resolve().parents[3]
 HUGE = 200 << 20  # bytes of the huge error body the server announces (and writes until the client leaves)
@@ -273,3 +275,25 @@ def test_capture_records_each_failure_and_goes_on_to_the_next_prompt(server, tmp
     assert errors[3] is None and records[3]["text"] == "Hello there"
     assert Hostile.requests == ["script:ping", "script:endless", "script:huge-400", "script:ok"]
     assert "capture errors: 3" in proc.stdout and time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("command", ["eval", "capture"])
+def test_a_base_url_that_is_not_http_is_one_error_line(command, tmp_path):
+    """Before: ``eval --base-url ftp://x`` skipped the capture with a warning and exited 0."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    flags = ["--backend", "openai", "--base-url", "ftp://x", "--suites", "no-tool", "--capture-limit", "1"]
+    if command == "eval":
+        flags += ["--slices", "curated", "--modes", "oneshot", "--out", str(tmp_path / "run")]
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", command, "--model", "gemma-4-e2b", *flags],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == "error: openai backend: base_url must be http(s)://host:port, got 'ftp://x'\n"
+    assert not (tmp_path / "run").exists()
+    with pytest.raises(BackendError, match="ftp://x"):
+        CaptureSettings(backend="openai", base_url="ftp://x")
