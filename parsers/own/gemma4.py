@@ -140,6 +140,7 @@ class _Reader(BlockReader):
     prefixes, maxlen = _PREFIXES, _MAXLEN
     call_open, call_close = CALL_OPEN, CALL_CLOSE
     raw: list[str]  # consumed text of the current call (set by _reset_call)
+    base: int  # where in the buffer the rest of its raw text starts
 
     def __init__(self, tools: list | None, prefix: str, eager: bool):
         self.eager = eager

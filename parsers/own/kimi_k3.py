@@ -182,8 +182,8 @@ class _BlockSearch(RuleSearch):
         to no clean one, are jumped: :meth:`~parsers.own._search.RuleSearch.first`)."""
         fallback, after = None, keys | {key}
         context = ("args", name, after)
-        c = start
-        while (c := self.first(_fmt.ARGUMENT_CLOSE, c, self.n, context, fallback is not None)) is not None:
+        at = start
+        while (c := self.first(_fmt.ARGUMENT_CLOSE, at, self.n, context, fallback is not None)) is not None:
             if fallback is not None and c >= self.clean_before:
                 break  # no clean parse from here on: the fallback stands
             ok, value = self._typed(self.buf[start:c], name, key, type_)
@@ -197,7 +197,7 @@ class _BlockSearch(RuleSearch):
                     if parse.clean:
                         return parse
                     fallback = fallback or parse
-            c += 1
+            at = c + 1
         if not self.final:
             return PENDING
         return fallback
@@ -206,8 +206,8 @@ class _BlockSearch(RuleSearch):
         """A JSON arguments block: the first ``<|close|>json<|sep|>`` ending a JSON object that lets the rest
         parse (cleanly first)."""
         fallback = None
-        c = start
-        while (c := self.first(_fmt.JSON_CLOSE, c, self.n)) is not None:
+        at = start
+        while (c := self.first(_fmt.JSON_CLOSE, at, self.n)) is not None:
             arguments = _decoded_object(self.buf[start:c])
             if arguments is not None:
                 result = yield ("args", c + len(_fmt.JSON_CLOSE), name, keys | set(arguments))
@@ -218,7 +218,7 @@ class _BlockSearch(RuleSearch):
                     if parse.clean:
                         return parse
                     fallback = fallback or parse
-            c += 1
+            at = c + 1
         return PENDING if not self.final else fallback
 
     def _typed(self, raw: str, name: str, key: str, type_: str) -> tuple[bool, object]:

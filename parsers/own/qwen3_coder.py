@@ -277,9 +277,9 @@ class _BlockSearch(RuleSearch):
                 if not self.final:  # the value may run on to a closer that has not arrived yet
                     return PENDING
                 continue
-            closer, c, hi = stage
+            closer, at, hi = stage
             then = "params" if closer == d.parameter_close else "after_function"
-            while (c := self.first(closer, c, hi, then, fallback is not None)) is not None:
+            while (c := self.first(closer, at, hi, then, fallback is not None)) is not None:
                 result = yield (then, c + len(closer))
                 if result is PENDING:
                     return PENDING
@@ -292,7 +292,7 @@ class _BlockSearch(RuleSearch):
                     if parse.clean:
                         return parse
                     fallback = fallback or parse
-                c += 1
+                at = c + 1
         return fallback
 
     def _after_function(self, i: int):
