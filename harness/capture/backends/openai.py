@@ -23,7 +23,7 @@ Ollama, FastFlowLM / Lemonade NPU runtimes.
 ``extra_body={"stream_options": {"include_usage": True}}`` send a last chunk with ``usage`` and no choices;
 llama-cpp-python 0.3.36 never does: 0).
 
-Protocol facts, failure strings, retries and thread safety: ``docs/capture/openai.md``.
+Protocol facts, failure strings, limits (deadline, byte cap), retries and thread safety: ``docs/capture/openai.md``.
 """
 
 from __future__ import annotations
