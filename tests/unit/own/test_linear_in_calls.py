@@ -27,7 +27,7 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": 
 N = 60
 PROSE = "\nThose are all the calls."  # after the calls no parse of the block ends cleanly
 # Catalog models whose own parsers search blocks (qwen3_coder's reader, Kimi K3's) or hold long sections.
-MODELS = ["qwen3-coder-30b-a3b", "minimax-m2", "seed-oss-36b", "minicpm5-1b", "kimi-k3", "minimax-m3", "command-r7b"]
+MODELS = ["qwen3-coder-30b-a3b", "minimax-m2", "seed-oss-36b", "minicpm5-1b", "kimi-k3", "minimax-m3", "command-r-plus"]
 
 
 def operations(run) -> int:
