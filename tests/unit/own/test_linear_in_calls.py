@@ -1,9 +1,11 @@
 """The own parsers that decide a block by searching it (and the readers that hold a long block) do work linear in
 the number of calls: counted, not timed. Every Python and C function call made while parsing N and 4N calls is
 counted (``sys.setprofile``); a linear parser makes about 4 times as many for 4 times the calls, a parser that
-rescans the rest of the text for each value or call about 16 times (the Qwen3-Coder and MiniMax-M2 parsers made
-12 to 16 times as many before, Kimi K3 read only the first 51 calls). Seconds per call at 1k to 100k calls and the
-worker line reader on 100 MB lines: ``bench/bench_scaling.py``."""
+rescans the rest of the text for each value or call about 16 times (before: 11 to 14 times one-shot for the
+Qwen3-Coder, MiniMax-M2, Seed-OSS and MiniCPM5 parsers, 53 for MiniCPM5 with prose after the calls; Kimi K3 read
+49 of 60 calls). Copying (a buffer or the rest of the text copied per call) makes no calls and is not counted:
+seconds per call at 1k to 100k calls, and the worker line reader on 100 MB lines, are in
+``bench/bench_scaling.py``."""
 
 from __future__ import annotations
 
