@@ -90,6 +90,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_worker.py
 	$(BIN)/python bench/bench_capture.py
 	$(BIN)/python bench/bench_render.py
+	$(BIN)/python bench/bench_scaling.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -28,6 +28,8 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 
 from harness.capture.backends import Backend, BackendError, Generation, Request, Sampling, create_backend
+from harness.capture.backends._budget import BYTES_PER_TOKEN, DEADLINE_S
+from harness.capture.backends.openai import check_base_url
 from harness.capture.records import Capture, CaptureWriter, read_captures
 from harness.capture.suites import Prompt, SuiteError, load_suite, suite_names
 from harness.capture.weights import locate_weights, server_weights
@@ -310,9 +312,12 @@ class CaptureSettings:
     """How ``eval`` (and ``capture``) capture: ``backend`` (a :func:`harness.capture.backends.known_backends` name),
     ``suites`` (names or files; empty: every shipped suite), ``limit`` (first N prompts of each suite),
     ``sampling``, ``force`` (fixture models write the reference answers), ``grammar`` (GBNF), for ``openai``:
-    ``base_url``, ``server_mode`` (``completions`` or ``chat``), ``concurrency``, ``server_name``;
+    ``base_url``, ``server_mode`` (``completions`` or ``chat``), ``concurrency``, ``server_name``, and the
+    per-request limits ``deadline_s`` and ``bytes_per_token`` (:mod:`harness.capture.backends._budget`; not
+    recorded: a capture made within any limits is the same capture);
     ``files``: score these capture files instead of generating; ``out_dir``: where capture files go;
-    ``examples``: few-shot turns before every prompt (:func:`load_examples`)."""
+    ``examples``: few-shot turns before every prompt (:func:`load_examples`). Raises
+    :class:`~harness.capture.backends.BackendError` for a ``base_url`` that is not http(s)."""
 
     backend: str
     suites: tuple[str, ...] = ()
@@ -327,6 +332,12 @@ class CaptureSettings:
     files: tuple[Path, ...] = ()
     out_dir: Path | None = None
     examples: str | None = None
+    deadline_s: float = DEADLINE_S
+    bytes_per_token: int = BYTES_PER_TOKEN
+
+    def __post_init__(self) -> None:
+        if self.base_url is not None:
+            check_base_url(self.base_url)
 
     def recorded_options(self) -> dict:
         """What each capture records as ``options`` (backend settings plus the few-shot file name)."""
@@ -369,8 +380,9 @@ def open_backend(settings: CaptureSettings, entry, *, gguf: str | None = None, m
         if not settings.base_url:
             raise BackendError("the openai backend needs a server URL: BASE_URL=http://127.0.0.1:8080 (--base-url)")
         weights = server_weights(entry.name, settings.base_url)
-    else:
-        weights = locate_weights(entry, settings.backend, gguf=gguf, model_dir=model_dir)
+        limits = {"deadline_s": settings.deadline_s, "bytes_per_token": settings.bytes_per_token}
+        return create_backend(settings.backend, weights, **settings.backend_options(), **limits)
+    weights = locate_weights(entry, settings.backend, gguf=gguf, model_dir=model_dir)
     return create_backend(settings.backend, weights, **settings.backend_options())
 
 

@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from harness.capture.backends import known_backends
+from harness.capture.backends._budget import BASE_BYTES, BYTES_PER_TOKEN, DEADLINE_S
 from harness.core.cases import SLICES
 from harness.core.errors import HarnessError
 from harness.core.guards import MAX_TIME_LIMIT_S, TimeLimitError, checked_time_limit
@@ -467,6 +468,22 @@ def capture_args(sub: argparse.ArgumentParser) -> None:
     )
     sub.add_argument("--server-name", default=None, help="openai backend: name for the server's own parser")
     sub.add_argument("--concurrency", type=positive, default=4, help="openai backend: requests in flight (default 4)")
+    sub.add_argument(
+        "--request-deadline",
+        type=seconds,
+        default=DEADLINE_S,
+        metavar="SECONDS",
+        help=f"openai backend: seconds one prompt may take, retries included; past it the capture is an error "
+        f"and the run goes on (default {DEADLINE_S:g})",
+    )
+    sub.add_argument(
+        "--max-bytes-per-token",
+        type=positive,
+        default=BYTES_PER_TOKEN,
+        metavar="N",
+        help=f"openai backend: a response may hold {BASE_BYTES // 1024} KiB plus N bytes per --max-tokens token; "
+        f"more is a capture error (default {BYTES_PER_TOKEN})",
+    )
     sub.add_argument(
         "--examples",
         default=None,

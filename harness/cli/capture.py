@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from harness.capture.backends import Sampling
+from harness.capture.backends.openai import check_base_url
 from harness.capture.run import (
     CaptureSettings,
     capture_key,
@@ -27,6 +28,8 @@ from harness.template.sources import load_template
 def capture_settings(args, files: tuple = (), required: bool = True):
     """Capture settings from the flags; the backend defaults to the catalog's ``capture_backend``. None when
     no backend is named anywhere and ``required`` is False."""
+    if args.base_url is not None:
+        check_base_url(args.base_url)  # a bad URL is an error even where no capture runs
     entry = get_model(args.model)
     backend = args.backend or entry.capture_backend or ("files" if files else None)
     if backend is None and not required:
@@ -52,6 +55,8 @@ def capture_settings(args, files: tuple = (), required: bool = True):
         server_mode=args.server_mode,
         concurrency=max(1, args.concurrency),
         server_name=args.server_name,
+        deadline_s=args.request_deadline,
+        bytes_per_token=args.max_bytes_per_token,
         files=files,
         examples=None if args.examples == "none" else args.examples or entry.capture_examples or None,
     )

@@ -210,8 +210,9 @@ def fd_line_blocks(fd: int) -> Iterator[list[bytes]]:
     """The complete lines of a file descriptor, a list per read of up to 64 KiB (bytes, no newline), until end
     of file or a read error; then the unterminated rest, if it holds more than whitespace. Raw reads take no
     file-object lock, so a thread blocked here holds nothing another thread needs. Shared by both protocol
-    sides: the worker reads requests with it, the harness its workers' stdout and stderr."""
-    partial = b""
+    sides: the worker reads requests with it, the harness its workers' stdout and stderr. Linear in the bytes
+    read: the pieces of an unterminated line are kept in a list and joined once, when its newline arrives."""
+    partial: list[bytes] = []  # the pieces of the line not ended yet
     while True:
         try:
             block = os.read(fd, 1 << 16)
@@ -219,11 +220,19 @@ def fd_line_blocks(fd: int) -> Iterator[list[bytes]]:
             break
         if not block:
             break
-        *lines, partial = (partial + block).split(b"\n")
-        if lines:
-            yield lines
-    if partial.strip():
-        yield [partial]
+        if b"\n" not in block:
+            partial.append(block)
+            continue
+        lines = block.split(b"\n")
+        if partial:
+            partial.append(lines[0])
+            lines[0] = b"".join(partial)
+        rest = lines.pop()
+        partial = [rest] if rest else []
+        yield lines
+    rest = b"".join(partial)
+    if rest.strip():
+        yield [rest]
 
 
 def _answer(server: Server, line: str) -> tuple[dict, bool]:

@@ -124,6 +124,7 @@ class StopTail:
 
 
 _BLOCK_WS = re.compile(r"[ \t\n\r]*")  # between a call block's body and its closer
+PARK_FROM = 1024  # characters a step holds before it parks the reader (StepReader._park)
 
 
 class StepReader:
@@ -138,6 +139,8 @@ class StepReader:
     can start other than at ``<``, and implement :meth:`_held_call` (True while a call is read), :meth:`_at_end`
     (what a call open at the end of the text becomes) and :meth:`_surface` (a grammar that raises
     :class:`~parsers.own._common.Malformed` or holds calls); :meth:`_compact` drops consumed text before each push.
+    A step that searches the whole text it holds may :meth:`_park` the reader instead of searching again on
+    every push.
     """
 
     buf: str
@@ -159,17 +162,56 @@ class StepReader:
         self.events = []
         self.diagnostics = []
         self.n_calls = 0
+        self._parked: list[str] | None = None  # pushes collected while parked (see _park)
 
     def push(self, text: str) -> list[tuple]:
-        self._compact()
-        self.buf += text
+        if self._parked is not None:
+            if not self._wakes(text):
+                return []
+            text, self._parked = "".join(self._parked), None
+        self._append(text)
         self._advance()
         return self._take()
 
     def finish(self) -> list[tuple]:
+        if self._parked is not None:
+            self._append("".join(self._parked))
+            self._parked = None
         self.final = True
         self._advance()
         return self._take()
+
+    def _append(self, text: str) -> None:
+        """Drop consumed text (:meth:`_compact`), then append ``text`` to the buffer through a local name, the
+        buffer's only reference then, which CPython grows in place (``self.buf += text`` copies the whole
+        buffer on every push: quadratic in a long call streamed in small chunks)."""
+        self._compact()
+        buf, self.buf = self.buf, ""
+        buf += text
+        self.buf = buf
+
+    def _park(self, held: int, wake: tuple[str, ...] = ()) -> None:
+        """For a step that returned False after searching the ``held`` characters it keeps (a call block
+        decided only by what follows it), once they are :data:`PARK_FROM` or more: later pushes are only
+        collected, no step runs, until one brings one of ``wake`` (also across pushes), the collected text is as
+        long as ``held`` (so a block is searched O(1) times per doubling: linear, not quadratic, in its length),
+        or the text ends. It only delays a decision: a step decides on more text what it would have decided on
+        less."""
+        if held >= PARK_FROM:
+            self._parked, self._parked_len, self._park_limit = [], 0, held
+            self._park_tail = self.buf[max(0, len(self.buf) - self.maxlen + 1) :]
+            self._wake_markers = wake
+
+    def _wakes(self, text: str) -> bool:
+        """Collect ``text`` while parked; True when it ends the parking (:meth:`_park`)."""
+        assert self._parked is not None
+        self._parked.append(text)
+        self._parked_len += len(text)
+        window = self._park_tail + text
+        if self._parked_len >= self._park_limit or any(marker in window for marker in self._wake_markers):
+            return True
+        self._park_tail = window[max(0, len(window) - self.maxlen + 1) :]
+        return False
 
     def _advance(self) -> None:
         while True:
@@ -221,8 +263,8 @@ class StepReader:
         """True when the text ended (``final``) at ``i`` with 2 or more characters of a marker after complete
         calls: markup cut off by the end of generation, which is dropped rather than given to content (the
         judge's ``malformed=either`` and ``no-markup`` policies; SGLang's Gemma 4 fix, ``shared/seeds/004``)."""
-        rest = self.buf[i:]
-        return self.final and self.n_calls > 0 and len(rest) >= 2 and rest in self.prefixes
+        left = len(self.buf) - i  # a marker prefix is shorter than maxlen: look no further
+        return self.final and self.n_calls > 0 and 2 <= left < self.maxlen and self.buf[i:] in self.prefixes
 
     def _block_closed(self, close: str, opener: str, what: str, accept: Callable[[], None]) -> bool:
         """After a call block's body: ``close`` (consumed), or (drift) the next block's ``opener`` (left), each

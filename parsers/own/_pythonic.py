@@ -111,7 +111,7 @@ class CallListExtent:
         """The offset of the closing quote of the string being read (``scan`` is inside it), or None."""
         i = self.scan
         while True:
-            j = min((k for k in (buf.find(self.quote, i), buf.find("\\", i)) if k >= 0), default=-1)
+            j = _quote_or_escape(buf, self.quote, i)
             if j < 0:
                 self.scan = len(buf)
                 return None
@@ -262,7 +262,7 @@ class _Reader:
         text, i = self.text, self.pos + 1
         out: list[str] = []
         while True:
-            j = min((k for k in (text.find(quote, i), text.find("\\", i)) if k >= 0), default=-1)
+            j = _quote_or_escape(text, quote, i)
             if j < 0:
                 raise ValueError("unterminated string")
             out.append(text[i:j])
@@ -271,6 +271,14 @@ class _Reader:
                 return _join_surrogates("".join(out))
             piece, i = _escape(text, j + 1)
             out.append(piece)
+
+
+def _quote_or_escape(text: str, quote: str, i: int) -> int:
+    """The offset of the first ``quote`` or backslash from ``i`` (-1: neither), the backslash looked for only up
+    to the quote (searching the whole rest of a long text for each string would be quadratic)."""
+    q = text.find(quote, i)
+    b = text.find("\\", i, q if q >= 0 else len(text))
+    return b if b >= 0 else q
 
 
 def _escape(text: str, i: int) -> tuple[str, int]:

@@ -140,6 +140,7 @@ class _Reader(BlockReader):
     prefixes, maxlen = _PREFIXES, _MAXLEN
     call_open, call_close = CALL_OPEN, CALL_CLOSE
     raw: list[str]  # consumed text of the current call (set by _reset_call)
+    base: int  # where in the buffer the rest of its raw text starts
 
     def __init__(self, tools: list | None, prefix: str, eager: bool):
         self.eager = eager
@@ -162,7 +163,7 @@ class _Reader(BlockReader):
             self._drop_at_end("unterminated call")
 
     def _block_text(self) -> str:
-        return "".join(self.raw) + self.buf
+        return "".join(self.raw) + self.buf[self.base :]
 
     def _compact(self) -> None:
         """Drop consumed text (kept as raw call text while inside a call) so the buffer stays small."""
@@ -170,8 +171,9 @@ class _Reader(BlockReader):
         if not cut:
             return
         if self.in_call:
-            self.raw.append(self.buf[:cut])
+            self.raw.append(self.buf[self.base : cut])
         self.buf, self.pos, self.scan = self.buf[cut:], self.pos - cut, max(self.scan - cut, 0)
+        self.base = 0
         if self.mark is not None:
             self.mark -= cut
 
@@ -249,7 +251,8 @@ class _Reader(BlockReader):
 
     def _reset_call(self) -> None:
         self.in_call = False
-        self.raw = []  # consumed text of the current call
+        self.raw = []  # consumed text of the current call (before ``base`` in the buffer)
+        self.base = 0
         self.frags: list[str] = []  # its arguments as JSON fragments (held mode)
         self.stack: list[_Frame] = []
         self.name, self.key, self.index, self.quote = "", "", -1, ""
@@ -259,7 +262,7 @@ class _Reader(BlockReader):
     def _begin_call(self) -> None:
         self._reset_call()
         self.in_call, self.raw = True, [CALL_OPEN]
-        self.buf, self.pos = self.buf[self.pos :], 0
+        self.base = self.pos  # the call's raw text goes on from here (the rest of the buffer is not copied)
         self.step = self._call_start
 
     def _accept(self) -> None:
@@ -294,9 +297,9 @@ class _Reader(BlockReader):
 
     def _surface(self, at: int, reason: str) -> None:
         """Give the current call's raw text up to ``at`` to content; the rest is read by ``_resync``."""
-        raw = "".join(self.raw) + self.buf[:at]
+        raw = "".join(self.raw) + self.buf[self.base : at]
         self.diagnostics.append(f"malformed call surfaced as content ({reason}): {raw[:80]!r}")
-        self.buf, self.pos = self.buf[at:], 0
+        self.pos = at
         self._reset_call()
         self._emit_content(raw)
         self.step = self._resync

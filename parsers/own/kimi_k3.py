@@ -43,19 +43,18 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
 from harness.formats import kimi_k3 as _fmt
 from parsers.own._base import OwnParser, StepReader, proper_prefixes
 from parsers.own._common import decode_json, object_arguments, tojson_typed
 from parsers.own._schema_types import property_schema
+from parsers.own._search import PENDING, Parse, RuleSearch, parse_items, prepend
 
 SPEC = _fmt.SPEC
 _WS = " \t\n\r"
 _ATTR = re.compile(r'[ \t\n\r]+([A-Za-z_][A-Za-z0-9_.:-]*)="([^"]*)"')
 _ENTITY = re.compile("&(quot|amp);")
 _JSON_TYPES = {"number", "boolean", "null", "object", "array"}
-PENDING = "pending"  # more text could change the answer
 
 
 def unescape(value: str) -> str:
@@ -63,43 +62,23 @@ def unescape(value: str) -> str:
     return _ENTITY.sub(lambda m: '"' if m.group(1) == "quot" else "&", value)
 
 
-@dataclass(frozen=True)
-class _Parse:
-    """A parse of the rest of a block: where it ends, whether it ends cleanly, its items (``("c", name)`` opens a
-    call, ``("a", key, value)`` adds an argument, ``("j", arguments)`` sets them all) and where a call cut off by
-    the end of the text starts (``-1``: none)."""
-
-    end: int
-    clean: bool
-    items: tuple
-    cut_at: int = -1
+_ATTRS_SO_FAR = re.compile(r'[ \t\n\r]+[A-Za-z_][A-Za-z0-9_.:-]*(="[^"]*)?=?')  # an attribute cut off by the end
 
 
-def _prepend(items: tuple, result):
-    if result is None or result is PENDING:
-        return result
-    return _Parse(result.end, result.clean, items + result.items, result.cut_at)
+class _BlockSearch(RuleSearch):
+    """The preferred parse of a block in ``buf``: ``run(start)`` (``start`` after ``<|open|>tools<|sep|>``, or at
+    a bare ``<|open|>call``) gives a :class:`~parsers.own._search.Parse` (items ``("c", name)`` open a call,
+    ``("a", key, value)`` add an argument, ``("j", arguments)`` set them all), ``PENDING`` or ``None``
+    (malformed). The rules are generators driven by :class:`~parsers.own._search.RuleSearch` (memoised, no
+    recursion however many calls the block holds, linear in it for the shapes the template writes)."""
 
+    def __init__(self, buf: str, final: bool, tools: list | None):
+        super().__init__(buf, final)
+        self.tools = tools
+        self.clean_before = _clean_before(buf) if final else self.n + 1
 
-class _BlockSearch:
-    """The preferred parse of the block at ``start`` (after ``<|open|>tools<|sep|>``, or at a bare
-    ``<|open|>call``): ``run()`` gives a :class:`_Parse`, ``PENDING`` or ``None`` (malformed). Rules are
-    memoised by position, so the search stays polynomial however many closers the values hold."""
-
-    def __init__(self, buf: str, start: int, final: bool, tools: list | None):
-        self.buf, self.start, self.final, self.n, self.tools = buf, start, final, len(buf), tools
-        self.memo: dict[tuple, object] = {}
-
-    def run(self):
-        try:
-            return self._calls(self.start, True)
-        except RecursionError:
-            return None
-
-    def _memo(self, key: tuple, make):
-        if key not in self.memo:
-            self.memo[key] = make()
-        return self.memo[key]
+    def run(self, start: int):
+        return self.solve(("calls", start, True))
 
     def _ws(self, i: int) -> int:
         while i < self.n and self.buf[i] in _WS:
@@ -107,12 +86,14 @@ class _BlockSearch:
         return i
 
     def _partial(self, i: int, *markers: str) -> bool:
+        if self.final or self.n - i > max(map(len, markers)):
+            return False
         rest = self.buf[i:]
-        return not self.final and any(m.startswith(rest) for m in markers)
+        return any(m.startswith(rest) for m in markers)
 
     def _end(self, i: int):
         """The end of the text at ``i``: clean once final."""
-        return _Parse(i, True, ()) if self.final else PENDING
+        return Parse(i, True) if self.final else PENDING
 
     def _attrs(self, i: int):
         """``(attributes, after SEP)`` for the attributes of a tag starting at ``i``; ``PENDING`` or ``None``."""
@@ -126,7 +107,7 @@ class _BlockSearch:
             if m is None:
                 if q == self.n or self._partial(q, _fmt.SEP):
                     return None if self.final else PENDING
-                if not self.final and re.fullmatch(r'[ \t\n\r]+[A-Za-z_][A-Za-z0-9_.:-]*(="[^"]*)?=?', buf[i:]):
+                if not self.final and _ATTRS_SO_FAR.fullmatch(buf, i):
                     return PENDING
                 return None
             attrs[m.group(1)] = unescape(m.group(2))
@@ -137,21 +118,18 @@ class _BlockSearch:
         and no block closer follows)?"""
         if not self.final or self.buf.find(_fmt.TOOLS_CLOSE, q) >= 0 or self.buf.find(_fmt.CALL_HEAD, q + 1) >= 0:
             return False
-        return _BlockSearch(self.buf, q, False, self.tools)._call(q) is PENDING
+        return _BlockSearch(self.buf, False, self.tools).solve(("call", q)) is PENDING
 
-    # ---- grammar rules
+    # ---- grammar rules (generators: ``result = yield (rule, *args)``; ``return`` gives the rule's result)
 
     def _calls(self, i: int, first: bool):
         """Whitespace, then a call, the block closer, or (after a call, drift) the message end or the end."""
-        return self._memo(("calls", i, first), lambda: self._calls_(i, first))
-
-    def _calls_(self, i: int, first: bool):
         buf = self.buf
         q = self._ws(i)
         if buf.startswith(_fmt.CALL_HEAD, q):
-            result = self._call(q)
+            result = yield ("call", q)
             if result is None and self._cut_off(q):
-                return _Parse(self.n, True, (), q)
+                return Parse(self.n, True, (), q)
             return result
         if buf.startswith(_fmt.TOOLS_CLOSE, q):
             return self._after_block(q + len(_fmt.TOOLS_CLOSE))
@@ -163,7 +141,7 @@ class _BlockSearch:
             return None
         if buf.startswith(_fmt.MESSAGE_CLOSE, q):  # drift: the block closer is missing
             return self._after_block(q)
-        return _Parse(i, False, ())  # drift: text after the calls ends the block
+        return Parse(i, False)  # drift: text after the calls ends the block
 
     def _call(self, q: int):
         """``<|open|>call ATTRS<|sep|>`` then the arguments."""
@@ -174,12 +152,9 @@ class _BlockSearch:
         name = attrs.get("tool")
         if not name:
             return None
-        return _prepend((("c", name),), self._args(j, name, frozenset()))
+        return prepend((("c", name),), (yield ("args", j, name, frozenset())))
 
     def _args(self, i: int, name: str, keys: frozenset):
-        return self._memo(("args", i, keys), lambda: self._args_(i, name, keys))
-
-    def _args_(self, i: int, name: str, keys: frozenset):
         buf = self.buf
         q = self._ws(i)
         if buf.startswith(_fmt.ARGUMENT_HEAD, q) or buf.startswith(_fmt.JSON_HEAD, q):
@@ -189,41 +164,40 @@ class _BlockSearch:
                 return head
             attrs, j = head
             if json_block:
-                return self._json(j, name, keys)
+                return (yield ("json", j, name, keys))
             if "key" not in attrs or "type" not in attrs or attrs["key"] in keys:
                 return None  # the template writes both attributes, and each key once
-            return self._value(j, name, attrs["key"], attrs["type"], keys)
+            return (yield ("value", j, name, attrs["key"], attrs["type"], keys))
         if buf.startswith(_fmt.CALL_CLOSE, q):
-            return self._calls(q + len(_fmt.CALL_CLOSE), False)
+            return (yield ("calls", q + len(_fmt.CALL_CLOSE), False))
         if buf.startswith(_fmt.CALL_HEAD, q) or buf.startswith(_fmt.TOOLS_CLOSE, q):
-            return self._calls(q, False)  # drift: the call closer is missing
+            return (yield ("calls", q, False))  # drift: the call closer is missing
         if q == self.n:
             return None if self.final else PENDING
         return PENDING if self._partial(q, _fmt.ARGUMENT_HEAD, _fmt.JSON_HEAD, _fmt.CALL_CLOSE) else None
 
-    def _closers(self, closer: str, start: int) -> list[int]:
-        out, c = [], self.buf.find(closer, start)
-        while c >= 0:
-            out.append(c)
-            c = self.buf.find(closer, c + 1)
-        return out
-
     def _value(self, start: int, name: str, key: str, type_: str, keys: frozenset):
         """The value from ``start``: the first ``<|close|>argument<|sep|>`` after which the rest parses cleanly,
-        else the first after which it parses."""
-        fallback = None
-        for c in self._closers(_fmt.ARGUMENT_CLOSE, start):
+        else the first after which it parses (closers known to lead to no parse, or once there is that fallback
+        to no clean one, are jumped: :meth:`~parsers.own._search.RuleSearch.first`)."""
+        fallback, after = None, keys | {key}
+        context = ("args", name, after)
+        at = start
+        while (c := self.first(_fmt.ARGUMENT_CLOSE, at, self.n, context, fallback is not None)) is not None:
+            if fallback is not None and c >= self.clean_before:
+                break  # no clean parse from here on: the fallback stands
             ok, value = self._typed(self.buf[start:c], name, key, type_)
-            if not ok:
-                continue
-            result = self._args(c + len(_fmt.ARGUMENT_CLOSE), name, keys | {key})
-            if result is PENDING:
-                return PENDING
-            if result is not None:
-                parse = _prepend((("a", key, value),), result)
-                if parse.clean:
-                    return parse
-                fallback = fallback or parse
+            if ok:
+                result = yield ("args", c + len(_fmt.ARGUMENT_CLOSE), name, after)
+                if result is PENDING:
+                    return PENDING
+                self.record(context, c, result)
+                if result is not None:
+                    parse = prepend((("a", key, value),), result)
+                    if parse.clean:
+                        return parse
+                    fallback = fallback or parse
+            at = c + 1
         if not self.final:
             return PENDING
         return fallback
@@ -232,18 +206,19 @@ class _BlockSearch:
         """A JSON arguments block: the first ``<|close|>json<|sep|>`` ending a JSON object that lets the rest
         parse (cleanly first)."""
         fallback = None
-        for c in self._closers(_fmt.JSON_CLOSE, start):
+        at = start
+        while (c := self.first(_fmt.JSON_CLOSE, at, self.n)) is not None:
             arguments = _decoded_object(self.buf[start:c])
-            if arguments is None:
-                continue
-            result = self._args(c + len(_fmt.JSON_CLOSE), name, keys | set(arguments))
-            if result is PENDING:
-                return PENDING
-            if result is not None:
-                parse = _prepend((("j", arguments),), result)
-                if parse.clean:
-                    return parse
-                fallback = fallback or parse
+            if arguments is not None:
+                result = yield ("args", c + len(_fmt.JSON_CLOSE), name, keys | set(arguments))
+                if result is PENDING:
+                    return PENDING
+                if result is not None:
+                    parse = prepend((("j", arguments),), result)
+                    if parse.clean:
+                        return parse
+                    fallback = fallback or parse
+            at = c + 1
         return PENDING if not self.final else fallback
 
     def _typed(self, raw: str, name: str, key: str, type_: str) -> tuple[bool, object]:
@@ -264,12 +239,25 @@ class _BlockSearch:
             r = self._ws(q + len(_fmt.MESSAGE_CLOSE))
             if r == self.n:
                 return self._end(r)
-            return _Parse(q + len(_fmt.MESSAGE_CLOSE), False, ())
+            return Parse(q + len(_fmt.MESSAGE_CLOSE), False, ())
         if q == self.n:
             return self._end(q)
         if self._partial(q, _fmt.MESSAGE_CLOSE):
             return PENDING
-        return _Parse(i, False, ())
+        return Parse(i, False, ())
+
+
+def _clean_before(buf: str) -> int:
+    """At the end of the text: a clean parse ends at the end after ``<|close|>call<|sep|>``,
+    ``<|close|>tools<|sep|>`` or ``<|close|>message<|sep|>`` (and whitespace), or drops a last call cut off by
+    the end; so a value closer at or after the returned offset leads to no clean parse."""
+    end = len(buf)
+    while end and buf[end - 1] in _WS:
+        end -= 1
+    if any(buf.endswith(m, 0, end) for m in (_fmt.CALL_CLOSE, _fmt.TOOLS_CLOSE, _fmt.MESSAGE_CLOSE)):
+        return len(buf) + 1
+    last = buf.rfind(_fmt.CALL_HEAD)
+    return last if last >= 0 and buf.find(_fmt.TOOLS_CLOSE, last) < 0 else -1
 
 
 def _decoded_object(text: str) -> dict | None:
@@ -294,6 +282,7 @@ class _Reader(StepReader):
         super().__init__()
         self.call_at = -1
         self.bare = False
+        self._search: _BlockSearch | None = None
         head = prefix.rstrip()
         self.think_allowed = not head.endswith((_fmt.RESPONSE_OPEN, _fmt.THINK_CLOSE))
         self.step = self._text
@@ -355,8 +344,12 @@ class _Reader(StepReader):
 
     def _block(self) -> bool:
         start = self.call_at if self.bare else self.call_at + len(_fmt.TOOLS_OPEN)
-        result = _BlockSearch(self.buf, start, self.final, self.tools).run()
-        if result is PENDING:
+        search = self._search
+        if search is None or search.buf is not self.buf or search.final != self.final:
+            search = self._search = _BlockSearch(self.buf, self.final, self.tools)  # kept for the next block
+        result = search.run(start)
+        if result is PENDING:  # only the end of the text decides a whole block: searched again when doubled
+            self._park(len(self.buf) - self.call_at)
             return False
         at, self.call_at = self.call_at, -1
         self.step = self._text
@@ -371,8 +364,8 @@ class _Reader(StepReader):
             self._emit_content(_fmt.TOOLS_OPEN)
             self.pos = at + len(_fmt.TOOLS_OPEN)
         else:
-            assert isinstance(result, _Parse)
-            for name, arguments in _calls(result.items):
+            assert isinstance(result, Parse)
+            for name, arguments in _calls(parse_items(result)):
                 self.events.append(("call", self.n_calls, name, json.dumps(arguments, ensure_ascii=False)))
                 self.n_calls += 1
             if result.cut_at >= 0:
@@ -385,10 +378,10 @@ class _Reader(StepReader):
         it and no block closer is in it."""
         if self.buf.find(_fmt.TOOLS_CLOSE, start) >= 0:
             return False
-        return _BlockSearch(self.buf, start, False, self.tools).run() is PENDING
+        return _BlockSearch(self.buf, False, self.tools).run(start) is PENDING
 
 
-def _calls(items: tuple) -> list[tuple[str, dict]]:
+def _calls(items: list) -> list[tuple[str, dict]]:
     calls: list[tuple[str, dict]] = []
     for item in items:
         if item[0] == "c":

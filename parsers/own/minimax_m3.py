@@ -130,8 +130,10 @@ class MiniMaxM3Reader(SectionReader):
     def _call_start(self) -> bool:
         buf, start = self.buf, self.pos
         end = buf.find(self.CALL_CLOSE, start)
+        stop = len(buf) if end < 0 else end  # only a marker starting before the closer matters: look no further
         later = min(
-            (k for k in (buf.find(self.CALL_OPEN, start), buf.find(self.SECTION_CLOSE, start)) if k >= 0), default=-1
+            (k for m in (self.CALL_OPEN, self.SECTION_CLOSE) if (k := buf.find(m, start, stop + len(m) - 1)) >= 0),
+            default=-1,
         )
         if 0 <= later and (end < 0 or later < end):
             raise Malformed(later, f"{self.CALL_CLOSE!r} missing")

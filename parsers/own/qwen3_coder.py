@@ -84,6 +84,7 @@ from harness.formats import qwen3_coder as _fmt
 from parsers.own._base import OwnParser, StepReader, proper_prefixes
 from parsers.own._common import tojson_typed
 from parsers.own._schema_types import property_schema, typed_value
+from parsers.own._search import PENDING, Parse, RuleSearch, parse_items, prepend
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _NAME_LIMIT = 512
@@ -185,60 +186,23 @@ class Qwen3CoderParser(XmlCallParser):
 
 # ---- the block search ----------------------------------------------------------------------------------
 
-PENDING = "pending"  # more text could change the answer
 
-
-@dataclass(frozen=True)
-class _Parse:
-    """A parse of the rest of a block: where the block ends, whether it ends cleanly, and its items
-    (``("f", name)`` opens a call, ``("p", key, raw_value)`` adds an argument)."""
-
-    end: int
-    clean: bool
-    items: tuple
-    cut_at: int = -1  # where a later function of the block, cut off by the end of the text, starts (dropped)
-
-
-class _BlockSearch:
-    """Finds the preferred parse of the call block that starts at ``start`` in ``buf`` (see the module
-    docstring): ``run()`` returns a :class:`_Parse`, ``PENDING`` (not decidable before more text arrives) or
-    ``None`` (no parse: the block is malformed). A result once decided never changes as text is appended.
-
-    Each grammar rule is a generator that yields the ``(rule, position, ...)`` sub-results it needs and returns
-    its own result; :meth:`_solve` drives them with an explicit stack (no recursion, however many parameters a
-    block holds) and memoises every result by its key, so the search stays polynomial however many closers
-    the values hold.
+class _BlockSearch(RuleSearch):
+    """Finds the preferred parse of a call block in ``buf`` (see the module docstring): ``run(start)`` returns a
+    :class:`~parsers.own._search.Parse` (items ``("f", name)`` open a call, ``("p", key, raw_value)`` add an
+    argument), ``PENDING`` (not decidable before more text arrives) or ``None`` (no parse: the block is
+    malformed). A result once decided never changes as text is appended. The rules are generators driven by
+    :class:`~parsers.own._search.RuleSearch` (memoised, no recursion, linear in the block for the shapes the
+    templates write).
     """
 
-    def __init__(self, d: Dialect, buf: str, start: int, final: bool, bare: bool = False):
-        self.d, self.buf, self.start, self.final, self.n = d, buf, start, final, len(buf)
-        self.bare = bare  # the block starts at a bare function opener (no call_open before it)
-        self.memo: dict[tuple, object] = {}
+    def __init__(self, d: Dialect, buf: str, final: bool):
+        super().__init__(buf, final)
+        self.d = d
 
-    def run(self):
-        return self._solve(("functions", self.start if self.bare else self.start + len(self.d.call_open)))
-
-    def _solve(self, root: tuple):
-        memo = self.memo
-        stack = [[root, self._rule(root), None]]
-        while True:
-            frame = stack[-1]
-            try:
-                request = frame[1].send(frame[2])
-            except StopIteration as done:
-                memo[frame[0]] = done.value
-                stack.pop()
-                if not stack:
-                    return done.value
-                stack[-1][2] = done.value
-                continue
-            if request in memo:
-                frame[2] = memo[request]
-            else:
-                stack.append([request, self._rule(request), None])
-
-    def _rule(self, key: tuple):
-        return getattr(self, "_" + key[0])(*key[1:])
+    def run(self, start: int, bare: bool = False):
+        """The block at ``start``; ``bare``: it starts at a bare function opener (no call_open before it)."""
+        return self.solve(("functions", start if bare else start + len(self.d.call_open)))
 
     # -- helpers
 
@@ -250,8 +214,7 @@ class _BlockSearch:
 
     def _partial(self, i: int, *markers: str) -> bool:
         """True when the buffer ends at ``i`` inside one of ``markers`` (more text could complete it)."""
-        rest = self.buf[i:]
-        return not self.final and any(m.startswith(rest) for m in markers)
+        return not self.final and _ends_in(self.buf, i, markers)
 
     def _name(self, i: int):
         """``(name, after)`` for a name starting at ``i`` and ending at the dialect's ``name_end``."""
@@ -264,12 +227,6 @@ class _BlockSearch:
             return None if self.final else PENDING
         return buf[i:j], j + len(end)
 
-    @staticmethod
-    def _prepend(items: tuple, result):
-        if result is None or result is PENDING:
-            return result
-        return _Parse(result.end, result.clean, items + result.items, result.cut_at)
-
     # -- grammar rules (generators: ``result = yield (rule, *args)``; ``return`` gives the rule's result)
 
     def _functions(self, i: int):
@@ -281,7 +238,7 @@ class _BlockSearch:
             named = self._name(q + len(self.d.function_open))
             if named is None or named is PENDING:
                 return named
-            return self._prepend((("f", named[0]),), (yield ("params", named[1])))
+            return prepend((("f", named[0]),), (yield ("params", named[1])))
         return PENDING if self._partial(q, self.d.function_open) else None
 
     def _params(self, i: int):
@@ -306,66 +263,56 @@ class _BlockSearch:
         ``</tool_call>`` and ``<tool_call>``, then ``<function=``) in the value; when there is one, each
         ``</function>`` up to it (drift: the value's ``</parameter>`` is missing there); only at the end of the
         text, each ``</parameter>`` after the boundary, then the other ``</function>`` ends. The first clean
-        parse wins, else the first parse."""
-        d, buf = self.d, self.buf
+        parse wins, else the first parse. Candidates are found one at a time; once there is a fallback, those
+        known to lead to no parse (or no clean one) are jumped (:meth:`~parsers.own._search.RuleSearch.first`)."""
+        d, buf, n = self.d, self.buf, self.n
         found = d.boundary.search(buf, start)
-        boundary = found.start() if found else self.n
-        strict = self._closers(d.parameter_close, start)
-        drift = self._closers(d.function_close, start)
-        stages = [[c for c in strict if c < boundary]]
+        boundary = found.start() if found else n
+        stages = [(d.parameter_close, start, boundary)]
         if found:
-            stages.append([c for c in drift if c <= boundary])
-        late = [[c for c in strict if c >= boundary], [c for c in drift if c > boundary or not found]]
+            stages.append((d.function_close, start, boundary + 1))
+        late = [(d.parameter_close, boundary, n), (d.function_close, boundary + 1 if found else start, n)]
         fallback = None
         for stage in stages + [None] + late:
             if stage is None:
                 if not self.final:  # the value may run on to a closer that has not arrived yet
                     return PENDING
                 continue
-            for c in stage:
-                closer, then = (
-                    (d.parameter_close, "params")
-                    if buf.startswith(d.parameter_close, c)
-                    else (d.function_close, "after_function")
-                )
+            closer, at, hi = stage
+            then = "params" if closer == d.parameter_close else "after_function"
+            while (c := self.first(closer, at, hi, then, fallback is not None)) is not None:
                 result = yield (then, c + len(closer))
                 if result is PENDING:
                     return PENDING
+                self.record(then, c, result)
                 if result is not None:
                     raw = buf[start:c]
                     if closer != d.parameter_close and raw.endswith("\n") and not d.padded:
                         raw = raw[:-1]  # drift: the newline after the missing closer is structure
-                    parse = self._prepend((("p", key, raw),), result)
+                    parse = prepend((("p", key, raw),), result)
                     if parse.clean:
                         return parse
                     fallback = fallback or parse
+                at = c + 1
         return fallback
-
-    def _closers(self, closer: str, start: int) -> list[int]:
-        """Offsets of every ``closer`` from ``start``."""
-        out, c = [], self.buf.find(closer, start)
-        while c >= 0:
-            out.append(c)
-            c = self.buf.find(closer, c + 1)
-        return out
 
     def _after_function(self, i: int):
         """After ``</function>``: ``</tool_call>``, another ``<function=...>``, or (drift) nothing / a new block."""
         d, buf = self.d, self.buf
         q = self._ws(i)
         if q == self.n:
-            return _Parse(i, True, ()) if self.final else PENDING  # drift: </tool_call> missing at the end
+            return Parse(i, True, ()) if self.final else PENDING  # drift: </tool_call> missing at the end
         if buf.startswith(d.call_close, q):
             return self._after_block(q + len(d.call_close))
         if buf.startswith(d.function_open, q):
             result = yield ("functions", q)
             if result is None and self.final and _cut_off(d, buf, q, bare=True):
-                return _Parse(self.n, True, (), q)  # the block's next function was cut off by the end: dropped
+                return Parse(self.n, True, (), q)  # the block's next function was cut off by the end: dropped
             return result
         if any(buf.startswith(m, q) for m in (d.call_open, *d.block_ends)):  # drift: </tool_call> missing there
-            return _Parse(i, True, ())
-        if self.final and any(m.startswith(buf[q:]) for m in (d.call_close, d.call_open, d.function_open)):
-            return _Parse(self.n, True, ())  # drift: </tool_call> (or the next opener) cut off by the end
+            return Parse(i, True, ())
+        if self.final and _ends_in(buf, q, (d.call_close, d.call_open, d.function_open)):
+            return Parse(self.n, True, ())  # drift: </tool_call> (or the next opener) cut off by the end
         return PENDING if self._partial(q, d.call_close, d.function_open, d.call_open, *d.block_ends) else None
 
     def _after_block(self, i: int):
@@ -373,13 +320,13 @@ class _BlockSearch:
         ``block_ends`` or the end, follows."""
         q = self._ws(i)
         if q == self.n:
-            return _Parse(i, True, ()) if self.final else PENDING
+            return Parse(i, True, ()) if self.final else PENDING
         ends = (self.d.call_open, *self.d.block_ends)
         if any(self.buf.startswith(m, q) for m in ends):
-            return _Parse(i, True, ())
+            return Parse(i, True, ())
         if self._partial(q, *ends):
             return PENDING
-        return _Parse(i, False, ())
+        return Parse(i, False, ())
 
 
 # ---- the reader ---------------------------------------------------------------------------------------
@@ -409,6 +356,7 @@ class _Reader(StepReader):
         self.scan = 0
         self.call_at = -1
         self.bare = False  # the block being read starts at a bare function opener
+        self._search: _BlockSearch | None = None
         e = re.escape
         self._tag = re.compile(rf"(?<=\s){e(dialect.parameter_open)}([^<>\n]{{1,{_NAME_LIMIT}}}?){e(dialect.name_end)}")
         i = prefix.rfind(think_open)
@@ -506,8 +454,13 @@ class _Reader(StepReader):
     # ---- calls
 
     def _call(self) -> bool:
-        result = _BlockSearch(self.d, self.buf, self.call_at, self.final, self.bare).run()
-        if result is PENDING:
+        search = self._search
+        if search is None or search.buf is not self.buf or search.final != self.final:
+            search = self._search = _BlockSearch(self.d, self.buf, self.final)  # kept for the buffer's next block
+        result = search.run(self.call_at, self.bare)
+        if result is PENDING:  # searched again at a block opener after it (a clean end), or when doubled
+            opener = self.d.call_open
+            self._park(len(self.buf) - self.call_at, (opener,) if opener != self.d.function_open else ())
             return False
         at, self.call_at = self.call_at, -1
         if result is None and self.bare:  # not a whole call: prose that names a function opener
@@ -523,7 +476,7 @@ class _Reader(StepReader):
             self._emit_content(self.buf[at:opener_end])
             self.pos = opener_end
         else:
-            for name, arguments in self._calls(result.items):
+            for name, arguments in self._calls(parse_items(result)):
                 self.events.append(("call", self.n_calls, name, arguments))
                 self.n_calls += 1
             if result.cut_at >= 0:
@@ -532,10 +485,10 @@ class _Reader(StepReader):
         self.step = self._text
         return True
 
-    def _calls(self, items: tuple) -> list[tuple[str, str]]:
+    def _calls(self, items: list) -> list[tuple[str, str]]:
         calls: list[tuple[str, dict]] = []
         pairs: list[tuple[str, str]] = []
-        for item in items + (("f", None),):  # the sentinel flushes the last call's pairs
+        for item in [*items, ("f", None)]:  # the sentinel flushes the last call's pairs
             if item[0] == "p":
                 pairs.append((item[1], item[2]))
                 continue
@@ -582,7 +535,14 @@ def _cut_off(d: Dialect, buf: str, at: int, bare: bool = False) -> bool:
     body = at + len(d.function_open if bare else d.call_open)
     if buf.find(d.call_close, body) >= 0 or buf.find(d.call_open, body) >= 0:
         return False
-    return _BlockSearch(d, buf, at, final=False, bare=bare).run() is PENDING
+    return _BlockSearch(d, buf, final=False).run(at, bare) is PENDING
+
+
+def _ends_in(buf: str, i: int, markers: tuple[str, ...]) -> bool:
+    """True when ``buf`` ends at ``i`` inside one of ``markers`` (``buf[i:]`` is a prefix of one), looking at no
+    more than the longest marker's length."""
+    rest = len(buf) - i
+    return rest <= max(map(len, markers)) and any(m.startswith(buf[i:]) for m in markers)
 
 
 def _jsonable(value) -> bool:

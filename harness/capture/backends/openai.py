@@ -23,7 +23,7 @@ Ollama, FastFlowLM / Lemonade NPU runtimes.
 ``extra_body={"stream_options": {"include_usage": True}}`` send a last chunk with ``usage`` and no choices;
 llama-cpp-python 0.3.36 never does: 0).
 
-Protocol facts, failure strings, retries and thread safety: ``docs/capture/openai.md``.
+Protocol facts, failure strings, limits (deadline, byte cap), retries and thread safety: ``docs/capture/openai.md``.
 """
 
 from __future__ import annotations
@@ -31,19 +31,21 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as dist_version
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from harness.capture.backends import BackendError, Generation, OnPiece, Request, Weights
+from harness.capture.backends._budget import BYTES_PER_TOKEN, DEADLINE_S, ERROR_BODY_BYTES, Budget, Overrun, SSEBody
+from harness.capture.backends._openai_stream import StreamState
 from harness.capture.server_parse import ServerParser, server_parser
-from harness.core.messages import parse_arguments
 
 MODES = ("completions", "chat")
 RETRY_STATUSES = frozenset({429}) | frozenset(range(500, 600))
 BODY_SNIPPET = 300
+MODELS_BYTES = 1 << 20  # bytes of a GET /v1/models answer read
 
 
 def create(
@@ -60,6 +62,8 @@ def create(
     extra_body: dict | None = None,
     strip_bos: str | None = None,
     transport=None,
+    deadline_s: float = DEADLINE_S,
+    bytes_per_token: int = BYTES_PER_TOKEN,
 ) -> OpenAIBackend:
     """An :class:`OpenAIBackend` for the server at ``base_url``.
 
@@ -83,19 +87,21 @@ def create(
       tokens, so a template-rendered ``<bos>`` makes two BOS tokens (measured: ``usage.prompt_tokens`` 2 for
       ``Hi``, 3 for ``<bos>Hi`` with the micro Gemma 4).
     - ``transport``: an ``httpx`` transport to use instead of the network (tests: ``httpx.MockTransport``).
+    - ``deadline_s``: seconds one prompt may take, every attempt and backoff included; ``bytes_per_token``: a
+      response may hold 64 KiB plus this many bytes per ``max_tokens`` token (:mod:`._budget`).
 
-    Contacts nothing. Raises :class:`BackendError` for an unknown mode, a URL that is not http(s), or a
-    missing ``base_url``."""
+    Contacts nothing. Raises :class:`BackendError` for an unknown mode, a URL that is not http(s), a missing
+    ``base_url`` or a limit out of range."""
     if mode not in MODES:
         raise BackendError(f"openai backend: unknown mode {mode!r}; known: {', '.join(MODES)}")
     url = base_url or (weights.path if weights is not None and weights.kind == "server" else None)
     if not url:
         raise BackendError("openai backend: base_url is required (the server's http://host:port)")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise BackendError(f"openai backend: base_url must be http(s)://host:port, got {url!r}")
-    if concurrency < 1 or retries < 0 or timeout_s <= 0 or backoff_s < 0:
+    check_base_url(url)
+    if concurrency < 1 or retries < 0 or not timeout_s > 0 or backoff_s < 0:
         raise BackendError("openai backend: concurrency >= 1, retries >= 0, timeout_s > 0, backoff_s >= 0")
+    if not 0 < deadline_s <= 86400 or bytes_per_token < 1:
+        raise BackendError("openai backend: 0 < deadline_s <= 86400 and bytes_per_token >= 1")
     return OpenAIBackend(
         weights,
         url,
@@ -110,7 +116,17 @@ def create(
         extra_body or {},
         strip_bos,
         transport,
+        deadline_s,
+        bytes_per_token,
     )
+
+
+def check_base_url(url: str) -> str:
+    """``url`` when it is ``http(s)://host[:port][/path]``; raises :class:`BackendError` naming it otherwise."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise BackendError(f"openai backend: base_url must be http(s)://host:port, got {url!r}")
+    return url
 
 
 @dataclass
@@ -119,46 +135,6 @@ class _Outcome:
 
     generation: Generation
     retryable: bool = False
-
-
-@dataclass
-class _Stream:
-    """What one attempt has received so far."""
-
-    mode: str
-    pieces: list = field(default_factory=list)
-    reasoning: list = field(default_factory=list)
-    calls: dict = field(default_factory=dict)  # index -> {"id", "name", "arguments": [fragments]}
-    finish_reason: str | None = None
-    done: bool = False
-    events: int = 0
-    tokens: int = 0  # usage.completion_tokens when the server sent usage
-
-    @property
-    def started(self) -> bool:
-        """Output arrived: a retry would repeat pieces already handed to ``on_piece``."""
-        return bool(self.pieces or self.reasoning or self.calls)
-
-    def generation(self, error: str | None = None) -> Generation:
-        message = None
-        if self.mode == "chat":
-            message = {
-                "content": "".join(text for text, _ in self.pieces) or None,
-                "reasoning": "".join(self.reasoning) or None,
-                "tool_calls": [_assembled_call(self.calls[i]) for i in sorted(self.calls)],
-            }
-        return Generation(
-            pieces=list(self.pieces),
-            finish_reason=self.finish_reason,
-            server_message=message,
-            error=error,
-            tokens=self.tokens,
-        )
-
-
-def _assembled_call(call: dict) -> dict:
-    raw = "".join(call["arguments"])
-    return {"name": call["name"], "arguments": parse_arguments(raw) if raw.strip() else {}}
 
 
 class OpenAIBackend:
@@ -183,6 +159,8 @@ class OpenAIBackend:
         extra_body: dict,
         strip_bos: str | None = None,
         transport=None,
+        deadline_s: float = DEADLINE_S,
+        bytes_per_token: int = BYTES_PER_TOKEN,
     ):
         import httpx  # a dependency of the project; imported here so listing backends stays cheap
 
@@ -197,6 +175,7 @@ class OpenAIBackend:
         self.max_concurrency = concurrency
         self.extra_body = dict(extra_body)
         self.strip_bos = strip_bos
+        self.deadline_s, self.bytes_per_token = deadline_s, bytes_per_token
         self.server_name = server_name or f"openai@{urlsplit(base_url).netloc}"
         source = f"OpenAI-compatible server at {base_url} ({mode} mode)"
         self.weights = (
@@ -237,12 +216,12 @@ class OpenAIBackend:
         out["server_name"] = self.server_name
         reachable = False
         try:
-            response = self._client.get(f"{self.root}/v1/models", timeout=min(self.timeout_s, 10.0))
-            out["server"] = response.headers.get("server", "")
-            if response.status_code >= 400:
-                out["server_models"] = f"unavailable: HTTP {response.status_code}"
+            status, server, data = self._get_models()
+            out["server"] = server
+            if status >= 400:
+                out["server_models"] = f"unavailable: HTTP {status}"
             else:
-                out["server_models"] = ",".join(_model_ids(response.json()))
+                out["server_models"] = ",".join(_model_ids(data))
                 reachable = True
         except Exception as exc:  # noqa: BLE001 - recorded, never raised
             out["server_models"] = f"unavailable: {type(exc).__name__}: {exc}"
@@ -257,25 +236,33 @@ class OpenAIBackend:
         Returns a :class:`Generation` (pieces ``[(text, [token ids])]``, ``finish_reason``, ``server_message`` in
         chat mode, ``error`` on failure: see the module docstring). Never raises: an exception anywhere,
         ``on_piece`` included, becomes ``error``."""
-        from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt, wait_exponential
+        from tenacity import RetryCallState, Retrying, retry_if_result
+
+        self._count("requests")
+        attempts, started, out_of_time = 0, time.monotonic(), False
+        budget = Budget.start(self.deadline_s, request.sampling.max_tokens, self.bytes_per_token)
+
+        def backoff(state: RetryCallState) -> float:
+            return min(30.0, self.backoff_s * 2 ** (state.attempt_number - 1))
+
+        def stop(state: RetryCallState) -> bool:  # out of attempts, or no time left for the wait and a retry
+            nonlocal out_of_time
+            out_of_time = state.attempt_number <= self.retries and budget.left() <= backoff(state)
+            return state.attempt_number > self.retries or out_of_time
 
         def last_result(state: RetryCallState) -> Any:
             assert state.outcome is not None  # tenacity calls this after the last attempt
             return state.outcome.result()
 
-        self._count("requests")
-        attempts = 0
-        started = time.monotonic()
-
         def attempt() -> _Outcome:
             nonlocal attempts
             attempts += 1
-            return self._attempt(request, on_piece)
+            return self._attempt(request, on_piece, budget)
 
         try:
             retrying = Retrying(
-                stop=stop_after_attempt(self.retries + 1),
-                wait=wait_exponential(multiplier=self.backoff_s, min=self.backoff_s, max=30.0),
+                stop=stop,
+                wait=backoff,
                 retry=retry_if_result(lambda outcome: outcome.retryable),
                 retry_error_callback=last_result,
                 reraise=True,
@@ -286,6 +273,8 @@ class OpenAIBackend:
         generation.elapsed_s = time.monotonic() - started
         if generation.error and attempts > 1:
             generation.error += f" (after {attempts} attempts)"
+        if generation.error and out_of_time:
+            generation.error += f"; not retried: the {self.deadline_s:g} s deadline (--request-deadline) is near"
         if generation.error is None and request.force_text is not None and generation.text != request.force_text:
             generation.error = (
                 f"the server did not honour force_text (sent as a literal GBNF grammar): expected "
@@ -325,14 +314,25 @@ class OpenAIBackend:
             if self._model_resolved:
                 return self.model
         try:
-            response = self._client.get(f"{self.root}/v1/models", timeout=min(self.timeout_s, 10.0))
-            ids = _model_ids(response.json()) if response.status_code < 400 else []
+            status, _, data = self._get_models()
+            ids = _model_ids(data) if status < 400 else []
         except Exception:  # noqa: BLE001 - no model field then; the request itself reports the problem
             return None
         with self._lock:
             if not self._model_resolved:
                 self.model, self._model_resolved = (ids[0] if ids else None), True
             return self.model
+
+    def _get_models(self) -> tuple[int, str, Any]:
+        """``(status, Server header, JSON or None)`` of ``GET /v1/models``: at most 10 s and
+        :data:`MODELS_BYTES` bytes. Raises what httpx raises, :class:`Overrun` or ``ValueError``."""
+        budget = Budget.start(min(self.timeout_s, 10.0), 0)
+        with self._client.stream("GET", f"{self.root}/v1/models", timeout=min(self.timeout_s, 10.0)) as response:
+            body, cut = budget.read(response, MODELS_BYTES)
+            if cut:
+                raise ValueError(f"GET /v1/models answered more than {MODELS_BYTES} bytes")
+            data = json.loads(body) if response.status_code < 400 else None
+            return response.status_code, response.headers.get("server", ""), data
 
     def _body(self, request: Request) -> tuple[str, dict]:
         sampling = request.sampling
@@ -367,35 +367,45 @@ class OpenAIBackend:
         body.update(self.extra_body)
         return path, body
 
-    def _attempt(self, request: Request, on_piece: OnPiece | None) -> _Outcome:
+    def _attempt(self, request: Request, on_piece: OnPiece | None, budget: Budget) -> _Outcome:
         httpx = self._httpx
         path, body = self._body(request)
-        stream = _Stream(self.mode)
+        stream = StreamState(self.mode)
+        left = budget.left()
+        if left <= 0:
+            return _Outcome(
+                Generation(error=f"deadline: no time left of the {self.deadline_s:g} s (--request-deadline)")
+            )
+        read_s = min(self.timeout_s, left)
         self._count("attempts")
         self._count("in_flight")
         opened = False
         try:
-            with self._client.stream("POST", f"{self.root}{path}", json=body) as response:
+            with self._client.stream(
+                "POST", f"{self.root}{path}", json=body, timeout=httpx.Timeout(read_s, connect=min(read_s, 10.0))
+            ) as response:
                 if response.status_code >= 400:
-                    text = response.read().decode("utf-8", "replace")
+                    raw, cut = budget.read(response, ERROR_BODY_BYTES)
+                    more = f" (the body is over {ERROR_BODY_BYTES} bytes; the rest was not read)" if cut else ""
                     return _Outcome(
                         Generation(
-                            error=f"HTTP {response.status_code} from POST "
-                            f"{urlsplit(self.root).path}{path}: "
-                            f"{_snippet(text)}"
+                            error=f"HTTP {response.status_code} from POST {urlsplit(self.root).path}{path}: "
+                            f"{_snippet(raw.decode('utf-8', 'replace'))}{more}"
                         ),
                         retryable=response.status_code in RETRY_STATUSES,
                     )
                 self._count("open_streams")
                 opened = True
                 if "text/event-stream" not in response.headers.get("content-type", ""):
-                    return _Outcome(self._whole_response(response, stream, on_piece))
-                return _Outcome(self._read_events(response, stream, on_piece))
+                    return _Outcome(self._whole_response(response, stream, on_piece, budget))
+                return _Outcome(self._read_events(response, stream, on_piece, budget))
+        except Overrun as exc:  # past the deadline or the byte cap: final, the pieces so far kept
+            return _Outcome(stream.generation(f"{exc} after {len(stream.pieces)} pieces"))
         except httpx.TimeoutException as exc:
             if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) and not stream.started:
                 return _Outcome(Generation(error=f"connection error ({type(exc).__name__}: {exc})"), True)
             return _Outcome(
-                stream.generation(f"read timeout: no data for {self.timeout_s:g} s after {len(stream.pieces)} pieces")
+                stream.generation(f"read timeout: no data for {read_s:g} s after {len(stream.pieces)} pieces")
             )
         except httpx.TransportError as exc:  # ConnectError, ReadError, RemoteProtocolError, WriteError, ...
             why = f"{type(exc).__name__}: {exc}"
@@ -411,10 +421,10 @@ class OpenAIBackend:
             if opened:
                 self._count("open_streams", -1)
 
-    def _read_events(self, response, stream: _Stream, on_piece: OnPiece | None) -> Generation:
+    def _read_events(self, response, stream: StreamState, on_piece: OnPiece | None, budget: Budget) -> Generation:
         from httpx_sse import EventSource
 
-        for event in EventSource(response).iter_sse():
+        for event in EventSource(cast(Any, SSEBody(response, budget))).iter_sse():
             data = event.data
             if not data.strip():
                 continue
@@ -433,7 +443,7 @@ class OpenAIBackend:
                     f"server error event after {len(stream.pieces)} pieces: "
                     f"{_snippet(json.dumps(chunk.get('error', chunk), ensure_ascii=False))}"
                 )
-            self._consume(chunk, stream, on_piece)
+            stream.consume(chunk, on_piece)
         n = len(stream.pieces)
         if stream.finish_reason is not None:
             return stream.generation()
@@ -447,13 +457,17 @@ class OpenAIBackend:
             f"truncated stream after {n} pieces: the stream ended without [DONE] or a finish_reason"
         )
 
-    def _whole_response(self, response, stream: _Stream, on_piece: OnPiece | None) -> Generation:
+    def _whole_response(self, response, stream: StreamState, on_piece: OnPiece | None, budget: Budget) -> Generation:
         """A server that ignored ``stream: true`` and answered one JSON body: one piece (or message)."""
+        raw, cut = budget.read(response, budget.max_bytes)
+        if cut:
+            raise budget.too_large()
         try:
-            data = json.loads(response.read())
+            data = json.loads(raw)
         except ValueError:
+            text = raw.decode("utf-8", "replace")
             return stream.generation(
-                f"invalid JSON response ({response.headers.get('content-type', '')}): {_snippet(response.text)!r}"
+                f"invalid JSON response ({response.headers.get('content-type', '')}): {_snippet(text)!r}"
             )
         choices = data.get("choices") if isinstance(data, dict) else None
         if not choices:
@@ -461,64 +475,8 @@ class OpenAIBackend:
         choice = dict(choices[0])
         if self.mode == "chat":
             choice["delta"] = choice.pop("message", None) or {}
-        self._consume({"choices": [choice]}, stream, on_piece)
+        stream.consume({"choices": [choice]}, on_piece)
         return stream.generation(None if stream.finish_reason else "response without a finish_reason")
-
-    def _consume(self, chunk: dict, stream: _Stream, on_piece: OnPiece | None) -> None:
-        usage = chunk.get("usage")
-        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-            stream.tokens = usage["completion_tokens"]
-        choices = chunk.get("choices") or []  # a usage chunk has none
-        if not choices:
-            return
-        choice = choices[0]
-        if self.mode == "completions":
-            text = choice.get("text") or ""
-            ids = _token_ids(choice.get("tokens", chunk.get("tokens")))
-            if text:
-                stream.pieces.append((text, ids))
-                if on_piece is not None:
-                    on_piece(text, ids)
-        else:
-            delta = choice.get("delta") or {}
-            text = delta.get("content") or ""
-            if text:
-                stream.pieces.append((text, []))
-                if on_piece is not None:
-                    on_piece(text, [])
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str) and reasoning:
-                stream.reasoning.append(reasoning)
-            tool_calls = delta.get("tool_calls")
-            if not tool_calls and delta.get("function_call"):  # legacy single-function streaming
-                tool_calls = [{"index": 0, "function": delta["function_call"]}]
-            for piece in tool_calls or []:
-                _add_call_piece(stream.calls, piece)
-        if choice.get("finish_reason"):
-            stream.finish_reason = choice["finish_reason"]
-
-
-def _add_call_piece(calls: dict, piece: dict) -> None:
-    """Fold one ``delta.tool_calls[i]`` into ``calls`` (index -> {id, name, arguments fragments})."""
-    if not isinstance(piece, dict):
-        return
-    index = piece.get("index")
-    if not isinstance(index, int):  # servers that omit index: by id, else a new call when named
-        index = next((i for i, c in calls.items() if piece.get("id") and c["id"] == piece.get("id")), None)
-        if index is None:
-            named = bool((piece.get("function") or {}).get("name"))
-            index = len(calls) if named or not calls else max(calls)
-    call = calls.setdefault(index, {"id": None, "name": "", "arguments": []})
-    call["id"] = call["id"] or piece.get("id")
-    function = piece.get("function") or {}
-    name = function.get("name")
-    if isinstance(name, str) and name and name != call["name"]:  # llama-cpp-python repeats the whole name
-        call["name"] += name
-    arguments = function.get("arguments")
-    if isinstance(arguments, (dict, list)):  # a server sending decoded arguments
-        arguments = json.dumps(arguments, ensure_ascii=False)
-    if isinstance(arguments, str) and arguments:
-        call["arguments"].append(arguments)
 
 
 def _api_root(base_url: str) -> str:
@@ -529,10 +487,6 @@ def _api_root(base_url: str) -> str:
 def _model_ids(data: Any) -> list[str]:
     entries = data.get("data") if isinstance(data, dict) else None
     return [str(m["id"]) for m in entries or [] if isinstance(m, dict) and "id" in m]
-
-
-def _token_ids(value: Any) -> list:
-    return list(value) if isinstance(value, list) and all(isinstance(v, int) for v in value) else []
 
 
 def _snippet(text: str) -> str:
