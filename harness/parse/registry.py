@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from harness.core.errors import HarnessError, did_you_mean
 from harness.core.plugins import entry_point_modules, package_modules
 from harness.core.protocol import Parser
-from harness.engines.client import WorkerError, WorkerParser, WorkerSpec, runs_out_of_process
+from harness.engines.client import WorkerError, WorkerParser, WorkerSpec
 from harness.engines.environments import EngineError, engines, split_spec, worker_spec
 from harness.formats import known_formats
 from harness.parse.loader import ParserLoadError, check_protocol, load_parser_object
@@ -287,12 +287,14 @@ def create_parsers(
       :func:`harness.parse.loader.load_parser_object` (a candidate to gate; a load failure raises).
 
     An engine or worker that cannot be built or started is reported unavailable with the reason; a name
-    nobody knows raises :class:`UnknownParserError`.
+    nobody knows raises :class:`UnknownParserError`. A second parser of the same name is dropped, or renamed when
+    its spec names its own code (:func:`names_own_code`).
     """
     reg = _registry()
     if names is None:
         return [factory() for factory in available_parsers(format).values()], dict(reg.unavailable)
     parsers: list[Parser] = []
+    specs: dict[str, str] = {}  # parser name: the spec that made it
     unavailable: dict[str, str] = {}
     for name in expand_names(names, format):
         try:
@@ -300,13 +302,21 @@ def create_parsers(
         except _Unavailable as exc:
             unavailable[name] = str(exc)
             continue
-        if any(p.name == parser.name for p in parsers):
-            if runs_out_of_process(parser) and name.startswith("cmd:"):
-                parser.name += f" [{name}]"
-            else:
+        if parser.name in specs:
+            if not (names_own_code(name) or names_own_code(specs[parser.name])):  # an alias named twice
                 continue
+            parser.name += f" [{name}]"
+        specs[parser.name] = name
         parsers.append(parser)
     return parsers, unavailable
+
+
+def names_own_code(spec: str) -> bool:
+    """Whether ``spec`` names code of its own rather than a registry entry: a ``cmd:`` worker, a ``py:``
+    candidate or an engine built from a source (``NAME@PATH``). When one of two parsers of the same name comes
+    from such a spec (a ``py:`` subclass of the own parser keeps its name), the second is told apart by its spec
+    appended to its name (``toolcall-harness:gemma4 [py:fix.py:Parser]``); a registry name given twice is dropped."""
+    return spec.startswith(("cmd:", "py:")) or "@" in spec.partition(":")[0]
 
 
 class _Unavailable(Exception):
