@@ -24,10 +24,12 @@ from harness.core.errors import HarnessError
 from harness.jobs.baseline import RunSettings
 from harness.jobs.evaluate import EvalConfig, run_eval
 from harness.jobs.gate import compare, minimal_inputs
+from harness.parse.registry import UnknownParserError, names_own_code, resolve
 from harness.report.files import write_reports
 from harness.report.gate import Flip
 from harness.report.progress import ConsoleProgress
 from harness.report.runlog import RunLog
+from harness.template.catalog import get_model
 from harness.template.sources import load_template
 
 
@@ -36,22 +38,22 @@ def run_compare(config: EvalConfig, console: Console | None = None, minimize: bo
     ``comparison`` (see the module docstring); its reports and ``compare.md`` are written in its run folder.
     Progress and minimizer notes go to ``console``.
 
-    Raises :class:`HarnessError` (before any parser runs) unless two different specs are given, and after the run
-    when one of them could not run (with the reason) or both named one parser; and what ``run_eval`` raises."""
+    Raises :class:`HarnessError` (before any parser runs) unless two different specs are given that do not resolve to
+    one registered parser, and after the run when one of them could not run (with the reason) or both made one
+    parser; and what ``run_eval`` raises."""
     console = console or Console()
     specs = list(config.parsers or ())
     if len(specs) != 2:
         raise HarnessError(f"compare takes two parsers, --parsers A,B (got {len(specs)}: {', '.join(specs) or 'none'})")
     if specs[0] == specs[1]:
         raise HarnessError(f"--parsers names {specs[0]} twice: compare two different parsers")
+    _check_two_parsers(specs, get_model(config.model).format)
     log = run_eval(replace(config, no_capture=True), progress=ConsoleProgress(console))
     down = {spec: reason for spec, reason in log.provenance.unavailable.items() if spec in specs}
     if down:
         raise HarnessError("; ".join(f"parser {spec} could not run: {reason}" for spec, reason in down.items()))
-    if len(log.parsers) != 2:
-        raise HarnessError(
-            f"--parsers {','.join(specs)} name one parser ({', '.join(log.parsers)}): compare two different parsers"
-        )
+    if len(log.parsers) != 2:  # two engine specs of one version, say
+        raise _one_parser(specs, log.parsers[0])
     names = log.parsers
     records = [[r for r in log.corpus_records if r["parser"] == name] for name in names]
     found = compare(*records)
@@ -102,3 +104,20 @@ def run_compare(config: EvalConfig, console: Console | None = None, minimize: bo
     write_reports(log)
     log.save()
     return log
+
+
+def _check_two_parsers(specs: list[str], fmt: str) -> None:
+    """Raise :class:`HarnessError` when two registry names designate one parser (``own,toolcall-harness:gemma4``),
+    before anything runs; specs the registry does not resolve (engines, ``py:``, unknown names) are left to the run."""
+    if any(names_own_code(spec) for spec in specs):
+        return
+    try:
+        names = [resolve(spec, fmt) for spec in specs]
+    except UnknownParserError:
+        return
+    if names[0] == names[1]:
+        raise _one_parser(specs, names[0])
+
+
+def _one_parser(specs: list[str], name: str) -> HarnessError:
+    return HarnessError(f"--parsers {','.join(specs)} name one parser ({name}): compare two different parsers")

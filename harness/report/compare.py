@@ -115,7 +115,7 @@ def compare_markdown(log: RunLog) -> list[str]:
             f"(seed {p.seeds.get('run_seed')}, modes {', '.join(log.modes)}, policy {p.judging_policy.describe()}); "
             "template "
             f"{p.template['source']} `{p.template['file']}` sha256 `{str(p.template['sha256'])[:12]}…`; harness "
-            f"{p.commit}; run `{log.run_dir}`."
+            f"{p.commit}; run `{p.run_id}`."
         ),
         "",
     ]
