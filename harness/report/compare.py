@@ -8,6 +8,9 @@ results, the gate's verdict (the gate's rule: a (case, mode) that passed with A 
 regression) with the regressed and fixed results per error type, then every case that flipped, each in a
 collapsible ``<details>``: its input (the model output text), the expected message, A's and B's outcome and
 output per mode and a minimal input that still fails (for the first :data:`harness.report.gate.SHOWN_CASES`).
+Cases are shown in full (regressions first) while the page stays under :data:`PR_BUDGET` characters, so that it
+fits a pull request's description; the others one line each, in a collapsed list (``report.html`` shows every one
+in full).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from harness.report.runlog import RunLog
 from harness.report.summary import plural
 
 COMPARE_FILE = "compare.md"
+#: characters of compare.md with flipped cases in full: under GitHub's 65,536 for a pull request's description
+PR_BUDGET = 60_000
 SIDES = ("A", "B")
 #: the flip kinds of a comparison, with their headings
 KINDS = (("regressions", "Regressions"), ("fixes", "Fixes"), ("changes", "Changes (failed with both)"))
@@ -66,7 +71,10 @@ def tables(log: RunLog) -> dict:
     def row(label: str, s: dict) -> tuple:
         return (label, f"{s['old']}/{s['total']}", f"{s['new']}/{s['total']}", s["fixed"], s["broken"])
 
-    slices = [row(name, s) for name, s in found["slices"].items()]
+    order = {name: i for i, name in enumerate(log.slices)}
+    slices = [
+        row(name, found["slices"][name]) for name in sorted(found["slices"], key=lambda n: order.get(n, len(order)))
+    ]
     if len(slices) > 1:
         total = {k: sum(s[k] for s in found["slices"].values()) for k in ("old", "new", "fixed", "broken", "total")}
         slices.append(row("all", total))
@@ -96,8 +104,9 @@ def title(log: RunLog) -> str:
     return f"Compare `{c['a']['name']}` → `{c['b']['name']}` on {log.provenance.model}"
 
 
-def compare_markdown(log: RunLog) -> list[str]:
-    """``compare.md`` lines (see the module docstring)."""
+def compare_markdown(log: RunLog, budget: int = PR_BUDGET) -> list[str]:
+    """``compare.md`` lines (see the module docstring): the flipped cases in full, regressions first, while the page
+    with a line for each other case stays under ``budget`` characters; the others one line each."""
     c, p = log.comparison, log.provenance
     result = gate_result(log)
     lines = [
@@ -140,23 +149,46 @@ def compare_markdown(log: RunLog) -> list[str]:
         *summary_table(result),
     ]
     texts = {case.id: (case.text, case.expected.to_json()) for case in log.cases}
-    for kind, heading in KINDS:
-        grouped = by_case(comparison_flips(c, kind))
+    kinds = [(kind, heading, by_case(comparison_flips(c, kind))) for kind, heading in KINDS]
+    briefs = {
+        (kind, case_id): f"- {_summary(case_id, group, 40)}" for kind, _, g in kinds for case_id, group in g.items()
+    }
+    size = sum(len(line) + 1 for line in lines)
+    reserve = sum(len(line) + 1 for line in briefs.values())  # every case not shown in full gets its line
+    for kind, heading, grouped in kinds:
         if kind == "changes" and not grouped:
             continue
         lines += [f"### {heading} ({plural(len(grouped), 'case')})", ""]
         if not grouped:
             lines += ["None.", ""]
         minimal = c["minimal"].get(kind, {})
+        brief: list[str] = []
         for case_id, group in grouped.items():
             small = minimal.get(case_id)
-            lines += [
+            if small and kind == "fixes":
+                small = {**small, "side": "fails with A"}
+            block = [
                 "<details>",
                 f"<summary>{_summary(case_id, group)}</summary>",
                 "",
-                *flip_case_lines(
-                    group, texts, {**small, "side": "fails with A"} if small and kind == "fixes" else small, SIDES
-                ),
+                *flip_case_lines(group, texts, small, SIDES),
+                "",
+                "</details>",
+                "",
+            ]
+            line = briefs[(kind, case_id)]
+            grown = size + sum(len(text) + 1 for text in block)
+            if brief or grown + reserve - len(line) - 1 > budget:  # in full while the page fits, in order
+                brief.append(line)
+                continue
+            lines += block
+            size, reserve = grown, reserve - len(line) - 1
+        if brief:
+            lines += [
+                "<details>",
+                f"<summary>{len(brief)} more, one line each (each in full in report.html)</summary>",
+                "",
+                *brief,
                 "",
                 "</details>",
                 "",
@@ -164,12 +196,13 @@ def compare_markdown(log: RunLog) -> list[str]:
     return lines
 
 
-def _summary(case_id: str, group: list[Flip]) -> str:
-    """A flipped case's one-line ``<summary>`` (HTML): id, slice, modes, A's and B's outcome in the first mode."""
+def _summary(case_id: str, group: list[Flip], width: int = 100) -> str:
+    """A flipped case's one line (escaped HTML): id, slice, modes, A's and B's outcome in the first mode (each cut to
+    ``width`` characters)."""
     first = group[0]
     return html.escape(
-        f"{case_id} ({first.slice}; {', '.join(f.mode for f in group)}): A {clip(outcome(first.baseline), 100)} "
-        f"→ B {clip(outcome(first.now), 100)}",
+        f"{case_id} ({first.slice}; {', '.join(f.mode for f in group)}): A {clip(outcome(first.baseline), width)} "
+        f"→ B {clip(outcome(first.now), width)}",
         quote=False,
     )
 

@@ -218,16 +218,18 @@ def flip_case_lines(
     sides: tuple[str, str] = ("baseline", "now"),
 ) -> list[str]:
     """Markdown lines for one case's flips (``group``: one per mode): the input, the expected message, each side's
-    outcome and output per mode (``sides``: the labels of :attr:`Flip.baseline` and :attr:`Flip.now`), then the
-    minimal failing input ``small`` (:func:`harness.analysis.minimize.minimize_case`'s result plus ``mode``, and
-    ``side``: the label of the parser it fails, when not the second) if any."""
+    outcome and output (``sides``: the labels of :attr:`Flip.baseline` and :attr:`Flip.now`), one line per side and
+    outcome with the modes that gave it, then the minimal failing input ``small``
+    (:func:`harness.analysis.minimize.minimize_case`'s result plus ``mode``, and ``side``: the label of the parser it
+    fails, when not the second) if any."""
     text, expected = texts.get(group[0].case_id, ("?", None))
     lines = ["input:", "", *_fenced(_one_line(text)), "", f"expected: `{_md(expected)}`", ""]
-    for flip in group:
-        lines += [
-            f"- {flip.mode}: {sides[0]} {outcome(flip.baseline)}, got `{_got(flip.baseline, expected, _md)}`",
-            f"- {flip.mode}: {sides[1]} {outcome(flip.now)}, got `{_got(flip.now, expected, _md)}`",
-        ]
+    for label, side in zip(sides, ("baseline", "now"), strict=True):
+        shown: dict[str, list[str]] = {}  # "outcome, got `output`": the modes that gave it
+        for flip in group:
+            result = getattr(flip, side)
+            shown.setdefault(f"{outcome(result)}, got `{_got(result, expected, _md)}`", []).append(flip.mode)
+        lines += [f"- {', '.join(modes)}: {label} {line}" for line, modes in shown.items()]
     if small:
         side = f"{small['side']}; " if small.get("side") else ""
         lines += [

@@ -19,6 +19,7 @@ from harness.corpus.build import build_corpus
 from harness.formats import get_format
 from harness.parse.loader import load_parser_object
 from harness.parse.registry import create_parsers
+from harness.report.compare import compare_markdown
 from harness.report.files import write_reports
 from harness.report.runlog import RunLog
 from harness.score.verdicts import score
@@ -125,7 +126,7 @@ def sections(markdown: str) -> dict[str, list[tuple[str, str, str]]]:
         if line.startswith("### "):
             heading = line[4:].split(" (")[0]
             found[heading] = []
-        hit = re.match(r"<summary>(\S+) \((\w+); ([^)]*)\): ", line)
+        hit = re.match(r"(?:<summary>|- )(\S+) \(([\w.-]+); ([^)]*)\): ", line)  # in full, or one line
         if hit and heading is not None:
             found[heading].append(hit.groups())
     return found
@@ -168,14 +169,28 @@ def test_each_flipped_case_shows_its_input_both_outputs_and_a_minimal_repro(regr
     md = (out / "compare.md").read_text(encoding="utf-8")
     block = md.split("<summary>edge-nested-object (curated; oneshot, whole)")[1].split("</details>")[0]
     assert "<|tool_call>call:" in block and "input:" in block
-    assert re.search(r'- oneshot: A pass, got `\{.*"user": \{"age": 36, "name": "Ada"\}', block)
-    assert re.search(r"- oneshot: B fail wrong_argument_type: .*got `\{.*\"user\": \"\{", block)
+    assert re.search(r'^- oneshot, whole: A pass, got `\{.*"user": \{"age": 36, "name": "Ada"\}', block, re.M)
+    assert re.search(r'^- oneshot, whole: B fail wrong_argument_type: .*got `\{.*"user": "\{', block, re.M)
     small = re.search(r"minimal failing input \(oneshot; (\d+) of (\d+) chars; (\w+)\):", block)
     assert small and int(small[1]) < int(small[2])
     assert md.count("<details>") == md.count("</details>") == md.count("<summary>")
     log = RunLog.load(out)
     assert log.comparison["a"]["spec"] == "own" and log.comparison["b"]["spec"].startswith("py:")
     assert log.comparison["b"]["name"] == f"toolcall-harness:gemma4 [{log.comparison['b']['spec']}]"
+
+
+def test_past_the_budget_cases_are_listed_one_line_each(regressed, expected):
+    """A page too long for a pull request keeps its first cases in full and lists the others, every one named."""
+    _, out = regressed
+    log = RunLog.load(out)
+    full = "\n".join(compare_markdown(log))
+    short = "\n".join(compare_markdown(log, budget=len(full) // 2))
+    assert len(short) <= len(full) // 2
+    in_full = re.findall(r"^<summary>(\S+) \(", short, re.M)
+    listed = re.findall(r"^- (\S+) \((?:curated|generated); ", short, re.M)
+    assert in_full and listed and set(in_full) | set(listed) == set(expected["broken"])
+    assert f"<summary>{len(listed)} more, one line each (each in full in report.html)</summary>" in short
+    assert short.count("<details>") == short.count("</details>")
 
 
 def test_the_fix_direction_exits_0_and_lists_the_improvements(fixed, expected):
