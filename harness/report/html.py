@@ -8,9 +8,9 @@ in its offline mode) are inlined once: about 6 MB, plus about 2 KB per failing-c
 - outcome classes on the ``drift`` slice (the records' ``outcome`` field);
 - pass rate per capture backend on captured output (records of ``capture:SUITE`` slices, backend in ``kind``);
 - version comparisons (``old 8/20 → new 20/20`` per mode) when two versions of a library ran;
-- for a ``compare`` run, what ``compare.md`` shows (:mod:`harness.report.compare`): A and B, the per-slice and per-mode
-  tables ``A → B``, the gate's verdict and every flipped case in a ``<details>`` (input with its markers
-  highlighted, expected, each side's outcome and output per mode, the minimal input);
+- for a ``compare`` run, first, what ``compare.md`` shows (:mod:`harness.report.compare`): A and B, the per-slice
+  and per-mode tables ``A → B``, the gate's verdict and every flipped case in a ``<details>`` (input with its
+  markers highlighted, expected, each side's outcome and output per mode, the minimal input);
 - the failing cases, one row per case × parser × error type with the modes that failed so (capped at
   :data:`MAX_FAILING_ROWS`, one-shot failures first): raw text with the format's protocol markers
   (:class:`harness.formats.FormatSpec` ``markers`` and ``stop_markers``) in ``<mark>``, expected and got;
@@ -477,25 +477,6 @@ table.flip-sides td { text-align: left; vertical-align: top; }
 {% for name, n in info.corpus.items() %}{{ name }} {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}.</p>
 <p class="note">{{ legend }}</p>
 
-<h2 id="pass-rate">Pass rate per parser × slice</h2>
-{% if pass_rate %}{{ pass_rate }}{% else %}<p>No rendered or observed cases ran.</p>{% endif %}
-
-<h2 id="failure-types">Failure types per parser</h2>
-{% if failure_types %}{{ failure_types }}{% else %}<p>No failures.</p>{% endif %}
-
-<h2 id="drift">Outcome classes on drift cases</h2>
-{% if drift %}{{ drift }}{% else %}<p>No drift slice in this run.</p>{% endif %}
-
-<h2 id="backends">Captured output per backend</h2>
-{% if backends %}{{ backends }}{% elif capture.skipped %}<p>Capture with {{ capture.backend }} skipped:
-{{ capture.skipped }}</p>{% else %}<p>No captured output in this run.</p>{% endif %}
-
-{% if comparisons %}<h2 id="versions">Version comparison</h2>
-{% for c in comparisons %}<p><code>{{ c.old }}</code> → <code>{{ c.new }}</code> (passed, all slices)</p>
-<table class="simple"><tr><th>mode</th><th>old</th><th>new</th><th>fixed</th><th>broken</th></tr>
-{% for mode, old, new, fixed, broken in c.modes %}<tr><td>{{ mode }}</td><td>{{ old }}</td><td>{{ new }}</td>
-<td>{{ fixed }}</td><td>{{ broken }}</td></tr>{% endfor %}</table>{% endfor %}{% endif %}
-
 {% if compare %}<h2 id="compare">{{ compare.title }}</h2>
 <p class="verdict {{ 'failed' if compare.failed else 'passed' }}"><strong>{{ compare.verdict }}</strong></p>
 <table class="simple" id="compare-parsers"><tr><th></th><th>parser</th><th>version</th><th>spec</th></tr>
@@ -523,6 +504,25 @@ table.flip-sides td { text-align: left; vertical-align: top; }
 <p>expected <code>{{ case.minimal.expected }}</code>, got <code>{{ case.minimal.got }}</code></p>{% endif %}
 </details>
 {% endfor %}{% endfor %}{% endif %}
+
+<h2 id="pass-rate">Pass rate per parser × slice</h2>
+{% if pass_rate %}{{ pass_rate }}{% else %}<p>No rendered or observed cases ran.</p>{% endif %}
+
+<h2 id="failure-types">Failure types per parser</h2>
+{% if failure_types %}{{ failure_types }}{% else %}<p>No failures.</p>{% endif %}
+
+<h2 id="drift">Outcome classes on drift cases</h2>
+{% if drift %}{{ drift }}{% else %}<p>No drift slice in this run.</p>{% endif %}
+
+<h2 id="backends">Captured output per backend</h2>
+{% if backends %}{{ backends }}{% elif capture.skipped %}<p>Capture with {{ capture.backend }} skipped:
+{{ capture.skipped }}</p>{% else %}<p>No captured output in this run.</p>{% endif %}
+
+{% if comparisons %}<h2 id="versions">Version comparison</h2>
+{% for c in comparisons %}<p><code>{{ c.old }}</code> → <code>{{ c.new }}</code> (passed, all slices)</p>
+<table class="simple"><tr><th>mode</th><th>old</th><th>new</th><th>fixed</th><th>broken</th></tr>
+{% for mode, old, new, fixed, broken in c.modes %}<tr><td>{{ mode }}</td><td>{{ old }}</td><td>{{ new }}</td>
+<td>{{ fixed }}</td><td>{{ broken }}</td></tr>{% endfor %}</table>{% endfor %}{% endif %}
 
 <h2 id="failing">Failing cases</h2>
 {% if table %}<p class="note">One row per case × parser × error type, with the modes that failed so.
