@@ -285,3 +285,28 @@ def test_two_parsers_of_one_name_are_told_apart_when_one_is_a_py_candidate(fault
     assert [p.name for p in parsers] == ["toolcall-harness:gemma4", "toolcall-harness:gemma4 [own]"]
     parsers, _ = create_parsers(["own", "toolcall-harness:gemma4"], "gemma4")  # one parser named twice
     assert [p.name for p in parsers] == ["toolcall-harness:gemma4"]
+
+
+def test_an_out_of_process_worker_equal_to_the_own_parser_flips_nothing(tmp_path):
+    """Any two specs: B a ``cmd:`` worker serving the own parser (tests/engines/workers/faulty_worker.py, whose
+    triggers no corpus case holds) gives the same verdicts, so nothing flips and compare exits 0."""
+    worker = f"cmd:{sys.executable} {REPO / 'tests' / 'engines' / 'workers' / 'faulty_worker.py'}"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    argv = ["compare", "--parsers", f"own,{worker}", "--model", MODEL, "--slices", "curated", "--modes", "oneshot,char"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", *argv, "--no-shrink", "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    md = (tmp_path / "run" / "compare.md").read_text(encoding="utf-8")
+    n = len(RunLog.load(tmp_path / "run").cases)
+    assert re.search(
+        rf"^\| B \(after\) \| `toolcall-harness==[^`]+:gemma4` \| [^|]+ \| `{re.escape(worker)}` \|$", md, re.M
+    )
+    assert f"| curated | {n}/{n} → {n}/{n} | 0 | 0 |" in md
+    assert "### Regressions (0 cases)" in md and "### Fixes (0 cases)" in md and "<details>" not in md
+    assert f"**passed: B regressed 0 cases (0 case × mode results) and fixed 0 cases (0 results) of {2 * n} " in md
