@@ -38,9 +38,9 @@ def run_compare(config: EvalConfig, console: Console | None = None, minimize: bo
     ``comparison`` (see the module docstring); its reports and ``compare.md`` are written in its run folder.
     Progress and minimizer notes go to ``console``.
 
-    Raises :class:`HarnessError` (before any parser runs) unless two different specs are given that do not resolve to
-    one registered parser, and after the run when one of them could not run (with the reason) or both made one
-    parser; and what ``run_eval`` raises."""
+    Raises :class:`HarnessError` before any parser runs unless two different specs are given that do not resolve to
+    one registered parser and both can run (else the reason), after the run when both made one parser (two engine
+    specs of one version); and what ``run_eval`` raises."""
     console = console or Console()
     specs = list(config.parsers or ())
     if len(specs) != 2:
@@ -48,10 +48,7 @@ def run_compare(config: EvalConfig, console: Console | None = None, minimize: bo
     if specs[0] == specs[1]:
         raise HarnessError(f"--parsers names {specs[0]} twice: compare two different parsers")
     _check_two_parsers(specs, get_model(config.model).format)
-    log = run_eval(replace(config, no_capture=True), progress=ConsoleProgress(console))
-    down = {spec: reason for spec, reason in log.provenance.unavailable.items() if spec in specs}
-    if down:
-        raise HarnessError("; ".join(f"parser {spec} could not run: {reason}" for spec, reason in down.items()))
+    log = run_eval(replace(config, no_capture=True, require_all=True), progress=ConsoleProgress(console))
     if len(log.parsers) != 2:  # two engine specs of one version, say
         raise _one_parser(specs, log.parsers[0])
     names = log.parsers

@@ -266,13 +266,15 @@ def test_usage_errors_are_one_line_and_exit_2(capsys, tmp_path):
             ),
             (["--parsers", "own,nosuch"], "unknown parser 'nosuch'"),
             (["--parsers", "own,py:nosuch.py:Parser"], "nosuch.py"),
+            (["--parsers", "own,cmd:/nonexistent/worker --x"], "parser cmd:/nonexistent/worker --x could not run: "),
         )
     ):
         out = tmp_path / f"run{i}"
         assert main([*base, *argv, "--out", str(out)]) == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("error: ") and needle in err[0], err
-        assert i >= 4 or not out.exists()  # compare's own checks come before any work
+        assert i >= 4 or not out.exists()  # compare's own checks come first
+        assert not (out / "results.jsonl").exists()  # the others before any parser runs
     with pytest.raises(SystemExit) as exit_:
         main(["compare", "--model", MODEL])  # --parsers is required: argparse's usage error
     assert exit_.value.code == 2
