@@ -104,8 +104,35 @@ def _case(data: dict, default_slice: str, formats: Collection[str] | None) -> Ca
         note=optional["note"] or "",
         seed=fields.integer(data.get("seed"), "seed", null=True),
         template=fields.obj(data.get("template"), "template", null=True),
-        extra={k: v for k, v in data.items() if k not in OWN_FIELDS},
+        extra=_extension_fields({k: v for k, v in data.items() if k not in OWN_FIELDS}),
     )
+
+
+def _extension_fields(extra: dict) -> dict:
+    """``extra`` when the fields the harness itself writes there and reads back are well-typed (written by
+    :mod:`harness.corpus.drift` and the peer readers into ``corpus.jsonl``, read by scoring): ``drift``
+    (``outcomes`` a list of strings, ``raw`` a string, ``tolerated`` a list of strings, ``recoverable`` a bool),
+    ``expected_error`` (``accept`` a list of strings, ``reason`` a string), ``token_ids`` (integers ≥ 0), ``peer``
+    and ``tokenizer`` (objects), ``reasoning_format`` and ``stop`` (strings); each may be null. Other fields are
+    the file's own, kept unread."""
+    drift = fields.obj(extra.get("drift"), "drift", null=True)
+    if drift is not None:
+        fields.string_list(drift.get("outcomes", MISSING), "drift.outcomes")
+        fields.string(drift.get("raw", ""), "drift.raw")
+        fields.string_list(drift.get("tolerated", []), "drift.tolerated")
+        fields.boolean(drift.get("recoverable", True), "drift.recoverable")
+    error = fields.obj(extra.get("expected_error"), "expected_error", null=True)
+    if error is not None:
+        fields.string_list(error.get("accept", MISSING), "expected_error.accept")
+        fields.string(error.get("reason"), "expected_error.reason", null=True)
+    ids = fields.array(extra.get("token_ids"), "token_ids", null=True)
+    for i, token in enumerate(ids or ()):
+        fields.integer(token, f"token_ids[{i}]", minimum=0)
+    for name in ("peer", "tokenizer"):
+        fields.obj(extra.get(name), name, null=True)
+    for name in ("reasoning_format", "stop"):
+        fields.string(extra.get(name), name, null=True)
+    return extra
 
 
 def _expected(data: Any) -> Message:

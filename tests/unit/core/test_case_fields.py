@@ -94,6 +94,17 @@ def read(tmp_path, **change):
             {"expected": {"tool_calls": [{"name": "f", "arguments": "{}"}]}},
             "field 'expected.tool_calls[0].arguments': expected an object, got string",
         ),
+        # the fields the harness writes into corpus.jsonl and reads back (drift facts, peer facts, token ids)
+        ({"token_ids": "abc"}, "field 'token_ids': expected a list or null, got string"),  # was a TypeError traceback
+        ({"token_ids": [1, "a"]}, "field 'token_ids[1]': expected an integer ≥ 0, got string"),
+        ({"kind": "drift", "drift": {"outcomes": 5}}, "field 'drift.outcomes': expected a list of strings, got number"),
+        ({"kind": "drift", "drift": {"outcomes": [], "recoverable": "no"}}, "field 'drift.recoverable': expected true"),
+        ({"kind": "drift", "drift": {"outcomes": [], "raw": None}}, "field 'drift.raw': expected a string, got null"),
+        ({"drift": []}, "field 'drift': expected an object or null, got list"),
+        ({"expected_error": {"accept": "x"}}, "field 'expected_error.accept': expected a list of strings, got string"),
+        ({"peer": "llama.cpp"}, "field 'peer': expected an object or null, got string"),
+        ({"stop": 5}, "field 'stop': expected a string or null, got number"),
+        ({"reasoning_format": ["none"]}, "field 'reasoning_format': expected a string or null, got list"),
     ],
 )
 def test_a_bad_field_refuses_the_file_naming_file_line_and_field(tmp_path, change, message):
