@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from harness.core.cases import CaseFileError, load_cases
+from harness.core.cases import CaseFileError, case_from_json, load_cases
 from harness.formats import case_formats
 
 GOOD = {
@@ -141,3 +143,45 @@ def test_values_are_kept_as_written_not_coerced(tmp_path):
     tools = tool(parameters={"type": "object", "properties": {"a": {"type": "string"}}})
     _, (_, case) = read(tmp_path, tags=["abc"], slice="drift", seed=0, prefix="<think>", tools=tools)
     assert (case.tags, case.slice, case.seed, case.prefix, case.tools) == (["abc"], "drift", 0, "<think>", tools)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+FIELDS = sorted({*GOOD, "kind", "tools", "prefix", "slice", "tags", "seed", "template", "source", "note", "drift",
+                 "text_provenance", "stream_specific", "token_ids", "expected_error", "peer", "stop"})  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(changes=st.dictionaries(st.sampled_from(FIELDS), JSON, min_size=1, max_size=3))
+def test_any_json_in_any_field_is_read_or_refused_in_one_line_never_a_traceback(changes):
+    try:
+        case = case_from_json({**GOOD, **changes}, "f.jsonl:1", formats=case_formats())
+    except CaseFileError as exc:
+        assert str(exc).startswith("f.jsonl:1: ") and "\n" not in str(exc)
+    else:
+        assert isinstance(case.prefix, str) and all(isinstance(t, str) for t in case.tags)
+        assert case.seed is None or type(case.seed) is int
+
+
+KEYWORDS = ["type", "properties", "items", "$ref", "$defs", "$anchor", "required", "anyOf", "allOf", "not", "enum"]
+SCHEMA = st.recursive(
+    JSON | st.sampled_from(["#", "#/$defs/a", "#a", "object", "string"]),
+    lambda inner: st.dictionaries(st.sampled_from([*KEYWORDS, "a"]), inner, max_size=4),
+    max_leaves=12,
+)
+FUNCTION = st.fixed_dictionaries({"name": st.sampled_from(["f", ""]) | JSON}, optional={"parameters": SCHEMA})
+TOOLS = st.lists(st.fixed_dictionaries({"function": FUNCTION}, optional={"type": JSON}), max_size=2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tools=TOOLS)
+def test_any_tool_declaration_is_read_or_refused_in_one_line_never_a_traceback(tools):
+    try:
+        case = case_from_json({**GOOD, "tools": tools}, "f.jsonl:1")
+    except CaseFileError as exc:
+        assert str(exc).startswith("f.jsonl:1: field 'tools[") and "\n" not in str(exc)
+    else:
+        assert case.tools == tools and all(t["function"]["name"] for t in tools)

@@ -6,6 +6,8 @@ was scored ``wrong_name``, ``incremental: "false"`` read as true, diagnostics st
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.core.messages import Message, ToolCall
 from harness.core.protocol import Delta, ToolCallDelta
@@ -121,3 +123,22 @@ def test_the_worker_side_sends_what_the_protocol_cannot_carry_as_the_parsers_err
     sent = message_json(Message(tool_calls=[ToolCall("f", [1, 2]), ToolCall("g", None)]))
     assert [c["arguments"] for c in sent["tool_calls"]] == ["[1, 2]", "null"]
     assert message_from_result(sent).tool_calls == [ToolCall("f", [1, 2]), ToolCall("g", None)]
+
+
+KEYS = ["tool_calls", "content", "reasoning", "diagnostics", "deltas", "name", "arguments", "index", "id"]
+SCALAR = st.none() | st.booleans() | st.integers(-1, 2) | st.text(max_size=3)
+SHAPED = st.recursive(
+    SCALAR,
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(result=st.dictionaries(st.sampled_from(KEYS), SHAPED, max_size=4))
+def test_any_result_is_read_or_is_a_protocol_error_in_one_line_never_another_exception(result):
+    for decode in (message_from_result, deltas_from_result, diagnostics_from_result):
+        try:
+            decode(result)
+        except WorkerError as exc:
+            assert exc.kind == "protocol" and " result: field '" in str(exc) and "\n" not in str(exc)
