@@ -10,9 +10,9 @@ import pytest
 
 from harness.assets.sdist import SdistError, sdist_file
 from harness.capture.records import CaptureWriter, read_captures
-from harness.capture.suites import ref_problem
 from harness.core.errors import CatalogError
 from harness.core.jsonl import MAX_JSON_DEPTH, json_depth, parse_json, prepare_append, read_objects, torn_tail
+from harness.core.schemas import ref_problem
 from harness.core.textio import NotUtf8Error, read_utf8
 from harness.template.catalog import load_catalog
 
