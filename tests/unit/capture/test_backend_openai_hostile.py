@@ -1,4 +1,5 @@
-"""The ``openai`` backend against a real HTTP server that misbehaves (``http.server`` on 127.0.0.1, written here):
+"""The ``openai`` backend against a real HTTP server that misbehaves (``http.server`` on 127.0.0.1:
+:mod:`hostile_http`):
 a stream kept alive by ``: ping`` forever, an endless stream, a 200 MB error body, 500, 429, a truncated stream, a
 silent server, a refused connection. Every request ends within its limits (small ones here: the defaults are
 600 s and 16 KiB per token) with a capture error naming the reason; none is read whole; the capture run records
@@ -12,13 +13,12 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 import tracemalloc
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from hostile_http import Hostile, event, serving
 
 from harness.capture.backends import BackendError, Request, Sampling
 from harness.capture.backends._budget import BASE_BYTES, ERROR_BODY_BYTES
@@ -26,109 +26,12 @@ from harness.capture.backends.openai import create
 from harness.capture.run import CaptureSettings
 
 ROOT = Path(__file__).resolve().parents[3]
-HUGE = 200 << 20  # bytes of the huge error body the server announces (and writes until the client leaves)
-
-
-def event(text: str, finish: str | None = None) -> bytes:
-    return f"data: {json.dumps({'choices': [{'index': 0, 'text': text, 'finish_reason': finish}]})}\n\n".encode()
-
-
-class Hostile(BaseHTTPRequestHandler):
-    """``POST /MODE/v1/completions`` behaves as MODE says; ``GET /MODE/v1/models`` lists one model (``ping``:
-    pings forever instead). ``/script/...`` answers the n-th request of the server with ``SCRIPT[n]``."""
-
-    protocol_version = "HTTP/1.1"
-    requests: list[str] = []  # MODE of each POST, in order
-    SCRIPT = ("ping", "endless", "huge-400", "ok")
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def _head(self, status: int, kind: str, length: int | None = None) -> None:
-        self.send_response(status)
-        self.send_header("content-type", kind)
-        self.send_header("content-length" if length is not None else "transfer-encoding", str(length or "chunked"))
-        self.end_headers()
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        self.wfile.flush()
-
-    def do_GET(self) -> None:
-        if self.path.startswith("/ping/"):
-            return self._pings()
-        body = json.dumps({"data": [{"id": "hostile"}]}).encode()
-        self._head(200, "application/json", len(body))
-        self.wfile.write(body)
-
-    def _pings(self) -> None:
-        self._head(200, "text/event-stream")
-        try:
-            while True:
-                self._chunk(b": ping\n\n")
-                time.sleep(0.05)
-        except OSError:  # the client gave up: what the test wants
-            pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["content-length"]))
-        mode = self.path.split("/")[1]
-        if mode == "script":
-            mode = self.SCRIPT[min(len([m for m in self.requests if m.startswith("script:")]), len(self.SCRIPT) - 1)]
-            self.requests.append(f"script:{mode}")
-        else:
-            self.requests.append(mode)
-        try:
-            self._answer(mode)
-        except OSError:
-            pass
-
-    def _answer(self, mode: str) -> None:
-        if mode == "ping":
-            return self._pings()
-        if mode == "endless":
-            self._head(200, "text/event-stream")
-            while True:
-                self._chunk(event("a") * 100)
-        if mode in ("huge-500", "huge-400"):
-            self._head(500 if mode == "huge-500" else 400, "text/plain", HUGE)
-            block = b"x" * (1 << 20)
-            for _ in range(HUGE >> 20):
-                self.wfile.write(block)
-            return
-        if mode == "huge-json":  # ignores stream: true and answers a JSON body that does not end
-            self._head(200, "application/json", HUGE)
-            self.wfile.write(b'{"choices": [{"text": "')
-            while True:
-                self.wfile.write(b"a" * (1 << 16))
-        if mode in ("500", "429") or (mode == "429-then-ok" and self.requests.count(mode) == 1):
-            body = b"busy"
-            self._head(int(mode[:3]), "text/plain", len(body))
-            self.wfile.write(body)
-            return
-        if mode == "truncated":  # announces more than it sends, then closes
-            body = event("a")
-            self._head(200, "text/event-stream", len(body) + 100)
-            self.wfile.write(body)
-            self.close_connection = True
-            return
-        if mode == "silent":
-            self._head(200, "text/event-stream")
-            time.sleep(5)
-            return
-        body = event("Hello") + event(" there", "stop") + b"data: [DONE]\n\n"
-        self._head(200, "text/event-stream", len(body))
-        self.wfile.write(body)
 
 
 @pytest.fixture(scope="module")
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving() as url:
+        yield url
 
 
 def generate(base_url: str, max_tokens: int = 16, **options):
