@@ -39,7 +39,8 @@ from harness.engines.server import fd_line_blocks
 PROTOCOL_VERSION = 1
 HELLO_TIMEOUT_S = 120.0
 DEFAULT_TIMEOUT_S = 10.0
-STDERR_LINES = 20
+STDERR_TAIL_BYTES = 64 * 1024  # the end of a worker's stderr kept to explain a crash (a log flood costs no memory)
+STDERR_LINES = 5  # its last lines quoted in a crash message (each cut to its last 200 characters)
 INLINE_WRITE_BYTES = 32 * 1024  # below a Linux pipe's 64 KiB capacity
 _EOF = object()
 T = TypeVar("T")
@@ -101,7 +102,8 @@ class WorkerProcess:
         self._lines: queue.SimpleQueue = queue.SimpleQueue()  # lists of complete response lines
         self._ready: deque = deque()
         self._writing = threading.Event()  # a background write is in progress
-        self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._stderr = bytearray()  # the last STDERR_TAIL_BYTES bytes of the worker's stderr
+        self._stderr_lock = threading.Lock()
         self._ids = itertools.count(1)
         threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
@@ -113,8 +115,26 @@ class WorkerProcess:
         self._lines.put([_EOF])
 
     def _read_stderr(self) -> None:
-        for lines in fd_line_blocks(self._stderr_fd):
-            self._stderr.extend(line.decode("utf-8", "replace").rstrip() for line in lines)
+        """Keep the end of the worker's stderr, :data:`STDERR_TAIL_BYTES` at most: a worker that logs without
+        end, or writes one endless line, costs a bounded buffer (before: every byte of an unterminated line)."""
+        while True:
+            try:
+                block = os.read(self._stderr_fd, 1 << 16)
+            except OSError:
+                break
+            if not block:
+                break
+            with self._stderr_lock:
+                self._stderr += block
+                del self._stderr[:-STDERR_TAIL_BYTES]
+
+    def stderr_tail(self) -> list[str]:
+        """The last :data:`STDERR_LINES` non-blank lines of the worker's stderr (of its last
+        :data:`STDERR_TAIL_BYTES` bytes), a line over 200 characters cut to its end (``...`` and the last 200)."""
+        with self._stderr_lock:
+            text = self._stderr.decode("utf-8", "replace")
+        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+        return [line if len(line) <= 200 else "..." + line[-200:] for line in lines[-STDERR_LINES:]]
 
     def send(self, requests: list[dict]) -> list[int]:
         """Write requests (ids assigned here) in one write; returns their ids.
@@ -194,7 +214,7 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             status = None
         time.sleep(0.05)  # let the stderr reader catch the last lines
-        tail = " | ".join(list(self._stderr)[-5:])
+        tail = " | ".join(self.stderr_tail())
         return WorkerError("crash", f"{what}; exit status {status}" + (f"; stderr: {tail}" if tail else ""))
 
     def stop(self) -> None:

@@ -9,6 +9,8 @@ Argument ``--fail-start`` makes it exit before answering ``hello``; ``--surrogat
 with a lone surrogate (``"\\ud800"`` in the JSON line), one-shot and streamed. ``--always WORD`` acts as if every
 ``parse`` and ``feed`` text held ``WORD`` (a worker dead for the whole run); ``--stall-restart FILE`` answers
 ``hello`` when ``FILE`` does not exist (and creates it), and never answers it when it does (every restart stalls).
+``--stderr-flood BYTES`` writes ``BYTES`` bytes to stderr with no newline before each ``parse`` and ``finish``
+answer (one endless log line), then answers as usual.
 """
 
 import json
@@ -29,6 +31,7 @@ def main() -> None:
             time.sleep(3600)
         open(stall, "w").close()
     always = _value("--always") or ""
+    flood = int(_value("--stderr-flood") or 0)
     server = Server(load_parsers(["parsers.own.gemma4"]))
     out = sys.stdout
     streamed: dict[str, str] = {}
@@ -48,6 +51,10 @@ def main() -> None:
             out.write("this is not json {\n")
             out.flush()
             continue
+        if flood and request.get("op") in ("parse", "finish"):
+            for _ in range(flood >> 16):
+                sys.stderr.write("x" * (1 << 16))
+            sys.stderr.flush()
         response_id = request["id"] + 1000 if "WRONGID" in text else request["id"]
         result = server.handle(request)
         if "NULLNAME" in text and request.get("op") == "parse":
