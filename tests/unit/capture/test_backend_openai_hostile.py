@@ -129,6 +129,26 @@ def test_a_model_list_that_never_ends_leaves_the_versions_unavailable(server):
     assert time.monotonic() - started < 2
 
 
+def test_a_model_lookup_that_never_ends_costs_one_deadline_once(server):
+    """No ``model`` given, and ``GET /v1/models`` pings forever: the lookup is bounded by the prompt's deadline
+    and not asked again, so each prompt ends within its deadline. Before: 10 s per prompt on the lookup, then
+    ``no time left`` (the reason lost), and 10 s more for each ``versions()``."""
+    backend = create(None, base_url=f"{server}/ping", backoff_s=0.05, deadline_s=0.5)
+    try:
+        started = time.monotonic()
+        first, second = (backend.generate(Request(p, "hi", sampling=Sampling(max_tokens=4))) for p in ("a", "b"))
+        versions = backend.versions()
+        seconds = time.monotonic() - started
+    finally:
+        backend.close()
+    assert first.error == (
+        "deadline: no time left of the 0.5 s (--request-deadline) (GET /v1/models took it: Overrun: deadline: "
+        "the request ran past its 0.5 s (--request-deadline))"
+    )
+    assert second.error == "deadline: the request ran past its 0.5 s (--request-deadline) after 0 pieces"
+    assert versions["server_models"].startswith("unavailable: Overrun: deadline") and seconds < 2.5, seconds
+
+
 def test_capture_records_each_failure_and_goes_on_to_the_next_prompt(server, tmp_path):
     """The real CLI, one request at a time: pings forever, an endless stream, a 200 MB error body, then answers.
     Each failure is a capture record with its reason; the fourth prompt is captured; the run takes seconds."""
