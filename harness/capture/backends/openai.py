@@ -408,11 +408,12 @@ class OpenAIBackend:
             ) as response:
                 if response.status_code >= 400:
                     raw, cut = budget.read(response, ERROR_BODY_BYTES)
+                    # before the body's first characters, so a record's detail clipped to 300 keeps it
                     more = f" (the body is over {ERROR_BODY_BYTES} bytes; the rest was not read)" if cut else ""
                     return _Outcome(
                         Generation(
-                            error=f"HTTP {response.status_code} from POST {urlsplit(self.root).path}{path}: "
-                            f"{_snippet(raw.decode('utf-8', 'replace'))}{more}"
+                            error=f"HTTP {response.status_code} from POST {urlsplit(self.root).path}{path}{more}: "
+                            f"{_snippet(raw.decode('utf-8', 'replace'))}"
                         ),
                         retryable=response.status_code in RETRY_STATUSES,
                     )
