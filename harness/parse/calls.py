@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from harness.core import guards
-from harness.core.messages import Message
+from harness.core.messages import Message, ToolCall
 from harness.core.protocol import Parser
 from harness.core.results import Score, clip
 from harness.engines.client import WorkerError, WorkerParserError, WorkerParserTimeout, runs_out_of_process
@@ -33,7 +33,11 @@ def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Messa
     A time limit that cannot be set raises :class:`harness.core.guards.TimeLimitError`: no parser is blamed."""
     try:
         with time_limit(timeout_s):
-            return call(), None
+            got = call()
+        broken = contract_violation(got)
+        if broken:
+            return None, Score("error", "exception", clip(f"the parser broke its contract: {broken}"))
+        return got, None
     except guards.TimeLimitError:  # the harness' own machinery failed: the run's error, not the parser's
         raise
     except ParserTimeout as exc:
@@ -48,11 +52,29 @@ def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Messa
         return None, Score("error", "exception", clip(f"{type(exc).__name__}: {exc}"))
 
 
-def judged(got: Message | None, error: Score | None, judge: Callable[[Message], Score]) -> Score:
-    """The score of a :func:`guarded` call: ``error`` when it failed, else ``judge(got)``.
+def contract_violation(got: object) -> str | None:
+    """Why ``got`` is not what a parser call must return (a :class:`Message` whose ``content`` and ``reasoning``
+    are strings or None and whose ``tool_calls`` is a list of :class:`ToolCall` with string names), or None.
+    An in-process parser that returns ``None`` or a dict is that parser's ``exception``, not a crash of the run."""
+    if not isinstance(got, Message):
+        return f"returned {type(got).__name__}, not a Message"
+    for field_name in ("content", "reasoning"):
+        value = getattr(got, field_name)
+        if value is not None and not isinstance(value, str):
+            return f"Message.{field_name} is {type(value).__name__}, not a string or None"
+    if not isinstance(got.tool_calls, list):
+        return f"Message.tool_calls is {type(got.tool_calls).__name__}, not a list"
+    for k, tool_call in enumerate(got.tool_calls):
+        if not isinstance(tool_call, ToolCall):
+            return f"Message.tool_calls[{k}] is {type(tool_call).__name__}, not a ToolCall"
+        if not isinstance(tool_call.name, str):
+            return f"Message.tool_calls[{k}].name is {type(tool_call.name).__name__}, not a string"
+    return None
 
-    ``got`` goes to ``judge`` as the call returned it: a parser that broke its contract and returned ``None``
-    fails inside ``judge`` as before (the caller turns that exception into its error record)."""
+
+def judged(got: Message | None, error: Score | None, judge: Callable[[Message], Score]) -> Score:
+    """The score of a :func:`guarded` call: ``error`` when it failed, else ``judge(got)`` (``got`` is a
+    :class:`Message` that passed :func:`contract_violation`)."""
     if error is not None:
         return error
     return judge(cast(Message, got))
