@@ -70,7 +70,8 @@ def read_captures(path: str | Path, torn: list[str] | None = None) -> list[Captu
     UTF-8, invalid or too deeply nested JSON, a missing or mistyped field, pieces that do not join to the text, or a
     record with neither text nor error. ``torn``: a list that a torn last line (a write cut off by a crash) is
     reported to, and skipped, instead of raising (:func:`harness.core.jsonl.read_objects`)."""
-    return [_capture(data, where) for where, data in read_objects(path, CaptureFileError, "capture", torn)]
+    lines = read_objects(path, CaptureFileError, "capture", torn, allow_nan=True)
+    return [_capture(data, where) for where, data in lines]
 
 
 def _capture(data: dict, where: str) -> Capture:

@@ -317,7 +317,7 @@ def read_records(path: Path) -> list[dict]:
     a known verdict. Raises :class:`RunLogError` naming ``file:line``."""
     records = []
     try:
-        for where, data in read_objects(path, RunLogError, "result"):
+        for where, data in read_objects(path, RunLogError, "result", allow_nan=True):
             missing = [name for name in _RECORD_FIELDS if name not in data]
             if missing:
                 raise RunLogError(f"{where}: field {missing[0]!r} missing")
