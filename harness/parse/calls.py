@@ -102,29 +102,37 @@ UNAVAILABLE = "unavailable"
 
 @dataclass
 class Breaker:
-    """The circuit breaker of one run: after ``after`` consecutive cases (``after <= 0``: never) on which every
-    result of a parser so far was an ``error`` of a :data:`BREAKING` type, the parser is broken and is not
-    called again; its remaining results are ``error``/``unavailable`` (:meth:`unavailable`), with the reason.
+    """The circuit breaker of one run: after ``after`` consecutive cases (``after <= 0``: never) on each of which a
+    result of a parser was an ``error`` of a :data:`BREAKING` type (it cost the time limit or a worker restart), the
+    parser is broken and is not called again; its remaining results are ``error``/``unavailable``
+    (:meth:`unavailable`), with the reason. A case on which the parser only answered starts the count again; an
+    answer in another mode of a case that timed out does not (a worker whose one-shot call hangs on every case while
+    its stream answers would otherwise cost the time limit and a restart on every case).
 
     A case is a key (``(slice, case id)`` in eval; a case index in sweep); results are observed in run order
     (:meth:`observe`), one per record or check, so replaying a run's records gives the same state."""
 
     after: int = DEFAULT_BREAK_AFTER
     reasons: dict[str, str] = field(default_factory=dict)  # parser name -> why it is broken
-    streaks: dict[str, list] = field(default_factory=dict)  # parser name -> [cases in a row, key of the last]
+    # parser name -> [cases in a row, key of the last case seen, whether that case counted]
+    streaks: dict[str, list] = field(default_factory=dict)
     broke_on: dict[str, object] = field(default_factory=dict)  # parser name -> the case it broke on
 
     def observe(self, parser: str, case: object, result: Score) -> bool:
         """Count ``result`` of ``parser`` on ``case``; True when this result breaks the parser."""
         if parser in self.reasons or self.after <= 0:
             return False
-        streak = self.streaks.setdefault(parser, [0, None])
+        state = self.streaks.get(parser) or [0, None]
+        count, last = state[0], state[1]
+        counted = bool(state[2]) if len(state) > 2 else bool(count)  # a state written before the third field
         if result.verdict != "error" or result.error_type not in BREAKING:
-            self.streaks[parser] = [0, case]  # an answer: the case does not count, the streak starts again
+            if last != case or not counted:  # an answer on a case that cost nothing: the streak starts again
+                self.streaks[parser] = [0, case, False]
             return False
-        if streak[1] != case:
-            self.streaks[parser] = streak = [streak[0] + 1, case]
-        if streak[0] < self.after:
+        if last != case or not counted:
+            count += 1
+        self.streaks[parser] = [count, case, True]
+        if count < self.after:
             return False
         self.reasons[parser] = clip(
             f"marked broken after {self.after} cases in a row with a timeout or crash (last: {result.detail})"
