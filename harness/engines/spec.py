@@ -111,8 +111,9 @@ class Engine:
 
 def run_step(
     argv: list[str], log: Log, cwd: Path | None = None, env: dict | None = None, timeout_s: float = 3600
-) -> None:
-    """Run one install step, streaming nothing to the console but keeping its output for the error message.
+) -> str:
+    """Run one install step, streaming nothing to the console but keeping its output for the error message;
+    returns its output (stdout and stderr together).
 
     Raises :class:`EngineBuildError` with the command, exit status and the last 40 lines of output.
     """
@@ -126,6 +127,7 @@ def run_step(
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.splitlines()[-40:])
         raise EngineBuildError(f"step failed with exit status {proc.returncode}: {' '.join(argv)}\n{tail}")
+    return proc.stdout
 
 
 def worker_build_dir(engine: str) -> str:

@@ -147,6 +147,8 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
         ("vllm@{tmp}/other", "checking the tree: not a vllm source tree"),
         ("sglang@{tmp}/transformers-5.16.0-py3-none-any.whl", "is a wheel of 'transformers', not of 'sglang'"),
         ("sglang@{tmp}/notes.txt", "is a file but not a wheel"),
+        ("llama.cpp@{tmp}/other", "checking the tree: not a llama.cpp source tree"),
+        ("llama.cpp@{tmp}/transformers-5.16.0-py3-none-any.whl", "builds from a source tree, not a wheel"),
     ],
 )
 def test_a_bad_source_is_one_error_line_naming_it_and_the_step(tmp_path, spec, message):
