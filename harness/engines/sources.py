@@ -5,7 +5,8 @@ A source is written after ``@`` in an engine spec (``sglang@/src/sglang``, ``vll
 engine's project, and :func:`identity` says which code it is now (recorded per run, see ``docs/engine-sources.md``):
 
 - a tree in git: ``{"commit", "dirty", "changes_sha256"}`` — the sha256 of ``git diff HEAD --binary`` plus the
-  names and bytes of the untracked files (``git ls-files --others --exclude-standard``), so two dirty states differ;
+  names and bytes of the untracked files (``git ls-files --others --exclude-standard``; byte code and ``*.egg-info``
+  left out, as below), so two dirty states differ;
 - a tree not in git: ``{"tree_sha256"}`` of the relative paths and bytes of its files (``.git``, ``__pycache__``,
   ``*.pyc``, ``*.egg-info`` and top-level ``build*`` folders left out);
 - a wheel: ``{"sha256"}`` of the file.
@@ -142,13 +143,13 @@ def identity(source: Source) -> dict:
         return out
     commit = _git(source.path, "rev-parse", "HEAD")
     if commit:
-        digest = hashlib.sha256(_git_bytes(source.path, "diff", "HEAD", "--binary", "--", "."))
+        diff = _git_bytes(source.path, "diff", "HEAD", "--binary", "--", ".")
+        digest = hashlib.sha256(diff)
         untracked = _git_bytes(source.path, "ls-files", "--others", "--exclude-standard", "-z", "--", ".")
-        names = sorted(n for n in untracked.decode("utf-8", "surrogateescape").split("\0") if n)
+        names = sorted(n for n in untracked.decode("utf-8", "surrogateescape").split("\0") if n and _is_source(n))
         for name in names:
             _hash_file(digest, name, source.path / name)
-        status = _git(source.path, "status", "--porcelain", "--", ".")
-        out.update({"commit": commit, "dirty": bool(status), "changes_sha256": digest.hexdigest()})
+        out.update({"commit": commit, "dirty": bool(diff or names), "changes_sha256": digest.hexdigest()})
         return out
     out["tree_sha256"] = tree_sha256(source.path)
     return out
@@ -162,10 +163,17 @@ def describe_identity(ident: dict) -> str:
     if "commit" in ident:
         state = f"dirty: changes {ident['changes_sha256'][:12]}" if ident.get("dirty") else "clean"
         return f"{ident['path']} (git {ident['commit'][:12]}, {state})"
-    return f"{ident['path']} (not a git checkout; files sha256 {ident['tree_sha256'][:12]})"
+    return f"{ident['path']} (not a git checkout; files sha256 {str(ident.get('tree_sha256'))[:12]})"
 
 
 _SKIPPED_DIRS = {".git", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+
+
+def _is_source(rel: str) -> bool:
+    """False for what installing and running a tree writes into it (byte code, ``*.egg-info``), which a checkout's
+    ``.gitignore`` usually hides; those are neither hashed nor make a tree dirty."""
+    parts = rel.split("/")
+    return not (any(p in _SKIPPED_DIRS or p.endswith(".egg-info") for p in parts[:-1]) or rel.endswith(".pyc"))
 
 
 def tree_sha256(root: Path) -> str:
