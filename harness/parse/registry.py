@@ -225,7 +225,8 @@ def resolve(name: str, format: str | None = None) -> str:
         f"unknown parser {name!r}{_suggestion(name, fmt)}"
         + (f" for format {fmt!r}" if fmt else "")
         + f"{_format_suggestion(fmt)}; known: {known}; "
-        f"engines: {_engine_names()} (NAME or NAME==VERSION); any protocol worker: cmd:COMMAND"
+        f"engines: {_engine_names()} (NAME, NAME==VERSION or NAME@SOURCE: a source tree or wheel); "
+        "any protocol worker: cmd:COMMAND"
     )
     if reg.unavailable:
         message += "; unavailable: " + "; ".join(f"{k} ({v})" for k, v in reg.unavailable.items())
