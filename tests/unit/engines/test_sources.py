@@ -167,3 +167,31 @@ def test_a_bad_source_in_a_parser_list_is_unavailable_with_the_reason(tmp_path):
 
     parsers, unavailable = create_parsers([f"sglang@{tmp_path}/missing:gemma4"], "gemma4", install_missing=False)
     assert parsers == [] and "no such file or folder" in unavailable[f"sglang@{tmp_path}/missing:gemma4"]
+
+
+def test_the_python_only_overlay_imports_the_tree_first_and_the_release_behind_it(tmp_path):
+    """vLLM's python-only mode in miniature: the tree's modules win, what only the release has (its compiled
+    extensions, here a stand-in ``_C.py``) is still found, in subpackages too; run by a fresh interpreter that
+    reads the ``.pth`` file as a virtualenv's site-packages would."""
+    from harness.engines.sources import write_overlay
+
+    files = {
+        "site/pkg/__init__.py": "W = 'release'",
+        "site/pkg/a.py": "W = 'release'",
+        "site/pkg/_C.py": "W = 'release compiled'",
+        "site/pkg/sub/__init__.py": "W = 'release'",
+        "site/pkg/sub/x.py": "W = 'release only'",
+        "tree/pkg/__init__.py": "W = 'tree'",
+        "tree/pkg/a.py": "W = 'tree'",
+        "tree/pkg/sub/__init__.py": "W = 'tree'",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text + "\n")
+    write_overlay(tmp_path / "site", tmp_path / "tree", "pkg")
+    code = (
+        f"import site; site.addsitedir({str(tmp_path / 'site')!r}); import pkg, pkg.a, pkg._C, pkg.sub, pkg.sub.x; "
+        "print([pkg.W, pkg.a.W, pkg._C.W, pkg.sub.W, pkg.sub.x.W])"
+    )
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert out.stdout.strip() == str(["tree", "tree", "release compiled", "tree", "release only"])
