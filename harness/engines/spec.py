@@ -234,11 +234,13 @@ class PipEngine:
     def _source_steps(self, source: Source) -> list[list[str]]:
         """The pip steps for ``source`` (a wheel stands as ``{wheel}``: the key is its sha256, not its path)."""
         version = self._source_version(source)
-        if self.python_only and source.kind == "tree":
+        if source.kind == "wheel" or self.python_only:
             try:
-                self.check_version(version)
+                self.check_version(version)  # the adapter's own rule (vLLM: 0.33 and later)
             except ValueError as exc:
-                raise SourceError(f"choosing the release under the tree: {exc}") from None
+                step = "checking the wheel" if source.kind == "wheel" else "choosing the release under the tree"
+                raise SourceError(f"{step}: {exc}") from None
+        if self.python_only and source.kind == "tree":
             return self.steps(version)
         replacement = ["-e", str(source.project)] if source.kind == "tree" else ["{wheel}"]
         steps, found = [], False

@@ -147,6 +147,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
         ("vllm@{tmp}/other", "checking the tree: not a vllm source tree"),
         ("sglang@{tmp}/transformers-5.16.0-py3-none-any.whl", "is a wheel of 'transformers', not of 'sglang'"),
         ("sglang@{tmp}/notes.txt", "is a file but not a wheel"),
+        ("vllm@{tmp}/vllm-0.20.0-py3-none-any.whl", "checking the wheel: the vLLM adapter drives"),
         ("llama.cpp@{tmp}/other", "checking the tree: not a llama.cpp source tree"),
         ("llama.cpp@{tmp}/transformers-5.16.0-py3-none-any.whl", "builds from a source tree, not a wheel"),
     ],
@@ -154,6 +155,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 def test_a_bad_source_is_one_error_line_naming_it_and_the_step(tmp_path, spec, message):
     _tree(tmp_path / "other", name="transformers")
     _wheel(tmp_path, "transformers", "5.16.0")
+    _wheel(tmp_path, "vllm", "0.20.0")
     (tmp_path / "notes.txt").write_text("x")
     spec = spec.format(tmp=tmp_path)
     out = _cli("engines", "install", spec)
