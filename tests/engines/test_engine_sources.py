@@ -108,7 +108,7 @@ def test_sglang_tree_is_editable_and_an_edit_needs_no_rebuild(sglang_tree):
     print(f"\nsglang@tree: cold {cold} s (install {installed.manifest['build_seconds']} s)")
 
     # the fault: numbers kept as strings
-    patch(detector, "        return int(value_str)\n", "        return value_str\n")
+    patch(detector, "        return int(value_str)\n", "        return value_str  # patched\n")
     parser, warm = started(spec, "gemma4")
     try:
         assert parser.parse(CALL, TOOLS, OFF).tool_calls == [ToolCall("get_weather", {"city": "Paris", "days": "3"})]
@@ -120,7 +120,7 @@ def test_sglang_tree_is_editable_and_an_edit_needs_no_rebuild(sglang_tree):
     finally:
         parser.close()
     # a second edit: numbers back, booleans broken
-    patch(detector, "        return value_str\n", "        return int(value_str)\n")
+    patch(detector, "        return value_str  # patched\n", "        return int(value_str)\n")
     patch(
         detector,
         '    if value_str == "true":\n        return True\n',
