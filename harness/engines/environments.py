@@ -427,12 +427,16 @@ def list_installed() -> list[Installed]:
 
 
 def is_current(installed: Installed) -> bool:
-    """True when ``installed`` was built with the engine's current recipe (so it is the one used)."""
+    """True when ``installed`` was built with the engine's current recipe (so it is the one used); for a source's
+    environment, when its source is still there and would use it."""
     try:
         engine = get_engine(installed.name)
-    except EngineError:
+        source = installed.manifest.get("source")
+        if isinstance(source, dict):  # the environment its source (still there) would use now
+            return installed.path == source_env_dir(engine, locate_source(engine, str(source.get("path"))))
+        return installed.path == env_dir(engine, installed.version)
+    except (EngineError, ValueError):
         return False
-    return installed.path == env_dir(engine, installed.version)
 
 
 def worker_spec(
@@ -517,10 +521,11 @@ def describe(installed: Installed) -> str:
     size = m.get("size_bytes")
     size_text = f"{size / 1e6:,.0f} MB" if isinstance(size, int) else "? MB"
     state = "current" if is_current(installed) else "stale recipe"
+    head = f"{m['name']}=={m['version']}"
     if isinstance(m.get("source"), dict):
-        state = f"source {m['source'].get('path')}: {m['source'].get('how')}"
+        head = f"{m['name']}@{m['source'].get('path')} (version {m['version']}; {m['source'].get('how')})"
     return (
-        f"{m['name']}=={m['version']}  {size_text}  built in {m.get('build_seconds', '?')} s on "
+        f"{head}  {size_text}  built in {m.get('build_seconds', '?')} s on "
         f"{m.get('built_at', '?')}  recipe {m.get('recipe_key', '?')} ({state})  {installed.path}"
     )
 
