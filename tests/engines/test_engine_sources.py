@@ -22,7 +22,7 @@ from harness.engines.client import WorkerParserError
 from harness.jobs.evaluate import _worker_provenance
 from harness.parse.registry import get_any_parser
 
-pytestmark = pytest.mark.timeout(2400)
+pytestmark = pytest.mark.timeout(3600)  # cold builds on shared cores: 40+ min measured for llama.cpp
 
 BOOL_CALL = '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3,note:true}<tool_call|>'
 
@@ -230,11 +230,28 @@ GEMMA4_QUOTED = (
 )
 
 
-def test_llama_cpp_tree_builds_incrementally():
+def synced_llama_cpp_tree(name: str, scratch: Path) -> Path:
+    """``<cache>/test-sources/<name>``: the sdist's llama.cpp, files that differ from it (a patch left by an
+    interrupted run) rewritten with a new mtime, the others left as they are, so the kept build folder of a
+    previous run stays valid and an interrupted cold build continues where it stopped."""
+    import filecmp
+    import shutil
+
     from parsers.reference.llama_cpp import _extract_llama_cpp
 
-    tree = fresh_tree("llama.cpp")
-    _extract_llama_cpp(tree, print)
+    _extract_llama_cpp(scratch, print)
+    tree = cache_dir() / "test-sources" / name
+    for path in scratch.rglob("*"):
+        target = tree / path.relative_to(scratch)
+        if path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        elif not target.is_file() or not filecmp.cmp(path, target, shallow=False):
+            shutil.copyfile(path, target)
+    return tree
+
+
+def test_llama_cpp_tree_builds_incrementally(tmp_path):
+    tree = synced_llama_cpp_tree("llama.cpp", tmp_path / "extracted")
     writer = tree / "common" / "chat-peg-parser.cpp"
     spec = f"llama.cpp@{tree}"
     parser, cold = started(spec, "gemma4")
@@ -248,7 +265,8 @@ def test_llama_cpp_tree_builds_incrementally():
     refreshes = engines.read_refreshes(installed.path)
     assert refreshes["runs"][-1]["compiled"] == 0 and refreshes["runs"][-1]["configured"] is False
     first = refreshes["runs"][-2]
-    print(f"\nllama.cpp@tree: cold {cold} s (configure + {first['compiled']} build steps in {first['seconds']} s)")
+    what = "configured and " if first["configured"] else ""
+    print(f"\nllama.cpp@tree: first start {cold} s ({what}{first['compiled']} build steps in {first['seconds']} s)")
 
     patch(writer, GEMMA4_SCALARS, GEMMA4_QUOTED)
     parser, warm = started(spec, "gemma4")
@@ -257,7 +275,8 @@ def test_llama_cpp_tree_builds_incrementally():
     finally:
         parser.close()
     edit = engines.read_refreshes(installed.path)["runs"][-1]
-    assert 0 < edit["compiled"] < first["compiled"] / 10 and edit["configured"] is False  # one file and the links
+    # one object, the llama-common archive, the worker's link: not the 150-odd steps of the cold build
+    assert 0 < edit["compiled"] <= 4 and edit["configured"] is False
     patch(writer, GEMMA4_QUOTED, GEMMA4_SCALARS)  # the fix, second edit
     parser, second = started(spec, "gemma4")
     try:
