@@ -238,12 +238,13 @@ class PipEngine:
             try:
                 self.check_version(version)  # the adapter's own rule (vLLM: 0.33 and later)
             except ValueError as exc:
-                step = "checking the wheel" if source.kind == "wheel" else "choosing the release under the tree"
-                raise SourceError(f"{step}: {exc}") from None
+                what = "checking the wheel" if source.kind == "wheel" else "choosing the release under the tree"
+                raise SourceError(f"{what}: {exc}") from None
         if self.python_only and source.kind == "tree":
             return self.steps(version)
         replacement = ["-e", str(source.project)] if source.kind == "tree" else ["{wheel}"]
-        steps, found = [], False
+        steps: list[list[str]] = []
+        found = False
         for step in self.steps(version):
             new: list[str] = []
             for arg in step:
