@@ -367,3 +367,46 @@ def test_a_run_records_the_source_of_its_engine(sglang_tree, tmp_path):
     assert source["dirty"] is True and source["how"].startswith("editable install")
     report = (tmp_path / "report.md").read_text()
     assert f"built from source `{sglang_tree} (git {source['commit'][:12]}, dirty" in report
+
+
+def test_compare_of_the_release_and_a_patched_tree_reports_exactly_the_cases_it_breaks(tmp_path):
+    """`compare` between the transformers 5.16.0 wheel (A) and its sdist tree with the tool-name pattern narrowed
+    to ``[a-z]+`` (B): exactly the cases A passes whose calls name a tool with another character regress."""
+    import json
+    import re
+    import subprocess
+    import sys
+
+    with open_wheel("transformers==5.16.0", cache_dir() / "test-sources" / "wheels" / "transformers==5.16.0") as whl:
+        wheel = Path(whl.filename)
+    tree = unpack_sdist("transformers==5.16.0", fresh_tree("transformers"))
+    fallbacks = tree / "src" / "transformers" / "cli" / "serving" / "utils.py"
+    patch(fallbacks, r"call:(?P<name>\w+)", r"call:(?P<name>[a-z]+)")
+    a, b = f"transformers@{wheel}:gemma4", f"transformers@{tree}:gemma4"
+    out = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "compare", "--model", "gemma-4-e2b", "--parsers", f"{a},{b}"]
+        + ["--slices", "curated", "--modes", "oneshot,char", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=1800,
+    )
+    assert out.returncode == 1, out.stderr[-2000:]  # a regression
+    comparison = json.loads((tmp_path / "run.json").read_text())["comparison"]
+    corpus = [json.loads(line) for line in (tmp_path / "corpus.jsonl").read_text().split("\n") if line]
+    results = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().split("\n") if line]
+    named_otherwise = {
+        case["id"]
+        for case in corpus
+        if any(not re.fullmatch("[a-z]+", call["name"]) for call in (case["expected"] or {}).get("tool_calls") or [])
+    }
+    broken = {
+        (r["case_id"], r["mode"])
+        for r in results
+        if r["parser"] == a and r["verdict"] in ("pass", "soft_pass") and r["case_id"] in named_otherwise
+    }
+    assert broken and {(r["case_id"], r["mode"]) for r in comparison["regressions"]} == broken
+    assert comparison["fixes"] == []
+    report = (tmp_path / "compare.md").read_text()
+    assert f"- B is built from source `{tree} (not a git checkout; files sha256" in report
+    assert "- A is built from source" in report and "(wheel sha256" in report
