@@ -158,10 +158,19 @@ def test_a_bad_source_is_one_error_line_naming_it_and_the_step(tmp_path, spec, m
     _wheel(tmp_path, "vllm", "0.20.0")
     (tmp_path / "notes.txt").write_text("x")
     spec = spec.format(tmp=tmp_path)
+    with pytest.raises(EngineError) as refused:
+        engines.install(spec, log=lambda line: None)  # refused before anything is built
+    text = str(refused.value)
+    assert "\n" not in text and text.startswith(f"{spec}: ") and message in text
+
+
+def test_the_cli_prints_a_bad_source_as_one_error_line(tmp_path):
+    spec = f"sglang@{tmp_path}/missing"
     out = _cli("engines", "install", spec)
     assert out.returncode != 0 and out.stdout == ""
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {spec}: ") and message in lines[0], out.stderr
+    assert out.stderr.strip().splitlines() == [
+        f"error: {spec}: locating the source: no such file or folder {str(tmp_path / 'missing')!r}"
+    ]
 
 
 def test_a_bad_source_in_a_parser_list_is_unavailable_with_the_reason(tmp_path):
