@@ -246,7 +246,14 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
 
 
 def _build(
-    target: Path, label: str, engine: Engine, run: Callable[[Path], None], fields: dict, log: Log, force: bool
+    target: Path,
+    label: str,
+    engine: Engine,
+    run: Callable[[Path], None],
+    fields: dict,
+    log: Log,
+    force: bool,
+    cost: str = "",
 ) -> Installed:
     """Build ``target`` with ``run(folder)`` (see :func:`build_in_place`) and write its manifest: ``fields`` plus
     the build time, date, Python and size. Raises :class:`EngineBuildError`."""
@@ -258,7 +265,7 @@ def _build(
         return found is not None
 
     def build(folder: Path) -> None:
-        log(f"installing {label} into {target} (cold install: {engine.cold_install})")
+        log(f"installing {label} into {target} (cold install: {cost or engine.cold_install})")
         started = time.monotonic()
         run(folder)
         manifest.update(
@@ -326,7 +333,9 @@ def install_source(engine: Engine, source: Source, log: Log = print, force: bool
         "recipe_key": target.name.rsplit("-", 1)[-1],
     }
     try:
-        return _build(target, label, engine, lambda folder: build.install(folder, source, log), fields, log, force)
+        return _build(
+            target, label, engine, lambda folder: build.install(folder, source, log), fields, log, force, build.cost
+        )
     except EngineBuildError as exc:
         raise EngineError(
             f"{engine.name}@{source.text}: installing failed: {_first_line(exc)} (log: {exc.log})"
@@ -486,7 +495,7 @@ def source_worker_spec(engine: Engine, text: str, install_missing: bool = False,
     else:
         raise EngineError(
             f"{label} is not installed: run `toolcall-harness engines install {engine.name}@{source.text}` "
-            f"(cold install: {engine.cold_install})"
+            f"(cost: {engine.sources.cost or engine.cold_install})"
         )
     refreshed = refresh_source(engine, installed, source, log)
     argv, env = engine.sources.worker_command(installed.path, source)

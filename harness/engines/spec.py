@@ -66,6 +66,7 @@ class SourceBuild:
       vllm==0.33.0"``).
     - ``version(source) -> str``: the release the source says it is (or the pinned default).
     - ``worker_command(env_dir, source)``: as :attr:`Engine.worker_command`.
+    - ``cost``: what a first install and an edit cost, in words, for messages (as :attr:`Engine.cold_install`).
     """
 
     locate: Callable[[str], Source]
@@ -75,6 +76,7 @@ class SourceBuild:
     how: Callable[[Source], str]
     version: Callable[[Source], str]
     refresh: Callable[[Path, Source, Log], dict | None] = field(default=lambda env_dir, source, log: None)
+    cost: str = ""
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,8 @@ class PipEngine:
                 worker_command=lambda env_dir, source: self._worker_command(env_dir, self._source_version(source)),
                 how=self._how,
                 version=self._source_version,
+                cost=f"the release recipe's steps ({self.cold_install}); an edit rebuilds nothing (the install is "
+                "editable), the next worker start reads it",
             ),
         )
 
