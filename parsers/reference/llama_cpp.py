@@ -289,7 +289,8 @@ def source_refresh(env_dir: Path, source: Source, log: Log) -> dict:
     ``env_dir/bin``; returns ``{"configured": bool, "compiled": number of build steps run}`` (0: nothing changed)."""
     build = env_dir / "build"
     configured = False
-    if not (build / "CMakeCache.txt").is_file():
+    # configured = the generator's files are there (a failed configure leaves a CMakeCache.txt without them)
+    if not any((build / name).is_file() for name in ("build.ninja", "Makefile")):
         commit = identity(source).get("commit", "unknown")
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
         run_step(
