@@ -359,6 +359,7 @@ ENGINE = Engine(
         version=source_version,
         refresh=source_refresh,
         cost="the release's cmake build (about 3.5 min on 2 idle cores), run at the first worker start; an edit: an "
-        "incremental build at the next start (3 steps, 29-37 s, after an edit to common/chat-peg-parser.cpp)",
+        "incremental build at the next start (3 steps, 5-6 s on 2 shared cores, after an edit to "
+        "common/chat-peg-parser.cpp)",
     ),
 )
