@@ -188,8 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     en = sub.add_parser("engines", help="build and list engine environments (SGLang, vLLM, llama.cpp, ...)")
     en_sub = en.add_subparsers(dest="engines_command", required=True)
-    ei = en_sub.add_parser("install", help="build NAME[==VERSION] into the user cache (reused later)")
-    ei.add_argument("specs", nargs="+", metavar="NAME[==VERSION]")
+    ei = en_sub.add_parser(
+        "install", help="build NAME[==VERSION] or NAME@SOURCE (a source tree or wheel) into the user cache"
+    )
+    ei.add_argument("specs", nargs="+", metavar="NAME[==VERSION]|NAME@SOURCE")
     ei.add_argument("--force", action="store_true", help="rebuild even if installed")
     ei.set_defaults(command="info:cmd_engines_install")
     el = en_sub.add_parser("list", help="known engines, and the environments built (size, build time, recipe)")

@@ -65,11 +65,17 @@ class WorkerParserTimeout(WorkerParserError):
 
 @dataclass
 class WorkerSpec:
-    """How to start a worker: ``argv``, extra environment variables, and a label for messages."""
+    """How to start a worker: ``argv``, extra environment variables, and a label for messages.
+
+    ``name``: the stem of its parsers' names (``sglang@/src/sglang`` → ``sglang@/src/sglang:gemma4``) instead of
+    the hello's ``library==version``; ``source``: where an engine built from a source tree or wheel came from
+    (:func:`harness.engines.environments.source_worker_spec`), recorded in the run log."""
 
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     label: str = ""
+    name: str = ""
+    source: dict | None = None
 
     @classmethod
     def from_command(cls, command: str) -> WorkerSpec:
@@ -281,7 +287,7 @@ class WorkerParser:
         self.format = format or formats[0]
         self.formats: tuple[str, ...] = (self.format,)
         self.incremental = bool(hello.get("incremental", False))
-        self.name = f"{self.library}=={self.version}:{self.format}"
+        self.name = f"{spec.name or f'{self.library}=={self.version}'}:{self.format}"
         self.hello = hello
 
     # -- process management -------------------------------------------------------------------------

@@ -474,7 +474,8 @@ def _peer_provenance(cases: list[Case]) -> dict:
 
 
 def _worker_provenance(parsers: list[Parser]) -> dict:
-    """``{parser name: {command, engine_env, recipe_key, restarts, hello}}`` for the out-of-process parsers."""
+    """``{parser name: {command, engine_env, recipe_key, restarts, hello[, source]}}`` for the out-of-process parsers;
+    ``source`` for an engine built from a source tree or wheel: path, commit, dirty, how it is installed."""
     out = {}
     for parser in parsers:
         if not runs_out_of_process(parser):
@@ -487,6 +488,7 @@ def _worker_provenance(parsers: list[Parser]) -> dict:
             "recipe_key": engine_env.rsplit("-", 1)[-1] if engine_env else "",
             "restarts": parser.restarts,
             "hello": parser.hello,
+            **({"source": spec.source} if spec.source else {}),
         }
     return out
 

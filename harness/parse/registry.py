@@ -19,7 +19,8 @@ or a library alias — ``transformers``, ``mlx-lm`` (``mlx_lm``), ``toolcall-har
 ``format`` unless the library has a single parser (the project's own parsers are one per format: ``own`` is
 ``toolcall-harness:gemma4`` with format ``gemma4``, ``toolcall-harness:hermes`` with ``hermes``).
 :func:`create_parsers` also takes ``all``, engine names with versions (``sglang==0.5.23:gemma4``, run out of
-process: :mod:`harness.engines.environments`), ``cmd:COMMAND`` workers and ``py:MODULE:ATTR`` candidate parsers
+process: :mod:`harness.engines.environments`), engines built from a source (``sglang@/src/sglang:gemma4``),
+``cmd:COMMAND`` workers and ``py:MODULE:ATTR`` candidate parsers
 (:mod:`harness.parse.loader`).
 """
 
@@ -34,7 +35,7 @@ from harness.core.errors import HarnessError, did_you_mean
 from harness.core.plugins import entry_point_modules, package_modules
 from harness.core.protocol import Parser
 from harness.engines.client import WorkerError, WorkerParser, WorkerSpec
-from harness.engines.environments import EngineError, engines, split_spec, worker_spec
+from harness.engines.environments import EngineError, engines, parse_spec, split_format, worker_spec
 from harness.formats import known_formats
 from harness.parse.loader import ParserLoadError, check_protocol, load_parser_object
 
@@ -224,7 +225,8 @@ def resolve(name: str, format: str | None = None) -> str:
         f"unknown parser {name!r}{_suggestion(name, fmt)}"
         + (f" for format {fmt!r}" if fmt else "")
         + f"{_format_suggestion(fmt)}; known: {known}; "
-        f"engines: {_engine_names()} (NAME or NAME==VERSION); any protocol worker: cmd:COMMAND"
+        f"engines: {_engine_names()} (NAME, NAME==VERSION or NAME@SOURCE: a source tree or wheel); "
+        "any protocol worker: cmd:COMMAND"
     )
     if reg.unavailable:
         message += "; unavailable: " + "; ".join(f"{k} ({v})" for k, v in reg.unavailable.items())
@@ -282,6 +284,9 @@ def create_parsers(
     - ``references``: ``all`` without the project's own parser (the engines' verdicts, e.g. to pin them);
     - ``ENGINE[==VERSION][:FORMAT]`` (``sglang``, ``vllm==0.33.0:gemma4``, ``transformers==5.16.0:gemma4``):
       an engine's worker (:mod:`harness.engines.environments`), built first when missing and ``install_missing``;
+    - ``ENGINE@SOURCE[:FORMAT]`` (``sglang@/src/sglang:gemma4``, ``vllm@dist/vllm-0.33.0-cp38-abi3-linux_x86_64.whl``):
+      the engine built from a local source tree or a wheel file (``docs/engine-sources.md``), named
+      ``ENGINE@/absolute/path:FORMAT``;
     - ``cmd:COMMAND LINE``: any executable speaking the worker protocol (``docs/worker-protocol.md``);
     - ``py:pkg.module:Attr`` or ``py:path/file.py:Attr``: a parser class or object loaded in-process by
       :func:`harness.parse.loader.load_parser_object` (a candidate to gate; a load failure raises).
@@ -351,10 +356,12 @@ def _create_one(name: str, format: str, install_missing: bool, log) -> Parser:
     try:
         return reg.entries[resolve(name, format)].factory()
     except UnknownParserError as unknown:
-        spec, _, fmt = name.partition(":")
-
-        engine_name, version = split_spec(spec)
-        engine_name = ALIASES.get(engine_name, engine_name)
+        spec, fmt = split_format(name)
+        try:
+            ref = parse_spec(spec)
+        except EngineError as exc:
+            raise UnknownParserError(f"parser {name!r}: {exc}") from None
+        engine_name = ALIASES.get(ref.name, ref.name)
         if engine_name not in engines():
             library_reasons = [v for k, v in reg.unavailable.items() if _module_library(k) == engine_name]
             if library_reasons:
@@ -365,7 +372,7 @@ def _create_one(name: str, format: str, install_missing: bool, log) -> Parser:
                 f"parser {name!r} parses {fmt!r}{_format_suggestion(fmt)}, but this evaluation is of {format!r}"
             ) from None
         try:
-            return _worker_parser(worker_spec(engine_name, version, install_missing, log), format)
+            return _worker_parser(worker_spec(engine_name, ref.version, install_missing, log, ref.source), format)
         except EngineError as exc:
             raise _Unavailable(str(exc)) from None
 

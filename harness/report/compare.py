@@ -23,6 +23,7 @@ from rich.table import Table
 
 from harness.core.results import clip
 from harness.core.textio import write_text
+from harness.engines.sources import describe_identity
 from harness.report.flips import flips
 from harness.report.gate import Flip, GateResult, by_case, flip_case_lines, outcome, some_ids, summary_table
 from harness.report.runlog import RunLog
@@ -109,6 +110,11 @@ def compare_markdown(log: RunLog, budget: int = PR_BUDGET) -> list[str]:
     with a line for each other case stays under ``budget`` characters; the others one line each."""
     c, p = log.comparison, log.provenance
     result = gate_result(log)
+    sources = [  # an engine built from a source tree or wheel: what the code was (harness.engines.sources)
+        f"- {side} is built from source `{describe_identity(source)}`: {source.get('how')}."
+        for side, key in (("A", "a"), ("B", "b"))
+        if isinstance(source := p.workers.get(c[key]["name"], {}).get("source"), dict)
+    ]
     lines = [
         f"## {title(log)}",
         "",
@@ -119,6 +125,8 @@ def compare_markdown(log: RunLog, budget: int = PR_BUDGET) -> list[str]:
             for side, when, key in (("A", "before", "a"), ("B", "after", "b"))
         ),
         "",
+        *sources,
+        *([""] if sources else []),
         (
             f"Corpus: {', '.join(f'{name} {n}' for name, n in p.corpus.items())} cases "
             f"(seed {p.seeds.get('run_seed')}, modes {', '.join(log.modes)}, policy {p.judging_policy.describe()}); "
