@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.capture.backends import BackendError, known_backends
-from harness.capture.records import Capture
+from harness.capture.records import Capture, read_captures
 from harness.capture.run import (
     CaptureSettings,
     capture_key,
@@ -75,6 +75,9 @@ def plan_capture(config, entry, fmt) -> CapturePlan | None:
     plan = CapturePlan(settings, prompts, examples)
     if settings.files:
         known = {p.id for p in prompts}
+        for path in settings.files:  # an empty file scores nothing: "every parser passed" would be a lie
+            if not read_captures(path, []):
+                raise HarnessError(f"{path}: no capture records in the file: nothing to score")
         plan.captures = latest_captures(settings.files, plan.torn)
         for capture in plan.captures:
             where = f"{', '.join(map(str, settings.files))}: capture of prompt {capture.prompt_id!r}"

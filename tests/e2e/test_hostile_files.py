@@ -210,6 +210,16 @@ def test_a_capture_file_that_is_not_utf8_or_scored_against_a_ref_cycle_is_one_er
     assert f"{suite}:1: tools[0] (create_order): parameters is not a valid JSON schema: $ref cycle" in one_error(out)
 
 
+def test_an_empty_capture_file_is_refused_not_scored_as_every_parser_passed(tmp_path):
+    """Before: ``eval --captures empty.jsonl`` scored nothing and said "every parser passed every case", exit 0."""
+    captures = tmp_path / "cap.jsonl"
+    captures.write_text("\n", encoding="utf-8")
+    out = run_cli("eval", "--model", "qwen2.5-7b", "--captures", str(captures), "--slices", "observed",
+                  "--modes", "oneshot", "--out", str(tmp_path / "run"))  # fmt: skip
+    assert one_error(out) == f"error: {captures}: no capture records in the file: nothing to score"
+    assert not (tmp_path / "run" / "results.jsonl").exists()
+
+
 def test_a_catalog_template_path_outside_the_sdist_is_refused(tmp_path):
     catalog = tmp_path / "catalog.toml"
     catalog.write_text(
