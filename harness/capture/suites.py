@@ -64,7 +64,7 @@ def load_suite(name_or_path: str | Path) -> list[Prompt]:
 
     Raises :class:`SuiteError` naming ``file:line`` for invalid JSON, missing or mistyped fields, a tool
     declaration that is not a valid JSON schema, an expected call to an undeclared tool, pinned values that
-    the tool's schema rejects, and duplicate ids."""
+    the tool's schema rejects, and duplicate ids; names the file when it holds no prompt."""
     path = Path(name_or_path)
     if not path.suffix:
         path = SUITES_DIR / f"{name_or_path}.jsonl"
@@ -77,6 +77,8 @@ def load_suite(name_or_path: str | Path) -> list[Prompt]:
             raise SuiteError(f"{where}: duplicate id {prompt.id!r}")
         seen.add(prompt.id)
         prompts.append(prompt)
+    if not prompts:  # a capture of nothing would end "0 prompts run", exit 0
+        raise SuiteError(f"{path}: no prompts in the suite file")
     return prompts
 
 

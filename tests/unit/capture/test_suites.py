@@ -2,6 +2,7 @@
 the project's parser, and ``judge`` names each way an answer can be wrong."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +165,12 @@ def test_a_parser_that_returns_nothing_for_a_real_answer_loses_content():
     assert judge(prompt, Message(), get_format("hermes"), raw).error_type == "content_lost"
     assert judge(prompt, Message(content="The rain falls"), get_format("hermes"), raw).verdict == "pass"
     assert judge(prompt, Message(), get_format("hermes"), "   ").verdict == "pass"
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "   \n"])
+def test_a_suite_file_without_prompts_is_an_error_naming_it(tmp_path, text):
+    """Before: ``capture --suites empty.jsonl`` ran "0 prompts", exit 0."""
+    path = tmp_path / "empty.jsonl"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SuiteError, match=rf"^{re.escape(str(path))}: no prompts in the suite file$"):
+        load_suite(path)
