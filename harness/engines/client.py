@@ -163,25 +163,7 @@ class WorkerProcess:
         line = self._ready.popleft()
         if line is _EOF:
             raise self._crashed("the worker closed its output")
-        try:
-            response = json.loads(line)
-        except ValueError:
-            raise WorkerError("protocol", f"not a JSON line: {_clip(line)}") from None
-        if not isinstance(response, dict) or response.get("id") != request_id:
-            raise WorkerError("protocol", f"expected the response to request {request_id}, got {_clip(line)}")
-        if response.get("ok") is True and isinstance(response.get("result"), dict):
-            return response["result"]
-        error = response.get("error")
-        if response.get("ok") is False and isinstance(error, dict):
-            if lenient:
-                return None
-            message = str(error.get("message", ""))
-            if error.get("type") == "parser_error":
-                raise WorkerParserError(message)
-            if error.get("type") == "timeout":
-                raise WorkerParserTimeout(message)
-            raise WorkerError("protocol", f"worker error {error.get('type')!r}: {message}")
-        raise WorkerError("protocol", f"malformed response: {_clip(line)}")
+        return decode_response(line, request_id, lenient)
 
     def _crashed(self, what: str) -> WorkerError:
         try:
@@ -385,6 +367,33 @@ class WorkerStream:
         (result,) = self._parser._call([{"op": "finish", "stream": self._id}])
         self.diagnostics = [str(d) for d in result.get("diagnostics") or []]
         return deltas_from_result(result)
+
+
+def decode_response(line: bytes | str, request_id: int, lenient: bool = False) -> dict | None:
+    """The ``result`` object of one response line of a worker (``docs/worker-protocol.md``) answering ``request_id``.
+
+    Raises :class:`WorkerError` (``protocol``) for a line that is not a JSON object, answers another request or is
+    malformed, and for an error response of a type other than ``parser_error`` (:class:`WorkerParserError`) and
+    ``timeout`` (:class:`WorkerParserTimeout`); ``lenient``: a well-formed error response gives ``None`` instead."""
+    try:
+        response = json.loads(line)
+    except ValueError:
+        raise WorkerError("protocol", f"not a JSON line: {_clip(line)}") from None
+    if not isinstance(response, dict) or response.get("id") != request_id:
+        raise WorkerError("protocol", f"expected the response to request {request_id}, got {_clip(line)}")
+    if response.get("ok") is True and isinstance(response.get("result"), dict):
+        return response["result"]
+    error = response.get("error")
+    if response.get("ok") is False and isinstance(error, dict):
+        if lenient:
+            return None
+        message = str(error.get("message", ""))
+        if error.get("type") == "parser_error":
+            raise WorkerParserError(message)
+        if error.get("type") == "timeout":
+            raise WorkerParserTimeout(message)
+        raise WorkerError("protocol", f"worker error {error.get('type')!r}: {message}")
+    raise WorkerError("protocol", f"malformed response: {_clip(line)}")
 
 
 def _check_hello(hello: dict) -> None:
