@@ -1,0 +1,70 @@
+"""The inputs coverage-guided fuzzing found (``make fuzz``, ``docs/fuzzing.md``), replayed through the same checks
+without atheris: each passes its target's check (no undeclared exception, one-line errors, one-shot equal to the
+stream cut at the input's offsets) within the per-input time bound. Inputs are inline, as the fuzzer wrote them."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load_targets():
+    spec = importlib.util.spec_from_file_location("fuzz_targets", ROOT / "fuzz" / "targets.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+targets = _load_targets()
+
+#: (target, input, what went wrong before the fix)
+REGRESSIONS: list[tuple[str, bytes, str]] = []
+
+
+@pytest.mark.parametrize(
+    ("target", "data", "what"), REGRESSIONS, ids=[f"{t}-{i}" for i, (t, *_) in enumerate(REGRESSIONS)]
+)
+def test_a_fuzz_found_input_passes_its_check_in_bounded_time(target, data, what):
+    check = targets.make_check(target)
+    start = time.monotonic()
+    check(data)
+    assert time.monotonic() - start < targets.TIMEOUT_S, what
+
+
+def test_a_parser_input_decodes_to_its_text_offsets_prefix_and_tools():
+    choices = ("", "<think>", "<think>\n")
+    data = targets.encode_parser_input("ab\udcffcd", [4, 1, 1, 9], prefix_index=2, tools=True)
+    case = targets.decode_parser_input(data, choices)
+    assert case.text == "ab\udcffcd" and case.prefix == "<think>\n" and case.tools == targets.TOOLS
+    assert case.splits == (1, 3, 4)  # modulo len(text) + 1 (9 is 3), deduplicated, sorted
+    assert targets.decode_parser_input(b"", choices) == targets.ParserInput("", (), "", None)
+
+
+def test_the_parser_check_catches_a_stream_that_differs_from_the_one_shot_parse(monkeypatch):
+    text = '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>'
+    targets.parser_check("hermes")(targets.encode_parser_input(text, [5, 30]))
+    real = targets.registry.get_parser("toolcall-harness:hermes")
+
+    class Drifting:
+        """The own hermes parser, but its stream drops the last character of every chunk."""
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def stream(self, tools=None, prefix=""):
+            session = real.stream(tools, prefix)
+            feed = session.feed
+            session.feed = lambda chunk, token_ids=None: feed(chunk[:-1])  # type: ignore[method-assign]
+            return session
+
+    monkeypatch.setattr(targets.registry, "get_parser", lambda name: Drifting())
+    with pytest.raises(targets.Violation, match=r"one-shot .* != streamed .* cut at \[5, 30\]"):
+        targets.parser_check("hermes")(targets.encode_parser_input(text, [5, 30]))
