@@ -392,7 +392,7 @@ def decode_response(line: bytes | str, request_id: int, lenient: bool = False) -
             raise WorkerParserError(message)
         if error.get("type") == "timeout":
             raise WorkerParserTimeout(message)
-        raise WorkerError("protocol", f"worker error {error.get('type')!r}: {message}")
+        raise WorkerError("protocol", f"worker error {error.get('type')!r}: {_clip(message, 500)}")
     raise WorkerError("protocol", f"malformed response: {_clip(line)}")
 
 
@@ -447,6 +447,10 @@ def _text(value) -> str | None:
 
 
 def _clip(line, limit: int = 200) -> str:
+    """``line`` (bytes or text) as one printable line for an error message: its newline dropped, cut at ``limit``
+    characters (then ``...``), every non-printable character (``\\r``, NUL, U+2028, a lone surrogate) escaped as
+    ``repr`` writes it."""
     text = line.decode("utf-8", "replace") if isinstance(line, bytes) else str(line)
     text = text.rstrip("\n")
-    return text if len(text) <= limit else text[:limit] + "..."
+    text = text if len(text) <= limit else text[:limit] + "..."
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

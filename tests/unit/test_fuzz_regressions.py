@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.engines.client import WorkerError, decode_response
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -26,7 +28,13 @@ def _load_targets():
 targets = _load_targets()
 
 #: (target, input, what went wrong before the fix)
-REGRESSIONS: list[tuple[str, bytes, str]] = []
+REGRESSIONS = [
+    (
+        "worker-reply",
+        b'{"id":\r,"ok":tru\xae,"result":{"deltas":[{"content":"S\x00\x00\x00\x00\x00\x00\x00=}\n',
+        "a reply line holding a carriage return gave a WorkerError message of two lines",
+    )
+]
 
 
 @pytest.mark.parametrize(
@@ -37,6 +45,15 @@ def test_a_fuzz_found_input_passes_its_check_in_bounded_time(target, data, what)
     start = time.monotonic()
     check(data)
     assert time.monotonic() - start < targets.TIMEOUT_S, what
+
+
+def test_a_worker_reply_error_is_one_printable_line():
+    with pytest.raises(WorkerError) as caught:
+        decode_response(b'{"id":\r,"ok":1}\x00', 1)
+    assert str(caught.value) == 'not a JSON line: {"id":\\r,"ok":1}\\x00'
+    reply = b'{"id":1,"ok":false,"error":{"type":"boom","message":"line one\\nline two\\u2028"}}'
+    with pytest.raises(WorkerError, match=r"^worker error 'boom': line one\\nline two\\u2028$"):
+        decode_response(reply, 1)
 
 
 def test_a_parser_input_decodes_to_its_text_offsets_prefix_and_tools():
