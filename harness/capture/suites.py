@@ -26,6 +26,7 @@ from jsonschema import Draft202012Validator
 from harness.core.errors import HarnessError
 from harness.core.jsonl import read_objects
 from harness.core.paths import SUITES_DIR
+from harness.core.textio import one_line
 
 
 class SuiteError(HarnessError):
@@ -199,7 +200,8 @@ def _prompt(data: dict, where: str) -> Prompt:
             problem = getattr(exc, "message", None) or str(exc)
         if problem:
             raise SuiteError(
-                f"{where}: tools[{i}] ({function['name']}): parameters is not a valid JSON schema: {problem}"
+                f"{where}: tools[{i}] ({one_line(function['name'])}): parameters is not a valid JSON schema: "
+                f"{one_line(problem)}"
             ) from None
         tools[function["name"]] = function
     calls = data["expect"].get("calls")

@@ -31,7 +31,7 @@ from typing import IO, Literal, TypeGuard, overload
 
 from harness.core.messages import Message, ToolCall, parse_arguments
 from harness.core.protocol import Delta, ToolCallDelta
-from harness.core.textio import encode
+from harness.core.textio import encode, one_line
 from harness.engines.server import fd_line_blocks
 
 PROTOCOL_VERSION = 1
@@ -448,9 +448,7 @@ def _text(value) -> str | None:
 
 def _clip(line, limit: int = 200) -> str:
     """``line`` (bytes or text) as one printable line for an error message: its newline dropped, cut at ``limit``
-    characters (then ``...``), every non-printable character (``\\r``, NUL, U+2028, a lone surrogate) escaped as
-    ``repr`` writes it."""
+    characters (then ``...``), every non-printable character escaped (:func:`~harness.core.textio.one_line`)."""
     text = line.decode("utf-8", "replace") if isinstance(line, bytes) else str(line)
     text = text.rstrip("\n")
-    text = text if len(text) <= limit else text[:limit] + "..."
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return one_line(text if len(text) <= limit else text[:limit] + "...")
