@@ -379,6 +379,8 @@ def decode_response(line: bytes | str, request_id: int, lenient: bool = False) -
         response = json.loads(line)
     except ValueError:
         raise WorkerError("protocol", f"not a JSON line: {_clip(line)}") from None
+    except RecursionError:
+        raise WorkerError("protocol", f"a JSON line nested too deeply: {_clip(line)}") from None
     if not isinstance(response, dict) or response.get("id") != request_id:
         raise WorkerError("protocol", f"expected the response to request {request_id}, got {_clip(line)}")
     if response.get("ok") is True and isinstance(response.get("result"), dict):

@@ -1,6 +1,7 @@
 """The inputs coverage-guided fuzzing found (``make fuzz``, ``docs/fuzzing.md``), replayed through the same checks
 without atheris: each passes its target's check (no undeclared exception, one-line errors, one-shot equal to the
-stream cut at the input's offsets) within the per-input time bound. Inputs are inline, as the fuzzer wrote them."""
+stream cut at the input's offsets) within the per-input time bound. Inputs are inline, as the fuzzer wrote them (or,
+where marked, as they were written by hand while the targets were made)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.messages import parse_arguments
 from harness.engines.client import WorkerError, decode_response
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +35,24 @@ REGRESSIONS = [
         "worker-reply",
         b'{"id":\r,"ok":tru\xae,"result":{"deltas":[{"content":"S\x00\x00\x00\x00\x00\x00\x00=}\n',
         "a reply line holding a carriage return gave a WorkerError message of two lines",
-    )
+    ),
+    # found by hand while the targets were written, by inputs of the shapes they fuzz
+    (
+        "worker-reply",
+        b"[" * 100_000 + b"\n",
+        "a reply line nested past Python's JSON reader escaped the client as RecursionError",
+    ),
+    (
+        "worker-reply",
+        b'{"id":1,"ok":true,"result":{"tool_calls":[{"name":"f","arguments":"' + b"[" * 100_000 + b'"}]}}\n',
+        "call arguments sent as a JSON string nested past Python's reader raised RecursionError",
+    ),
+    (
+        "suite",
+        b'{"id":"a","suite":"s","messages":[],"tools":[{"function":{"name":"f\\n","parameters":{"type":"objec"}}}],'
+        b'"expect":{"calls":[]}}\n',
+        "a tool name with a newline made the suite's schema error two lines",
+    ),
 ]
 
 
@@ -54,6 +73,13 @@ def test_a_worker_reply_error_is_one_printable_line():
     reply = b'{"id":1,"ok":false,"error":{"type":"boom","message":"line one\\nline two\\u2028"}}'
     with pytest.raises(WorkerError, match=r"^worker error 'boom': line one\\nline two\\u2028$"):
         decode_response(reply, 1)
+
+
+def test_deep_arguments_stay_a_string_and_a_deep_line_is_a_protocol_error():
+    assert parse_arguments("[" * 100_000) == "[" * 100_000
+    with pytest.raises(WorkerError, match=r"^a JSON line nested too deeply: \[\[\[") as caught:
+        decode_response(b"[" * 100_000, 1)
+    assert caught.value.kind == "protocol"
 
 
 def test_a_parser_input_decodes_to_its_text_offsets_prefix_and_tools():
