@@ -11,8 +11,9 @@ seconds (at least 1), one after another on one core, with:
   seeds made once (:func:`write_seeds`) from real texts (each format's curated, drift, generated and observed cases
   rendered by its offline template; the shipped suites; capture and case files written by the harness' writers; the
   worker server's replies);
-- a dictionary of the format's markers (``-dict``), ``-timeout`` :data:`targets.TIMEOUT_S` per input and a 2 GB
-  memory limit;
+- for the readers, a JSON-aware mutation beside libFuzzer's byte mutations (``fuzz/mutate.py``);
+- a dictionary of the format's markers or the seeds' JSON keys (``-dict``), ``-timeout`` :data:`targets.TIMEOUT_S`
+  per input and a 2 GB memory limit;
 - crashes, timeouts and out-of-memory inputs written to ``reports/fuzz/crashes/<target>/`` (libFuzzer's
   ``-artifact_prefix``), each with the check's message in ``<file>.txt``; after one the target starts again with
   the time left (up to 4 times), so one shallow crash does not end its run.
@@ -47,7 +48,15 @@ def child(target: str, flags: list[str]) -> None:
         import targets
 
         check = targets.make_check(target)  # the registry imports the parser modules here: instrumented too
-    atheris.Setup([sys.argv[0], *flags], check)
+    if target in targets.READERS:  # JSON data: mutate its structure too (fuzz/mutate.py)
+        import mutate
+
+        def mutator(data: bytes, max_size: int, seed: int) -> bytes:
+            return mutate.mutate_json(data, max_size, seed, atheris.Mutate)
+
+        atheris.Setup([sys.argv[0], *flags], check, custom_mutator=mutator)
+    else:
+        atheris.Setup([sys.argv[0], *flags], check)
     atheris.Fuzz()
 
 
