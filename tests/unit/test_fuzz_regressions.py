@@ -36,6 +36,16 @@ REGRESSIONS = [
         b'{"id":\r,"ok":tru\xae,"result":{"deltas":[{"content":"S\x00\x00\x00\x00\x00\x00\x00=}\n',
         "a reply line holding a carriage return gave a WorkerError message of two lines",
     ),
+    (
+        "capture",
+        b'{"prompt_id": "nested-05", "suite": "nested-args", "format": "hermes", "backend": "llama-cpp", "mode'
+        b'l": {"name": "llama-cpp", "file": "model.gguf", "sha256": "00000000000000000000000000000000000000000'
+        b'00000000000000000000000"}, "text": "<tool_call>\\n{\\"name\\": \\"create_order\\", \\"arguments\\": {}}", "'
+        b'pieces": 2, "prefix": "", "finish_reason": null, "elapsed_s": 0.0, "tokens": 0, "sampling": {"server'
+        b'_message": 1e+308}, "seed": -1, "versions": {}, "error": null, "server_message": null, "forced": [],'
+        b' "options": {}}\n',
+        "a capture whose pieces is a number raised TypeError in the reader",
+    ),
     # found by hand while the targets were written, by inputs of the shapes they fuzz
     (
         "worker-reply",
