@@ -79,6 +79,9 @@ def case_from_json(
         raise CaseFileError(
             f"{where}: field 'text_provenance' is {provenance!r}; expected one of {', '.join(TEXT_PROVENANCES)}"
         )
+    tags = data.get("tags")
+    if tags is not None and not (isinstance(tags, list) and all(isinstance(tag, str) for tag in tags)):
+        raise CaseFileError(f"{where}: field 'tags' must be a list of strings or null, got {type(tags).__name__}")
     expected = _expected(data["expected"], where)
     return Case(
         id=data["id"],
@@ -89,7 +92,7 @@ def case_from_json(
         tools=tools,
         prefix=data.get("prefix") or "",
         slice=data.get("slice") or default_slice,
-        tags=list(data.get("tags") or []),
+        tags=list(tags or []),
         stream_specific=data.get("stream_specific", False),
         source=data.get("source") or "",
         text_provenance=provenance,

@@ -46,6 +46,13 @@ REGRESSIONS = [
         b' "options": {}}\n',
         "a capture whose pieces is a number raised TypeError in the reader",
     ),
+    (
+        "cases",
+        b'{"id": "nested-object", "format": "", "text": "", "expected": {"content": "\\r", "tool_calls": [{"nam'
+        b'e": "query_issues", "function": null}]}, "tools": ["query_issues"], "prefi;": "", "tags": 1000000000'
+        b'000000000000000000000, "seed": "", "stop": "<|im_end|>\\n"}\n{" are ',
+        "a case whose tags is a number raised TypeError in the reader",
+    ),
     # found by hand while the targets were written, by inputs of the shapes they fuzz
     (
         "worker-reply",
