@@ -211,7 +211,8 @@ def check_suite(data: bytes) -> None:
 def check_capture(data: bytes) -> None:
     """The ``capture`` target: a capture file, read with and without torn-line skipping (module docstring)."""
     path = _file(data, "captures.jsonl")
-    for torn in (None, []):
+    skipped: list[str] = []
+    for torn in (None, skipped):
         try:
             read_captures(path, torn)
         except CaptureFileError as exc:
