@@ -53,6 +53,13 @@ REGRESSIONS = [
         b'000000000000000000000, "seed": "", "stop": "<|im_end|>\\n"}\n{" are ',
         "a case whose tags is a number raised TypeError in the reader",
     ),
+    (
+        "parser-kimi_k3",
+        b'\x12A\x00\x83\x00<|close|>thi|open|>tools<|close|>think<|sep|><|sep|><|open|>call tool="get_timdex'
+        b'<|close|>message<|et_weather"<|sep|><|close|>tools<|sep|><|close|>message<|sep|>',
+        "a Kimi K3 call without its closer, ended by the block closer, was read whole but surfaced when streamed "
+        "with the block closer cut in two",
+    ),
     # found by hand while the targets were written, by inputs of the shapes they fuzz
     (
         "worker-reply",
@@ -90,6 +97,12 @@ def test_a_worker_reply_error_is_one_printable_line():
     reply = b'{"id":1,"ok":false,"error":{"type":"boom","message":"line one\\nline two\\u2028"}}'
     with pytest.raises(WorkerError, match=r"^worker error 'boom': line one\\nline two\\u2028$"):
         decode_response(reply, 1)
+
+
+def test_kimi_k3_waits_for_a_block_closer_cut_in_two_after_a_call_without_its_closer():
+    text = '<|open|>call tool="r"<|sep|><|close|>tools<|sep|>'  # the fuzzer's input, minimised
+    for k in range(len(text) + 1):
+        targets.parser_check("kimi_k3")(targets.encode_parser_input(text, [k]))
 
 
 def test_deep_arguments_stay_a_string_and_a_deep_line_is_a_protocol_error():
