@@ -22,7 +22,7 @@ CAPTURE_FLAGS = $(if $(BACKEND),--backend $(BACKEND)) $(if $(GGUF),--gguf $(GGUF
 	$(if $(SUITES),--suites $(SUITES)) $(if $(CAPTURE_LIMIT),--capture-limit $(CAPTURE_LIMIT)) \
 	$(if $(MAX_TOKENS),--max-tokens $(MAX_TOKENS))
 
-.PHONY: eval test lint bench clean-venv baseline gate
+.PHONY: eval test lint bench clean-venv baseline gate compare
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ baseline: $(STAMP)
 
 gate: $(STAMP)
 	$(BIN)/toolcall-harness gate --model $(MODEL) $(if $(PARSERS),--parsers $(PARSERS)) $(ARGS)
+
+# main vs branch (README "Compare two parsers"): make compare PARSERS=A,B; compare.md in the run folder, exit 1 when
+# B regressed on any case
+compare: $(STAMP)
+	$(if $(PARSERS),,$(error make compare needs PARSERS=A,B: two parser specs, before and after))
+	$(BIN)/toolcall-harness compare --model $(MODEL) --parsers $(PARSERS) --seed $(SEED) --cases $(CASES) $(ARGS)
 
 # pinned engine verdicts (tests/engines/test_pinned_verdicts.py): every reference parser on the curated and observed
 # cases of each model in tests/engines/pins/, saved as compact baselines; run after an engine, template or judge

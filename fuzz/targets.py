@@ -15,8 +15,8 @@ exception escape) when an invariant fails:
   not). Only the reader's declared error may escape, and its message is one non-empty line.
 - ``worker-reply``: ``data`` is what a worker writes on stdout, read through a real pipe by
   :func:`harness.engines.server.fd_line_blocks`; each line is decoded as the answer to request 1
-  (:func:`harness.engines.client.decode_response`, strict and lenient), then read as a hello, a parse result and a
-  stream result. Only :class:`~harness.engines.client.WorkerError` (one line) and
+  (:func:`harness.engines.client.decode_response`, strict and lenient), then read as a hello, a parse result, a
+  stream result and its diagnostics. Only :class:`~harness.engines.client.WorkerError` (one line) and
   :class:`~harness.engines.client.WorkerParserError` may escape.
 
 Time per input is bounded by the driver (libFuzzer's ``-timeout``, :data:`TIMEOUT_S`) and by the regression tests.
@@ -43,6 +43,7 @@ from harness.engines.client import (
     _check_hello,
     decode_response,
     deltas_from_result,
+    diagnostics_from_result,
     message_from_result,
 )
 from harness.engines.server import fd_line_blocks
@@ -253,7 +254,7 @@ def check_worker_reply(data: bytes) -> None:
                 continue
             if result is None:
                 continue
-            for read in (_check_hello, message_from_result, deltas_from_result):
+            for read in (_check_hello, message_from_result, deltas_from_result, diagnostics_from_result):
                 try:
                     read(result)
                 except WorkerError as exc:

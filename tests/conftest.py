@@ -2,7 +2,8 @@
 
 - ``engines``: builds or launches a reference engine (its own virtualenv in the user cache, the llama.cpp shim,
   a server, the llama-cpp-python wheel); minutes on a cold cache.
-- ``browser``: opens Chromium through Playwright (any test using the ``browser`` fixture).
+- ``browser``: opens Chromium through Playwright (any test using the ``browser`` fixture, defined here: Debian's
+  Chromium from ``scripts/install_chromium.sh``, never a downloaded browser).
 - ``slow``: slow by nature: the end-to-end runs (the installed wheel, the micro model, real captures, eval and
   gate in subprocesses), cold asset builds, each format's whole rendered corpus and the hypothesis round trips.
 
@@ -102,3 +103,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for name in markers_for(item):
             item.add_marker(name)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+BROWSER_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """Debian's Chromium through Playwright, a fresh profile; never a downloaded browser."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run scripts/install_chromium.sh (make test does)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            tmp_path_factory.mktemp("profile"),
+            headless=True,
+            executable_path=str(CHROMIUM),
+            args=BROWSER_ARGS,
+            viewport={"width": 1400, "height": 900},
+        )
+        yield context
+        context.close()

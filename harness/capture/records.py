@@ -91,7 +91,8 @@ def read_captures(path: str | Path, torn: list[str] | None = None) -> list[Captu
     that are not ``[[text, [integer token ids]], ...]`` or do not join to the text, or a record with neither text
     nor error. ``torn``: a list that a torn last line (a write cut off by a crash) is
     reported to, and skipped, instead of raising (:func:`harness.core.jsonl.read_objects`)."""
-    return [_capture(data, where) for where, data in read_objects(path, CaptureFileError, "capture", torn)]
+    lines = read_objects(path, CaptureFileError, "capture", torn, allow_nan=True)
+    return [_capture(data, where) for where, data in lines]
 
 
 def _capture(data: dict, where: str) -> Capture:

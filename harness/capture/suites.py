@@ -18,14 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote
-
-from jsonschema import Draft202012Validator
 
 from harness.core.errors import HarnessError
 from harness.core.jsonl import read_objects
 from harness.core.paths import SUITES_DIR
+from harness.core.schemas import schema_problem
 from harness.core.textio import one_line
 
 
@@ -84,93 +81,6 @@ def load_suite(name_or_path: str | Path) -> list[Prompt]:
     return prompts
 
 
-_IN_PLACE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas")
-
-
-def _target(schema: Any, ref: str) -> tuple | None:
-    """The path (keys and indexes) that local ``$ref`` ``ref`` (``#`` or a JSON pointer ``#/a/0``) names when it
-    resolves to a schema inside ``schema``, else None."""
-    if ref != "#" and not ref.startswith("#/"):
-        return None
-    node, path = schema, []
-    for raw in ref[2:].split("/") if ref != "#" else ():
-        part: Any = unquote(raw).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            part = int(part)
-        elif not (isinstance(node, dict) and part in node):
-            return None
-        node = node[part]
-        path.append(part)
-    return tuple(path) if isinstance(node, (dict, bool)) else None
-
-
-def _in_place(node: dict, at: tuple) -> list[tuple]:
-    """Paths of the subschemas ``node`` (at ``at``) applies to the same value: ``allOf`` items, ``not``, ``if``..."""
-    out = []
-    for key in _IN_PLACE:
-        sub = node.get(key)
-        if isinstance(sub, list):
-            out += [(*at, key, i) for i in range(len(sub))]
-        elif isinstance(sub, dict) and key == "dependentSchemas":
-            out += [(*at, key, name) for name in sub]
-        elif isinstance(sub, dict):
-            out.append((*at, key))
-    return out
-
-
-def ref_problem(schema: Any) -> str | None:
-    """Why ``schema``'s ``$ref`` s cannot be followed, or None: a ``$ref`` that is neither a local JSON pointer
-    resolving inside the schema nor one of its ``$anchor`` s (nothing is fetched), or a cycle of ``$ref`` s and
-    in-place applicators (``allOf``, ``not``, ``if``...) that comes back to a schema without descending into the
-    value, so validation would recurse without end (``{"$ref": "#/$defs/a", "$defs": {"a": {"$ref":
-    "#/$defs/a"}}}``). A recursive schema that descends (a tree through ``properties`` or ``items``) is fine.
-    Iterative: any depth."""
-    nodes: dict[tuple, dict] = {}
-    stack: list[tuple[tuple, Any]] = [((), schema)]
-    while stack:  # every object of the schema, by path
-        at, node = stack.pop()
-        if isinstance(node, dict):
-            nodes[at] = node
-            stack.extend(((*at, k), v) for k, v in node.items())
-        elif isinstance(node, list):
-            stack.extend(((*at, i), v) for i, v in enumerate(node))
-    names = ("$anchor", "$dynamicAnchor")
-    anchors = {f"#{n[k]}": at for at, n in nodes.items() for k in names if isinstance(n.get(k), str)}
-    edges: dict[tuple, list[tuple]] = {}
-    for at, node in nodes.items():
-        edges[at] = _in_place(node, at)
-        for key in ("$ref", "$dynamicRef"):
-            if isinstance(node.get(key), str):
-                target = anchors[node[key]] if node[key] in anchors else _target(schema, node[key])
-                if target is None:
-                    return f"{_show(at)}: {key} {node[key]!r} names no part of this schema (only local refs are read)"
-                edges[at].append(target)
-    done: set[tuple] = set()
-    for start in edges:
-        if start in done:
-            continue
-        path, on_path = [(start, iter(edges[start]))], {start}
-        while path:  # depth-first, without recursion
-            at, children = path[-1]
-            nxt = next(children, None)
-            if nxt is None:
-                done.add(at)
-                on_path.discard(at)
-                path.pop()
-            elif nxt in on_path:
-                cycle = [p for p, _ in path]
-                cycle = cycle[cycle.index(nxt) :] + [nxt]
-                return f"$ref cycle {' -> '.join(map(_show, cycle))} (validation would never end)"
-            elif nxt in edges and nxt not in done:
-                on_path.add(nxt)
-                path.append((nxt, iter(edges[nxt])))
-    return None
-
-
-def _show(path: tuple) -> str:
-    return "#" + "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in path)
-
-
 def _prompt(data: dict, where: str) -> Prompt:
     for key, kind in (("id", str), ("suite", str), ("messages", list), ("tools", list), ("expect", dict)):
         if not isinstance(data.get(key), kind):
@@ -193,11 +103,7 @@ def _prompt(data: dict, where: str) -> Prompt:
             raise SuiteError(
                 f'{where}: tools[{i}] must be {{"type": "function", "function": {{"name", "parameters"}}}}'
             )
-        try:
-            Draft202012Validator.check_schema(function.get("parameters", {}))
-            problem = ref_problem(function.get("parameters", {}))
-        except Exception as exc:  # jsonschema.SchemaError
-            problem = getattr(exc, "message", None) or str(exc)
+        problem = schema_problem(function.get("parameters", {}))
         if problem:
             raise SuiteError(
                 f"{where}: tools[{i}] ({one_line(function['name'])}): parameters is not a valid JSON schema: "

@@ -1,10 +1,11 @@
 """``toolcall-harness`` command line: ``eval``, ``report`` (re-render a run folder's report files), ``check``,
 ``parsers``, ``engines``, ``suites``, ``models``, ``template``, ``corpus``, ``baseline save`` and ``gate`` (exit 1
-when a case that passed now fails), ``sweep`` (the seeded random sweep).
+when a case that passed now fails), ``compare`` (two parsers on one corpus, ``compare.md``; exit 1 when the second
+regressed), ``sweep`` (the seeded random sweep).
 
 The argument tree is :mod:`harness.cli.arguments`; each command runs from its module here (``evaluate``,
-``capture``, ``gate``, ``info``), imported when that command runs, so ``--help`` does not load pandas or the
-engines. Bad input (unknown model or parser, malformed case file, a template that fails to render) prints one
+``capture``, ``gate``, ``compare``, ``info``), imported when that command runs, so ``--help`` does not load pandas
+or the engines. Bad input (unknown model or parser, malformed case file, a template that fails to render) prints one
 ``error:`` line and exits with status 2; no traceback reaches the user.
 """
 

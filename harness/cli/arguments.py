@@ -188,8 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     en = sub.add_parser("engines", help="build and list engine environments (SGLang, vLLM, llama.cpp, ...)")
     en_sub = en.add_subparsers(dest="engines_command", required=True)
-    ei = en_sub.add_parser("install", help="build NAME[==VERSION] into the user cache (reused later)")
-    ei.add_argument("specs", nargs="+", metavar="NAME[==VERSION]")
+    ei = en_sub.add_parser(
+        "install", help="build NAME[==VERSION] or NAME@SOURCE (a source tree or wheel) into the user cache"
+    )
+    ei.add_argument("specs", nargs="+", metavar="NAME[==VERSION]|NAME@SOURCE")
     ei.add_argument("--force", action="store_true", help="rebuild even if installed")
     ei.set_defaults(command="info:cmd_engines_install")
     el = en_sub.add_parser("list", help="known engines, and the environments built (size, build time, recipe)")
@@ -234,8 +236,49 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--out", type=Path, required=True)
     cp.set_defaults(command="info:cmd_corpus")
     _baseline_commands(sub)
+    _compare_command(sub)
     _sweep_command(sub)
     return top
+
+
+def _compare_command(sub) -> None:
+    """``compare --parsers A,B`` (:mod:`harness.jobs.compare`): the ``eval`` corpus flags, one run of both."""
+    cm = sub.add_parser(
+        "compare",
+        help="run two parsers (before, after) on one corpus and write compare.md for a pull request: the per-slice "
+        "table, every flipped case, the gate's verdict (exit 1 when B regressed on any case)",
+    )
+    template_args(cm)
+    cm.add_argument(
+        "--parsers",
+        type=csv_list,
+        required=True,
+        metavar="A,B",
+        help="two parser specs as in eval: A (before: main, a release) and B (after: a branch, a fix)",
+    )
+    cm.add_argument("--modes", type=csv_list, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
+    cm.add_argument("--slices", type=csv_list, default=list(SLICES), help=f"default: {','.join(SLICES)}")
+    cm.add_argument("--seed", type=count, default=0, help="seed for generated cases and random chunkings")
+    cm.add_argument("--cases", type=count, default=300, help="number of generated (property-based) cases")
+    cm.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="run directory, compare.md in it (default: a new reports/<model>/<run-id>); one that holds anything "
+        "is refused unless --force",
+    )
+    cm.add_argument("--force", action="store_true", help="write into a non-empty --out, replacing the run files there")
+    cm.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, help=TIMEOUT_HELP)
+    break_after_flag(cm)
+    cm.add_argument("--no-shrink", action="store_true", help="skip hypothesis shrinking of generated failures")
+    cm.add_argument(
+        "--no-minimize",
+        action="store_true",
+        help="skip reducing each flipped case to a minimal failing input (harness/analysis/minimize.py)",
+    )
+    cm.add_argument("--no-install", action="store_true", help="do not build a missing engine (report it instead)")
+    policy_flag(cm, DEFAULT_POLICY)
+    cm.set_defaults(command="compare:cmd_compare")
 
 
 def _sweep_command(sub) -> None:

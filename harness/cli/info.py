@@ -83,7 +83,13 @@ def cmd_parsers(args, console: Console) -> int:
 def cmd_engines_install(args, console: Console) -> int:
     for spec in args.specs:
         installed = install(spec, log=lambda line: print(line, flush=True), force=args.force)
-        print(f"ready: {installed.name}=={installed.version} at {installed.path}")
+        source = installed.manifest.get("source")
+        what = (
+            f"{installed.name}@{source['path']} ({source['how']})"
+            if source
+            else f"{installed.name}=={installed.version}"
+        )
+        print(f"ready: {what} at {installed.path}")
     return 0
 
 

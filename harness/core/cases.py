@@ -13,10 +13,14 @@ import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from harness.core import fields
 from harness.core.errors import HarnessError
+from harness.core.fields import MISSING, FieldProblem
 from harness.core.jsonl import read_objects
 from harness.core.messages import Message
+from harness.core.schemas import check_tools
 from harness.core.textio import open_text
 
 REQUIRED_FIELDS = ("id", "format", "text", "expected")
@@ -48,78 +52,99 @@ class CaseFileError(HarnessError):
 def case_from_json(
     data: dict, where: str, default_slice: str = "observed", formats: Collection[str] | None = None
 ) -> Case:
-    """Validate one decoded JSON object and build a :class:`Case`.
+    """Validate one decoded JSON object and build a :class:`Case`; nothing is coerced.
 
-    ``where`` (``file:line``) prefixes every error; ``formats``: the values the ``format`` field may take (any
-    string when ``None``). Raises :class:`CaseFileError`.
+    Every field of the format (``FORMAT.md``) is checked for its type and range, ``tools`` declaration by
+    declaration (each ``parameters`` a JSON schema with no ``$ref`` cycle: :func:`harness.core.schemas.check_tools`).
+    ``where`` (``file:line``) prefixes every error, e.g. ``FILE:3: field 'tags': expected a list of strings, got
+    string``; ``formats``: the values the ``format`` field may take (any string when ``None``). Raises
+    :class:`CaseFileError`.
     """
     if not isinstance(data, dict):
-        raise CaseFileError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        raise CaseFileError(f"{where}: expected a JSON object, got {fields.json_type(data)}")
     missing = [f for f in REQUIRED_FIELDS if f not in data]
     if missing:
         raise CaseFileError(f"{where}: missing field(s) {', '.join(missing)}")
-    _check_type(data, "id", str, where)
-    _check_type(data, "text", str, where)
-    _check_type(data, "expected", dict, where)
-    _check_type(data, "format", str, where)
+    try:
+        return _case(data, default_slice, formats)
+    except FieldProblem as exc:
+        raise CaseFileError(f"{where}: {exc}") from None
+
+
+def _case(data: dict, default_slice: str, formats: Collection[str] | None) -> Case:
+    fields.string(data["id"], "id", empty=False)
+    fields.string(data["format"], "format")
     if formats is not None and data["format"] not in formats:
         close = difflib.get_close_matches(data["format"], list(formats), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise CaseFileError(f"{where}: field 'format' is {data['format']!r}{hint}; known: {', '.join(formats)}")
-    kind = data.get("kind", "strict")
-    if kind not in KINDS:
-        raise CaseFileError(f"{where}: field 'kind' is {kind!r}; expected one of {', '.join(KINDS)}")
-    tools = data.get("tools")
-    if tools is not None and not isinstance(tools, list):
-        raise CaseFileError(f"{where}: field 'tools' must be a list or null")
-    if not isinstance(data.get("stream_specific", False), bool):
-        raise CaseFileError(f"{where}: field 'stream_specific' must be true or false")
-    provenance = data.get("text_provenance") or "full"
-    if provenance not in TEXT_PROVENANCES:
-        raise CaseFileError(
-            f"{where}: field 'text_provenance' is {provenance!r}; expected one of {', '.join(TEXT_PROVENANCES)}"
-        )
-    tags = data.get("tags")
-    if tags is not None and not (isinstance(tags, list) and all(isinstance(tag, str) for tag in tags)):
-        raise CaseFileError(f"{where}: field 'tags' must be a list of strings or null, got {type(tags).__name__}")
-    expected = _expected(data["expected"], where)
+        raise FieldProblem("format", f"field 'format' is {data['format']!r}{hint}; known: {', '.join(formats)}")
+    kind = fields.one_of(data.get("kind", "strict"), "kind", KINDS)
+    text = fields.string(data["text"], "text")
+    tools = check_tools(data.get("tools"))
+    optional = {name: fields.string(data.get(name), name, null=True) for name in ("prefix", "source", "note")}
+    provenance = data.get("text_provenance")
+    if provenance is not None:
+        fields.one_of(provenance, "text_provenance", TEXT_PROVENANCES)
+    slice_name = data.get("slice")
+    if slice_name is not None:
+        fields.one_of(slice_name, "slice", SLICES)
     return Case(
         id=data["id"],
         format=data["format"],
-        text=data["text"],
-        expected=expected,
+        text=text,
+        expected=_expected(data["expected"]),
         kind=kind,
         tools=tools,
-        prefix=data.get("prefix") or "",
-        slice=data.get("slice") or default_slice,
-        tags=list(tags or []),
-        stream_specific=data.get("stream_specific", False),
-        source=data.get("source") or "",
-        text_provenance=provenance,
-        note=data.get("note") or "",
-        seed=data.get("seed"),
-        template=data.get("template"),
-        extra={k: v for k, v in data.items() if k not in OWN_FIELDS},
+        prefix=optional["prefix"] or "",
+        slice=slice_name or default_slice,
+        tags=list(fields.string_list(data.get("tags"), "tags", null=True) or []),
+        stream_specific=fields.boolean(data.get("stream_specific", False), "stream_specific"),
+        source=optional["source"] or "",
+        text_provenance=provenance or "full",
+        note=optional["note"] or "",
+        seed=fields.integer(data.get("seed"), "seed", null=True),
+        template=fields.obj(data.get("template"), "template", null=True),
+        extra=_extension_fields({k: v for k, v in data.items() if k not in OWN_FIELDS}),
     )
 
 
-def _check_type(data: dict, name: str, kind: type, where: str) -> None:
-    if not isinstance(data[name], kind):
-        raise CaseFileError(f"{where}: field '{name}' must be a {kind.__name__}, got {type(data[name]).__name__}")
+def _extension_fields(extra: dict) -> dict:
+    """``extra`` when the fields the harness itself writes there and reads back are well-typed (written by
+    :mod:`harness.corpus.drift` and the peer readers into ``corpus.jsonl``, read by scoring): ``drift``
+    (``outcomes`` a list of strings, ``raw`` a string, ``tolerated`` a list of strings, ``recoverable`` a bool),
+    ``expected_error`` (``accept`` a list of strings, ``reason`` a string), ``token_ids`` (integers ≥ 0), ``peer``
+    and ``tokenizer`` (objects), ``reasoning_format`` and ``stop`` (strings); each may be null. Other fields are
+    the file's own, kept unread."""
+    drift = fields.obj(extra.get("drift"), "drift", null=True)
+    if drift is not None:
+        fields.string_list(drift.get("outcomes", MISSING), "drift.outcomes")
+        fields.string(drift.get("raw", ""), "drift.raw")
+        fields.string_list(drift.get("tolerated", []), "drift.tolerated")
+        fields.boolean(drift.get("recoverable", True), "drift.recoverable")
+    error = fields.obj(extra.get("expected_error"), "expected_error", null=True)
+    if error is not None:
+        fields.string_list(error.get("accept", MISSING), "expected_error.accept")
+        fields.string(error.get("reason"), "expected_error.reason", null=True)
+    ids = fields.array(extra.get("token_ids"), "token_ids", null=True)
+    for i, token in enumerate(ids or ()):
+        fields.integer(token, f"token_ids[{i}]", minimum=0)
+    for name in ("peer", "tokenizer"):
+        fields.obj(extra.get(name), name, null=True)
+    for name in ("reasoning_format", "stop"):
+        fields.string(extra.get(name), name, null=True)
+    return extra
 
 
-def _expected(data: dict, where: str) -> Message:
-    calls = data.get("tool_calls") or []
-    if not isinstance(calls, list):
-        raise CaseFileError(f"{where}: field 'expected.tool_calls' must be a list")
-    for i, call in enumerate(calls):
-        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-            raise CaseFileError(f"{where}: field 'expected.tool_calls[{i}].name' must be a string")
-        if not isinstance(call.get("arguments", {}), dict):
-            raise CaseFileError(f"{where}: field 'expected.tool_calls[{i}].arguments' must be an object")
+def _expected(data: Any) -> Message:
+    """The ``expected`` message: ``content``/``reasoning`` strings or null, ``tool_calls`` a list (or null) of
+    ``{"name": non-empty string, "arguments": object}`` (arguments may be left out: ``{}``)."""
+    fields.obj(data, "expected")
     for name in ("content", "reasoning"):
-        if data.get(name) is not None and not isinstance(data[name], str):
-            raise CaseFileError(f"{where}: field 'expected.{name}' must be a string or null")
+        fields.string(data.get(name), f"expected.{name}", null=True)
+    for i, call in enumerate(fields.array(data.get("tool_calls"), "expected.tool_calls", null=True) or ()):
+        fields.obj(call, f"expected.tool_calls[{i}]")
+        fields.string(call.get("name", MISSING), f"expected.tool_calls[{i}].name", empty=False)
+        fields.obj(call.get("arguments", {}), f"expected.tool_calls[{i}].arguments")
     return Message.from_json(data)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,15 +31,29 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
-def parse_json(text: str, where: str, error: type[Exception]) -> Any:
-    """``json.loads(text)``, or ``error`` naming ``where``: ``where: invalid JSON: <reason> (line L, column C)`` or
-    ``where: JSON nested deeper than 100 levels``."""
+class _NotJsonConstant(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity``: Python's reader takes them, JSON (RFC 8259) has no such literal."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJsonConstant(name)
+
+
+def parse_json(text: str, where: str, error: type[Exception], allow_nan: bool = False) -> Any:
+    """``json.loads(text)``, or ``error`` naming ``where``: ``where: invalid JSON: <reason> (line L, column C)``,
+    ``where: invalid JSON: NaN is not a JSON value``, ``where: invalid JSON: an integer of more than 4300 digits``
+    or ``where: JSON nested deeper than 100 levels``. ``allow_nan``: take ``NaN``/``Infinity`` (the harness' own
+    records, which hold what a parser returned, may); input files written by people or other tools may not."""
     too_deep = error(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        value = json.loads(text)
+        value = json.loads(text) if allow_nan else json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         at = f"column {exc.colno}" if "\n" not in text.strip() else f"line {exc.lineno}, column {exc.colno}"
         raise error(f"{where}: invalid JSON: {exc.msg} ({at})") from None
+    except _NotJsonConstant as exc:
+        raise error(f"{where}: invalid JSON: {exc} is not a JSON value (RFC 8259 has no NaN or Infinity)") from None
+    except ValueError as exc:  # int('9' * 5000): Python's limit on the digits of an integer it converts
+        raise error(f"{where}: invalid JSON: a number Python cannot read ({exc})") from None
     except RecursionError:
         raise too_deep from None
     # only a text with more brackets than the limit can nest that deep: most are never walked
@@ -55,6 +70,10 @@ def read_json(path: str | Path, error: type[Exception], what: str = "JSON") -> A
 
 def _read(path: str | Path, error: type[Exception], what: str) -> str:
     try:
+        mode = os.stat(path).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):  # /dev/zero would be read for ever
+            kind = "a folder" if stat.S_ISDIR(mode) else "a device or socket"
+            raise error(f"{path}: cannot read {what} file: {kind}, not a file")
         return read_utf8(path)
     except NotUtf8Error as exc:
         raise error(str(exc)) from None
@@ -63,24 +82,26 @@ def _read(path: str | Path, error: type[Exception], what: str) -> str:
 
 
 def read_objects(
-    path: str | Path, error: type[Exception], what: str = "line", torn: list[str] | None = None
+    path: str | Path, error: type[Exception], what: str = "line", torn: list[str] | None = None, allow_nan: bool = False
 ) -> Iterator[tuple[str, dict]]:
     """Yield ``("file:line", object)`` for every non-blank line of ``path`` (split on ``"\\n"`` only).
 
     Raises ``error`` (e.g. a :class:`~harness.core.errors.HarnessError` subclass) for an unreadable or non-UTF-8
     file, a line that is not JSON, nests too deeply, or is not a JSON object (``what`` names the record in that
     message). ``torn``: a list to which a torn last line (:func:`torn_tail`) is reported, ``"file:line: ..."``,
-    instead of raising; such a line is skipped."""
+    instead of raising; such a line is skipped. ``allow_nan``: as :func:`parse_json`."""
     text = _read(path, error, what)
     tail = torn_tail(text) if torn is not None else None
     if tail is not None and torn is not None:
         line = text.count("\n") + 1
         torn.append(f"{path}:{line}: torn last line skipped ({len(tail)} characters, no newline: a write cut off)")
         text = text[: len(text) - len(tail)]
-    yield from text_objects(text, str(path), error, what)
+    yield from text_objects(text, str(path), error, what, allow_nan)
 
 
-def text_objects(text: str, where_file: str, error: type[Exception], what: str = "line") -> Iterator[tuple[str, dict]]:
+def text_objects(
+    text: str, where_file: str, error: type[Exception], what: str = "line", allow_nan: bool = False
+) -> Iterator[tuple[str, dict]]:
     """:func:`read_objects` for text already read (a member of an archive, say); ``where_file`` names it in errors:
     ``file:line: invalid JSON: <reason> (column N)``, ``file:line: JSON nested deeper than 100 levels`` or
     ``file:line: a <what> must be a JSON object``. Lines split on ``"\\n"`` only: U+0085 and U+2028 may sit unescaped
@@ -89,7 +110,7 @@ def text_objects(text: str, where_file: str, error: type[Exception], what: str =
         if not line.strip():
             continue
         where = f"{where_file}:{number}"
-        data = parse_json(line, where, error)
+        data = parse_json(line, where, error, allow_nan)
         if not isinstance(data, dict):
             raise error(f"{where}: a {what} must be a JSON object, got {type(data).__name__}")
         yield where, data

@@ -25,10 +25,12 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import IO, Literal, TypeGuard, overload
+from typing import IO, Literal, TypeGuard, TypeVar, overload
 
+from harness.core import fields
+from harness.core.fields import MISSING, FieldProblem
 from harness.core.messages import Message, ToolCall, parse_arguments
 from harness.core.protocol import Delta, ToolCallDelta
 from harness.core.textio import encode, one_line
@@ -37,9 +39,11 @@ from harness.engines.server import fd_line_blocks
 PROTOCOL_VERSION = 1
 HELLO_TIMEOUT_S = 120.0
 DEFAULT_TIMEOUT_S = 10.0
-STDERR_LINES = 20
+STDERR_TAIL_BYTES = 64 * 1024  # the end of a worker's stderr kept to explain a crash (a log flood costs no memory)
+STDERR_LINES = 5  # its last lines quoted in a crash message (each cut to its last 200 characters)
 INLINE_WRITE_BYTES = 32 * 1024  # below a Linux pipe's 64 KiB capacity
 _EOF = object()
+T = TypeVar("T")
 
 
 class WorkerError(Exception):
@@ -61,11 +65,17 @@ class WorkerParserTimeout(WorkerParserError):
 
 @dataclass
 class WorkerSpec:
-    """How to start a worker: ``argv``, extra environment variables, and a label for messages."""
+    """How to start a worker: ``argv``, extra environment variables, and a label for messages.
+
+    ``name``: the stem of its parsers' names (``sglang@/src/sglang`` → ``sglang@/src/sglang:gemma4``) instead of
+    the hello's ``library==version``; ``source``: where an engine built from a source tree or wheel came from
+    (:func:`harness.engines.environments.source_worker_spec`), recorded in the run log."""
 
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     label: str = ""
+    name: str = ""
+    source: dict | None = None
 
     @classmethod
     def from_command(cls, command: str) -> WorkerSpec:
@@ -98,7 +108,8 @@ class WorkerProcess:
         self._lines: queue.SimpleQueue = queue.SimpleQueue()  # lists of complete response lines
         self._ready: deque = deque()
         self._writing = threading.Event()  # a background write is in progress
-        self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._stderr = bytearray()  # the last STDERR_TAIL_BYTES bytes of the worker's stderr
+        self._stderr_lock = threading.Lock()
         self._ids = itertools.count(1)
         threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
@@ -110,8 +121,26 @@ class WorkerProcess:
         self._lines.put([_EOF])
 
     def _read_stderr(self) -> None:
-        for lines in fd_line_blocks(self._stderr_fd):
-            self._stderr.extend(line.decode("utf-8", "replace").rstrip() for line in lines)
+        """Keep the end of the worker's stderr, :data:`STDERR_TAIL_BYTES` at most: a worker that logs without
+        end, or writes one endless line, costs a bounded buffer (before: every byte of an unterminated line)."""
+        while True:
+            try:
+                block = os.read(self._stderr_fd, 1 << 16)
+            except OSError:
+                break
+            if not block:
+                break
+            with self._stderr_lock:
+                self._stderr += block
+                del self._stderr[:-STDERR_TAIL_BYTES]
+
+    def stderr_tail(self) -> list[str]:
+        """The last :data:`STDERR_LINES` non-blank lines of the worker's stderr (of its last
+        :data:`STDERR_TAIL_BYTES` bytes), a line over 200 characters cut to its end (``...`` and the last 200)."""
+        with self._stderr_lock:
+            text = self._stderr.decode("utf-8", "replace")
+        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+        return [line if len(line) <= 200 else "..." + line[-200:] for line in lines[-STDERR_LINES:]]
 
     def send(self, requests: list[dict]) -> list[int]:
         """Write requests (ids assigned here) in one write; returns their ids.
@@ -171,7 +200,7 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             status = None
         time.sleep(0.05)  # let the stderr reader catch the last lines
-        tail = " | ".join(list(self._stderr)[-5:])
+        tail = " | ".join(self.stderr_tail())
         return WorkerError("crash", f"{what}; exit status {status}" + (f"; stderr: {tail}" if tail else ""))
 
     def stop(self) -> None:
@@ -238,7 +267,7 @@ class WorkerParser:
         self.format = format or formats[0]
         self.formats: tuple[str, ...] = (self.format,)
         self.incremental = bool(hello.get("incremental", False))
-        self.name = f"{self.library}=={self.version}:{self.format}"
+        self.name = f"{spec.name or f'{self.library}=={self.version}'}:{self.format}"
         self.hello = hello
 
     # -- process management -------------------------------------------------------------------------
@@ -315,14 +344,14 @@ class WorkerParser:
     # -- parser protocol --------------------------------------------------------------------------------
     def parse(self, text: str, tools: list | None = None, prefix: str = "") -> Message:
         (result,) = self._call([self._parse_request(text, tools, prefix)])
-        return message_from_result(result)
+        return self._decoded(message_from_result, result)
 
     def parse_many(self, items: Iterable[tuple[str, list | None, str]]) -> list[Message | Exception]:
         """One-shot parse of many ``(text, tools, prefix)`` in one pipelined batch (benchmarks, bulk runs).
 
         Returns a message or the exception per item; a worker failure raises :class:`WorkerError`."""
         results = self._exchange([self._parse_request(*item) for item in items], dependent=False)
-        return [r if isinstance(r, WorkerParserError) else message_from_result(r) for r in results]
+        return [r if isinstance(r, WorkerParserError) else self._decoded(message_from_result, r) for r in results]
 
     def _parse_request(self, text: str, tools: list | None, prefix: str) -> dict:
         return {"op": "parse", "format": self.format, "text": text, "tools": tools, "prefix": prefix}
@@ -345,8 +374,18 @@ class WorkerParser:
         ]
         requests.append({"op": "finish", "stream": stream_id})
         results = self._call(requests)
-        deltas = [deltas_from_result(r) for r in results[1:]]
-        return deltas, [str(d) for d in results[-1].get("diagnostics") or []]
+        deltas = [self._decoded(deltas_from_result, r, "feed") for r in results[1:-1]]
+        deltas.append(self._decoded(deltas_from_result, results[-1], "finish"))
+        return deltas, self._decoded(diagnostics_from_result, results[-1])
+
+    def _decoded(self, decode: Callable[..., T], result: dict, *args: str) -> T:
+        """``decode(result, *args)``; a result that breaks the protocol (:class:`WorkerError`, ``protocol``) stops
+        the worker first, as any other protocol error does (the next call starts a new one)."""
+        try:
+            return decode(result, *args)
+        except WorkerError:
+            self._kill()
+            raise
 
 
 class WorkerStream:
@@ -361,12 +400,12 @@ class WorkerStream:
 
     def feed(self, chunk: str, token_ids: list[int] | None = None) -> list[Delta]:
         (result,) = self._parser._call([{"op": "feed", "stream": self._id, "chunk": chunk, "token_ids": token_ids}])
-        return deltas_from_result(result)
+        return self._parser._decoded(deltas_from_result, result, "feed")
 
     def finish(self) -> list[Delta]:
         (result,) = self._parser._call([{"op": "finish", "stream": self._id}])
-        self.diagnostics = [str(d) for d in result.get("diagnostics") or []]
-        return deltas_from_result(result)
+        self.diagnostics = self._parser._decoded(diagnostics_from_result, result)
+        return self._parser._decoded(deltas_from_result, result, "finish")
 
 
 def decode_response(line: bytes | str, request_id: int, lenient: bool = False) -> dict | None:
@@ -381,15 +420,17 @@ def decode_response(line: bytes | str, request_id: int, lenient: bool = False) -
         raise WorkerError("protocol", f"not a JSON line: {_clip(line)}") from None
     except RecursionError:
         raise WorkerError("protocol", f"a JSON line nested too deeply: {_clip(line)}") from None
-    if not isinstance(response, dict) or response.get("id") != request_id:
+    if not isinstance(response, dict) or type(response.get("id")) is not int or response["id"] != request_id:
         raise WorkerError("protocol", f"expected the response to request {request_id}, got {_clip(line)}")
     if response.get("ok") is True and isinstance(response.get("result"), dict):
         return response["result"]
     error = response.get("error")
-    if response.get("ok") is False and isinstance(error, dict):
+    if response.get("ok") is False and isinstance(error, dict) and isinstance(error.get("type"), str):
         if lenient:
             return None
-        message = str(error.get("message", ""))
+        message = error.get("message", "")
+        if not isinstance(message, str):
+            raise WorkerError("protocol", f"field 'error.message': expected a string: {_clip(line)}")
         if error.get("type") == "parser_error":
             raise WorkerParserError(message)
         if error.get("type") == "timeout":
@@ -401,51 +442,84 @@ def decode_response(line: bytes | str, request_id: int, lenient: bool = False) -
 def _check_hello(hello: dict) -> None:
     if hello.get("protocol") != PROTOCOL_VERSION:
         raise WorkerError("protocol", f"hello: protocol {hello.get('protocol')!r}, expected {PROTOCOL_VERSION}")
-    for key, kind in (("name", str), ("version", str), ("formats", list)):
-        if not isinstance(hello.get(key), kind) or not hello.get(key):
-            raise WorkerError("protocol", f"hello: field {key!r} must be a non-empty {kind.__name__}")
+    try:
+        for key in ("name", "version"):
+            fields.string(hello.get(key, MISSING), key, empty=False)
+        formats = fields.string_list(hello.get("formats", MISSING), "formats")
+        if not formats or not all(formats):
+            raise FieldProblem("formats", "field 'formats': expected a non-empty list of format names")
+        fields.boolean(hello.get("incremental", False), "incremental")
+    except FieldProblem as exc:
+        raise WorkerError("protocol", f"hello: {exc}") from None
 
 
 def message_from_result(result: dict) -> Message:
-    """A ``parse`` result object as a :class:`Message`; raises :class:`WorkerError` (``protocol``) if malformed."""
+    """A ``parse`` result object as a :class:`Message`, each field checked as ``docs/worker-protocol.md`` states:
+    ``tool_calls`` a list of ``{"name": string, "arguments": object or JSON text (absent: {})}``, ``content`` and
+    ``reasoning`` strings or null, ``diagnostics`` a list of strings (optional). Raises :class:`WorkerError`
+    (``protocol``) naming the field, ``parse result: field 'tool_calls[0].name': expected a string, got null``: the
+    worker broke the protocol, it is not the parser's answer."""
     try:
-        calls = [ToolCall(str(c["name"]), parse_arguments(c.get("arguments", {}))) for c in result["tool_calls"]]
+        calls = []
+        for i, call in enumerate(fields.array(result.get("tool_calls", MISSING), "tool_calls")):
+            fields.obj(call, f"tool_calls[{i}]")
+            name = fields.string(call.get("name", MISSING), f"tool_calls[{i}].name")
+            arguments = call.get("arguments", {})
+            if not isinstance(arguments, (dict, str)):
+                raise fields.problem(f"tool_calls[{i}].arguments", "an object or a string (JSON text)", arguments)
+            calls.append(ToolCall(name, parse_arguments(arguments)))
         return Message(
-            content=_text(result.get("content")),
-            reasoning=_text(result.get("reasoning")),
+            content=fields.string(result.get("content"), "content", null=True),
+            reasoning=fields.string(result.get("reasoning"), "reasoning", null=True),
             tool_calls=calls,
-            diagnostics=[str(d) for d in result.get("diagnostics") or []],
+            diagnostics=_diagnostics(result),
         )
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise WorkerError(
-            "protocol", f"malformed parse result ({type(exc).__name__}: {exc}): {_clip(json.dumps(result))}"
-        ) from None
+    except FieldProblem as exc:
+        raise WorkerError("protocol", f"parse result: {exc}: {_clip(json.dumps(result))}") from None
 
 
-def deltas_from_result(result: dict) -> list[Delta]:
-    """The ``deltas`` of a ``feed``/``finish`` result; raises :class:`WorkerError` (``protocol``) if malformed."""
+def deltas_from_result(result: dict, op: str = "feed") -> list[Delta]:
+    """The ``deltas`` of a ``feed``/``finish`` result, each field checked (``deltas`` a list of objects whose
+    ``content``/``reasoning`` are strings or null and whose ``tool_calls`` pieces have an integer ``index`` ≥ 0 and
+    a string or null ``name``, ``arguments``, ``id``); raises :class:`WorkerError` (``protocol``) naming the field,
+    ``feed result: field 'deltas[0].tool_calls[0].index': expected an integer ≥ 0, got string``."""
     try:
-        return [
-            Delta(
-                content=_text(d.get("content")),
-                reasoning=_text(d.get("reasoning")),
-                tool_calls=[
-                    ToolCallDelta(int(t["index"]), t.get("name"), t.get("arguments"), t.get("id"))
-                    for t in d.get("tool_calls") or []
-                ],
+        deltas = []
+        for i, item in enumerate(fields.array(result.get("deltas", MISSING), "deltas")):
+            at = f"deltas[{i}]"
+            fields.obj(item, at)
+            pieces = []
+            for j, piece in enumerate(fields.array(item.get("tool_calls"), f"{at}.tool_calls", null=True) or ()):
+                where = f"{at}.tool_calls[{j}]"
+                fields.obj(piece, where)
+                index = fields.integer(piece.get("index", MISSING), f"{where}.index", minimum=0)
+                name, arguments, call_id = (
+                    fields.string(piece.get(key), f"{where}.{key}", null=True) for key in ("name", "arguments", "id")
+                )
+                pieces.append(ToolCallDelta(index, name, arguments, call_id))
+            deltas.append(
+                Delta(
+                    content=fields.string(item.get("content"), f"{at}.content", null=True),
+                    reasoning=fields.string(item.get("reasoning"), f"{at}.reasoning", null=True),
+                    tool_calls=pieces,
+                )
             )
-            for d in result.get("deltas") or []
-        ]
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise WorkerError(
-            "protocol", f"malformed deltas ({type(exc).__name__}: {exc}): {_clip(json.dumps(result))}"
-        ) from None
+        return deltas
+    except FieldProblem as exc:
+        raise WorkerError("protocol", f"{op} result: {exc}: {_clip(json.dumps(result))}") from None
 
 
-def _text(value) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise TypeError(f"expected a string or null, got {type(value).__name__}")
+def diagnostics_from_result(result: dict, op: str = "finish") -> list[str]:
+    """The ``diagnostics`` of a ``parse``/``finish`` result: a list of strings, or absent or null (``[]``);
+    raises :class:`WorkerError` (``protocol``) naming the field."""
+    try:
+        return _diagnostics(result)
+    except FieldProblem as exc:
+        raise WorkerError("protocol", f"{op} result: {exc}: {_clip(json.dumps(result))}") from None
+
+
+def _diagnostics(result: dict) -> list[str]:
+    return list(fields.string_list(result.get("diagnostics"), "diagnostics", null=True) or [])
 
 
 def _clip(line, limit: int = 200) -> str:

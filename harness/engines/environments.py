@@ -35,6 +35,7 @@ from harness.core.paths import cache_dir
 from harness.core.plugins import entry_point_modules, package_modules
 from harness.core.textio import write_text
 from harness.engines.client import WorkerSpec
+from harness.engines.sources import Source, SourceError, identity
 from harness.engines.spec import Engine, EngineBuildError, Log
 
 #: The package whose modules are the in-tree engines (those defining ``ENGINE``).
@@ -120,21 +121,56 @@ def get_engine(name: str) -> Engine:
 
 
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
+_FORMAT = re.compile(r"[A-Za-z0-9_]+")
 
 
-def split_spec(spec: str) -> tuple[str, str | None]:
-    """``"sglang==0.5.23"`` → ``("sglang", "0.5.23")``; ``"sglang"`` → ``("sglang", None)``.
+@dataclass(frozen=True)
+class EngineSpec:
+    """A parsed engine spec: ``name`` with at most one of ``version`` (``NAME==VERSION``) and ``source``
+    (``NAME@SOURCE``: a source tree or a wheel file, :mod:`harness.engines.sources`)."""
 
-    Raises :class:`EngineError` for an empty or malformed version (``"vllm==0.33.0:gemma4"``: a parser name,
-    not an engine)."""
-    name, sep, version = spec.partition("==")
+    name: str
+    version: str | None = None
+    source: str | None = None
+
+    def __str__(self) -> str:
+        return self.name + (f"=={self.version}" if self.version else "") + (f"@{self.source}" if self.source else "")
+
+
+def parse_spec(spec: str) -> EngineSpec:
+    """``"sglang==0.5.23"`` → ``EngineSpec("sglang", "0.5.23")``; ``"sglang@/src/sglang"`` → ``EngineSpec("sglang",
+    source="/src/sglang")``; ``"sglang"`` → ``EngineSpec("sglang")``. The one parser of engine specs (parser names
+    add ``:FORMAT``: :func:`split_format`).
+
+    Raises :class:`EngineError` for an empty or malformed version, an empty source, or both a version and a
+    source (``"vllm==0.33.0:gemma4"``: a parser name, not an engine)."""
+    head, at, source = spec.partition("@")
+    source = source.strip()
+    if at and not source:
+        raise EngineError(f"{spec!r}: a source (a folder or a wheel file) must follow '@'")
+    name, sep, version = head.partition("==")
     version = version.strip()
+    if at and sep:
+        raise EngineError(f"{spec!r}: an engine takes a version (NAME==VERSION) or a source (NAME@PATH), not both")
     if sep and not version:
         raise EngineError(f"{spec!r}: a version must follow '=='")
     if version and not _VERSION.fullmatch(version):
         hint = " (engines take NAME==VERSION, without :FORMAT)" if ":" in version else ""
         raise EngineError(f"{spec!r}: {version!r} is not a version{hint}")
-    return name.strip(), (version or None)
+    return EngineSpec(name.strip(), version or None, source or None)
+
+
+def split_format(name: str) -> tuple[str, str]:
+    """A parser name's engine spec and format: ``"sglang==0.5.23:gemma4"`` → ``("sglang==0.5.23", "gemma4")``,
+    ``"sglang@/src/sglang:gemma4"`` → ``("sglang@/src/sglang", "gemma4")`` (a source path may hold ``:``; only a
+    last ``:WORD`` is the format), ``"sglang"`` → ``("sglang", "")``."""
+    if "@" in name:
+        head, sep, tail = name.rpartition(":")
+        if sep and "@" in head and _FORMAT.fullmatch(tail):
+            return head, tail
+        return name, ""
+    head, _, tail = name.partition(":")
+    return head, tail
 
 
 def recipe_key(engine: Engine, version: str) -> str:
@@ -163,14 +199,21 @@ def find_installed(name: str, version: str | None = None) -> Installed | None:
 
 
 def install(spec: str, log: Log = print, force: bool = False) -> Installed:
-    """Build the environment for ``spec`` (``NAME`` or ``NAME==VERSION``) unless it exists.
+    """Build the environment for ``spec`` (``NAME``, ``NAME==VERSION`` or ``NAME@SOURCE``) unless it exists.
 
     Returns the installed environment. Raises :class:`EngineError` for an unknown engine, a version the
-    recipe rejects, or a failed build (with the failing step and its output).
+    recipe rejects, a source that cannot be used, or a failed build (with the failing step and its output).
+    A source's environment is also refreshed (:func:`refresh_source`: llama.cpp builds there).
     """
-    name, version = split_spec(spec)
-    engine = get_engine(name)
-    version = version or engine.default_version
+    ref = parse_spec(spec)
+    engine = get_engine(ref.name)
+    if ref.source is not None:
+        source = locate_source(engine, ref.source)
+        installed = install_source(engine, source, log, force)
+        refresh_source(engine, installed, source, log)
+        return installed
+    name = ref.name
+    version = ref.version or engine.default_version
     try:
         target = env_dir(engine, version)  # the recipe may refuse the version too
     except ValueError as exc:
@@ -182,6 +225,38 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
         engine.check_version(version)
     except ValueError as exc:
         raise EngineError(f"{name}=={version}: {exc}") from exc
+    fields = {
+        "name": name,
+        "version": version,
+        "recipe": engine.recipe(version),
+        "recipe_key": recipe_key(engine, version),
+    }
+    try:
+        return _build(
+            target,
+            f"{name}=={version}",
+            engine,
+            lambda folder: engine.install(folder, version, log),
+            fields,
+            log,
+            force,
+        )
+    except EngineBuildError as exc:
+        raise EngineError(f"building {name}=={version} failed (log: {exc.log}): {_last_lines(str(exc), 12)}") from exc
+
+
+def _build(
+    target: Path,
+    label: str,
+    engine: Engine,
+    run: Callable[[Path], None],
+    fields: dict,
+    log: Log,
+    force: bool,
+    cost: str = "",
+) -> Installed:
+    """Build ``target`` with ``run(folder)`` (see :func:`build_in_place`) and write its manifest: ``fields`` plus
+    the build time, date, Python and size. Raises :class:`EngineBuildError`."""
     manifest: dict = {}
 
     def built_meanwhile() -> bool:  # by another process, while this one waited for the lock
@@ -190,15 +265,12 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
         return found is not None
 
     def build(folder: Path) -> None:
-        log(f"installing {name}=={version} into {target} (cold install: {engine.cold_install})")
+        log(f"installing {label} into {target} (cold install: {cost or engine.cold_install})")
         started = time.monotonic()
-        engine.install(folder, version, log)
+        run(folder)
         manifest.update(
             {
-                "name": name,
-                "version": version,
-                "recipe": engine.recipe(version),
-                "recipe_key": recipe_key(engine, version),
+                **fields,
                 "build_seconds": round(time.monotonic() - started, 1),
                 "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "python": sys.version.split()[0],
@@ -208,13 +280,107 @@ def install(spec: str, log: Log = print, force: bool = False) -> Installed:
         # The manifest marks a finished build: written last.
         write_text(folder / "manifest.json", json.dumps(manifest, indent=2))
 
-    try:
-        if not build_in_place(target, build, done=built_meanwhile):
-            return Installed(target, manifest)
-    except EngineBuildError as exc:
-        raise EngineError(f"building {name}=={version} failed (log: {exc.log}): {_last_lines(str(exc), 12)}") from exc
-    log(f"installed {name}=={version} in {manifest['build_seconds']} s, {manifest['size_bytes'] / 1e6:.0f} MB")
+    if not build_in_place(target, build, done=built_meanwhile):
+        return Installed(target, manifest)
+    log(f"installed {label} in {manifest['build_seconds']} s, {manifest['size_bytes'] / 1e6:.0f} MB")
     return Installed(target, manifest)
+
+
+# ------------------------------------------------------------------------------------------------------ sources
+
+
+def locate_source(engine: Engine, text: str) -> Source:
+    """The source ``text`` of ``engine`` (``NAME@TEXT``), checked; raises :class:`EngineError` naming it and the
+    failing step (no such folder, not that project, a wheel of another package, an engine without sources)."""
+    if engine.sources is None:
+        raise EngineError(f"{engine.name}@{text}: {engine.name} is built from releases only (NAME==VERSION)")
+    try:
+        return engine.sources.locate(text)
+    except SourceError as exc:
+        raise EngineError(f"{engine.name}@{text}: {exc}") from None
+
+
+def source_env_dir(engine: Engine, source: Source) -> Path:
+    """``<cache>/engines/<name>-src-<sha256(recipe)[:12]>``: the environment of ``source`` (see
+    ``docs/engine-sources.md``: a tree's key is its path and dependency files, not its code, which is read anew
+    at each start)."""
+    assert engine.sources is not None
+    try:
+        recipe = engine.sources.recipe(source)
+    except SourceError as exc:
+        raise EngineError(f"{engine.name}@{source.text}: {exc}") from None
+    key = hashlib.sha256(json.dumps(recipe, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
+    return engines_dir() / f"{engine.name}-src-{key}"
+
+
+def install_source(engine: Engine, source: Source, log: Log = print, force: bool = False) -> Installed:
+    """Build the environment of ``source`` unless it exists (its manifest records the source's identity then, the
+    version it says it is and how it is installed). Raises :class:`EngineError` in one line naming the source,
+    the failing step and the log file."""
+    assert engine.sources is not None
+    target = source_env_dir(engine, source)
+    existing = None if force else _read_manifest(target)
+    if existing is not None:
+        return Installed(target, existing)
+    build = engine.sources
+    label = f"{engine.name}@{source.path}"
+    recipe = build.recipe(source)
+    fields = {
+        "name": engine.name,
+        "version": build.version(source),
+        "source": {**identity(source), "how": build.how(source)},
+        "recipe": recipe,
+        "recipe_key": target.name.rsplit("-", 1)[-1],
+    }
+    try:
+        return _build(
+            target, label, engine, lambda folder: build.install(folder, source, log), fields, log, force, build.cost
+        )
+    except EngineBuildError as exc:
+        raise EngineError(
+            f"{engine.name}@{source.text}: installing failed: {_first_line(exc)} (log: {exc.log})"
+        ) from exc
+
+
+def refresh_source(engine: Engine, installed: Installed, source: Source, log: Log = print) -> dict | None:
+    """Bring ``installed`` up to date with ``source`` before a worker starts (:attr:`SourceBuild.refresh`: an
+    incremental build; nothing for editable installs). What it did is appended to ``refreshes.json`` in the
+    environment (``{"count", "runs": [{"at", "seconds", ...}]}``, the last 20 runs); returns it. A failure is
+    kept in ``<env>/refresh.failed.log`` and raises :class:`EngineError` naming the source, step and log."""
+    assert engine.sources is not None
+    with FileLock(str(_lock_file(installed.path))):
+        started = time.monotonic()
+        try:
+            done = engine.sources.refresh(installed.path, source, log)
+        except EngineBuildError as exc:
+            failed = installed.path / "refresh.failed.log"
+            write_text(failed, str(exc) + "\n")
+            raise EngineError(
+                f"{engine.name}@{source.text}: building failed: {_first_line(exc)} (log: {failed})"
+            ) from exc
+        if done is None:
+            return None
+        done = {
+            "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "seconds": round(time.monotonic() - started, 1),
+            **done,
+        }
+        record = read_refreshes(installed.path)
+        record = {"count": record.get("count", 0) + 1, "runs": [*record.get("runs", []), done][-20:]}
+        write_text(installed.path / "refreshes.json", json.dumps(record, indent=2))
+        return done
+
+
+def read_refreshes(path: Path) -> dict:
+    """``refreshes.json`` of a source environment (``{}`` when there is none)."""
+    try:
+        return json.loads((path / "refreshes.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 def build_in_place(target: Path, build: Callable[[Path], None], done: Callable[[], bool] = lambda: False) -> bool:
@@ -270,20 +436,29 @@ def list_installed() -> list[Installed]:
 
 
 def is_current(installed: Installed) -> bool:
-    """True when ``installed`` was built with the engine's current recipe (so it is the one used)."""
+    """True when ``installed`` was built with the engine's current recipe (so it is the one used); for a source's
+    environment, when its source is still there and would use it."""
     try:
         engine = get_engine(installed.name)
-    except EngineError:
+        source = installed.manifest.get("source")
+        if isinstance(source, dict):  # the environment its source (still there) would use now
+            return installed.path == source_env_dir(engine, locate_source(engine, str(source.get("path"))))
+        return installed.path == env_dir(engine, installed.version)
+    except (EngineError, ValueError):
         return False
-    return installed.path == env_dir(engine, installed.version)
 
 
-def worker_spec(name: str, version: str | None = None, install_missing: bool = False, log: Log = print):
-    """The :class:`harness.engines.client.WorkerSpec` starting ``name``'s worker at ``version``.
+def worker_spec(
+    name: str, version: str | None = None, install_missing: bool = False, log: Log = print, source: str | None = None
+):
+    """The :class:`harness.engines.client.WorkerSpec` starting ``name``'s worker at ``version``, or built from
+    ``source`` (``NAME@SOURCE``: see :func:`source_worker_spec`).
 
     Raises :class:`EngineError` when it is not installed (unless ``install_missing``: then it is built) or cannot
     run here (:attr:`Engine.unavailable`, asked before anything is built)."""
     engine = get_engine(name)
+    if source is not None:
+        return source_worker_spec(engine, source, install_missing, log)
     version = version or engine.default_version
     reason = engine.unavailable()
     if reason:
@@ -298,6 +473,43 @@ def worker_spec(name: str, version: str | None = None, install_missing: bool = F
         installed = install(f"{name}=={version}", log)
     argv, env = engine.worker_command(installed.path, version)
     return WorkerSpec(argv, {**env, "TOOLCALL_HARNESS_ENGINE_ENV": str(installed.path)}, f"{name}=={version}")
+
+
+def source_worker_spec(engine: Engine, text: str, install_missing: bool = False, log: Log = print) -> WorkerSpec:
+    """The worker of ``engine`` built from the source ``text``: located, installed when missing (if
+    ``install_missing``), refreshed (:func:`refresh_source`), then started with its parsers named
+    ``NAME@/absolute/path:FORMAT`` and the source's identity now (path, commit, dirty state or sha256, how it is
+    installed, the refresh) in :attr:`WorkerSpec.source`, which the run log records."""
+    source = locate_source(engine, text)
+    assert engine.sources is not None
+    label = f"{engine.name}@{source.path}"
+    reason = engine.unavailable()
+    if reason:
+        raise EngineError(f"{label} cannot run here: {reason}")
+    target = source_env_dir(engine, source)
+    manifest = _read_manifest(target)
+    if manifest is not None:
+        installed = Installed(target, manifest)
+    elif install_missing:
+        installed = install_source(engine, source, log)
+    else:
+        raise EngineError(
+            f"{label} is not installed: run `toolcall-harness engines install {engine.name}@{source.text}` "
+            f"(cost: {engine.sources.cost or engine.cold_install})"
+        )
+    refreshed = refresh_source(engine, installed, source, log)
+    argv, env = engine.sources.worker_command(installed.path, source)
+    provenance = {
+        **identity(source),
+        "how": engine.sources.how(source),
+        "version": installed.manifest.get("version"),
+        "installed_at": installed.manifest.get("built_at"),
+        "install_seconds": installed.manifest.get("build_seconds"),
+        "refresh": refreshed,
+    }
+    return WorkerSpec(
+        argv, {**env, "TOOLCALL_HARNESS_ENGINE_ENV": str(installed.path)}, label, name=label, source=provenance
+    )
 
 
 def folder_size(path: Path) -> int:
@@ -318,8 +530,11 @@ def describe(installed: Installed) -> str:
     size = m.get("size_bytes")
     size_text = f"{size / 1e6:,.0f} MB" if isinstance(size, int) else "? MB"
     state = "current" if is_current(installed) else "stale recipe"
+    head = f"{m['name']}=={m['version']}"
+    if isinstance(m.get("source"), dict):
+        head = f"{m['name']}@{m['source'].get('path')} (version {m['version']}; {m['source'].get('how')})"
     return (
-        f"{m['name']}=={m['version']}  {size_text}  built in {m.get('build_seconds', '?')} s on "
+        f"{head}  {size_text}  built in {m.get('build_seconds', '?')} s on "
         f"{m.get('built_at', '?')}  recipe {m.get('recipe_key', '?')} ({state})  {installed.path}"
     )
 

@@ -55,26 +55,43 @@ def load_parsers(specs: list[str]) -> list[Any]:
 
 
 def message_json(message: Message) -> dict:
-    """A parsed message as the ``parse`` result object."""
+    """A parsed message as the ``parse`` result object. Raises :class:`RequestError` (``parser_error``) for a call
+    whose ``name`` is not a string: the protocol cannot carry it, and it is the parser's fault, not the worker's."""
+    for i, call in enumerate(message.tool_calls):
+        if not isinstance(call.name, str):
+            raise RequestError("parser_error", f"the parser returned call {i} with name {call.name!r}, not a string")
     return {
         "content": message.content,
         "reasoning": message.reasoning,
         # The harness decodes a string ``arguments`` once (docs/worker-protocol.md); a string the adapter already
-        # decoded (a library's double-encoded or invalid JSON) travels as its JSON text, so it arrives unchanged.
+        # decoded (a library's double-encoded or invalid JSON) travels as its JSON text, and so does any value that
+        # is not an object (a list), so each arrives unchanged.
         "tool_calls": [
             {
                 "name": c.name,
-                "arguments": json.dumps(c.arguments, ensure_ascii=False)
-                if isinstance(c.arguments, str)
-                else c.arguments,
+                "arguments": c.arguments
+                if isinstance(c.arguments, dict)
+                else json.dumps(c.arguments, ensure_ascii=False),
             }
             for c in message.tool_calls
         ],
-        "diagnostics": list(message.diagnostics),
+        "diagnostics": [str(d) for d in message.diagnostics],
     }
 
 
 def deltas_json(deltas: list[Delta]) -> list[dict]:
+    """Deltas as the ``deltas`` of a ``feed``/``finish`` result. Raises :class:`RequestError` (``parser_error``) for
+    a tool-call piece the protocol cannot carry (an ``index`` that is not an integer, a ``name`` or ``arguments``
+    that is not a string): the parser's fault, not the worker's."""
+    for delta in deltas:
+        for piece in delta.tool_calls:
+            if not isinstance(piece.index, int) or isinstance(piece.index, bool) or piece.index < 0:
+                raise RequestError("parser_error", f"the parser streamed a tool-call piece with index {piece.index!r}")
+            for key in ("name", "arguments", "id"):
+                if not isinstance(getattr(piece, key), (str, type(None))):
+                    raise RequestError(
+                        "parser_error", f"the parser streamed a tool-call piece whose {key} is not a string: {piece!r}"
+                    )
     return [d.to_json() for d in deltas]
 
 
@@ -131,6 +148,9 @@ class Server:
         chunk = _field(request, "chunk", str)
         try:
             return {"deltas": deltas_json(session.feed(chunk, request.get("token_ids")))}
+        except RequestError:
+            self.streams.pop(request["stream"], None)
+            raise
         except Exception as exc:
             self.streams.pop(request["stream"], None)
             raise RequestError(_error_type(exc), _describe(exc)) from exc
@@ -142,7 +162,8 @@ class Server:
             deltas = session.finish()
         except Exception as exc:
             raise RequestError(_error_type(exc), _describe(exc)) from exc
-        return {"deltas": deltas_json(deltas), "diagnostics": list(getattr(session, "diagnostics", []) or [])}
+        diagnostics = [str(d) for d in getattr(session, "diagnostics", []) or []]
+        return {"deltas": deltas_json(deltas), "diagnostics": diagnostics}
 
     def op_shutdown(self, request: dict) -> dict:
         return {}

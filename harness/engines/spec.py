@@ -13,6 +13,7 @@ workers running inside the engines' own virtualenvs, where the harness' dependen
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import venv
@@ -22,8 +23,23 @@ from pathlib import Path
 
 from harness.core.paths import SOURCE_ROOT
 from harness.core.textio import write_text
+from harness.engines.sources import (
+    Source,
+    SourceError,
+    file_sha256,
+    locate,
+    normalize,
+    tree_version,
+    wheel_name,
+    write_overlay,
+)
 
 Log = Callable[[str], None]
+
+# A plain release number (no .dev, rc or +local part): one a package index can have.
+_RELEASE = re.compile(r"\d+(\.\d+)+(\.post\d+)?")
+# The files of a Python project that name its dependencies: an edit to one rebuilds a source environment.
+DEPENDENCY_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "requirements/common.txt")
 
 
 class EngineBuildError(RuntimeError):
@@ -32,6 +48,35 @@ class EngineBuildError(RuntimeError):
     ``log``: the file the failure was written to, set by :func:`harness.engines.environments.build_in_place`."""
 
     log: Path | None = None
+
+
+@dataclass(frozen=True)
+class SourceBuild:
+    """How an engine is built from a source (``NAME@PATH``: :mod:`harness.engines.sources`).
+
+    - ``locate(text) -> Source``: checks the path is of this engine's project; raises :class:`SourceError`.
+    - ``recipe(source) -> dict``: JSON-able; its sha256 names the environment (``<name>-src-<sha[:12]>``), so it
+      holds what must rebuild the environment when it changes (the tree's path and the files naming its
+      dependencies, a wheel's sha256), not the code an editable install reads anew.
+    - ``install(env_dir, source, log)``: builds the environment into the empty folder ``env_dir``.
+    - ``refresh(env_dir, source, log) -> dict | None``: run in the finished environment before every worker start
+      (llama.cpp: an incremental cmake build); returns what it did (``{"seconds", ...}``), recorded in
+      ``refreshes.json``, or None when there is nothing to do (editable installs).
+    - ``how(source) -> str``: how the source is installed, for reports (``"editable install"``, ``"python-only over
+      vllm==0.33.0"``).
+    - ``version(source) -> str``: the release the source says it is (or the pinned default).
+    - ``worker_command(env_dir, source)``: as :attr:`Engine.worker_command`.
+    - ``cost``: what a first install and an edit cost, in words, for messages (as :attr:`Engine.cold_install`).
+    """
+
+    locate: Callable[[str], Source]
+    recipe: Callable[[Source], dict]
+    install: Callable[[Path, Source, Log], None]
+    worker_command: Callable[[Path, Source], tuple[list[str], dict[str, str]]]
+    how: Callable[[Source], str]
+    version: Callable[[Source], str]
+    refresh: Callable[[Path, Source, Log], dict | None] = field(default=lambda env_dir, source, log: None)
+    cost: str = ""
 
 
 @dataclass(frozen=True)
@@ -63,12 +108,14 @@ class Engine:
     check_version: Callable[[str], None] = field(default=lambda version: None)
     note: str = ""
     unavailable: Callable[[], str | None] = field(default=lambda: None)
+    sources: SourceBuild | None = None
 
 
 def run_step(
     argv: list[str], log: Log, cwd: Path | None = None, env: dict | None = None, timeout_s: float = 3600
-) -> None:
-    """Run one install step, streaming nothing to the console but keeping its output for the error message.
+) -> str:
+    """Run one install step, streaming nothing to the console but keeping its output for the error message;
+    returns its output (stdout and stderr together).
 
     Raises :class:`EngineBuildError` with the command, exit status and the last 40 lines of output.
     """
@@ -82,6 +129,7 @@ def run_step(
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.splitlines()[-40:])
         raise EngineBuildError(f"step failed with exit status {proc.returncode}: {' '.join(argv)}\n{tail}")
+    return proc.stdout
 
 
 def worker_build_dir(engine: str) -> str:
@@ -115,6 +163,14 @@ class PipEngine:
     ``steps(version)`` returns pip argument lists, run in order as ``python -m pip <args>`` inside the new
     virtualenv (e.g. ``["install", "torch==2.13.0", ...]``, ``["install", "--no-deps", f"sglang=={v}"]``,
     ``["uninstall", "-y", "triton"]``).
+
+    Sources (``NAME@PATH``, :class:`SourceBuild`): the same steps with the argument ``PACKAGE==VERSION`` replaced by
+    ``-e PROJECT`` for a tree (the editable install the projects document for development; ``project_dirs``: where in
+    a tree the package's ``pyproject.toml`` may be) or by the file for a wheel. ``python_only``: a tree is not
+    installed but overlaid on the release of its version (its ``pyproject``/``PKG-INFO``/``_version.py``/git tag,
+    when that is a plain release number, else ``default_version``), as vLLM's python-only development mode
+    (``VLLM_USE_PRECOMPILED=1``) runs its Python sources over a release's compiled kernels
+    (:func:`harness.engines.sources.write_overlay`).
     """
 
     name: str
@@ -129,6 +185,9 @@ class PipEngine:
     # path of a tokenizer the harness built). Runs where the harness' dependencies are installed.
     worker_env: Callable[[], dict[str, str]] | None = None
     unavailable: Callable[[], str | None] = field(default=lambda: None)  # Engine.unavailable
+    package: str = ""  # the distribution name, when it is not ``name``
+    project_dirs: tuple[str, ...] = ("",)
+    python_only: bool = False
 
     def engine(self) -> Engine:
         return Engine(
@@ -142,7 +201,100 @@ class PipEngine:
             check_version=self._check_version,
             note=self.note,
             unavailable=self.unavailable,
+            sources=SourceBuild(
+                locate=lambda text: locate(text, self.dist, self.project_dirs),
+                recipe=self._source_recipe,
+                install=self._source_install,
+                worker_command=lambda env_dir, source: self._worker_command(env_dir, self._source_version(source)),
+                how=self._how,
+                version=self._source_version,
+                cost=f"the release recipe's steps ({self.cold_install}); an edit rebuilds nothing (the install is "
+                "editable), the next worker start reads it",
+            ),
         )
+
+    @property
+    def dist(self) -> str:
+        return self.package or self.name
+
+    def _source_version(self, source: Source) -> str:
+        if source.kind == "wheel":
+            return wheel_name(source.path)[1]
+        found = tree_version(source, self.dist.replace("-", "_"))
+        if self.python_only and (found is None or not _RELEASE.fullmatch(found)):
+            return self.default_version  # a development version: the pinned release's compiled parts
+        return found or self.default_version
+
+    def _how(self, source: Source) -> str:
+        if source.kind == "wheel":
+            return f"pip install {source.path.name}"
+        if self.python_only:
+            return (
+                f"python-only over {self.dist}=={self._source_version(source)} (the tree's Python sources first, "
+                "the release's compiled parts)"
+            )
+        return f"editable install (pip install -e {source.project})"
+
+    def _source_steps(self, source: Source) -> list[list[str]]:
+        """The pip steps for ``source`` (a wheel stands as ``{wheel}``: the key is its sha256, not its path)."""
+        version = self._source_version(source)
+        if source.kind == "wheel" or self.python_only:
+            try:
+                self.check_version(version)  # the adapter's own rule (vLLM: 0.33 and later)
+            except ValueError as exc:
+                what = "checking the wheel" if source.kind == "wheel" else "choosing the release under the tree"
+                raise SourceError(f"{what}: {exc}") from None
+        if self.python_only and source.kind == "tree":
+            return self.steps(version)
+        replacement = ["-e", str(source.project)] if source.kind == "tree" else ["{wheel}"]
+        steps: list[list[str]] = []
+        found = False
+        for step in self.steps(version):
+            new: list[str] = []
+            for arg in step:
+                if "==" in arg and normalize(arg.partition("==")[0]) == normalize(self.dist):
+                    new += replacement
+                    found = True
+                else:
+                    new.append(arg)
+            steps.append(new)
+        if not found:
+            raise SourceError(f"{self.name}: no pip step of the recipe installs {self.dist}=={version}")
+        return steps
+
+    def _source_recipe(self, source: Source) -> dict:
+        recipe: dict = {
+            "kind": "pip-venv-source",
+            "source": source.kind,
+            "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+            "steps": self._source_steps(source),
+            "worker": self.worker_module,
+        }
+        if source.kind == "wheel":
+            recipe["wheel_sha256"] = file_sha256(source.path)
+        else:
+            # editable: the code is read anew at each start; what names the dependencies rebuilds the environment
+            recipe["tree"] = str(source.path)
+            recipe["python_only"] = self.python_only
+            recipe["dependency_files_sha256"] = {
+                name: file_sha256(source.project / name)
+                for name in DEPENDENCY_FILES
+                if (source.project / name).is_file()
+            }
+        return recipe
+
+    def _source_install(self, env_dir: Path, source: Source, log: Log) -> None:
+        steps = [[str(source.path) if a == "{wheel}" else a for a in step] for step in self._source_steps(source)]
+        python = self._pip(env_dir, steps, log)
+        if self.python_only and source.kind == "tree":
+            purelib = subprocess.run(
+                [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                stdout=subprocess.PIPE,
+                text=True,
+                check=True,
+            ).stdout.strip()
+            module = write_overlay(Path(purelib), source.project, self.dist.replace("-", "_"))
+            log(f"python-only overlay of {source.project} over the release: {module}")
 
     def _check_version(self, version: str) -> None:
         """The engine's own rule, then the package index: a version it does not list is refused before any
@@ -161,15 +313,20 @@ class PipEngine:
         }
 
     def _install(self, env_dir: Path, version: str, log: Log) -> None:
+        self._pip(env_dir, self.steps(version), log)
+
+    def _pip(self, env_dir: Path, steps: list[list[str]], log: Log) -> str:
+        """A new virtualenv in ``env_dir/venv`` with ``steps`` run by its pip; returns its interpreter."""
         log(f"creating virtualenv {env_dir / 'venv'}")
         venv.EnvBuilder(with_pip=True, clear=True).create(env_dir / "venv")
         python = str(venv_python(env_dir))
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PIP_REQUIRE_VIRTUALENV")}
-        for args in self.steps(version):
+        for args in steps:
             run_step([python, "-m", "pip", "--disable-pip-version-check", "--no-input", *args], log, env=env)
         # Record the exact versions installed, for `engines list` and reports.
         frozen = subprocess.run([python, "-m", "pip", "freeze"], stdout=subprocess.PIPE, text=True, env=env)
         write_text(env_dir / "pip-freeze.txt", frozen.stdout)
+        return python
 
     def _worker_command(self, env_dir: Path, version: str) -> tuple[list[str], dict[str, str]]:
         extra = self.worker_env() if self.worker_env else {}

@@ -27,7 +27,7 @@ from harness.corpus.build import OBSERVED_FILE, build_corpus
 from harness.corpus.curated import curated_scenarios
 from harness.corpus.generated import generate_scenarios
 from harness.engines.client import runs_out_of_process
-from harness.engines.environments import engines, split_spec
+from harness.engines.environments import engines, parse_spec
 from harness.extra.plugin_defaults import DEFAULT_SLICES, MARKER
 from harness.formats import get_format
 from harness.parse import registry
@@ -105,7 +105,7 @@ def load_parser(spec: str, format: str):
         or spec.startswith("cmd:")
         or "==" in head
         or head in registry.ALIASES
-        or split_spec(head)[0] in engines()
+        or parse_spec(head).name in engines()
     ):
         return registry.get_any_parser(spec, format, install_missing=False, log=lambda line: None)
     return UserParser(load_parser_object(spec, require_stream=False), spec)

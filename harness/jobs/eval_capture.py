@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.capture.backends import BackendError, known_backends
+from harness.capture.records import Capture
 from harness.capture.run import (
     CaptureSettings,
     capture_key,
@@ -86,6 +87,17 @@ def plan_capture(config, entry, fmt) -> CapturePlan | None:
                     f"{settings.limit})"
                 )
     return plan
+
+
+def not_attempted(prompts: list, captures: list[Capture], stopped: str, fmt: str, backend: str, model: dict):
+    """``captures`` in prompt order with a stand-in for each prompt a stopped capture did not attempt: a capture
+    whose error is ``not attempted: <stopped>``, so every prompt is scored (``error``/``capture_error``) and
+    counted. The stand-ins are not written to the capture file: the next run tries those prompts again."""
+    by_id = {c.prompt_id: c for c in captures}
+    return [
+        by_id.get(p.id) or Capture(p.id, p.suite, fmt, backend, model, error=f"not attempted: {stopped}")
+        for p in prompts
+    ]
 
 
 def capture_slice(
@@ -166,6 +178,7 @@ def capture_slice(
         )
         if run.stopped:
             progress(Note(run.stopped, warning=True))
+            captures = not_attempted(prompts, captures, run.stopped, fmt.name, backend.name, info["model"])
         for note in run.torn:
             progress(Note(note, warning=True))
     info["stats"] = capture_stats(captures, fmt)

@@ -105,6 +105,7 @@ class EvalConfig:
     break_after: int = DEFAULT_BREAK_AFTER  # the circuit breaker (harness.parse.calls.Breaker); 0: never
     resume: bool = False  # continue the unfinished run in ``out_dir`` (harness.jobs.resume)
     force: bool = False  # write into a non-empty ``out_dir``, replacing its run's files
+    require_all: bool = False  # a named parser that cannot run is an error before any work, not a warning
 
 
 def library_versions() -> dict[str, str]:
@@ -154,6 +155,9 @@ def run_eval(config: EvalConfig, progress: ProgressCallback = silent) -> RunLog:
     )
     if not parsers:
         raise HarnessError("no parser can run: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items()))
+    if config.require_all and unavailable:
+        _close(parsers)
+        raise HarnessError("; ".join(f"parser {k} could not run: {v}" for k, v in unavailable.items()))
     try:
         template = load_template(config.model, model_dir=config.model_dir, gguf=config.gguf)
     except TemplateNotFoundError as exc:
@@ -470,7 +474,8 @@ def _peer_provenance(cases: list[Case]) -> dict:
 
 
 def _worker_provenance(parsers: list[Parser]) -> dict:
-    """``{parser name: {command, engine_env, recipe_key, restarts, hello}}`` for the out-of-process parsers."""
+    """``{parser name: {command, engine_env, recipe_key, restarts, hello[, source]}}`` for the out-of-process parsers;
+    ``source`` for an engine built from a source tree or wheel: path, commit, dirty, how it is installed."""
     out = {}
     for parser in parsers:
         if not runs_out_of_process(parser):
@@ -483,6 +488,7 @@ def _worker_provenance(parsers: list[Parser]) -> dict:
             "recipe_key": engine_env.rsplit("-", 1)[-1] if engine_env else "",
             "restarts": parser.restarts,
             "hello": parser.hello,
+            **({"source": spec.source} if spec.source else {}),
         }
     return out
 

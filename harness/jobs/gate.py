@@ -223,7 +223,7 @@ def run_gate(
     """Rerun each selected baseline (:func:`select_baselines`) with its recorded settings (``model_dir`` /
     ``gguf`` override the recorded template source) and compare case by case; prints each result
     (:func:`print_result`) and writes ``gate.md`` into each run directory. With ``minimize``, the first
-    :data:`SHOWN_CASES` regressed cases get a minimal failing input (:func:`_minimize`). With ``strict``, a
+    :data:`SHOWN_CASES` regressed cases get a minimal failing input (:func:`minimal_inputs`). With ``strict``, a
     result fails (:attr:`GateResult.failed`) on any difference: fixes, changes and results missing on either side.
     The rerun is judged under the baseline's policy; a ``policy`` that differs from it is refused.
 
@@ -265,7 +265,7 @@ def run_gate(
             strict=strict,
         )
         if minimize and regressions:
-            result.minimal = _minimize(
+            result.minimal = minimal_inputs(
                 regressions, spec, {c.id: c for c in cases}, template, settings, timeout_s, console
             )
         texts = {c.id: (c.text, c.expected.to_json()) for c in cases}
@@ -275,7 +275,7 @@ def run_gate(
     return results
 
 
-def _minimize(
+def minimal_inputs(
     regressions: list[Flip],
     spec: str,
     cases: dict[str, Case],
@@ -286,8 +286,9 @@ def _minimize(
 ) -> dict[str, dict]:
     """``{case id: minimal failing input}`` for the first :data:`SHOWN_CASES` regressed cases, each in its
     cheapest regressed mode, by :func:`harness.analysis.minimize.minimize_case` (structure reduction through the
-    template, or ddmin for self-contained faults); only results shorter than the case are kept. A
-    minimizer failure is reported and skipped (the gate's verdict stands)."""
+    template, or ddmin for self-contained faults), run with parser ``spec``, which fails as each flip's ``now``
+    result does (``compare`` passes its fixes with the sides swapped and the first parser's spec); only results
+    shorter than the case are kept. A minimizer failure is reported and skipped (the gate's verdict stands)."""
     fmt = get_format(get_model(settings.model).format)
     try:
         parser = get_any_parser(spec, fmt.name, install_missing=False)

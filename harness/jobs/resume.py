@@ -149,7 +149,7 @@ def kept_batches(journal: Path, failures: Path) -> list[dict]:
     failures of those batches (the cases before the last one's ``end``). Raises :class:`RunLogError` naming the line
     of either file that is not what the sweep writes."""
     batches = []
-    for where, data in read_objects(journal, RunLogError, "batch") if journal.exists() else ():
+    for where, data in read_objects(journal, RunLogError, "batch", allow_nan=True) if journal.exists() else ():
         if not isinstance(data.get("end"), int) or not isinstance(data.get("counts"), dict):
             raise RunLogError(f"{where}: not a sweep batch (fields 'end' and 'counts')")
         batches.append(data)
@@ -157,7 +157,7 @@ def kept_batches(journal: Path, failures: Path) -> list[dict]:
     text = failures.read_text(encoding="utf-8") if failures.exists() else ""
     kept = []
     for (where, data), line in zip(
-        text_objects(text, str(failures), RunLogError, "failure"), _lines(text), strict=True
+        text_objects(text, str(failures), RunLogError, "failure", allow_nan=True), _lines(text), strict=True
     ):
         if not isinstance(data.get("index"), int):
             raise RunLogError(f"{where}: not a sweep failure (field 'index')")

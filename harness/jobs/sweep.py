@@ -361,7 +361,7 @@ def _sweep_dir(config: SweepConfig, info: dict, started_at: dt.datetime) -> tupl
 def _merged_breaker(journal: Path, after: int) -> Breaker:
     """The parsers broken in any batch of the sweep (``--jobs N``: each process has its own breaker)."""
     merged = Breaker(after)
-    for _, line in read_objects(journal, HarnessError, "batch"):
+    for _, line in read_objects(journal, HarnessError, "batch", allow_nan=True):
         state = Breaker.from_json(line["breaker"])
         for name, reason in state.reasons.items():
             merged.reasons.setdefault(name, reason)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from harness.core import guards
-from harness.core.messages import Message
+from harness.core.messages import Message, ToolCall
 from harness.core.protocol import Parser
 from harness.core.results import Score, clip
 from harness.engines.client import WorkerError, WorkerParserError, WorkerParserTimeout, runs_out_of_process
@@ -33,7 +33,11 @@ def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Messa
     A time limit that cannot be set raises :class:`harness.core.guards.TimeLimitError`: no parser is blamed."""
     try:
         with time_limit(timeout_s):
-            return call(), None
+            got = call()
+        broken = contract_violation(got)
+        if broken:
+            return None, Score("error", "exception", clip(f"the parser broke its contract: {broken}"))
+        return got, None
     except guards.TimeLimitError:  # the harness' own machinery failed: the run's error, not the parser's
         raise
     except ParserTimeout as exc:
@@ -48,11 +52,29 @@ def guarded(call: Callable[[], Message], timeout_s: float | None) -> tuple[Messa
         return None, Score("error", "exception", clip(f"{type(exc).__name__}: {exc}"))
 
 
-def judged(got: Message | None, error: Score | None, judge: Callable[[Message], Score]) -> Score:
-    """The score of a :func:`guarded` call: ``error`` when it failed, else ``judge(got)``.
+def contract_violation(got: object) -> str | None:
+    """Why ``got`` is not what a parser call must return (a :class:`Message` whose ``content`` and ``reasoning``
+    are strings or None and whose ``tool_calls`` is a list of :class:`ToolCall` with string names), or None.
+    An in-process parser that returns ``None`` or a dict is that parser's ``exception``, not a crash of the run."""
+    if not isinstance(got, Message):
+        return f"returned {type(got).__name__}, not a Message"
+    for field_name in ("content", "reasoning"):
+        value = getattr(got, field_name)
+        if value is not None and not isinstance(value, str):
+            return f"Message.{field_name} is {type(value).__name__}, not a string or None"
+    if not isinstance(got.tool_calls, list):
+        return f"Message.tool_calls is {type(got.tool_calls).__name__}, not a list"
+    for k, tool_call in enumerate(got.tool_calls):
+        if not isinstance(tool_call, ToolCall):
+            return f"Message.tool_calls[{k}] is {type(tool_call).__name__}, not a ToolCall"
+        if not isinstance(tool_call.name, str):
+            return f"Message.tool_calls[{k}].name is {type(tool_call.name).__name__}, not a string"
+    return None
 
-    ``got`` goes to ``judge`` as the call returned it: a parser that broke its contract and returned ``None``
-    fails inside ``judge`` as before (the caller turns that exception into its error record)."""
+
+def judged(got: Message | None, error: Score | None, judge: Callable[[Message], Score]) -> Score:
+    """The score of a :func:`guarded` call: ``error`` when it failed, else ``judge(got)`` (``got`` is a
+    :class:`Message` that passed :func:`contract_violation`)."""
     if error is not None:
         return error
     return judge(cast(Message, got))
@@ -80,29 +102,37 @@ UNAVAILABLE = "unavailable"
 
 @dataclass
 class Breaker:
-    """The circuit breaker of one run: after ``after`` consecutive cases (``after <= 0``: never) on which every
-    result of a parser so far was an ``error`` of a :data:`BREAKING` type, the parser is broken and is not
-    called again; its remaining results are ``error``/``unavailable`` (:meth:`unavailable`), with the reason.
+    """The circuit breaker of one run: after ``after`` consecutive cases (``after <= 0``: never) on each of which a
+    result of a parser was an ``error`` of a :data:`BREAKING` type (it cost the time limit or a worker restart), the
+    parser is broken and is not called again; its remaining results are ``error``/``unavailable``
+    (:meth:`unavailable`), with the reason. A case on which the parser only answered starts the count again; an
+    answer in another mode of a case that timed out does not (a worker whose one-shot call hangs on every case while
+    its stream answers would otherwise cost the time limit and a restart on every case).
 
     A case is a key (``(slice, case id)`` in eval; a case index in sweep); results are observed in run order
     (:meth:`observe`), one per record or check, so replaying a run's records gives the same state."""
 
     after: int = DEFAULT_BREAK_AFTER
     reasons: dict[str, str] = field(default_factory=dict)  # parser name -> why it is broken
-    streaks: dict[str, list] = field(default_factory=dict)  # parser name -> [cases in a row, key of the last]
+    # parser name -> [cases in a row, key of the last case seen, whether that case counted]
+    streaks: dict[str, list] = field(default_factory=dict)
     broke_on: dict[str, object] = field(default_factory=dict)  # parser name -> the case it broke on
 
     def observe(self, parser: str, case: object, result: Score) -> bool:
         """Count ``result`` of ``parser`` on ``case``; True when this result breaks the parser."""
         if parser in self.reasons or self.after <= 0:
             return False
-        streak = self.streaks.setdefault(parser, [0, None])
+        state = self.streaks.get(parser) or [0, None]
+        count, last = state[0], state[1]
+        counted = bool(state[2]) if len(state) > 2 else bool(count)  # a state written before the third field
         if result.verdict != "error" or result.error_type not in BREAKING:
-            self.streaks[parser] = [0, case]  # an answer: the case does not count, the streak starts again
+            if last != case or not counted:  # an answer on a case that cost nothing: the streak starts again
+                self.streaks[parser] = [0, case, False]
             return False
-        if streak[1] != case:
-            self.streaks[parser] = streak = [streak[0] + 1, case]
-        if streak[0] < self.after:
+        if last != case or not counted:
+            count += 1
+        self.streaks[parser] = [count, case, True]
+        if count < self.after:
             return False
         self.reasons[parser] = clip(
             f"marked broken after {self.after} cases in a row with a timeout or crash (last: {result.detail})"

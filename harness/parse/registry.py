@@ -19,7 +19,8 @@ or a library alias — ``transformers``, ``mlx-lm`` (``mlx_lm``), ``toolcall-har
 ``format`` unless the library has a single parser (the project's own parsers are one per format: ``own`` is
 ``toolcall-harness:gemma4`` with format ``gemma4``, ``toolcall-harness:hermes`` with ``hermes``).
 :func:`create_parsers` also takes ``all``, engine names with versions (``sglang==0.5.23:gemma4``, run out of
-process: :mod:`harness.engines.environments`), ``cmd:COMMAND`` workers and ``py:MODULE:ATTR`` candidate parsers
+process: :mod:`harness.engines.environments`), engines built from a source (``sglang@/src/sglang:gemma4``),
+``cmd:COMMAND`` workers and ``py:MODULE:ATTR`` candidate parsers
 (:mod:`harness.parse.loader`).
 """
 
@@ -33,8 +34,8 @@ from dataclasses import dataclass
 from harness.core.errors import HarnessError, did_you_mean
 from harness.core.plugins import entry_point_modules, package_modules
 from harness.core.protocol import Parser
-from harness.engines.client import WorkerError, WorkerParser, WorkerSpec, runs_out_of_process
-from harness.engines.environments import EngineError, engines, split_spec, worker_spec
+from harness.engines.client import WorkerError, WorkerParser, WorkerSpec
+from harness.engines.environments import EngineError, engines, parse_spec, split_format, worker_spec
 from harness.formats import known_formats
 from harness.parse.loader import ParserLoadError, check_protocol, load_parser_object
 
@@ -224,7 +225,8 @@ def resolve(name: str, format: str | None = None) -> str:
         f"unknown parser {name!r}{_suggestion(name, fmt)}"
         + (f" for format {fmt!r}" if fmt else "")
         + f"{_format_suggestion(fmt)}; known: {known}; "
-        f"engines: {_engine_names()} (NAME or NAME==VERSION); any protocol worker: cmd:COMMAND"
+        f"engines: {_engine_names()} (NAME, NAME==VERSION or NAME@SOURCE: a source tree or wheel); "
+        "any protocol worker: cmd:COMMAND"
     )
     if reg.unavailable:
         message += "; unavailable: " + "; ".join(f"{k} ({v})" for k, v in reg.unavailable.items())
@@ -282,17 +284,22 @@ def create_parsers(
     - ``references``: ``all`` without the project's own parser (the engines' verdicts, e.g. to pin them);
     - ``ENGINE[==VERSION][:FORMAT]`` (``sglang``, ``vllm==0.33.0:gemma4``, ``transformers==5.16.0:gemma4``):
       an engine's worker (:mod:`harness.engines.environments`), built first when missing and ``install_missing``;
+    - ``ENGINE@SOURCE[:FORMAT]`` (``sglang@/src/sglang:gemma4``, ``vllm@dist/vllm-0.33.0-cp38-abi3-linux_x86_64.whl``):
+      the engine built from a local source tree or a wheel file (``docs/engine-sources.md``), named
+      ``ENGINE@/absolute/path:FORMAT``;
     - ``cmd:COMMAND LINE``: any executable speaking the worker protocol (``docs/worker-protocol.md``);
     - ``py:pkg.module:Attr`` or ``py:path/file.py:Attr``: a parser class or object loaded in-process by
       :func:`harness.parse.loader.load_parser_object` (a candidate to gate; a load failure raises).
 
     An engine or worker that cannot be built or started is reported unavailable with the reason; a name
-    nobody knows raises :class:`UnknownParserError`.
+    nobody knows raises :class:`UnknownParserError`. A second parser of the same name is dropped, or renamed when
+    its spec names its own code (:func:`names_own_code`).
     """
     reg = _registry()
     if names is None:
         return [factory() for factory in available_parsers(format).values()], dict(reg.unavailable)
     parsers: list[Parser] = []
+    specs: dict[str, str] = {}  # parser name: the spec that made it
     unavailable: dict[str, str] = {}
     for name in expand_names(names, format):
         try:
@@ -300,13 +307,21 @@ def create_parsers(
         except _Unavailable as exc:
             unavailable[name] = str(exc)
             continue
-        if any(p.name == parser.name for p in parsers):
-            if runs_out_of_process(parser) and name.startswith("cmd:"):
-                parser.name += f" [{name}]"
-            else:
+        if parser.name in specs:
+            if not (names_own_code(name) or names_own_code(specs[parser.name])):  # an alias named twice
                 continue
+            parser.name += f" [{name}]"
+        specs[parser.name] = name
         parsers.append(parser)
     return parsers, unavailable
+
+
+def names_own_code(spec: str) -> bool:
+    """Whether ``spec`` names code of its own rather than a registry entry: a ``cmd:`` worker, a ``py:``
+    candidate or an engine built from a source (``NAME@PATH``). When one of two parsers of the same name comes
+    from such a spec (a ``py:`` subclass of the own parser keeps its name), the second is told apart by its spec
+    appended to its name (``toolcall-harness:gemma4 [py:fix.py:Parser]``); a registry name given twice is dropped."""
+    return spec.startswith(("cmd:", "py:")) or "@" in spec.partition(":")[0]
 
 
 class _Unavailable(Exception):
@@ -341,10 +356,12 @@ def _create_one(name: str, format: str, install_missing: bool, log) -> Parser:
     try:
         return reg.entries[resolve(name, format)].factory()
     except UnknownParserError as unknown:
-        spec, _, fmt = name.partition(":")
-
-        engine_name, version = split_spec(spec)
-        engine_name = ALIASES.get(engine_name, engine_name)
+        spec, fmt = split_format(name)
+        try:
+            ref = parse_spec(spec)
+        except EngineError as exc:
+            raise UnknownParserError(f"parser {name!r}: {exc}") from None
+        engine_name = ALIASES.get(ref.name, ref.name)
         if engine_name not in engines():
             library_reasons = [v for k, v in reg.unavailable.items() if _module_library(k) == engine_name]
             if library_reasons:
@@ -355,7 +372,7 @@ def _create_one(name: str, format: str, install_missing: bool, log) -> Parser:
                 f"parser {name!r} parses {fmt!r}{_format_suggestion(fmt)}, but this evaluation is of {format!r}"
             ) from None
         try:
-            return _worker_parser(worker_spec(engine_name, version, install_missing, log), format)
+            return _worker_parser(worker_spec(engine_name, ref.version, install_missing, log, ref.source), format)
         except EngineError as exc:
             raise _Unavailable(str(exc)) from None
 

@@ -42,31 +42,43 @@ def version_pairs(parsers: list[str]) -> list[tuple[str, str]]:
 
 
 def flips(records: list[dict], old: str, new: str) -> dict:
-    """Per (case, mode), where ``old`` and ``new`` disagree on passing.
+    """Per (case, mode), where ``old`` and ``new`` disagree on passing; only (case, mode) results both have count.
 
     Returns ``{"fixed": [...], "broken": [...], "modes": {mode: {"fixed": n, "broken": n, "old": passed,
-    "new": passed, "total": n}}}``; each listed flip is ``{case_id, slice, mode, old, new}`` with the verdict
-    or error type and detail of each side."""
+    "new": passed, "total": n}}, "slices": {slice: {...}}}``; each listed flip is ``{case_id, slice, mode, old, new}``
+    with the verdict or error type and detail of each side. ``slices`` counts cases, not results: ``old``/``new``
+    the cases passing in every mode both ran, ``fixed``/``broken`` the cases with a fixed/broken mode (a case can be
+    both), ``total`` the cases; slices in the order of the records."""
     by_key: dict[tuple[str, str], dict[str, dict]] = {}
     for r in records:
         if r["parser"] in (old, new):
             by_key.setdefault((r["case_id"], r["mode"]), {})[r["parser"]] = r
-    out: dict[str, Any] = {"fixed": [], "broken": [], "modes": {}}
+    out: dict[str, Any] = {"fixed": [], "broken": [], "modes": {}, "slices": {}}
+    cases: dict[str, dict] = {}
     for (case_id, mode), pair in by_key.items():
         if old not in pair or new not in pair:
             continue
         a, b = pair[old], pair[new]
         stats = out["modes"].setdefault(mode, {"fixed": 0, "broken": 0, "old": 0, "new": 0, "total": 0})
+        case = cases.setdefault(case_id, {"slice": a["slice"], "old": True, "new": True, "fixed": 0, "broken": 0})
         stats["total"] += 1
         stats["old"] += a["verdict"] in PASSING
         stats["new"] += b["verdict"] in PASSING
+        case["old"] &= a["verdict"] in PASSING
+        case["new"] &= b["verdict"] in PASSING
         if (a["verdict"] in PASSING) == (b["verdict"] in PASSING):
             continue
         kind = "fixed" if b["verdict"] in PASSING else "broken"
         stats[kind] += 1
+        case[kind] = 1
         out[kind].append(
             {"case_id": case_id, "slice": a["slice"], "mode": mode, "old": _outcome(a), "new": _outcome(b)}
         )
+    for case in cases.values():
+        stats = out["slices"].setdefault(case["slice"], {"fixed": 0, "broken": 0, "old": 0, "new": 0, "total": 0})
+        stats["total"] += 1
+        for key in ("old", "new", "fixed", "broken"):
+            stats[key] += int(case[key])
     return out
 
 

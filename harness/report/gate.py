@@ -66,7 +66,7 @@ def _fenced(text: str) -> list[str]:
     return [fence, text, fence]
 
 
-def _outcome(result: dict) -> str:
+def outcome(result: dict) -> str:
     if result["verdict"] in PASSING:
         return str(result["verdict"])
     return f"{result['verdict']} {result['error_type'] or ''}: {' '.join((result['detail'] or '').split())}".strip()
@@ -124,7 +124,7 @@ def print_result(console: Console, result: GateResult, texts: dict[str, tuple[st
         say(f"  expected: {_one_line(expected)}")
         for flip in flips:
             say(f"  [{flip.mode}] baseline: pass, got {_got(flip.baseline, expected)}")
-            say(f"  [{flip.mode}] now: {clip(_outcome(flip.now), 400)}; got {_one_line(flip.now['got'])}")
+            say(f"  [{flip.mode}] now: {clip(outcome(flip.now), 400)}; got {_one_line(flip.now['got'])}")
         small = result.minimal.get(case_id)
         if small:
             say(
@@ -135,7 +135,7 @@ def print_result(console: Console, result: GateResult, texts: dict[str, tuple[st
     for case_id, flips in by_case(result.fixes).items():
         say(
             f"FIXED {case_id} ({flips[0].slice}) [{', '.join(f.mode for f in flips)}]: was "
-            f"{clip(_outcome(flips[0].baseline), 200)}"
+            f"{clip(outcome(flips[0].baseline), 200)}"
         )
     for i, (case_id, flips) in enumerate(by_case(result.changes).items()):
         if i == SHOWN_CASES:
@@ -143,8 +143,8 @@ def print_result(console: Console, result: GateResult, texts: dict[str, tuple[st
             break
         for flip in flips:
             say(
-                f"CHANGED {case_id} ({flip.slice}) [{flip.mode}]: was {clip(_outcome(flip.baseline), 200)}, got "
-                f"{clip(_one_line(flip.baseline['got']), 300)}; now {clip(_outcome(flip.now), 200)}, got "
+                f"CHANGED {case_id} ({flip.slice}) [{flip.mode}]: was {clip(outcome(flip.baseline), 200)}, got "
+                f"{clip(_one_line(flip.baseline['got']), 300)}; now {clip(outcome(flip.now), 200)}, got "
                 f"{clip(_one_line(flip.now['got']), 300)}"
             )
     say(f"gate report: {result.run_dir / 'gate.md'}")
@@ -153,7 +153,7 @@ def print_result(console: Console, result: GateResult, texts: dict[str, tuple[st
 MD_DETAILED_CASES = 20
 
 
-def _summary_table(result: GateResult) -> list[str]:
+def summary_table(result: GateResult) -> list[str]:
     """Markdown table: regressed and fixed (case × mode) results per error type (the new one for regressions,
     the baseline's for fixes)."""
     counts: dict[tuple[str, str], int] = {}
@@ -188,7 +188,7 @@ def gate_markdown(result: GateResult, texts: dict[str, tuple[str, dict]]) -> lis
         f"- run: `{result.run_dir}`",
         "",
     ]
-    lines += _summary_table(result)
+    lines += summary_table(result)
     sections = [("Regressions", result.regressions), ("Fixes", result.fixes)]
     if result.changes:
         sections.append(("Changes (failed in both)", result.changes))
@@ -202,36 +202,47 @@ def gate_markdown(result: GateResult, texts: dict[str, tuple[str, dict]]) -> lis
                 "",
             ]
         for case_id, group in list(grouped.items())[:MD_DETAILED_CASES]:
-            text, expected = texts.get(case_id, ("?", None))
             lines += [
                 f"### `{case_id}` ({group[0].slice}; {', '.join(f.mode for f in group)})",
                 "",
-                "input:",
-                "",
-                *_fenced(_one_line(text)),
-                "",
-                f"expected: `{_md(expected)}`",
+                *flip_case_lines(group, texts, result.minimal.get(case_id)),
                 "",
             ]
-            for flip in group:
-                lines += [
-                    f"- {flip.mode}: baseline {_outcome(flip.baseline)}, got `{_got(flip.baseline, expected, _md)}`",
-                    f"- {flip.mode}: now {_outcome(flip.now)}, got `{_md(flip.now['got'])}`",
-                ]
-            small = result.minimal.get(case_id)
-            if small:
-                lines += [
-                    "",
-                    (
-                        f"minimal failing input ({small['mode']}; {len(small['text'])} of "
-                        f"{small['original_len']} chars; {small['method']}):"
-                    ),
-                    "",
-                    *_fenced(_one_line(small["text"])),
-                    "",
-                    f"expected `{_md(small['expected'])}`, got `{_md(small['got'])}`",
-                ]
-            lines.append("")
+    return lines
+
+
+def flip_case_lines(
+    group: list[Flip],
+    texts: dict[str, tuple[str, dict]],
+    small: dict | None,
+    sides: tuple[str, str] = ("baseline", "now"),
+) -> list[str]:
+    """Markdown lines for one case's flips (``group``: one per mode): the input, the expected message, each side's
+    outcome and output (``sides``: the labels of :attr:`Flip.baseline` and :attr:`Flip.now`), one line per side and
+    outcome with the modes that gave it, then the minimal failing input ``small``
+    (:func:`harness.analysis.minimize.minimize_case`'s result plus ``mode``, and ``side``: the label of the parser it
+    fails, when not the second) if any."""
+    text, expected = texts.get(group[0].case_id, ("?", None))
+    lines = ["input:", "", *_fenced(_one_line(text)), "", f"expected: `{_md(expected)}`", ""]
+    for label, side in zip(sides, ("baseline", "now"), strict=True):
+        shown: dict[str, list[str]] = {}  # "outcome, got `output`": the modes that gave it
+        for flip in group:
+            result = getattr(flip, side)
+            shown.setdefault(f"{outcome(result)}, got `{_got(result, expected, _md)}`", []).append(flip.mode)
+        lines += [f"- {', '.join(modes)}: {label} {line}" for line, modes in shown.items()]
+    if small:
+        side = f"{small['side']}; " if small.get("side") else ""
+        lines += [
+            "",
+            (
+                f"minimal failing input ({side}{small['mode']}; {len(small['text'])} of "
+                f"{small['original_len']} chars; {small['method']}):"
+            ),
+            "",
+            *_fenced(_one_line(small["text"])),
+            "",
+            f"expected `{_md(small['expected'])}`, got `{_md(small['got'])}`",
+        ]
     return lines
 
 

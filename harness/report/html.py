@@ -8,6 +8,9 @@ in its offline mode) are inlined once: about 6 MB, plus about 2 KB per failing-c
 - outcome classes on the ``drift`` slice (the records' ``outcome`` field);
 - pass rate per capture backend on captured output (records of ``capture:SUITE`` slices, backend in ``kind``);
 - version comparisons (``old 8/20 → new 20/20`` per mode) when two versions of a library ran;
+- for a ``compare`` run, first, what ``compare.md`` shows (:mod:`harness.report.compare`): A and B, the per-slice
+  and per-mode tables ``A → B``, the gate's verdict and every flipped case in a ``<details>`` (input with its
+  markers highlighted, expected, each side's outcome and output per mode, the minimal input);
 - the failing cases, one row per case × parser × error type with the modes that failed so (capped at
   :data:`MAX_FAILING_ROWS`, one-shot failures first): raw text with the format's protocol markers
   (:class:`harness.formats.FormatSpec` ``markers`` and ``stop_markers``) in ``<mark>``, expected and got;
@@ -30,7 +33,9 @@ from harness.core.cases import Case
 from harness.core.results import PASSING, clip
 from harness.core.textio import write_text
 from harness.formats import get_format
+from harness.report.compare import KINDS, comparison_flips, tables, title, verdict
 from harness.report.flips import flip_tables
+from harness.report.gate import by_case, outcome
 from harness.report.markdown import provenance_lines
 from harness.report.runlog import CAPTURE_PREFIX, RunLog
 from harness.report.summary import LEGEND, flat
@@ -81,6 +86,7 @@ def write_report_html(log: RunLog, path: Path, max_rows: int = MAX_FAILING_ROWS)
         drift=_plot(drift_figure(drift, parsers), "plot-drift") if drift else None,
         backends=_plot(backend_figure(captured), "plot-backends") if captured else None,
         comparisons=_comparisons(records, parsers),
+        compare=_compare_view(log, _markers(info.format)) if log.comparison else None,
         table=Markup(failing_table_html(failing)) if failing else None,
         shown=len(failing),
         total_failing=total_failing,
@@ -375,6 +381,63 @@ def _comparisons(records: list[dict], parsers: list[str]) -> list[dict]:
     return out
 
 
+def _compare_view(log: RunLog, markers: tuple[str, ...]) -> dict:
+    """The compare section's values: ``{title, verdict, failed, parsers: [(side, name, version, spec)], slices,
+    modes (rows of :func:`harness.report.compare.tables`), kinds: [(heading, [case])]}``; a case is ``{id, summary,
+    text (escaped HTML, markers highlighted), expected, rows: [(mode, side, outcome, got)], minimal}``."""
+    c = log.comparison
+    by_id = {case.id: case for case in log.cases}
+    kinds = []
+    for kind, heading in KINDS:
+        grouped = by_case(comparison_flips(c, kind))
+        if kind == "changes" and not grouped:
+            continue
+        entries = []
+        for case_id, group in grouped.items():
+            case = by_id.get(case_id)
+            small = c["minimal"].get(kind, {}).get(case_id)
+            first = group[0]
+            entries.append(
+                {
+                    "id": case_id,
+                    "summary": f"{case_id} ({first.slice}; {', '.join(f.mode for f in group)}): "
+                    f"A {clip(outcome(first.baseline), 100)} → B {clip(outcome(first.now), 100)}",
+                    "text": Markup(highlight_markers(case.text if case else "", markers)),
+                    "expected": _json(case.expected.to_json()) if case else "",
+                    "rows": [
+                        row
+                        for f in group
+                        for row in (
+                            (f.mode, "A", outcome(f.baseline), _json(f.baseline.get("got"))),
+                            (f.mode, "B", outcome(f.now), _json(f.now.get("got"))),
+                        )
+                    ],
+                    "minimal": small
+                    and {
+                        "label": f"{'fails with A; ' if kind == 'fixes' else ''}{small['mode']}; "
+                        f"{len(small['text'])} of {small['original_len']} chars; {small['method']}",
+                        "text": Markup(highlight_markers(small["text"], markers)),
+                        "expected": _json(small["expected"]),
+                        "got": _json(small["got"]),
+                    },
+                }
+            )
+        kinds.append((heading, entries))
+    found = tables(log)
+    return {
+        "title": title(log).replace("`", ""),
+        "verdict": verdict(log),
+        "failed": bool(c["regressions"]),
+        "parsers": [(side, c[key]["name"], c[key].get("version", "?"), c[key]["spec"]) for side, key in SIDES],
+        "slices": found["slices"],
+        "modes": found["modes"],
+        "kinds": kinds,
+    }
+
+
+SIDES = (("A (before)", "a"), ("B (after)", "b"))
+
+
 def _inline_md(line: str) -> str:
     """One Markdown bullet (:func:`harness.report.markdown.provenance_lines`, a parser's known limitation) as
     escaped HTML, with ``code`` (one or two backticks) and **bold** kept."""
@@ -399,6 +462,9 @@ pre.raw, pre.json { white-space: pre-wrap; word-break: break-all; max-width: 40e
   overflow: auto; margin: 0; } pre.raw { min-width: 20em; } pre.json { min-width: 12em; }
 table.simple { border-collapse: collapse; } table.simple td, table.simple th { border: 1px solid #ccc;
   padding: 2px 8px; text-align: right; } table.simple td:first-child { text-align: left; }
+p.verdict.failed { color: #a40000; } p.verdict.passed { color: #1a6b1a; }
+details.flip { margin: 0.4em 0; } details.flip summary { cursor: pointer; font-family: monospace; }
+table.flip-sides td { text-align: left; vertical-align: top; }
 .provenance li { margin: 0.2em 0; } .provenance li.sub { margin-left: 2em; list-style: circle; }
 </style>
 <script type="text/javascript">{{ plotly_js }}</script>
@@ -410,6 +476,34 @@ table.simple { border-collapse: collapse; } table.simple td, table.simple th { b
 {{ n_records }} results (case × parser × mode); corpus:
 {% for name, n in info.corpus.items() %}{{ name }} {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}.</p>
 <p class="note">{{ legend }}</p>
+
+{% if compare %}<h2 id="compare">{{ compare.title }}</h2>
+<p class="verdict {{ 'failed' if compare.failed else 'passed' }}"><strong>{{ compare.verdict }}</strong></p>
+<table class="simple" id="compare-parsers"><tr><th></th><th>parser</th><th>version</th><th>spec</th></tr>
+{% for side, name, version, spec in compare.parsers %}<tr><td>{{ side }}</td><td><code>{{ name }}</code></td>
+<td>{{ version }}</td><td><code>{{ spec }}</code></td></tr>{% endfor %}</table>
+<h3>Per slice: cases passing in every mode, A → B</h3>
+<table class="simple" id="compare-slices"><tr><th>slice</th><th>A</th><th>B</th><th>fixed</th><th>regressed</th></tr>
+{% for name, a, b, fixed, broken in compare.slices %}<tr><td>{{ name }}</td><td>{{ a }}</td><td>{{ b }}</td>
+<td>{{ fixed }}</td><td>{{ broken }}</td></tr>{% endfor %}</table>
+<h3>Per mode: case × mode results passing, A → B</h3>
+<table class="simple" id="compare-modes"><tr><th>mode</th><th>A</th><th>B</th><th>fixed</th><th>regressed</th></tr>
+{% for name, a, b, fixed, broken in compare.modes %}<tr><td>{{ name }}</td><td>{{ a }}</td><td>{{ b }}</td>
+<td>{{ fixed }}</td><td>{{ broken }}</td></tr>{% endfor %}</table>
+{% for heading, cases in compare.kinds %}
+<h3>{{ heading }} ({{ cases|length }} case{{ "" if cases|length == 1 else "s" }})</h3>
+{% if not cases %}<p>None.</p>{% endif %}
+{% for case in cases %}<details class="flip" data-case="{{ case.id }}"><summary>{{ case.summary }}</summary>
+<p>input:</p><pre class="raw">{{ case.text }}</pre>
+<p>expected:</p><pre class="json">{{ case.expected }}</pre>
+<table class="simple flip-sides"><tr><th>mode</th><th>parser</th><th>outcome</th><th>got</th></tr>
+{% for mode, side, result, got in case.rows %}<tr><td>{{ mode }}</td><td>{{ side }}</td><td>{{ result }}</td>
+<td><pre class="json">{{ got }}</pre></td></tr>{% endfor %}</table>
+{% if case.minimal %}<p>minimal failing input ({{ case.minimal.label }}):</p>
+<pre class="raw minimal">{{ case.minimal.text }}</pre>
+<p>expected <code>{{ case.minimal.expected }}</code>, got <code>{{ case.minimal.got }}</code></p>{% endif %}
+</details>
+{% endfor %}{% endfor %}{% endif %}
 
 <h2 id="pass-rate">Pass rate per parser × slice</h2>
 {% if pass_rate %}{{ pass_rate }}{% else %}<p>No rendered or observed cases ran.</p>{% endif %}

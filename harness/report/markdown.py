@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.textio import write_text
+from harness.engines.sources import describe_identity
 from harness.parse.calls import UNAVAILABLE
 from harness.report.captures import capture_markdown
 from harness.report.drift import outcome_markdown
@@ -184,6 +185,9 @@ def provenance_lines(p: Provenance) -> list[str]:
             )
             + f"; restarted {worker['restarts']} time(s); hello `{json.dumps(worker.get('hello', {}))}`"
         )
+        if isinstance(worker.get("source"), dict):
+            source = worker["source"]
+            lines.append(f"    - built from source `{describe_identity(source)}`: {source.get('how')}")
     lines.append("- seeds: " + ", ".join(f"{k} {v}" for k, v in p.seeds.items()))
     lines.append("- corpus: " + ", ".join(f"{k} {v}" for k, v in p.corpus.items()) + " cases")
     for case_id, reason in p.skipped:

@@ -127,7 +127,8 @@ class RunLog:
     ``slices`` and ``modes``: what the run asked for, in its order; ``limitations``: the own parsers' known
     limitations (empty when no own parser ran); ``capture``: the capture summary (``{}`` when nothing was
     captured; keys as :func:`harness.jobs.eval_capture.capture_slice` writes them); ``capture_texts``: ``{prompt
-    id: captured raw text or None}``."""
+    id: captured raw text or None}``; ``comparison``: what ``toolcall-harness compare`` found between the run's two
+    parsers (:func:`harness.jobs.compare.run_compare` writes it; ``{}`` for an ``eval`` run)."""
 
     run_dir: Path
     provenance: Provenance
@@ -140,6 +141,7 @@ class RunLog:
     fault_classes: tuple[FaultClass, ...] = ()
     capture: dict = field(default_factory=dict)
     capture_texts: dict = field(default_factory=dict)
+    comparison: dict = field(default_factory=dict)
 
     @property
     def parsers(self) -> list[str]:
@@ -175,6 +177,7 @@ class RunLog:
             "shrunk": [vars(s) for s in self.shrunk],
             "fault_classes": [c.to_json() for c in self.fault_classes],
             "capture_texts": self.capture_texts,
+            **({"comparison": self.comparison} if self.comparison else {}),
             "log_version": LOG_VERSION,
         }
 
@@ -219,6 +222,8 @@ class RunLog:
         _check(isinstance(rest["capture"], dict), path, "capture", "an object")
         _check(isinstance(rest["capture_texts"], dict), path, "capture_texts", "an object")
         _check(isinstance(rest["limitations"], list), path, "limitations", "a list")
+        comparison = data.get("comparison", {})  # only a compare run has one
+        _check(isinstance(comparison, dict), path, "comparison", "an object")
         try:
             provenance = Provenance(**head)
             shrunk = tuple(Shrunk(**s) for s in rest["shrunk"])
@@ -242,6 +247,7 @@ class RunLog:
             fault_classes=tuple(faults),
             capture=rest["capture"],
             capture_texts=rest["capture_texts"],
+            comparison=comparison,
         )
 
 
@@ -311,7 +317,7 @@ def read_records(path: Path) -> list[dict]:
     a known verdict. Raises :class:`RunLogError` naming ``file:line``."""
     records = []
     try:
-        for where, data in read_objects(path, RunLogError, "result"):
+        for where, data in read_objects(path, RunLogError, "result", allow_nan=True):
             missing = [name for name in _RECORD_FIELDS if name not in data]
             if missing:
                 raise RunLogError(f"{where}: field {missing[0]!r} missing")

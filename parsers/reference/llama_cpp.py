@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.assets.sdist import LLAMA_CPP_DIR, SDIST_NAME, SDIST_SHA256, SDIST_VERSION, sdist_archive, sdist_file
-from harness.engines.spec import Engine, EngineBuildError, Log, run_step
+from harness.engines.sources import Source, SourceError, identity, locate
+from harness.engines.spec import Engine, EngineBuildError, Log, SourceBuild, run_step
 
 NAME = "llama.cpp"
 VERSION = "0.3.36"  # the llama-cpp-python sdist whose vendored llama.cpp is built
@@ -226,14 +229,114 @@ def install(env_dir: Path, version: str, log: Log) -> None:
 def worker_command(env_dir: Path, version: str) -> tuple[list[str], dict[str, str]]:
     """``llama-cpp-worker --template FORMAT=<template> [--reasoning FORMAT=...] [--chat-template-kwargs FORMAT=...]``
     for every :data:`FORMATS` entry (the sdist's templates, extracted into the cache)."""
-    argv = [str(env_dir / "bin" / BINARY)]
+    return _worker_argv(env_dir / "bin" / BINARY, sdist_file), {}
+
+
+def _worker_argv(binary: Path, template: Callable[[str], Path]) -> list[str]:
+    argv = [str(binary)]
     for fmt, setup in FORMATS.items():
-        argv += ["--template", f"{fmt}={sdist_file(setup.template)}"]
+        argv += ["--template", f"{fmt}={template(setup.template)}"]
         if setup.reasoning != "auto":
             argv += ["--reasoning", f"{fmt}={setup.reasoning}"]
         if setup.kwargs:
             argv += ["--chat-template-kwargs", f"{fmt}={json.dumps(setup.kwargs, separators=(',', ':'))}"]
-    return argv, {}
+    return argv
+
+
+# ------------------------------------------------------------------------------------------------------ sources
+# llama.cpp@TREE: the shim built against a llama.cpp checkout, with a cmake build folder kept in the environment
+# (CMake build folders cannot move, so the build runs in place at each worker start: ninja rebuilds what changed).
+
+
+def locate_tree(text: str) -> Source:
+    """A llama.cpp checkout: a folder whose ``CMakeLists.txt`` declares ``project("llama.cpp" ...)`` and that has
+    ``common/chat.h``; raises :class:`SourceError`."""
+    source = locate(text, "", wheels=False)
+    cmake = source.path / "CMakeLists.txt"
+    declared = cmake.is_file() and 'project("llama.cpp"' in cmake.read_text(errors="replace")
+    if not declared or not (source.path / "common" / "chat.h").is_file():
+        raise SourceError(
+            f'checking the tree: not a llama.cpp source tree (no CMakeLists.txt with project("llama.cpp") and '
+            f"common/chat.h in {str(source.path)!r})"
+        )
+    return source
+
+
+def source_recipe(source: Source) -> dict:
+    """The build of the shim against the tree: its path (the code is rebuilt incrementally, not keyed), flags and
+    the shim's sources."""
+    return {
+        "kind": "cmake-tree",
+        "tree": str(source.path),
+        "cmake_flags": list(CMAKE_FLAGS),
+        "target": BINARY,
+        "jobs": JOBS,
+        "shim_sha256": {name: _sha256(SHIM_DIR / name) for name in SHIM_FILES},
+    }
+
+
+def source_install(env_dir: Path, source: Source, log: Log) -> None:
+    """Copy the shim into the environment; the build itself is :func:`source_refresh` (it must run in place)."""
+    if shutil.which("cmake") is None:
+        raise EngineBuildError("llama.cpp engine: cmake is not installed (and a C++17 compiler is needed)")
+    (env_dir / "shim").mkdir()
+    for name in SHIM_FILES:
+        shutil.copyfile(SHIM_DIR / name, env_dir / "shim" / name)
+
+
+def source_refresh(env_dir: Path, source: Source, log: Log) -> dict:
+    """Configure (the first time) and build the shim against the tree in ``env_dir/build``, then copy the worker to
+    ``env_dir/bin``; returns ``{"configured": bool, "compiled": number of build steps run}`` (0: nothing changed)."""
+    build = env_dir / "build"
+    configured = False
+    # configured = the generator's files are there (a failed configure leaves a CMakeCache.txt without them)
+    if not any((build / name).is_file() for name in ("build.ninja", "Makefile")):
+        commit = identity(source).get("commit", "unknown")
+        generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        run_step(
+            [
+                "cmake",
+                "-S",
+                str(env_dir / "shim"),
+                "-B",
+                str(build),
+                *generator,
+                *CMAKE_FLAGS,
+                f"-DLLAMA_CPP_DIR={source.path}",
+                f"-DLLAMA_BUILD_COMMIT={commit[:9]}",
+                "-DLLAMA_BUILD_NUMBER=0",
+                f"-DWORKER_VERSION={source_version(source)}",
+            ],
+            log,
+        )
+        configured = True
+    out = run_step(["cmake", "--build", str(build), "--target", BINARY, "--parallel", str(JOBS)], log)
+    compiled = len(re.findall(r"^\[\d+/\d+\] |^\[ *\d+%\] Building", out, re.M))
+    built = build / BINARY
+    if not built.exists():
+        raise EngineBuildError(f"the build finished but {built} is missing")
+    (env_dir / "bin").mkdir(exist_ok=True)
+    target = env_dir / "bin" / BINARY
+    if configured or compiled or not target.exists():
+        shutil.copy2(built, target)
+    return {"configured": configured, "compiled": compiled}
+
+
+def source_version(source: Source) -> str:
+    """What the worker reports as its version: ``tree`` (a checkout has no release number of its own; the run
+    records its commit)."""
+    return "tree"
+
+
+def source_worker_command(env_dir: Path, source: Source) -> tuple[list[str], dict[str, str]]:
+    """As :func:`worker_command`, with the tree's own chat templates where it has them (a branch may change a
+    template, which selects llama.cpp's parser), else the sdist's."""
+
+    def template(rel: str) -> Path:
+        own = source.path / rel
+        return own if own.is_file() else sdist_file(rel)
+
+    return _worker_argv(env_dir / "bin" / BINARY, template), {}
 
 
 ENGINE = Engine(
@@ -247,4 +350,16 @@ ENGINE = Engine(
     worker_command=worker_command,
     check_version=check_version,
     note="C++ worker over common_chat_templates_apply / common_chat_parse, driven as llama-server drives them",
+    sources=SourceBuild(
+        locate=locate_tree,
+        recipe=source_recipe,
+        install=source_install,
+        worker_command=source_worker_command,
+        how=lambda source: "cmake build of the tree's common library with the shim (incremental)",
+        version=source_version,
+        refresh=source_refresh,
+        cost="the release's cmake build (about 3.5 min on 2 idle cores), run at the first worker start; an edit: an "
+        "incremental build at the next start (3 steps, 5-6 s on 2 shared cores, after an edit to "
+        "common/chat-peg-parser.cpp)",
+    ),
 )

@@ -70,6 +70,8 @@ ENGINE = PipEngine(
     steps=_steps,
     worker_module="parsers.reference.sglang",
     note="sglang installed with --no-deps over a CPU torch; only its parser modules are imported",
+    # an SGLang checkout keeps its package in python/ (its docs: `pip install -e "python"`)
+    project_dirs=("", "python"),
 ).engine()
 
 

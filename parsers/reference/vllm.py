@@ -384,4 +384,7 @@ ENGINE = PipEngine(
     worker_module="parsers.reference.vllm",
     worker_env=_worker_env,
     check_version=_check_engine_version,
+    # a tree's CUDA kernels cannot build on a CPU machine: its Python over the release's compiled parts, as
+    # VLLM_USE_PRECOMPILED=1 `pip install -e .` does (docs/engine-sources.md)
+    python_only=True,
 ).engine()

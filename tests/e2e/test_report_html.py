@@ -2,12 +2,12 @@
 reference parsers, captured answers re-scored from a capture file) writes report.html, which Debian's Chromium
 (headless, through Playwright) opens from disk with every network request blocked: no console errors, the
 plots drawn, the failing-cases table searchable, protocol markers highlighted, a screenshot with real content.
-Chromium comes from ``scripts/install_chromium.sh`` (``make test`` runs it)."""
+Chromium comes from ``scripts/install_chromium.sh`` (``make test`` runs it); the ``browser`` fixture is
+``tests/conftest.py``'s."""
 
 import io
 import json
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -27,17 +27,6 @@ from harness.report.runlog import Provenance, RunLog
 from harness.report.terminal import show_run
 from harness.template.sources import load_template
 
-CHROMIUM = Path("/usr/bin/chromium")
-BROWSER_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 FMT = get_format("gemma4")
 
 
@@ -95,25 +84,6 @@ def run(tmp_path_factory):
         )
     }
     return run_dir, records, corpus, out.getvalue()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    """Debian's Chromium through Playwright, a fresh profile; never a downloaded browser."""
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: run scripts/install_chromium.sh (make test does)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            tmp_path_factory.mktemp("profile"),
-            headless=True,
-            executable_path=str(CHROMIUM),
-            args=BROWSER_ARGS,
-            viewport={"width": 1400, "height": 900},
-        )
-        yield context
-        context.close()
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from harness.core.cases import Case
 from harness.core.messages import Message, ToolCall
 from harness.core.protocol import run_stream
 from harness.corpus.build import build_corpus
-from harness.engines.client import WorkerError, WorkerParser, WorkerParserError, WorkerSpec
+from harness.engines.client import STDERR_TAIL_BYTES, WorkerError, WorkerParser, WorkerParserError, WorkerSpec
 from harness.formats import get_format
 from harness.parse.registry import create_parsers
 from harness.score.runner import evaluate_case
@@ -137,6 +137,22 @@ def test_crash_detail_carries_the_workers_stderr():
         parser.parse(_case("x", "CRASH").text)
     parser.close()
     assert info.value.kind == "crash" and "crashing on purpose" in str(info.value)
+
+
+def test_a_stderr_flood_keeps_only_its_end():
+    """64 MiB of stderr on one line, then a crash: the message ends with the line's last characters (the crash's
+    own words), and the harness kept 64 KiB of it (before: every byte of the unterminated line)."""
+    parser = WorkerParser(faulty("--stderr-flood", str(64 << 20)), "gemma4")
+    try:
+        assert parser.parse(_case("ok", "fine").text).tool_calls == [ToolCall("f", {"a": "fine"})]
+        worker = parser._worker
+        assert worker is not None and len(worker._stderr) <= STDERR_TAIL_BYTES
+        with pytest.raises(WorkerError) as info:
+            parser.parse(_case("x", "CRASH").text)
+    finally:
+        parser.close()
+    message = str(info.value)
+    assert message.endswith("stderr: ..." + ("x" * 200 + "faulty worker: crashing on purpose")[-200:]), message[-300:]
 
 
 def test_parser_errors_inside_the_worker_are_exceptions_and_the_worker_stays():

@@ -46,6 +46,7 @@ MODES = ("completions", "chat")
 RETRY_STATUSES = frozenset({429}) | frozenset(range(500, 600))
 BODY_SNIPPET = 300
 MODELS_BYTES = 1 << 20  # bytes of a GET /v1/models answer read
+MODELS_S = 10.0  # seconds a GET /v1/models may take (at most the read timeout and the request deadline)
 
 
 def create(
@@ -192,6 +193,7 @@ class OpenAIBackend:
         )
         self._lock = threading.Lock()
         self._model_resolved = model is not None
+        self._models_failed: Exception | None = None  # a GET /v1/models answered past its limits: not asked again
         self._versions: dict[str, str] | None = None
         self._stats = {
             "requests": 0,
@@ -309,12 +311,16 @@ class OpenAIBackend:
             if peak in self._stats:
                 self._stats[peak] = max(self._stats[peak], self._stats[key])
 
-    def _resolve_model(self) -> str | None:
+    def _resolve_model(self, budget: Budget) -> str | None:
+        """The ``model`` field to send: the one given, else the first id of ``GET /v1/models`` (asked within
+        what is left of the request's ``budget``), else None (no field)."""
         with self._lock:
             if self._model_resolved:
                 return self.model
+        if budget.left() <= 0:
+            return None
         try:
-            status, _, data = self._get_models()
+            status, _, data = self._get_models(budget.left())
             ids = _model_ids(data) if status < 400 else []
         except Exception:  # noqa: BLE001 - no model field then; the request itself reports the problem
             return None
@@ -323,18 +329,32 @@ class OpenAIBackend:
                 self.model, self._model_resolved = (ids[0] if ids else None), True
             return self.model
 
-    def _get_models(self) -> tuple[int, str, Any]:
-        """``(status, Server header, JSON or None)`` of ``GET /v1/models``: at most 10 s and
-        :data:`MODELS_BYTES` bytes. Raises what httpx raises, :class:`Overrun` or ``ValueError``."""
-        budget = Budget.start(min(self.timeout_s, 10.0), 0)
-        with self._client.stream("GET", f"{self.root}/v1/models", timeout=min(self.timeout_s, 10.0)) as response:
-            body, cut = budget.read(response, MODELS_BYTES)
-            if cut:
-                raise ValueError(f"GET /v1/models answered more than {MODELS_BYTES} bytes")
-            data = json.loads(body) if response.status_code < 400 else None
-            return response.status_code, response.headers.get("server", ""), data
+    def _get_models(self, limit_s: float = MODELS_S) -> tuple[int, str, Any]:
+        """``(status, Server header, JSON or None)`` of ``GET /v1/models``: at most :data:`MODELS_BYTES` bytes and
+        :data:`MODELS_S` seconds (no more than ``limit_s``, the read timeout or the request deadline). Raises what
+        httpx raises, :class:`Overrun` or ``ValueError``. A server that answered but not within the limits (a
+        list that never ends, ``: ping`` forever, silence) is not asked again: its failure is raised at once, so
+        it costs its seconds once per backend, not once per prompt; a connection error is asked again (the server
+        may be starting)."""
+        with self._lock:
+            failed = self._models_failed
+        if failed is not None:
+            raise failed.with_traceback(None)
+        seconds = float(f"{max(0.0, min(self.timeout_s, MODELS_S, self.deadline_s, limit_s)):.2g}")  # as shown
+        budget = Budget.start(seconds, 0)
+        try:
+            with self._client.stream("GET", f"{self.root}/v1/models", timeout=seconds) as response:
+                body, cut = budget.read(response, MODELS_BYTES)
+                if cut:
+                    raise ValueError(f"GET /v1/models answered more than {MODELS_BYTES} bytes")
+                data = json.loads(body) if response.status_code < 400 else None
+                return response.status_code, response.headers.get("server", ""), data
+        except (Overrun, ValueError, self._httpx.ReadTimeout) as exc:
+            with self._lock:
+                self._models_failed = exc
+            raise
 
-    def _body(self, request: Request) -> tuple[str, dict]:
+    def _body(self, request: Request, budget: Budget) -> tuple[str, dict]:
         sampling = request.sampling
         body: dict[str, Any] = {
             "max_tokens": sampling.max_tokens,
@@ -343,7 +363,7 @@ class OpenAIBackend:
             "seed": sampling.seed,
             "stream": True,
         }
-        model = self._resolve_model()
+        model = self._resolve_model(budget)
         if model is not None:
             body["model"] = model
         grammar = request.grammar
@@ -369,12 +389,14 @@ class OpenAIBackend:
 
     def _attempt(self, request: Request, on_piece: OnPiece | None, budget: Budget) -> _Outcome:
         httpx = self._httpx
-        path, body = self._body(request)
+        path, body = self._body(request, budget)
         stream = StreamState(self.mode)
         left = budget.left()
         if left <= 0:
+            failed = self._models_failed
+            why = f" (GET /v1/models took it: {type(failed).__name__}: {failed})" if failed else ""
             return _Outcome(
-                Generation(error=f"deadline: no time left of the {self.deadline_s:g} s (--request-deadline)")
+                Generation(error=f"deadline: no time left of the {self.deadline_s:g} s (--request-deadline){why}")
             )
         read_s = min(self.timeout_s, left)
         self._count("attempts")
@@ -386,11 +408,12 @@ class OpenAIBackend:
             ) as response:
                 if response.status_code >= 400:
                     raw, cut = budget.read(response, ERROR_BODY_BYTES)
+                    # before the body's first characters, so a record's detail clipped to 300 keeps it
                     more = f" (the body is over {ERROR_BODY_BYTES} bytes; the rest was not read)" if cut else ""
                     return _Outcome(
                         Generation(
-                            error=f"HTTP {response.status_code} from POST {urlsplit(self.root).path}{path}: "
-                            f"{_snippet(raw.decode('utf-8', 'replace'))}{more}"
+                            error=f"HTTP {response.status_code} from POST {urlsplit(self.root).path}{path}{more}: "
+                            f"{_snippet(raw.decode('utf-8', 'replace'))}"
                         ),
                         retryable=response.status_code in RETRY_STATUSES,
                     )

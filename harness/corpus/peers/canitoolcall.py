@@ -47,9 +47,11 @@ from typing import Any
 from harness.assets.pypi import WheelFetchError, open_wheel
 from harness.core.cases import Case, CaseFileError
 from harness.core.errors import HarnessError
+from harness.core.fields import FieldProblem
 from harness.core.jsonl import text_objects
 from harness.core.messages import Message, ToolCall
 from harness.core.paths import cache_dir
+from harness.core.schemas import check_tools
 from harness.formats import FormatSpec, all_formats
 
 SUITE = "canitoolcall"
@@ -311,10 +313,10 @@ def _fixture(data: dict, where: str, family: _Family) -> dict:
     tools = data.get("tools")
     if not isinstance(tools, list):
         raise CaseFileError(f"{where}: field 'tools' must be a list")
-    for i, tool in enumerate(tools):
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str) or not function["name"]:
-            raise CaseFileError(f"{where}: field 'tools[{i}].function.name' must be a non-empty string")
+    try:
+        check_tools(tools)  # each a declaration whose parameters are a JSON schema: before any parser reads them
+    except FieldProblem as exc:
+        raise CaseFileError(f"{where}: {exc}") from None
     _string(data, "raw_output", where, empty_ok=True)
     tags = _string_list(data, "tags", where)
     has_expected, has_error = "expected" in data, "expected_error" in data

@@ -1,4 +1,5 @@
-"""The ``openai`` backend against a real HTTP server that misbehaves (``http.server`` on 127.0.0.1, written here):
+"""The ``openai`` backend against a real HTTP server that misbehaves (``http.server`` on 127.0.0.1:
+:mod:`hostile_http`):
 a stream kept alive by ``: ping`` forever, an endless stream, a 200 MB error body, 500, 429, a truncated stream, a
 silent server, a refused connection. Every request ends within its limits (small ones here: the defaults are
 600 s and 16 KiB per token) with a capture error naming the reason; none is read whole; the capture run records
@@ -12,13 +13,12 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 import tracemalloc
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from hostile_http import Hostile, event, serving
 
 from harness.capture.backends import BackendError, Request, Sampling
 from harness.capture.backends._budget import BASE_BYTES, ERROR_BODY_BYTES
@@ -26,109 +26,12 @@ from harness.capture.backends.openai import create
 from harness.capture.run import CaptureSettings
 
 ROOT = Path(__file__).resolve().parents[3]
-HUGE = 200 << 20  # bytes of the huge error body the server announces (and writes until the client leaves)
-
-
-def event(text: str, finish: str | None = None) -> bytes:
-    return f"data: {json.dumps({'choices': [{'index': 0, 'text': text, 'finish_reason': finish}]})}\n\n".encode()
-
-
-class Hostile(BaseHTTPRequestHandler):
-    """``POST /MODE/v1/completions`` behaves as MODE says; ``GET /MODE/v1/models`` lists one model (``ping``:
-    pings forever instead). ``/script/...`` answers the n-th request of the server with ``SCRIPT[n]``."""
-
-    protocol_version = "HTTP/1.1"
-    requests: list[str] = []  # MODE of each POST, in order
-    SCRIPT = ("ping", "endless", "huge-400", "ok")
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def _head(self, status: int, kind: str, length: int | None = None) -> None:
-        self.send_response(status)
-        self.send_header("content-type", kind)
-        self.send_header("content-length" if length is not None else "transfer-encoding", str(length or "chunked"))
-        self.end_headers()
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        self.wfile.flush()
-
-    def do_GET(self) -> None:
-        if self.path.startswith("/ping/"):
-            return self._pings()
-        body = json.dumps({"data": [{"id": "hostile"}]}).encode()
-        self._head(200, "application/json", len(body))
-        self.wfile.write(body)
-
-    def _pings(self) -> None:
-        self._head(200, "text/event-stream")
-        try:
-            while True:
-                self._chunk(b": ping\n\n")
-                time.sleep(0.05)
-        except OSError:  # the client gave up: what the test wants
-            pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["content-length"]))
-        mode = self.path.split("/")[1]
-        if mode == "script":
-            mode = self.SCRIPT[min(len([m for m in self.requests if m.startswith("script:")]), len(self.SCRIPT) - 1)]
-            self.requests.append(f"script:{mode}")
-        else:
-            self.requests.append(mode)
-        try:
-            self._answer(mode)
-        except OSError:
-            pass
-
-    def _answer(self, mode: str) -> None:
-        if mode == "ping":
-            return self._pings()
-        if mode == "endless":
-            self._head(200, "text/event-stream")
-            while True:
-                self._chunk(event("a") * 100)
-        if mode in ("huge-500", "huge-400"):
-            self._head(500 if mode == "huge-500" else 400, "text/plain", HUGE)
-            block = b"x" * (1 << 20)
-            for _ in range(HUGE >> 20):
-                self.wfile.write(block)
-            return
-        if mode == "huge-json":  # ignores stream: true and answers a JSON body that does not end
-            self._head(200, "application/json", HUGE)
-            self.wfile.write(b'{"choices": [{"text": "')
-            while True:
-                self.wfile.write(b"a" * (1 << 16))
-        if mode in ("500", "429") or (mode == "429-then-ok" and self.requests.count(mode) == 1):
-            body = b"busy"
-            self._head(int(mode[:3]), "text/plain", len(body))
-            self.wfile.write(body)
-            return
-        if mode == "truncated":  # announces more than it sends, then closes
-            body = event("a")
-            self._head(200, "text/event-stream", len(body) + 100)
-            self.wfile.write(body)
-            self.close_connection = True
-            return
-        if mode == "silent":
-            self._head(200, "text/event-stream")
-            time.sleep(5)
-            return
-        body = event("Hello") + event(" there", "stop") + b"data: [DONE]\n\n"
-        self._head(200, "text/event-stream", len(body))
-        self.wfile.write(body)
 
 
 @pytest.fixture(scope="module")
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving() as url:
+        yield url
 
 
 def generate(base_url: str, max_tokens: int = 16, **options):
@@ -167,8 +70,8 @@ def test_a_huge_error_body_is_read_only_up_to_its_cap(server, mode, status, atte
     finally:
         tracemalloc.stop()
     assert gen.error == (
-        f"HTTP {status} from POST /{mode}/v1/completions: {'x' * 300}... (the body is over {ERROR_BODY_BYTES} "
-        "bytes; the rest was not read)" + (f" (after {attempts} attempts)" if attempts > 1 else "")
+        f"HTTP {status} from POST /{mode}/v1/completions (the body is over {ERROR_BODY_BYTES} bytes; the rest was "
+        f"not read): {'x' * 300}..." + (f" (after {attempts} attempts)" if attempts > 1 else "")
     )
     assert peak < 8 << 20 and seconds < 5  # before: the 200 MB body read whole (435 MB peak for one)
 
@@ -226,6 +129,26 @@ def test_a_model_list_that_never_ends_leaves_the_versions_unavailable(server):
     assert time.monotonic() - started < 2
 
 
+def test_a_model_lookup_that_never_ends_costs_one_deadline_once(server):
+    """No ``model`` given, and ``GET /v1/models`` pings forever: the lookup is bounded by the prompt's deadline
+    and not asked again, so each prompt ends within its deadline. Before: 10 s per prompt on the lookup, then
+    ``no time left`` (the reason lost), and 10 s more for each ``versions()``."""
+    backend = create(None, base_url=f"{server}/ping", backoff_s=0.05, deadline_s=0.5)
+    try:
+        started = time.monotonic()
+        first, second = (backend.generate(Request(p, "hi", sampling=Sampling(max_tokens=4))) for p in ("a", "b"))
+        versions = backend.versions()
+        seconds = time.monotonic() - started
+    finally:
+        backend.close()
+    assert first.error == (
+        "deadline: no time left of the 0.5 s (--request-deadline) (GET /v1/models took it: Overrun: deadline: "
+        "the request ran past its 0.5 s (--request-deadline))"
+    )
+    assert second.error == "deadline: the request ran past its 0.5 s (--request-deadline) after 0 pieces"
+    assert versions["server_models"].startswith("unavailable: Overrun: deadline") and seconds < 2.5, seconds
+
+
 def test_capture_records_each_failure_and_goes_on_to_the_next_prompt(server, tmp_path):
     """The real CLI, one request at a time: pings forever, an endless stream, a 200 MB error body, then answers.
     Each failure is a capture record with its reason; the fourth prompt is captured; the run takes seconds."""
@@ -271,7 +194,7 @@ def test_capture_records_each_failure_and_goes_on_to_the_next_prompt(server, tmp
     errors = [r["error"] for r in records]
     assert errors[0] == "deadline: the request ran past its 1 s (--request-deadline) after 0 pieces"
     assert errors[1].startswith(f"response too large: more than {BASE_BYTES + 400} bytes")
-    assert errors[2].startswith("HTTP 400 from POST /script/v1/completions: xxx") and "rest was not read" in errors[2]
+    assert errors[2].startswith("HTTP 400 from POST /script/v1/completions (the body is over") and "xxx" in errors[2]
     assert errors[3] is None and records[3]["text"] == "Hello there"
     assert Hostile.requests == ["script:ping", "script:endless", "script:huge-400", "script:ok"]
     assert "capture errors: 3" in proc.stdout and time.monotonic() - started < 60

@@ -86,3 +86,37 @@ def test_an_out_of_process_parser_gets_no_limit_out_of_range():
         alarm_limit(parser, math.inf)  # before: queue.get(timeout=inf) raised OverflowError inside the call
     assert parser.timeout_s == 10.0
     assert alarm_limit(parser, 3.0) is None and parser.timeout_s == 3.0
+
+
+class _BreaksContract:
+    """An in-process parser whose one-shot ``parse`` returns what ``make()`` gives instead of a Message."""
+
+    name, out_of_process = "breaks-contract", False
+
+    def __init__(self, make):
+        self.make = make
+
+    def parse(self, text, tools=None, prefix=""):
+        return self.make()
+
+    def stream(self, tools=None, prefix=""):
+        return Gemma4Parser().stream(tools, prefix)
+
+
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        (lambda: None, "returned NoneType, not a Message"),
+        (lambda: {"tool_calls": []}, "returned dict, not a Message"),
+        (lambda: Message(tool_calls=None), "Message.tool_calls is NoneType"),  # type: ignore[arg-type]
+        (lambda: Message(tool_calls=[{"name": "f"}]), "Message.tool_calls[0] is dict"),  # type: ignore[list-item]
+        (lambda: Message(content=5), "Message.content is int"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_parser_returning_no_message_is_its_exception_and_the_run_goes_on(make, says):
+    """Before: a ``py:`` parser whose ``parse`` returned None crashed the scorer with a traceback, 0 records."""
+    records = list(evaluate_case(CASE, _BreaksContract(make), FMT, ["oneshot", "char"], seed=0, timeout_s=10))
+    oneshot = next(r for r in records if r.mode == "oneshot")
+    assert (oneshot.verdict, oneshot.error_type) == ("error", "exception")
+    assert says in oneshot.detail and "broke its contract" in oneshot.detail
+    assert [r.verdict for r in records if r.mode != "oneshot"] == ["pass"]

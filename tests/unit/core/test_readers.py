@@ -10,9 +10,9 @@ import pytest
 
 from harness.assets.sdist import SdistError, sdist_file
 from harness.capture.records import CaptureWriter, read_captures
-from harness.capture.suites import ref_problem
 from harness.core.errors import CatalogError
 from harness.core.jsonl import MAX_JSON_DEPTH, json_depth, parse_json, prepare_append, read_objects, torn_tail
+from harness.core.schemas import ref_problem
 from harness.core.textio import NotUtf8Error, read_utf8
 from harness.template.catalog import load_catalog
 
@@ -109,3 +109,29 @@ TREE = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$r
 def test_suite_schema_refs_are_checked_before_any_validation(schema, problem):
     found = ref_problem(schema)
     assert (found is None) if problem is None else (found is not None and found.startswith(problem)), found
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_nan_in_an_input_file_is_refused_but_kept_in_the_harness_own_records(literal, tmp_path):
+    """Before: ``NaN`` (not JSON) was taken as a float in a case file, an expected argument nobody can match."""
+    with pytest.raises(Bad, match=rf"^f:1: invalid JSON: {literal} is not a JSON value"):
+        parse_json('{"a": ' + literal + "}", "f:1", Bad)
+    assert str(parse_json('{"a": ' + literal + "}", "f:1", Bad, allow_nan=True)["a"]) in ("nan", "inf", "-inf")
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"a": 1}\n{"a": ' + literal + "}\n", encoding="utf-8")
+    with pytest.raises(Bad, match=rf"r.jsonl:2: invalid JSON: {literal} is not"):
+        list(read_objects(path, Bad))
+    assert len(list(read_objects(path, Bad, allow_nan=True))) == 2
+
+
+def test_an_integer_too_long_for_python_is_one_error_line():
+    """Before: a 5,000-digit integer in a case file raised ``ValueError`` out of ``json.loads``: a traceback."""
+    with pytest.raises(Bad, match=r"^f:1: invalid JSON: a number Python cannot read \(Exceeds the limit"):
+        parse_json('{"a": ' + "9" * 5000 + "}", "f:1", Bad)
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/null", "."])
+def test_a_device_or_folder_is_not_read_as_a_data_file(path):
+    """Before: ``check /dev/zero`` read for ever (killed at the wall limit, no error line)."""
+    with pytest.raises(Bad, match=rf"^{path}: cannot read case file: a (device or socket|folder), not a file$"):
+        list(read_objects(path, Bad, "case"))

@@ -289,7 +289,10 @@ def test_a_malformed_line_is_one_error_naming_file_line_and_field(folder):
     bad_tool = json.loads(json.dumps(records[1]))
     bad_tool["tools"][0]["function"].pop("name")
     _write(folder, [records[0], bad_tool])
-    assert _error(folder) == f"{path}:2: field 'tools[0].function.name' must be a non-empty string"
+    assert _error(folder) == f"{path}:2: field 'tools[0].function.name' is missing (expected a non-empty string)"
+    bad_tool["tools"][0]["function"].update(name="f", parameters={"$ref": "#"})  # a $ref cycle
+    _write(folder, [records[0], bad_tool])
+    assert _error(folder).startswith(f"{path}:2: field 'tools[0].function.parameters': not a valid JSON schema: $ref")
     both = {**records[0], "expected_error": {"reason": "x", "accept": ["no_tool_calls"]}}
     _write(folder, [both])
     assert _error(folder) == f"{path}:1: field 'expected' / 'expected_error': exactly one of them is required"

@@ -1,6 +1,6 @@
-"""The circuit breaker's rule (:class:`harness.parse.calls.Breaker`): cases in a row on which every result was a
-timeout or crash break a parser; any answer starts the count again; a case counts once however many results it
-has. Its runs with real worker processes are in ``tests/e2e/test_dead_workers.py``."""
+"""The circuit breaker's rule (:class:`harness.parse.calls.Breaker`): cases in a row on which a result was a
+timeout or crash break a parser; a case on which it only answered starts the count again; a case counts once however
+many results it has. Its runs with real worker processes are in ``tests/e2e/test_dead_workers.py``."""
 
 from __future__ import annotations
 
@@ -38,12 +38,22 @@ def test_three_cases_in_a_row_break_the_parser_once_with_the_last_reason():
     assert score.detail == breaker.reasons["p"] and breaker.unavailable("q") is None
 
 
-def test_an_answer_starts_the_count_again_and_a_case_with_one_counts_not():
+def test_an_answer_starts_the_count_again_but_not_within_a_case_that_cost_a_timeout():
     breaker = Breaker(2)
-    results = [("a", TIMEOUT), ("b", PASS), ("c", TIMEOUT), ("d", PASS), ("d", TIMEOUT), ("e", TIMEOUT)]
-    assert not any(feed(breaker, results))  # d answered once: it does not count, e is the first of a new run
+    results = [("a", TIMEOUT), ("b", PASS), ("c", TIMEOUT), ("d", PASS), ("e", PASS), ("e", TIMEOUT)]
+    assert not any(feed(breaker, results))  # b and d answered: each starts again; e is the first of a new run
     assert breaker.reasons == {}
-    assert feed(breaker, [("f", CRASH)]) == [True]
+    # f answered, then crashed: it counts, so g is the second case in a row
+    assert feed(breaker, [("f", PASS), ("f", CRASH), ("g", TIMEOUT)]) == [False, False, True]
+
+
+def test_a_worker_whose_one_shot_call_hangs_on_every_case_breaks_though_its_stream_answers():
+    """Before: every case answered in its streamed mode, so the count started again on each one and a hanging
+    one-shot call cost the time limit and a restart on all 20 cases (75 s for a 2 s limit)."""
+    breaker = Breaker(3)
+    results = [(case, score) for case in "abc" for score in (TIMEOUT, PASS)]
+    assert feed(breaker, results) == [False, False, False, False, True, False]
+    assert breaker.broke_on == {"p": "c"}
 
 
 def test_only_timeouts_and_crashes_count():
