@@ -98,5 +98,15 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_render.py
 	$(BIN)/python bench/bench_scaling.py
 
+# fuzzing (docs/fuzzing.md): every target of fuzz/targets.py under atheris, SECONDS in all split evenly, one after
+# another on one core (nice); corpus kept in <cache>/fuzz/, crashes written to reports/fuzz/crashes/<target>/
+SECONDS ?= 390
+FUZZ_TARGETS ?=
+.PHONY: fuzz
+fuzz: $(STAMP)
+	@$(BIN)/python -c "import atheris" 2>/dev/null || \
+	  $(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[fuzz]"
+	nice -n 10 $(BIN)/python fuzz/run.py --seconds $(SECONDS) $(if $(FUZZ_TARGETS),--targets $(FUZZ_TARGETS)) $(ARGS)
+
 clean-venv:
 	rm -rf $(VENV)

@@ -22,9 +22,8 @@ from harness.core.protocol import run_stream
 from harness.core.scenarios import Scenario
 from harness.formats import get_format, known_formats
 from harness.parse.registry import get_parser
-from harness.template.catalog import list_models
 from harness.template.render import render_scenario
-from harness.template.sources import load_template
+from harness.template.sources import first_offline_template
 
 TYPICAL_TARGET_US = 1000.0
 LONG_TARGET_S = 5.0
@@ -50,20 +49,6 @@ def tool(name: str, args: dict) -> dict:
             "parameters": {"type": "object", "properties": {key: {} for key in args}},
         },
     }
-
-
-def first_offline_template(fmt: str):
-    """``(model name, ChatTemplate)`` for the first catalog model of ``fmt`` that loads offline, or
-    ``(None, reason)``."""
-    reason = "no catalog model"
-    for entry in list_models():
-        if entry.format != fmt:
-            continue
-        try:
-            return entry.name, load_template(entry.name, offline=True)
-        except Exception as exc:  # noqa: BLE001 - the reason is printed
-            reason = f"{entry.name}: {str(exc).split(';')[0]}"
-    return None, reason
 
 
 def best_us_per_parse(parser, case, repeat: int) -> float:

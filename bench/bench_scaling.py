@@ -26,7 +26,7 @@ import threading
 import time
 from functools import partial
 
-from bench_parsers import first_offline_template, tool
+from bench_parsers import tool
 
 from harness.core.errors import HarnessError
 from harness.core.messages import ToolCall
@@ -36,6 +36,7 @@ from harness.engines.server import fd_line_blocks
 from harness.formats import get_format, known_formats
 from harness.parse.registry import get_parser
 from harness.template.render import render_scenario
+from harness.template.sources import first_offline_template
 
 ARGS = {"city": "Paris", "days": 3}
 PROSE = "\nThose are all the calls."

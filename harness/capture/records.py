@@ -63,12 +63,33 @@ class Capture:
 
 
 REQUIRED = {"prompt_id": str, "suite": str, "format": str, "backend": str, "model": dict}
+_NUMBER, _NONE = (int, float), type(None)
+#: what each optional field may hold (a bool is no number here)
+OPTIONAL: dict[str, tuple[type, ...]] = {
+    "text": (str, _NONE),
+    "pieces": (list,),
+    "prefix": (str,),
+    "prompt_text": (str,),
+    "finish_reason": (str, _NONE),
+    "elapsed_s": _NUMBER,
+    "tokens": (int,),
+    "sampling": (dict,),
+    "seed": (int, _NONE),
+    "versions": (dict,),
+    "error": (str, _NONE),
+    "server_message": (dict, _NONE),
+    "forced": (bool,),
+    "options": (dict,),
+}
+_NAMES = {str: "a string", list: "a list", dict: "an object", int: "an integer", float: "a number"}
+_NAMES[bool] = "true or false"
 
 
 def read_captures(path: str | Path, torn: list[str] | None = None) -> list[Capture]:
     """The records of a capture file. Raises :class:`CaptureFileError` naming ``file:line`` for a file that is not
-    UTF-8, invalid or too deeply nested JSON, a missing or mistyped field, pieces that do not join to the text, or a
-    record with neither text nor error. ``torn``: a list that a torn last line (a write cut off by a crash) is
+    UTF-8, invalid or too deeply nested JSON, a missing or mistyped field (:data:`REQUIRED`, :data:`OPTIONAL`), pieces
+    that are not ``[[text, [integer token ids]], ...]`` or do not join to the text, or a record with neither text
+    nor error. ``torn``: a list that a torn last line (a write cut off by a crash) is
     reported to, and skipped, instead of raising (:func:`harness.core.jsonl.read_objects`)."""
     lines = read_objects(path, CaptureFileError, "capture", torn, allow_nan=True)
     return [_capture(data, where) for where, data in lines]
@@ -81,11 +102,23 @@ def _capture(data: dict, where: str) -> Capture:
     unknown = set(data) - set(Capture.__dataclass_fields__)
     if unknown:
         raise CaptureFileError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+    for key, kinds in OPTIONAL.items():
+        value = data.get(key, None if _NONE in kinds else kinds[0]())
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            what = "a number" if kinds == _NUMBER else " or ".join(_NAMES.get(kind, "null") for kind in kinds)
+            raise CaptureFileError(f"{where}: field {key!r} must be {what}, got {type(value).__name__}")
     capture = Capture(**data)
     if capture.error is None and not isinstance(capture.text, str):
         raise CaptureFileError(f"{where}: a capture needs 'text' (or 'error' when the capture failed)")
     if capture.pieces:
-        if not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in capture.pieces):
+        if not all(
+            isinstance(p, list)
+            and len(p) == 2
+            and isinstance(p[0], str)
+            and isinstance(p[1], list)
+            and all(isinstance(i, int) and not isinstance(i, bool) for i in p[1])
+            for p in capture.pieces
+        ):
             raise CaptureFileError(f"{where}: 'pieces' must be [[text, [token ids]], ...]")
         if capture.text is not None and not same_text("".join(p[0] for p in capture.pieces), capture.text):
             raise CaptureFileError(f"{where}: the pieces do not join to the text")

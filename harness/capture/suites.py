@@ -23,6 +23,7 @@ from harness.core.errors import HarnessError
 from harness.core.jsonl import read_objects
 from harness.core.paths import SUITES_DIR
 from harness.core.schemas import schema_problem
+from harness.core.textio import one_line
 
 
 class SuiteError(HarnessError):
@@ -107,7 +108,8 @@ def _prompt(data: dict, where: str) -> Prompt:
         problem = schema_problem(function.get("parameters", {}))
         if problem:
             raise SuiteError(
-                f"{where}: tools[{i}] ({function['name']}): parameters is not a valid JSON schema: {problem}"
+                f"{where}: tools[{i}] ({one_line(function['name'])}): parameters is not a valid JSON schema: "
+                f"{one_line(problem)}"
             ) from None
         tools[function["name"]] = function
     calls = data["expect"].get("calls")

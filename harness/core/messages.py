@@ -68,11 +68,12 @@ def parse_arguments(value: Any) -> Any:
 
     Libraries disagree on whether ``arguments`` is a dict or a JSON string (OpenAI style); the harness
     compares JSON values, so strings that hold JSON objects are decoded here. A string that is not valid
-    JSON is kept as the string, so scoring reports it as a wrong argument type.
+    JSON, or nests deeper than Python's JSON reader goes, is kept as the string, so scoring reports it as a wrong
+    argument type.
     """
     if isinstance(value, str):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value
     return value

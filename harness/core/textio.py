@@ -70,3 +70,9 @@ def same_text(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` are the same UTF-16 code units, i.e. the same JSON string: a surrogate pair split
     in two (a server streaming ``"\\ud83d"`` then ``"\\ude00"``) equals the one code point it encodes."""
     return a == b or a.encode("utf-16-le", "surrogatepass") == b.encode("utf-16-le", "surrogatepass")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every non-printable character (``\\n``, ``\\r``, NUL, U+2028, a lone surrogate) escaped as
+    ``repr`` writes it: outside data shown inside a one-line error message."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

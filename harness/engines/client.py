@@ -33,7 +33,7 @@ from harness.core import fields
 from harness.core.fields import MISSING, FieldProblem
 from harness.core.messages import Message, ToolCall, parse_arguments
 from harness.core.protocol import Delta, ToolCallDelta
-from harness.core.textio import encode
+from harness.core.textio import encode, one_line
 from harness.engines.server import fd_line_blocks
 
 PROTOCOL_VERSION = 1
@@ -192,27 +192,7 @@ class WorkerProcess:
         line = self._ready.popleft()
         if line is _EOF:
             raise self._crashed("the worker closed its output")
-        try:
-            response = json.loads(line)
-        except ValueError:
-            raise WorkerError("protocol", f"not a JSON line: {_clip(line)}") from None
-        if not isinstance(response, dict) or type(response.get("id")) is not int or response["id"] != request_id:
-            raise WorkerError("protocol", f"expected the response to request {request_id}, got {_clip(line)}")
-        if response.get("ok") is True and isinstance(response.get("result"), dict):
-            return response["result"]
-        error = response.get("error")
-        if response.get("ok") is False and isinstance(error, dict) and isinstance(error.get("type"), str):
-            if lenient:
-                return None
-            message = error.get("message", "")
-            if not isinstance(message, str):
-                raise WorkerError("protocol", f"field 'error.message': expected a string: {_clip(line)}")
-            if error.get("type") == "parser_error":
-                raise WorkerParserError(message)
-            if error.get("type") == "timeout":
-                raise WorkerParserTimeout(message)
-            raise WorkerError("protocol", f"worker error {error.get('type')!r}: {message}")
-        raise WorkerError("protocol", f"malformed response: {_clip(line)}")
+        return decode_response(line, request_id, lenient)
 
     def _crashed(self, what: str) -> WorkerError:
         try:
@@ -428,6 +408,37 @@ class WorkerStream:
         return self._parser._decoded(deltas_from_result, result, "finish")
 
 
+def decode_response(line: bytes | str, request_id: int, lenient: bool = False) -> dict | None:
+    """The ``result`` object of one response line of a worker (``docs/worker-protocol.md``) answering ``request_id``.
+
+    Raises :class:`WorkerError` (``protocol``) for a line that is not a JSON object, answers another request or is
+    malformed, and for an error response of a type other than ``parser_error`` (:class:`WorkerParserError`) and
+    ``timeout`` (:class:`WorkerParserTimeout`); ``lenient``: a well-formed error response gives ``None`` instead."""
+    try:
+        response = json.loads(line)
+    except ValueError:
+        raise WorkerError("protocol", f"not a JSON line: {_clip(line)}") from None
+    except RecursionError:
+        raise WorkerError("protocol", f"a JSON line nested too deeply: {_clip(line)}") from None
+    if not isinstance(response, dict) or type(response.get("id")) is not int or response["id"] != request_id:
+        raise WorkerError("protocol", f"expected the response to request {request_id}, got {_clip(line)}")
+    if response.get("ok") is True and isinstance(response.get("result"), dict):
+        return response["result"]
+    error = response.get("error")
+    if response.get("ok") is False and isinstance(error, dict) and isinstance(error.get("type"), str):
+        if lenient:
+            return None
+        message = error.get("message", "")
+        if not isinstance(message, str):
+            raise WorkerError("protocol", f"field 'error.message': expected a string: {_clip(line)}")
+        if error.get("type") == "parser_error":
+            raise WorkerParserError(message)
+        if error.get("type") == "timeout":
+            raise WorkerParserTimeout(message)
+        raise WorkerError("protocol", f"worker error {error.get('type')!r}: {_clip(message, 500)}")
+    raise WorkerError("protocol", f"malformed response: {_clip(line)}")
+
+
 def _check_hello(hello: dict) -> None:
     if hello.get("protocol") != PROTOCOL_VERSION:
         raise WorkerError("protocol", f"hello: protocol {hello.get('protocol')!r}, expected {PROTOCOL_VERSION}")
@@ -512,6 +523,8 @@ def _diagnostics(result: dict) -> list[str]:
 
 
 def _clip(line, limit: int = 200) -> str:
+    """``line`` (bytes or text) as one printable line for an error message: its newline dropped, cut at ``limit``
+    characters (then ``...``), every non-printable character escaped (:func:`~harness.core.textio.one_line`)."""
     text = line.decode("utf-8", "replace") if isinstance(line, bytes) else str(line)
     text = text.rstrip("\n")
-    return text if len(text) <= limit else text[:limit] + "..."
+    return one_line(text if len(text) <= limit else text[:limit] + "...")

@@ -23,13 +23,14 @@ Every mode but ``whole`` returns ``[]`` for ``""`` and never yields an empty chu
 
 Not a mode: :func:`every_prefix_splits` yields the ``len(text) + 1`` two-part splits ``[text[:k], text[k:]]``
 (plain strings; the "prefix" check on incremental parsers: every possible stop point).
-``chunks_for("prefix", ...)`` raises ``ValueError`` pointing to it.
+``chunks_for("prefix", ...)`` raises ``ValueError`` pointing to it. Nor is :func:`split_at`, which cuts a text at
+given offsets (the conformance property tests' and the fuzz targets' chunkings).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from harness.assets.tokenizers import pieces_of_ids, token_pieces
 from harness.core.protocol import Parser
@@ -45,6 +46,12 @@ ModeFn = Callable[..., Chunking]
 TOKENIZED_FORMATS: dict[str, str] = {name: spec.vocabulary for name, spec in all_formats().items() if spec.vocabulary}
 
 RANDOM_MIN, RANDOM_MAX = 1, 8
+
+
+def split_at(text: str, splits: Sequence[int]) -> list[str]:
+    """``text`` cut at the sorted offsets ``splits`` (``0 <= s <= len(text)``; a repeated offset gives an empty
+    piece): ``len(splits) + 1`` pieces that concatenate to ``text``."""
+    return [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)]
 
 
 def whole(text: str, seed: int = 0, case_key: str = "", fmt: str | None = None) -> Chunking:

@@ -47,9 +47,9 @@ from typing import Any
 
 from harness.assets.gguf import read_gguf_metadata
 from harness.assets.sdist import SDIST_NAME, SDIST_VERSION, SdistError, sdist_file
-from harness.core.errors import TemplateNotFoundError
+from harness.core.errors import HarnessError, TemplateNotFoundError
 from harness.core.textio import NotUtf8Error, read_utf8
-from harness.template.catalog import ModelEntry, get_model
+from harness.template.catalog import ModelEntry, get_model, list_models
 
 __all__ = [
     "ChatTemplate",
@@ -402,6 +402,21 @@ def load_template(
         [("hub", lambda: _from_hub(entry, offline)), ("sdist", lambda: _from_sdist(entry))],
         f"no chat template for {entry.name}",
     )
+
+
+def first_offline_template(fmt: str) -> tuple[str, ChatTemplate] | tuple[None, str]:
+    """``(model name, ChatTemplate)`` for the first catalog model of format ``fmt`` whose template loads offline (the
+    HF cache, then the sdist), or ``(None, reason)`` naming the last model tried and why it failed (benchmarks and
+    fuzz seeds: any template of the format will do)."""
+    reason = "no catalog model"
+    for entry in list_models():
+        if entry.format != fmt:
+            continue
+        try:
+            return entry.name, load_template(entry.name, offline=True)
+        except HarnessError as exc:
+            reason = f"{entry.name}: {str(exc).split(';')[0]}"
+    return None, reason
 
 
 def _first_source(entry: ModelEntry, chain: list, failure: str) -> ChatTemplate:

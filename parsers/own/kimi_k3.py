@@ -174,7 +174,8 @@ class _BlockSearch(RuleSearch):
             return (yield ("calls", q, False))  # drift: the call closer is missing
         if q == self.n:
             return None if self.final else PENDING
-        return PENDING if self._partial(q, _fmt.ARGUMENT_HEAD, _fmt.JSON_HEAD, _fmt.CALL_CLOSE) else None
+        after = (_fmt.ARGUMENT_HEAD, _fmt.JSON_HEAD, _fmt.CALL_CLOSE, _fmt.CALL_HEAD, _fmt.TOOLS_CLOSE)  # as above
+        return PENDING if self._partial(q, *after) else None
 
     def _value(self, start: int, name: str, key: str, type_: str, keys: frozenset):
         """The value from ``start``: the first ``<|close|>argument<|sep|>`` after which the rest parses cleanly,

@@ -36,7 +36,7 @@ from harness.core.protocol import Parser, run_stream
 from harness.corpus.build import build_corpus
 from harness.formats import get_format
 from harness.parse import registry
-from harness.parse.modes import modes_for
+from harness.parse.modes import modes_for, split_at
 from harness.score.roundtrip import roundtrip_check
 from harness.score.runner import evaluate_case
 from harness.template.sources import load_template
@@ -87,11 +87,6 @@ def chunkings(text: str, seed: int = 0) -> list[list[str]]:
         cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
         out.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)])
     return out
-
-
-def split_at(text: str, splits: Sequence[int]) -> list[str]:
-    """``text`` cut at the sorted offsets ``splits``."""
-    return [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=False)]
 
 
 def assert_stream_matches(
