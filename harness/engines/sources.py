@@ -24,6 +24,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core.textio import write_text
+
 
 class SourceError(ValueError):
     """A source that cannot be used; the message names the failing step (the caller prefixes the spec)."""
@@ -295,6 +297,6 @@ def write_overlay(site_packages: Path, tree: Path, package: str) -> Path:
     files the tree lacks, i.e. its compiled extensions) and the ``.pth`` file that imports it at start-up. Edits to
     the tree are read at the next worker start, with nothing rebuilt. Returns the module's path."""
     module = site_packages / f"{OVERLAY_MODULE}.py"
-    module.write_text(_OVERLAY_CODE.format(tree=str(tree), package=package, module=OVERLAY_MODULE), encoding="utf-8")
-    (site_packages / f"{OVERLAY_MODULE}.pth").write_text(f"import {OVERLAY_MODULE}\n", encoding="utf-8")
+    write_text(module, _OVERLAY_CODE.format(tree=str(tree), package=package, module=OVERLAY_MODULE))
+    write_text(site_packages / f"{OVERLAY_MODULE}.pth", f"import {OVERLAY_MODULE}\n")
     return module
