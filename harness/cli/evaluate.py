@@ -20,7 +20,7 @@ from harness.report.runlog import RunLog
 from harness.report.terminal import show_run
 
 
-def _eval_config(args, **fields) -> EvalConfig:
+def eval_config(args, **fields) -> EvalConfig:
     """The :class:`EvalConfig` of the ``eval`` flags every run takes; ``fields`` adds one model's own."""
     return EvalConfig(
         parsers=args.parsers,
@@ -45,11 +45,11 @@ def cmd_eval(args, console: Console) -> int:
     if args.all_models:
         if resume:
             raise HarnessError("--resume continues one model's run: give its folder without --all-models")
-        result = run_all_models(_eval_config(args), out_root=args.out, progress=ConsoleProgress(console))
+        result = run_all_models(eval_config(args), out_root=args.out, progress=ConsoleProgress(console))
         show_families(console, result.families, result.root)
         return 0
     capture = capture_settings(args, files=tuple(Path(f) for f in args.captures or ()), required=False)
-    config = _eval_config(
+    config = eval_config(
         args,
         model=args.model,
         model_dir=args.model_dir,
