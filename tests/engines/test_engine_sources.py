@@ -410,3 +410,45 @@ def test_compare_of_the_release_and_a_patched_tree_reports_exactly_the_cases_it_
     report = (tmp_path / "compare.md").read_text()
     assert f"- B is built from source `{tree} (not a git checkout; files sha256" in report
     assert "- A is built from source" in report and "(wheel sha256" in report
+
+
+def _has_int(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, dict):
+        return any(_has_int(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_int(v) for v in value)
+    return False
+
+
+def test_compare_of_the_sglang_release_and_a_patched_tree(sglang_tree, tmp_path):
+    """`compare` between ``sglang==0.5.23`` (A) and the same code as a tree whose ``Gemma4Detector`` keeps numbers as
+    strings (B): B regresses, only on cases whose expected arguments hold an integer, and fixes nothing."""
+    import json
+    import subprocess
+    import sys
+
+    detector = sglang_tree / "python" / "sglang" / "srt" / "function_call" / "gemma4_detector.py"
+    _git(sglang_tree, "checkout", "--", str(detector.relative_to(sglang_tree)))  # undo the other tests' edits
+    patch(detector, "        return int(value_str)\n", "        return value_str  # patched\n")
+    a, b = "sglang==0.5.23:gemma4", f"sglang@{sglang_tree}:gemma4"
+    out = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "compare", "--model", "gemma-4-e2b", "--parsers", f"{a},{b}"]
+        + ["--slices", "curated", "--modes", "oneshot", "--no-minimize", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=1800,
+    )
+    assert out.returncode == 1, out.stderr[-2000:]
+    comparison = json.loads((tmp_path / "run.json").read_text())["comparison"]
+    lines = (tmp_path / "corpus.jsonl").read_text().split("\n")  # not splitlines: U+2028 sits inside strings
+    corpus = [json.loads(line) for line in lines if line]
+    regressed = {r["case_id"] for r in comparison["regressions"]}
+    calls = {c["id"]: c["expected"].get("tool_calls") or [] for c in corpus}
+    with_ints = {case for case, expected in calls.items() if any(_has_int(t["arguments"]) for t in expected)}
+    assert regressed and regressed <= with_ints and comparison["fixes"] == []
+    assert f"- B is built from source `{sglang_tree} (git " in (tmp_path / "compare.md").read_text()
