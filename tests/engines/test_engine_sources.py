@@ -424,31 +424,57 @@ def _has_int(value) -> bool:
     return False
 
 
-def test_compare_of_the_sglang_release_and_a_patched_tree(sglang_tree, tmp_path):
-    """`compare` between ``sglang==0.5.23`` (A) and the same code as a tree whose ``Gemma4Detector`` keeps numbers as
-    strings (B): B regresses, only on cases whose expected arguments hold an integer, and fixes nothing."""
+def _has_padded_string(value) -> bool:
+    if isinstance(value, str):
+        return value != value.strip()
+    if isinstance(value, dict):
+        return any(_has_padded_string(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_padded_string(v) for v in value)
+    return False
+
+
+def _compare_curated(a: str, b: str, out: Path) -> tuple[dict, dict, str]:
+    """``compare --parsers A,B`` on the curated cases, one-shot: (``run.json``'s comparison, each case's expected
+    calls by id, ``compare.md``); asserts exit status 1 (a regression)."""
     import json
     import subprocess
     import sys
 
+    argv = [sys.executable, "-m", "harness.cli", "compare", "--model", "gemma-4-e2b", "--parsers", f"{a},{b}"]
+    argv += ["--slices", "curated", "--modes", "oneshot", "--no-minimize", "--out", str(out)]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], timeout=1800)
+    assert done.returncode == 1, done.stderr[-2000:]
+    comparison = json.loads((out / "run.json").read_text())["comparison"]
+    lines = (out / "corpus.jsonl").read_text().split("\n")  # not splitlines: U+2028 sits inside strings
+    calls = {c["id"]: c["expected"].get("tool_calls") or [] for c in map(json.loads, filter(None, lines))}
+    return comparison, calls, (out / "compare.md").read_text()
+
+
+def test_compare_of_the_sglang_release_and_a_patched_tree(sglang_tree, tmp_path):
+    """`compare` between ``sglang==0.5.23`` (A) and the same code as a tree whose ``Gemma4Detector`` keeps numbers as
+    strings (B): B regresses, only on cases whose expected arguments hold an integer, and fixes nothing."""
     detector = sglang_tree / "python" / "sglang" / "srt" / "function_call" / "gemma4_detector.py"
     _git(sglang_tree, "checkout", "--", str(detector.relative_to(sglang_tree)))  # undo the other tests' edits
     patch(detector, "        return int(value_str)\n", "        return value_str  # patched\n")
-    a, b = "sglang==0.5.23:gemma4", f"sglang@{sglang_tree}:gemma4"
-    out = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "compare", "--model", "gemma-4-e2b", "--parsers", f"{a},{b}"]
-        + ["--slices", "curated", "--modes", "oneshot", "--no-minimize", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-        timeout=1800,
-    )
-    assert out.returncode == 1, out.stderr[-2000:]
-    comparison = json.loads((tmp_path / "run.json").read_text())["comparison"]
-    lines = (tmp_path / "corpus.jsonl").read_text().split("\n")  # not splitlines: U+2028 sits inside strings
-    corpus = [json.loads(line) for line in lines if line]
+    comparison, calls, report = _compare_curated("sglang==0.5.23:gemma4", f"sglang@{sglang_tree}:gemma4", tmp_path)
     regressed = {r["case_id"] for r in comparison["regressions"]}
-    calls = {c["id"]: c["expected"].get("tool_calls") or [] for c in corpus}
     with_ints = {case for case, expected in calls.items() if any(_has_int(t["arguments"]) for t in expected)}
     assert regressed and regressed <= with_ints and comparison["fixes"] == []
-    assert f"- B is built from source `{sglang_tree} (git " in (tmp_path / "compare.md").read_text()
+    assert f"- B is built from source `{sglang_tree} (git " in report
+
+
+def test_compare_of_the_vllm_release_and_a_patched_python_only_tree(tmp_path):
+    """`compare` between ``vllm==0.33.0`` (A) and its Python sources as a tree, run python-only over the release,
+    whose Gemma 4 parser strips string values (B): B regresses only on cases with a string padded by whitespace."""
+    tree = unpack_wheel("vllm==0.33.0", "vllm", fresh_tree("vllm"))
+    patch(
+        tree / "vllm" / "parser" / "gemma4.py",
+        "result[key] = args_str[val_start:end_pos]\n",
+        "result[key] = args_str[val_start:end_pos].strip()\n",
+    )
+    comparison, calls, report = _compare_curated("vllm==0.33.0:gemma4", f"vllm@{tree}:gemma4", tmp_path)
+    regressed = {r["case_id"] for r in comparison["regressions"]}
+    padded = {case for case, expected in calls.items() if any(_has_padded_string(t["arguments"]) for t in expected)}
+    assert regressed and regressed <= padded and comparison["fixes"] == []
+    assert "python-only over vllm==0.33.0" in report
