@@ -478,3 +478,30 @@ def test_compare_of_the_vllm_release_and_a_patched_python_only_tree(tmp_path):
     padded = {case for case, expected in calls.items() if any(_has_padded_string(t["arguments"]) for t in expected)}
     assert regressed and regressed <= padded and comparison["fixes"] == []
     assert "python-only over vllm==0.33.0" in report
+
+
+def _has_scalar(value) -> bool:
+    """Whether ``value`` holds a number, boolean or null (what llama.cpp's Gemma 4 writer copies as JSON)."""
+    if isinstance(value, dict):
+        return any(_has_scalar(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_scalar(v) for v in value)
+    return not isinstance(value, str)
+
+
+def test_compare_of_the_llama_cpp_release_and_a_patched_tree(tmp_path):
+    """`compare` between ``llama.cpp==0.3.36`` (A) and the same llama.cpp as a tree whose Gemma 4 argument writer
+    quotes numbers, booleans and null (B, rebuilt incrementally): B regresses only on cases holding such a value."""
+    tree = synced_llama_cpp_tree("llama.cpp", tmp_path / "extracted")
+    writer = tree / "common" / "chat-peg-parser.cpp"
+    patch(writer, GEMMA4_SCALARS, GEMMA4_QUOTED)
+    try:
+        comparison, calls, report = _compare_curated(
+            "llama.cpp==0.3.36:gemma4", f"llama.cpp@{tree}:gemma4", tmp_path / "run"
+        )
+    finally:
+        patch(writer, GEMMA4_QUOTED, GEMMA4_SCALARS)
+    regressed = {r["case_id"] for r in comparison["regressions"]}
+    scalars = {case for case, expected in calls.items() if any(_has_scalar(t["arguments"]) for t in expected)}
+    assert regressed and regressed <= scalars and comparison["fixes"] == []
+    assert f"- B is built from source `{tree}" in report and "cmake build" in report
