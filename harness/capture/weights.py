@@ -23,9 +23,9 @@ import os
 from pathlib import Path
 
 from harness.assets.pypi import WheelFetchError, open_wheel
-from harness.capture.backends import Weights, file_sha256
+from harness.capture.backends import Weights
 from harness.core.errors import HarnessError
-from harness.core.paths import cache_dir
+from harness.core.paths import cache_dir, file_sha256
 from harness.template.catalog import ModelEntry
 
 GGUF_BACKENDS = ("llama-cpp",)

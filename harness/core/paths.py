@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 from pathlib import Path
@@ -77,3 +78,13 @@ def claim_out_dir(path: Path, force: bool) -> Path:
             "that run, --force to replace its files, or another --out"
         )
     return path
+
+
+def file_sha256(path: str | Path) -> str:
+    """sha256 of a file (hex), read in 1 MiB blocks; raises ``OSError``. Standard library only: engine workers'
+    virtualenvs import it through :mod:`harness.engines.sources`."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

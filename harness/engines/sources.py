@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core.paths import file_sha256
 from harness.core.textio import write_text
 
 
@@ -192,14 +193,6 @@ def tree_sha256(root: Path) -> str:
             if not name.endswith(".pyc"):
                 path = Path(folder) / name
                 _hash_file(digest, os.path.relpath(path, root), path)
-    return digest.hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
     return digest.hexdigest()
 
 

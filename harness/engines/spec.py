@@ -21,18 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.core.paths import SOURCE_ROOT
+from harness.core.paths import SOURCE_ROOT, file_sha256
 from harness.core.textio import write_text
-from harness.engines.sources import (
-    Source,
-    SourceError,
-    file_sha256,
-    locate,
-    normalize,
-    tree_version,
-    wheel_name,
-    write_overlay,
-)
+from harness.engines.sources import Source, SourceError, locate, normalize, tree_version, wheel_name, write_overlay
 
 Log = Callable[[str], None]
 

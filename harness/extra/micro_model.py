@@ -58,17 +58,9 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata as _im
 from pathlib import Path
 
-from harness.assets.sdist import (
-    LLAMA_CPP_DIR,
-    SDIST_NAME,
-    SDIST_SHA256,
-    SDIST_VERSION,
-    sdist_archive,
-    sdist_file,
-    sha256_file,
-)
+from harness.assets.sdist import LLAMA_CPP_DIR, SDIST_NAME, SDIST_SHA256, SDIST_VERSION, sdist_archive, sdist_file
 from harness.assets.tokenizers import tokenizer_dir, tokenizer_provenance
-from harness.core.paths import cache_dir
+from harness.core.paths import cache_dir, file_sha256
 from harness.core.textio import write_text
 
 __all__ = [
@@ -322,13 +314,13 @@ def _build(spec: MicroSpec, key: str, out: Path, log: Callable[[str], object]) -
         "extra_special_tokens": extra,
         "chat_template": {
             "source": f"{sdist}, {LLAMA_CPP_DIR}/{TEMPLATE}",
-            "sha256": sha256_file(hf_dir / "chat_template.jinja"),
+            "sha256": file_sha256(hf_dir / "chat_template.jinja"),
         },
         "converter": f"{sdist}, {LLAMA_CPP_DIR}/convert_hf_to_gguf.py --outtype {spec.gguf_outtype}",
-        "safetensors_sha256": sha256_file(hf_dir / "model.safetensors"),
+        "safetensors_sha256": file_sha256(hf_dir / "model.safetensors"),
         "gguf_file": gguf_path.name,
         "gguf_bytes": gguf_path.stat().st_size,
-        "gguf_sha256": sha256_file(gguf_path),
+        "gguf_sha256": file_sha256(gguf_path),
         "versions": {"python": platform.python_version(), **_versions()},
         "build_seconds": round(time.perf_counter() - t0, 2),
     }

@@ -11,7 +11,8 @@ import pytest
 import torch  # noqa: F401  (make installs the capture extra: torch, and llama-cpp-python from its wheel)
 
 from harness.assets.gguf import read_gguf_metadata
-from harness.assets.sdist import sdist_file, sha256_file
+from harness.assets.sdist import sdist_file
+from harness.core.paths import file_sha256
 from harness.extra.micro_model import MicroSpec, init_model, micro_gemma4, micro_gemma4_key
 
 CALL = '<|turn>model\n<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>'
@@ -102,7 +103,7 @@ def test_gguf_vocab_is_llama_cpps_and_template_embedded(micro):
     template = sdist_file("models/templates/google-gemma-4-31B-it.jinja").read_text(encoding="utf-8")
     assert (micro.hf_dir / "chat_template.jinja").read_text(encoding="utf-8") == template
     assert ours["tokenizer.chat_template"] == template
-    assert micro.sha256 == sha256_file(micro.gguf)
+    assert micro.sha256 == file_sha256(micro.gguf)
 
 
 def test_llama_cpp_renders_the_embedded_template_like_transformers(micro, hf_tokenizer, llm):

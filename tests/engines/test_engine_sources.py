@@ -206,7 +206,7 @@ def test_transformers_tree_is_editable_and_an_edit_needs_no_rebuild():
 
 
 def test_transformers_wheel_is_installed_and_keyed_by_its_sha256():
-    from harness.engines.sources import file_sha256
+    from harness.core.paths import file_sha256
 
     with open_wheel("transformers==5.16.0", cache_dir() / "test-sources" / "wheels" / "transformers==5.16.0") as whl:
         wheel = Path(whl.filename)

@@ -25,7 +25,6 @@ import pkgutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Protocol
 
 from harness.core.errors import HarnessError
@@ -247,14 +246,3 @@ def create_backend(name: str, weights: Weights, **options) -> Backend:
         raise BackendError(f"unknown backend {name!r}; known: {', '.join(modules)}")
     module = importlib.import_module(modules[name])
     return module.create(weights, **options)
-
-
-def file_sha256(path: str | Path) -> str:
-    """sha256 of a file (hex), read in 1 MiB blocks."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

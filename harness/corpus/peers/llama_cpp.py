@@ -31,10 +31,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from harness.assets.sdist import SDIST_SHA256, SDIST_VERSION, sdist_archive, sha256_file
+from harness.assets.sdist import SDIST_SHA256, SDIST_VERSION, sdist_archive
 from harness.core.cases import Case
 from harness.core.errors import HarnessError
 from harness.core.messages import Message, ToolCall
+from harness.core.paths import file_sha256
 from harness.corpus.peers._cpp import CppError
 from harness.corpus.peers._test_chat import DEFAULTS, RawCase, read_cases
 from harness.formats import FormatSpec, get_format, known_formats
@@ -133,7 +134,7 @@ def load_cases(sdist: str | Path | None = None) -> LlamaCppCases:
     if sdist is None:  # sdist_archive() has checked the pinned archive's sha256 already
         return _load(str(sdist_archive().resolve()), SDIST_SHA256)
     path = Path(sdist).resolve()
-    return _load(str(path), sha256_file(path))
+    return _load(str(path), file_sha256(path))
 
 
 @cache

