@@ -109,10 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         "cmd:COMMAND (no commas in it); py:MODULE:CLASS or py:FILE.py:CLASS "
         "(default: the in-process parsers for the format)",
     )
-    ev.add_argument("--modes", type=csv_list, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
-    ev.add_argument("--slices", type=csv_list, default=list(SLICES), help=f"default: {','.join(SLICES)}")
-    ev.add_argument("--seed", type=count, default=0, help="seed for generated cases and random chunkings")
-    ev.add_argument("--cases", type=count, default=300, help="number of generated (property-based) cases")
+    corpus_args(ev)
     ev.add_argument(
         "--out",
         type=Path,
@@ -256,10 +253,7 @@ def _compare_command(sub) -> None:
         metavar="A,B",
         help="two parser specs as in eval: A (before: main, a release) and B (after: a branch, a fix)",
     )
-    cm.add_argument("--modes", type=csv_list, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
-    cm.add_argument("--slices", type=csv_list, default=list(SLICES), help=f"default: {','.join(SLICES)}")
-    cm.add_argument("--seed", type=count, default=0, help="seed for generated cases and random chunkings")
-    cm.add_argument("--cases", type=count, default=300, help="number of generated (property-based) cases")
+    corpus_args(cm)
     cm.add_argument(
         "--out",
         type=Path,
@@ -346,10 +340,7 @@ def _baseline_commands(sub) -> None:
         default=None,
         help="parsers as in eval (default: the in-process parsers for the format); one baseline each",
     )
-    bs.add_argument("--modes", type=csv_list, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
-    bs.add_argument("--slices", type=csv_list, default=list(SLICES), help=f"default: {','.join(SLICES)}")
-    bs.add_argument("--seed", type=count, default=0)
-    bs.add_argument("--cases", type=count, default=300, help="number of generated cases")
+    corpus_args(bs)
     bs.add_argument(
         "--compact",
         action="store_true",
@@ -395,6 +386,14 @@ def _baseline_commands(sub) -> None:
     )
     gate_common_args(gt, BASELINES_DIR)
     gt.set_defaults(command="gate:cmd_gate")
+
+
+def corpus_args(cmd: argparse.ArgumentParser) -> None:
+    """Which corpus, which modes: ``--modes``, ``--slices``, ``--seed``, ``--cases`` (eval, compare, baseline)."""
+    cmd.add_argument("--modes", type=csv_list, default=list(DEFAULT_MODES), help=f"default: {','.join(DEFAULT_MODES)}")
+    cmd.add_argument("--slices", type=csv_list, default=list(SLICES), help=f"default: {','.join(SLICES)}")
+    cmd.add_argument("--seed", type=count, default=0, help="seed for generated cases and random chunkings")
+    cmd.add_argument("--cases", type=count, default=300, help="number of generated (property-based) cases")
 
 
 def gate_common_args(cmd: argparse.ArgumentParser, baselines_dir: Path) -> None:
